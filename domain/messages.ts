@@ -1,0 +1,121 @@
+import type { Db, Sql } from '../db/connection.js';
+import { scopeCondition, type Actor } from './access.js';
+import { InvalidRequestError, SessionSealedError } from './errors.js';
+import { newId } from './ids.js';
+import { appendEvent } from './journal.js';
+import type { MessageRow, Origin, PartRow, PartType, Role } from './rows.js';
+import { lockSession } from './sessions.js';
+import { checkJson, checkText, LIMITS, optionalId, requireId } from './validate.js';
+
+export interface PartInput {
+  type: PartType;
+  text?: string | null;
+  tool?: string | null;
+  input?: unknown;
+  output?: string | null;
+  status?: string | null;
+  path?: string | null;
+  mime?: string | null;
+}
+
+export interface AppendMessageInput {
+  sessionID: string;
+  executionID?: string | null;
+  role: Role;
+  origin: Origin;
+  parts: PartInput[];
+}
+
+/** Origins that are admissions (they can wake the session); a seal closes them. */
+const ADMISSION_ORIGINS: Origin[] = ['PROMPT', 'SYNTHETIC'];
+
+function checkPart(p: PartInput, i: number): Omit<PartRow, 'id' | 'messageId' | 'sessionId' | 'revision' | 'correctedAt'> {
+  const f = (name: string) => `parts[${i}].${name}`;
+  const base = { index: i, type: p.type, text: null, tool: null, input: null, output: null, status: null, path: null, mime: null };
+  const onlyFields = (allowed: string[]) => {
+    for (const k of ['text', 'tool', 'input', 'output', 'status', 'path', 'mime'] as const) {
+      if (!allowed.includes(k) && p[k] != null) throw new InvalidRequestError(f(k), `${f(k)} is not a field of a ${p.type} part.`);
+    }
+  };
+  switch (p.type) {
+    case 'TEXT':
+      onlyFields(['text']);
+      if (p.text == null) throw new InvalidRequestError(f('text'), `${f('text')} is required for a TEXT part.`);
+      return { ...base, text: checkText(p.text, f('text'), LIMITS.textBytes) };
+    case 'TOOL':
+      onlyFields(['tool', 'input', 'output', 'status']);
+      if (!p.tool) throw new InvalidRequestError(f('tool'), `${f('tool')} is required for a TOOL part.`);
+      return {
+        ...base,
+        tool: checkText(p.tool, f('tool'), 200, { nonEmpty: true }),
+        input: p.input === undefined ? null : checkJson(p.input, f('input'), LIMITS.jsonBytes),
+        output: p.output == null ? null : checkText(p.output, f('output'), LIMITS.textBytes),
+        status: p.status == null ? null : checkText(p.status, f('status'), 100),
+      };
+    case 'FILE':
+      onlyFields(['path', 'mime']);
+      if (!p.path) throw new InvalidRequestError(f('path'), `${f('path')} is required for a FILE part.`);
+      return {
+        ...base,
+        path: checkText(p.path, f('path'), LIMITS.directory, { nonEmpty: true }),
+        mime: p.mime == null ? null : checkText(p.mime, f('mime'), 200),
+      };
+    default:
+      throw new InvalidRequestError(f('type'), `${f('type')} must be TEXT, TOOL or FILE.`);
+  }
+}
+
+/**
+ * Stores a message with its parts. PROMPT and SYNTHETIC messages are admissions and are refused once
+ * the session is sealed (or sealing); model and host output of work already admitted is still taken.
+ */
+export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessageInput): Promise<MessageRow> {
+  const sessionID = requireId('session', input.sessionID, 'sessionID');
+  const executionID = optionalId('execution', input.executionID, 'executionID');
+  if (!Array.isArray(input.parts) || input.parts.length === 0) throw new InvalidRequestError('parts', 'A message needs at least one part.');
+  if (input.parts.length > LIMITS.partsPerMessage) throw new InvalidRequestError('parts', `A message has at most ${LIMITS.partsPerMessage} parts.`);
+  const parts = input.parts.map(checkPart);
+  const total = parts.reduce((n, p) => n + Buffer.byteLength(JSON.stringify(p), 'utf8'), 0);
+  if (total > 4 * LIMITS.textBytes) throw new InvalidRequestError('parts', 'The message is larger than 4 MiB.');
+  if (input.origin === 'MODEL' && input.role !== 'ASSISTANT') {
+    throw new InvalidRequestError('role', 'MODEL output has the ASSISTANT role.');
+  }
+  return sql.begin(async (tx) => {
+    const s = await lockSession(tx, actor, sessionID);
+    if (ADMISSION_ORIGINS.includes(input.origin) && s.sealRequestedAt) throw new SessionSealedError(sessionID);
+    if (executionID) {
+      const [e] = await tx`SELECT session_id FROM executions WHERE id = ${executionID}`;
+      if (!e || e.sessionId !== sessionID) throw new InvalidRequestError('executionID', `Execution ${executionID} is not an execution of session ${sessionID}.`);
+    }
+    const messageID = newId('message');
+    const stored = parts.map((p) => ({ ...p, id: newId('part') }));
+    const seq = await appendEvent(tx, sessionID, 'message.appended', {
+      messageID, executionID, role: input.role, origin: input.origin, parts: stored,
+    });
+    const [m] = await tx<MessageRow[]>`
+      INSERT INTO messages (id, session_id, execution_id, position, role, origin)
+      VALUES (${messageID}, ${sessionID}, ${executionID}, ${seq}, ${input.role}, ${input.origin})
+      RETURNING *`;
+    await insertParts(tx, sessionID, messageID, stored);
+    await tx`UPDATE sessions SET updated_at = now() WHERE id = ${sessionID}`;
+    return m;
+  });
+}
+
+type StoredPart = ReturnType<typeof checkPart> & { id: string };
+
+export async function insertParts(db: Db, sessionID: string, messageID: string, parts: StoredPart[]): Promise<void> {
+  const rows = parts.map((p) => ({
+    id: p.id, message_id: messageID, session_id: sessionID, index: p.index, type: p.type, text: p.text,
+    tool: p.tool, input: p.input === null || p.input === undefined ? null : JSON.stringify(p.input),
+    output: p.output, status: p.status, path: p.path, mime: p.mime,
+  }));
+  await db`INSERT INTO parts ${db(rows, 'id', 'message_id', 'session_id', 'index', 'type', 'text', 'tool', 'input', 'output', 'status', 'path', 'mime')}`;
+}
+
+export async function getMessage(db: Db, actor: Actor, messageID: string): Promise<MessageRow | null> {
+  const [m] = await db<MessageRow[]>`
+    SELECT m.* FROM messages m JOIN sessions s ON s.id = m.session_id
+    WHERE m.id = ${messageID} AND ${scopeCondition(db, actor, 's.directory')}`;
+  return m ?? null;
+}

@@ -1,0 +1,103 @@
+/** Row shapes of the readable tables (camelCased by the connection). */
+
+export interface SessionRow {
+  id: string;
+  parentId: string | null;
+  title: string;
+  directory: string;
+  metadata: unknown;
+  hostId: string | null;
+  sealRequestedAt: Date | null;
+  sealedAt: Date | null;
+  lastSeq: number;
+  executionCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+  /** Present when the loader joined it: the session's running execution, if any. */
+  runningExecutionId?: string | null;
+}
+
+export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'INTERRUPTED' | 'ABANDONED';
+export type InterruptReason = 'USER' | 'SHUTDOWN' | 'SUPERSEDED' | 'SEAL';
+export type Trigger = 'PROMPT' | 'SYNTHETIC' | 'COMMAND' | 'RESUME';
+
+export interface ExecutionRow {
+  id: string;
+  sessionId: string;
+  sequence: number;
+  hostId: string;
+  status: ExecutionStatus;
+  trigger: Trigger;
+  interruptReason: InterruptReason | null;
+  error: string | null;
+  startedAt: Date;
+  settledAt: Date | null;
+}
+
+export type JobKind = 'SHELL' | 'SUBAGENT' | 'OTHER';
+export type JobStatus = 'RUNNING' | 'CANCELLING' | 'COMPLETED' | 'ERROR' | 'CANCELLED' | 'LOST';
+export const UNFINISHED_JOB: JobStatus[] = ['RUNNING', 'CANCELLING'];
+
+export interface JobRow {
+  id: string;
+  sessionId: string;
+  executionId: string | null;
+  hostId: string;
+  kind: JobKind;
+  title: string;
+  command: string | null;
+  status: JobStatus;
+  background: boolean;
+  restored: boolean;
+  startedAt: Date;
+  completedAt: Date | null;
+  exitCode: number | null;
+}
+
+export type Role = 'USER' | 'ASSISTANT' | 'SYSTEM';
+export type Origin = 'PROMPT' | 'SYNTHETIC' | 'MODEL' | 'HOST';
+
+export interface MessageRow {
+  id: string;
+  sessionId: string;
+  executionId: string | null;
+  position: number;
+  role: Role;
+  origin: Origin;
+  revision: number;
+  retractedAt: Date | null;
+  retractionReason: string | null;
+  createdAt: Date;
+}
+
+export type PartType = 'TEXT' | 'TOOL' | 'FILE';
+export interface PartRow {
+  id: string;
+  messageId: string;
+  sessionId: string;
+  index: number;
+  type: PartType;
+  text: string | null;
+  revision: number;
+  correctedAt: Date | null;
+  tool: string | null;
+  input: unknown;
+  output: string | null;
+  status: string | null;
+  path: string | null;
+  mime: string | null;
+}
+
+export interface HostRow {
+  id: string;
+  name: string;
+  canCancel: boolean;
+  canCompact: boolean;
+  canGenerate: boolean;
+  models: unknown;
+  leaseMs: number;
+  leaseExpiresAt: Date;
+  registeredAt: Date;
+  renewedAt: Date;
+  tokenId: string | null;
+}

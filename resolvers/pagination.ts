@@ -1,0 +1,54 @@
+import { GraphQLError } from 'graphql';
+
+/** Server-side cap on `first` for every connection. */
+export const MAX_PAGE = 100;
+export const DEFAULT_PAGE = 20;
+
+export interface Page<T> {
+  edges: { cursor: string; node: T }[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+}
+
+export function badInput(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+}
+
+export function pageSize(first: number | null | undefined): number {
+  const n = first ?? DEFAULT_PAGE;
+  if (!Number.isInteger(n) || n < 0) throw badInput('first must be a non-negative integer.');
+  if (n > MAX_PAGE) throw badInput(`first must be at most ${MAX_PAGE}.`);
+  return n;
+}
+
+/** Opaque cursors: base64url of `<kind>:<ordering key>`. */
+export function encodeCursor(kind: string, key: string | number): string {
+  return Buffer.from(`${kind}:${key}`).toString('base64url');
+}
+
+export function decodeCursor(kind: string, cursor: string | null | undefined, numeric: true): number | null;
+export function decodeCursor(kind: string, cursor: string | null | undefined, numeric: false): string | null;
+export function decodeCursor(kind: string, cursor: string | null | undefined, numeric: boolean): string | number | null {
+  if (cursor == null) return null;
+  const text = Buffer.from(cursor, 'base64url').toString();
+  const i = text.indexOf(':');
+  const value = i < 0 ? '' : text.slice(i + 1);
+  if (i < 0 || text.slice(0, i) !== kind || value === '' || (numeric && !/^\d{1,15}$/.test(value))) {
+    throw badInput(`after is not a cursor of this list.`);
+  }
+  return numeric ? Number(value) : value;
+}
+
+/** Builds a page from up to limit+1 rows (the extra one only says there is a next page). */
+export function toPage<T>(rows: T[], limit: number, cursorOf: (row: T) => string): Page<T> {
+  const nodes = rows.slice(0, limit);
+  const edges = nodes.map((node) => ({ cursor: cursorOf(node), node }));
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: rows.length > limit,
+      hasPreviousPage: false,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}

@@ -1,0 +1,20 @@
+import { scopeCondition } from '../domain/access.js';
+import type { SessionRow } from '../domain/rows.js';
+import type { Context } from './context.js';
+import { decodeCursor, encodeCursor, pageSize, toPage } from './pagination.js';
+
+/** The top-level session list: newest first (IDs ascend with creation time). */
+export async function listSessions(ctx: Context, args: { first?: number | null; after?: string | null; parentID: string | null; rootsOnly: boolean }) {
+  const limit = pageSize(args.first);
+  const after = decodeCursor('session', args.after, false);
+  const db = ctx.sql;
+  const rows = await db<SessionRow[]>`
+    SELECT * FROM sessions
+    WHERE ${scopeCondition(db, ctx.actor, 'directory')}
+      ${args.parentID ? db`AND parent_id = ${args.parentID}` : db``}
+      ${args.rootsOnly ? db`AND parent_id IS NULL` : db``}
+      ${after ? db`AND id < ${after}` : db``}
+    ORDER BY id DESC LIMIT ${limit + 1}`;
+  for (const r of rows) ctx.loaders.session.prime(r.id, r);
+  return toPage(rows, limit, (r) => encodeCursor('session', r.id));
+}

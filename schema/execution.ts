@@ -1,0 +1,71 @@
+import { builder, allow } from './builder.js';
+import { ExecutionStatusEnum, InterruptReasonEnum, TriggerEnum } from './enums.js';
+import { ExecutionNotFoundError, HostNotFoundError, InvalidRequestError, SessionBusyError, SessionNotFoundError, SessionSealedError } from './errors.js';
+import { ExecutionRef, NodeRef, SessionRef } from './refs.js';
+import { JobConnection, MessageConnection } from './session.js';
+import { pageArgs } from './connection.js';
+import { beginExecution, settleExecution } from '../domain/executions.js';
+
+ExecutionRef.implement({
+  description: 'One run of the agent loop in a session, admitted by the gateway and settled by its host.',
+  interfaces: [NodeRef],
+  isTypeOf: (v: any) => typeof v?.id === 'string' && v.id.startsWith('exe_'),
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    session: t.field({ type: SessionRef, resolve: async (e, _a, ctx) => (await ctx.loaders.session.load(e.sessionId))! }),
+    sequence: t.exposeInt('sequence', { description: '1, 2, 3… per session.' }),
+    status: t.field({ type: ExecutionStatusEnum, resolve: (e) => e.status }),
+    interruptReason: t.field({ type: InterruptReasonEnum, nullable: true, resolve: (e) => e.interruptReason }),
+    trigger: t.field({ type: TriggerEnum, resolve: (e) => e.trigger }),
+    startedAt: t.field({ type: 'DateTime', resolve: (e) => e.startedAt }),
+    settledAt: t.field({ type: 'DateTime', nullable: true, resolve: (e) => e.settledAt }),
+    error: t.exposeString('error', { nullable: true }),
+    hostID: t.exposeID('hostId'),
+    messages: t.field({ type: MessageConnection, args: pageArgs, resolve: (e, args, ctx) => ctx.loaders.messagesOfExecution(e.id, args) }),
+    jobs: t.field({ type: JobConnection, args: pageArgs, resolve: (e, args, ctx) => ctx.loaders.jobsOfExecution(e.id, args) }),
+  }),
+});
+
+builder.queryField('execution', (t) =>
+  t.field({
+    type: ExecutionRef,
+    nullable: true,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => ctx.loaders.execution.load(String(id)),
+  }),
+);
+
+const BeginExecutionInput = builder.inputType('BeginExecutionInput', {
+  fields: (t) => ({
+    sessionID: t.id({ required: true }),
+    hostID: t.id({ required: true }),
+    trigger: t.field({ type: TriggerEnum, required: true }),
+  }),
+});
+
+const SettleExecutionInput = builder.inputType('SettleExecutionInput', {
+  fields: (t) => ({
+    executionID: t.id({ required: true }),
+    status: t.field({ type: ExecutionStatusEnum, required: true, description: 'SUCCEEDED, FAILED or INTERRUPTED.' }),
+    interruptReason: t.field({ type: InterruptReasonEnum, required: false, description: 'Required with INTERRUPTED.' }),
+    error: t.string({ required: false }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  beginExecution: t.field({
+    type: ExecutionRef,
+    extensions: allow('host'),
+    errors: { types: [SessionBusyError, SessionSealedError, SessionNotFoundError, HostNotFoundError, InvalidRequestError] },
+    args: { input: t.arg({ type: BeginExecutionInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      beginExecution(ctx.sql, ctx.actor, { sessionID: String(input.sessionID), hostID: String(input.hostID), trigger: input.trigger }),
+  }),
+  settleExecution: t.field({
+    type: ExecutionRef,
+    extensions: allow('host'),
+    errors: { types: [ExecutionNotFoundError, InvalidRequestError] },
+    args: { input: t.arg({ type: SettleExecutionInput, required: true }) },
+    resolve: (_r, { input }, ctx) => settleExecution(ctx.sql, ctx.actor, { ...input, executionID: String(input.executionID) }),
+  }),
+}));

@@ -1,0 +1,65 @@
+import { builder, allow } from './builder.js';
+import { HostNotFoundError, InvalidRequestError } from './errors.js';
+import { HostRef } from './refs.js';
+import { registerHost, renewHostLease } from '../domain/hosts.js';
+
+const ModelRef = builder.objectRef<{ providerID: string; modelID: string }>('Model').implement({
+  fields: (t) => ({ providerID: t.exposeString('providerID'), modelID: t.exposeString('modelID') }),
+});
+
+const CapabilitiesRef = builder.objectRef<{ cancel: boolean; compact: boolean; generate: boolean }>('HostCapabilities').implement({
+  fields: (t) => ({ cancel: t.exposeBoolean('cancel'), compact: t.exposeBoolean('compact'), generate: t.exposeBoolean('generate') }),
+});
+
+HostRef.implement({
+  description: 'An agent runtime that does the work; it holds a lease it must renew.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    capabilities: t.field({
+      type: CapabilitiesRef,
+      resolve: (h) => ({ cancel: h.canCancel, compact: h.canCompact, generate: h.canGenerate }),
+    }),
+    models: t.field({ type: [ModelRef], resolve: (h) => h.models as any }),
+    leaseMs: t.exposeInt('leaseMs'),
+    leaseExpiresAt: t.field({ type: 'DateTime', resolve: (h) => h.leaseExpiresAt }),
+  }),
+});
+
+const CapabilitiesInput = builder.inputType('HostCapabilitiesInput', {
+  fields: (t) => ({
+    cancel: t.boolean({ required: false, description: 'The host obeys cancel-job and interrupt-execution commands.' }),
+    compact: t.boolean({ required: false }),
+    generate: t.boolean({ required: false }),
+  }),
+});
+const ModelInput = builder.inputType('ModelInput', {
+  fields: (t) => ({ providerID: t.string({ required: true }), modelID: t.string({ required: true }) }),
+});
+const RegisterHostInput = builder.inputType('RegisterHostInput', {
+  fields: (t) => ({
+    hostID: t.id({ required: false, description: 'The previous ID of a host back from a restart: it takes its work back.' }),
+    name: t.string({ required: true }),
+    capabilities: t.field({ type: CapabilitiesInput, required: false }),
+    models: t.field({ type: [ModelInput], required: false }),
+    leaseMs: t.int({ required: false, description: 'From 1000 to 600000 (default 30000).' }),
+  }),
+});
+const RenewHostLeaseInput = builder.inputType('RenewHostLeaseInput', { fields: (t) => ({ hostID: t.id({ required: true }) }) });
+
+builder.mutationFields((t) => ({
+  registerHost: t.field({
+    type: HostRef,
+    extensions: allow('host'),
+    errors: { types: [HostNotFoundError, InvalidRequestError] },
+    args: { input: t.arg({ type: RegisterHostInput, required: true }) },
+    resolve: (_r, { input }, ctx) => registerHost(ctx.sql, ctx.actor, { ...input, hostID: input.hostID == null ? null : String(input.hostID) }),
+  }),
+  renewHostLease: t.field({
+    type: HostRef,
+    extensions: allow('host'),
+    errors: { types: [HostNotFoundError, InvalidRequestError] },
+    args: { input: t.arg({ type: RenewHostLeaseInput, required: true }) },
+    resolve: (_r, { input }, ctx) => renewHostLease(ctx.sql, ctx.actor, { hostID: String(input.hostID) }),
+  }),
+}));

@@ -1,0 +1,22 @@
+import { lexicographicSortSchema, printSchema } from 'graphql';
+import { builder } from './builder.js';
+import './errors.js';
+import './connection.js';
+import './enums.js';
+import './session.js';
+import './execution.js';
+import './job.js';
+import './message.js';
+import './host.js';
+import './continuity.js';
+import './node.js';
+import './token.js';
+import './settlement.js';
+import './events.js';
+
+export const schema = builder.toSchema();
+
+/** The SDL committed as schema.graphql (sorted, so diffs show real changes only). */
+export function printGatewaySchema(): string {
+  return printSchema(lexicographicSortSchema(schema)) + '\n';
+}

@@ -1,0 +1,97 @@
+import { builder, allow } from './builder.js';
+import { JobKindEnum, JobStatusEnum } from './enums.js';
+import { HostNotFoundError, InvalidRequestError, JobNotFoundError, SessionNotFoundError, SessionSealedError } from './errors.js';
+import { ExecutionRef, JobRef, NodeRef, SessionRef } from './refs.js';
+import { backgroundJob, finishJob, restoreJob, startJob } from '../domain/jobs.js';
+
+JobRef.implement({
+  description: 'A shell, subagent or other job a host runs for a session.',
+  interfaces: [NodeRef],
+  isTypeOf: (v: any) => typeof v?.id === 'string' && v.id.startsWith('job_'),
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    session: t.field({ type: SessionRef, resolve: async (j, _a, ctx) => (await ctx.loaders.session.load(j.sessionId))! }),
+    execution: t.field({
+      type: ExecutionRef,
+      nullable: true,
+      description: 'The execution that started it, if any.',
+      resolve: (j, _a, ctx) => (j.executionId ? ctx.loaders.execution.load(j.executionId) : null),
+    }),
+    kind: t.field({ type: JobKindEnum, resolve: (j) => j.kind }),
+    title: t.exposeString('title'),
+    command: t.exposeString('command', { nullable: true }),
+    status: t.field({ type: JobStatusEnum, resolve: (j) => j.status }),
+    background: t.exposeBoolean('background'),
+    restored: t.exposeBoolean('restored'),
+    startedAt: t.field({ type: 'DateTime', resolve: (j) => j.startedAt }),
+    completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (j) => j.completedAt }),
+    exitCode: t.exposeInt('exitCode', { nullable: true }),
+    hostID: t.exposeID('hostId'),
+  }),
+});
+
+builder.queryField('job', (t) =>
+  t.field({
+    type: JobRef,
+    nullable: true,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => ctx.loaders.job.load(String(id)),
+  }),
+);
+
+const StartJobInput = builder.inputType('StartJobInput', {
+  fields: (t) => ({
+    sessionID: t.id({ required: true }),
+    executionID: t.id({ required: false }),
+    hostID: t.id({ required: true }),
+    kind: t.field({ type: JobKindEnum, required: true }),
+    title: t.string({ required: false }),
+    command: t.string({ required: false }),
+    background: t.boolean({ required: false }),
+  }),
+});
+const BackgroundJobInput = builder.inputType('BackgroundJobInput', { fields: (t) => ({ jobID: t.id({ required: true }) }) });
+const FinishJobInput = builder.inputType('FinishJobInput', {
+  fields: (t) => ({
+    jobID: t.id({ required: true }),
+    status: t.field({ type: JobStatusEnum, required: true, description: 'COMPLETED, ERROR or CANCELLED.' }),
+    exitCode: t.int({ required: false }),
+  }),
+});
+const RestoreJobInput = builder.inputType('RestoreJobInput', {
+  fields: (t) => ({ jobID: t.id({ required: true }), hostID: t.id({ required: true }) }),
+});
+
+const id = (v: unknown) => (v == null ? null : String(v));
+
+builder.mutationFields((t) => ({
+  startJob: t.field({
+    type: JobRef,
+    extensions: allow('host'),
+    errors: { types: [SessionSealedError, SessionNotFoundError, HostNotFoundError, InvalidRequestError] },
+    args: { input: t.arg({ type: StartJobInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      startJob(ctx.sql, ctx.actor, { ...input, sessionID: String(input.sessionID), hostID: String(input.hostID), executionID: id(input.executionID) }),
+  }),
+  backgroundJob: t.field({
+    type: JobRef,
+    extensions: allow('host'),
+    errors: { types: [SessionSealedError, JobNotFoundError, InvalidRequestError] },
+    args: { input: t.arg({ type: BackgroundJobInput, required: true }) },
+    resolve: (_r, { input }, ctx) => backgroundJob(ctx.sql, ctx.actor, { jobID: String(input.jobID) }),
+  }),
+  finishJob: t.field({
+    type: JobRef,
+    extensions: allow('host'),
+    errors: { types: [JobNotFoundError, InvalidRequestError] },
+    args: { input: t.arg({ type: FinishJobInput, required: true }) },
+    resolve: (_r, { input }, ctx) => finishJob(ctx.sql, ctx.actor, { ...input, jobID: String(input.jobID) }),
+  }),
+  restoreJob: t.field({
+    type: JobRef,
+    extensions: allow('host'),
+    errors: { types: [JobNotFoundError, HostNotFoundError, InvalidRequestError] },
+    args: { input: t.arg({ type: RestoreJobInput, required: true }) },
+    resolve: (_r, { input }, ctx) => restoreJob(ctx.sql, ctx.actor, { jobID: String(input.jobID), hostID: String(input.hostID) }),
+  }),
+}));

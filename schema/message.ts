@@ -1,0 +1,110 @@
+import { builder, allow } from './builder.js';
+import { MessageOriginEnum, MessageRoleEnum, PartTypeEnum } from './enums.js';
+import { InvalidRequestError, SessionNotFoundError, SessionSealedError } from './errors.js';
+import { ExecutionRef, MessageRef, NodeRef, PartRef, SessionRef } from './refs.js';
+import { appendMessage } from '../domain/messages.js';
+import type { PartRow } from '../domain/rows.js';
+
+PartRef.implement({
+  description: 'One part of a message.',
+  resolveType: (p) => (p.type === 'TEXT' ? 'TextPart' : p.type === 'TOOL' ? 'ToolPart' : 'FilePart'),
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    index: t.exposeInt('index'),
+  }),
+});
+
+builder.objectRef<PartRow>('TextPart').implement({
+  interfaces: [PartRef],
+  fields: (t) => ({
+    text: t.string({ resolve: (p) => p.text ?? '' }),
+    revision: t.exposeInt('revision', { description: 'Starts at 1 and increases with every correction.' }),
+    correctedAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => p.correctedAt }),
+  }),
+});
+
+builder.objectRef<PartRow>('ToolPart').implement({
+  interfaces: [PartRef],
+  fields: (t) => ({
+    tool: t.string({ resolve: (p) => p.tool ?? '' }),
+    input: t.field({ type: 'JSON', nullable: true, resolve: (p) => p.input }),
+    output: t.exposeString('output', { nullable: true }),
+    status: t.exposeString('status', { nullable: true }),
+  }),
+});
+
+builder.objectRef<PartRow>('FilePart').implement({
+  interfaces: [PartRef],
+  fields: (t) => ({
+    path: t.string({ resolve: (p) => p.path ?? '' }),
+    mime: t.exposeString('mime', { nullable: true }),
+  }),
+});
+
+MessageRef.implement({
+  description: 'A stored message of a session. Its ID and its parts\' IDs never change.',
+  interfaces: [NodeRef],
+  isTypeOf: (v: any) => typeof v?.id === 'string' && v.id.startsWith('msg_'),
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    session: t.field({ type: SessionRef, resolve: async (m, _a, ctx) => (await ctx.loaders.session.load(m.sessionId))! }),
+    execution: t.field({
+      type: ExecutionRef,
+      nullable: true,
+      resolve: (m, _a, ctx) => (m.executionId ? ctx.loaders.execution.load(m.executionId) : null),
+    }),
+    role: t.field({ type: MessageRoleEnum, resolve: (m) => m.role }),
+    origin: t.field({ type: MessageOriginEnum, resolve: (m) => m.origin }),
+    parts: t.field({ type: [PartRef], resolve: (m, _a, ctx) => ctx.loaders.parts.load(m.id) }),
+    revision: t.exposeInt('revision'),
+    createdAt: t.field({ type: 'DateTime', resolve: (m) => m.createdAt }),
+  }),
+});
+
+builder.queryField('message', (t) =>
+  t.field({
+    type: MessageRef,
+    nullable: true,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => ctx.loaders.message.load(String(id)),
+  }),
+);
+
+const PartInput = builder.inputType('PartInput', {
+  description: 'A part: TEXT takes `text`; TOOL takes `tool`, `input`, `output`, `status`; FILE takes `path`, `mime`.',
+  fields: (t) => ({
+    type: t.field({ type: PartTypeEnum, required: true }),
+    text: t.string({ required: false }),
+    tool: t.string({ required: false }),
+    input: t.field({ type: 'JSON', required: false }),
+    output: t.string({ required: false }),
+    status: t.string({ required: false }),
+    path: t.string({ required: false }),
+    mime: t.string({ required: false }),
+  }),
+});
+
+const AppendMessageInput = builder.inputType('AppendMessageInput', {
+  fields: (t) => ({
+    sessionID: t.id({ required: true }),
+    executionID: t.id({ required: false }),
+    role: t.field({ type: MessageRoleEnum, required: true }),
+    origin: t.field({ type: MessageOriginEnum, required: true }),
+    parts: t.field({ type: [PartInput], required: true }),
+  }),
+});
+
+builder.mutationField('appendMessage', (t) =>
+  t.field({
+    type: MessageRef,
+    extensions: allow('host'),
+    errors: { types: [SessionSealedError, SessionNotFoundError, InvalidRequestError] },
+    args: { input: t.arg({ type: AppendMessageInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      appendMessage(ctx.sql, ctx.actor, {
+        ...input,
+        sessionID: String(input.sessionID),
+        executionID: input.executionID == null ? null : String(input.executionID),
+      }),
+  }),
+);

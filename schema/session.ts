@@ -1,0 +1,139 @@
+import { builder, allow } from './builder.js';
+import { connectionOf, pageArgs } from './connection.js';
+import { SessionStatusEnum } from './enums.js';
+import { InvalidRequestError, SessionBusyError, SessionNotFoundError } from './errors.js';
+import { ExecutionRef, JobRef, MessageRef, NodeRef, SessionRef } from './refs.js';
+import { createSession, removeSession, sessionStatus, updateSession, type RemovedSessions } from '../domain/sessions.js';
+import { listSessions } from '../resolvers/sessions.js';
+import type { SessionRow } from '../domain/rows.js';
+
+export const ExecutionConnection = connectionOf('Execution', ExecutionRef);
+export const MessageConnection = connectionOf('Message', MessageRef);
+export const JobConnection = connectionOf('Job', JobRef);
+export const SessionConnection = connectionOf<SessionRow>('Session', SessionRef);
+
+SessionRef.implement({
+  description: 'A conversation of a coding agent in one directory, with its executions, messages and jobs.',
+  interfaces: [NodeRef],
+  isTypeOf: (v: any) => typeof v?.id === 'string' && v.id.startsWith('ses_'),
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    parentID: t.exposeID('parentId', { nullable: true }),
+    parent: t.field({
+      type: SessionRef,
+      nullable: true,
+      resolve: (s, _a, ctx) => (s.parentId ? ctx.loaders.session.load(s.parentId) : null),
+    }),
+    children: t.field({
+      type: SessionConnection,
+      args: pageArgs,
+      resolve: (s, args, ctx) => ctx.loaders.childrenOfSession(s.id, args),
+    }),
+    title: t.exposeString('title'),
+    directory: t.exposeString('directory'),
+    metadata: t.field({ type: 'JSON', resolve: (s) => s.metadata }),
+    status: t.field({
+      type: SessionStatusEnum,
+      resolve: async (s, _a, ctx) => sessionStatus(s, !!(await ctx.loaders.runningExecution.load(s.id))),
+    }),
+    sealedAt: t.field({ type: 'DateTime', nullable: true, resolve: (s) => s.sealedAt }),
+    createdAt: t.field({ type: 'DateTime', resolve: (s) => s.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (s) => s.updatedAt }),
+    executions: t.field({
+      type: ExecutionConnection,
+      description: 'Newest first.',
+      args: pageArgs,
+      resolve: (s, args, ctx) => ctx.loaders.executionsOfSession(s.id, args),
+    }),
+    runningExecution: t.field({
+      type: ExecutionRef,
+      nullable: true,
+      resolve: (s, _a, ctx) => ctx.loaders.runningExecution.load(s.id),
+    }),
+    lastSettledExecution: t.field({
+      type: ExecutionRef,
+      nullable: true,
+      resolve: (s, _a, ctx) => ctx.loaders.lastSettledExecution.load(s.id),
+    }),
+    messages: t.field({
+      type: MessageConnection,
+      description: 'Oldest first.',
+      args: pageArgs,
+      resolve: (s, args, ctx) => ctx.loaders.messagesOfSession(s.id, args),
+    }),
+    jobs: t.field({
+      type: JobConnection,
+      description: 'In the order they started.',
+      args: pageArgs,
+      resolve: (s, args, ctx) => ctx.loaders.jobsOfSession(s.id, args),
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  session: t.field({
+    type: SessionRef,
+    nullable: true,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => ctx.loaders.session.load(String(id)),
+  }),
+  sessions: t.field({
+    type: SessionConnection,
+    description: 'Newest first. `parentID` lists the children of one session; `rootsOnly` lists sessions without a parent.',
+    args: { ...pageArgs, parentID: t.arg.id({ required: false }), rootsOnly: t.arg.boolean({ required: false }) },
+    resolve: (_r, args, ctx) => listSessions(ctx, { first: args.first, after: args.after, parentID: args.parentID ? String(args.parentID) : null, rootsOnly: args.rootsOnly ?? false }),
+  }),
+}));
+
+const CreateSessionInput = builder.inputType('CreateSessionInput', {
+  fields: (t) => ({
+    parentID: t.id({ required: false }),
+    title: t.string({ required: false }),
+    directory: t.string({ required: false, description: 'Absolute path; defaults to the parent\'s directory.' }),
+    metadata: t.field({ type: 'JSON', required: false, description: 'A JSON object (at most 64 KiB).' }),
+  }),
+});
+
+const UpdateSessionInput = builder.inputType('UpdateSessionInput', {
+  fields: (t) => ({
+    sessionID: t.id({ required: true }),
+    title: t.string({ required: false }),
+    metadata: t.field({ type: 'JSON', required: false, description: 'Replaces the whole metadata object.' }),
+  }),
+});
+
+const RemoveSessionInput = builder.inputType('RemoveSessionInput', {
+  fields: (t) => ({ sessionID: t.id({ required: true }) }),
+});
+
+const SessionRemoved = builder.objectRef<RemovedSessions>('SessionRemoved').implement({
+  description: 'The session and all its descendants were removed; their IDs now answer as removed.',
+  fields: (t) => ({
+    sessionID: t.exposeID('sessionID'),
+    removedSessionIDs: t.exposeIDList('removedSessionIDs'),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createSession: t.field({
+    type: SessionRef,
+    extensions: allow('plugin'),
+    errors: { types: [SessionNotFoundError, InvalidRequestError] },
+    args: { input: t.arg({ type: CreateSessionInput, required: true }) },
+    resolve: (_r, { input }, ctx) => createSession(ctx.sql, ctx.actor, { ...input, parentID: input.parentID as string | null }),
+  }),
+  updateSession: t.field({
+    type: SessionRef,
+    extensions: allow('plugin'),
+    errors: { types: [SessionNotFoundError, InvalidRequestError] },
+    args: { input: t.arg({ type: UpdateSessionInput, required: true }) },
+    resolve: (_r, { input }, ctx) => updateSession(ctx.sql, ctx.actor, { ...input, sessionID: String(input.sessionID) }),
+  }),
+  removeSession: t.field({
+    type: SessionRemoved,
+    extensions: allow('plugin'),
+    errors: { types: [SessionNotFoundError, SessionBusyError, InvalidRequestError] },
+    args: { input: t.arg({ type: RemoveSessionInput, required: true }) },
+    resolve: (_r, { input }, ctx) => removeSession(ctx.sql, ctx.actor, { sessionID: String(input.sessionID) }),
+  }),
+}));

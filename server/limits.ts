@@ -1,0 +1,83 @@
+import { GraphQLError, Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { DEFAULT_PAGE, MAX_PAGE } from '../resolvers/pagination.js';
+
+export interface Limits {
+  maxDepth: number;
+  maxAliases: number;
+  maxTokens: number;
+  /** Upper bound on the rows an operation can ask for: the product of page sizes along each path, summed. */
+  maxCost: number;
+}
+
+export const DEFAULT_LIMITS: Limits = { maxDepth: 12, maxAliases: 30, maxTokens: 5_000, maxCost: 50_000 };
+
+/**
+ * Page-aware cost: every field costs 1 times the rows its parents can return; a field with a `first`
+ * argument multiplies what is below it by that page size (DEFAULT_PAGE when absent).
+ */
+export function operationCost(doc: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown> = {}): number {
+  const frags = new Map(doc.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f]));
+  const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const op = operationName ? ops.find((o) => o.name?.value === operationName) : ops[0];
+  if (!op) return 0;
+  const walk = (sel: SelectionSetNode, mult: number, depth: number, seen: Set<string>): number => {
+    if (depth > 64) return Infinity;
+    let cost = 0;
+    for (const s of sel.selections) {
+      if (s.kind === Kind.FIELD) {
+        cost += mult;
+        if (!s.selectionSet) continue;
+        const firstArg = s.arguments?.find((a) => a.name.value === 'first');
+        let page = 1;
+        if (firstArg) {
+          const v = firstArg.value;
+          const n = v.kind === Kind.INT ? Number(v.value) : v.kind === Kind.VARIABLE ? Number(variables[v.name.value] ?? DEFAULT_PAGE) : DEFAULT_PAGE;
+          page = Math.min(Math.max(Number.isFinite(n) ? n : DEFAULT_PAGE, 1), MAX_PAGE);
+        } else if (['children', 'executions', 'messages', 'jobs', 'sessions', 'settlements'].includes(s.name.value)) {
+          page = DEFAULT_PAGE;
+        }
+        cost += walk(s.selectionSet, mult * page, depth + 1, seen);
+      } else if (s.kind === Kind.INLINE_FRAGMENT) {
+        cost += walk(s.selectionSet, mult, depth, seen);
+      } else {
+        const f = frags.get(s.name.value);
+        if (f && !seen.has(f.name.value)) cost += walk(f.selectionSet, mult, depth, new Set([...seen, f.name.value]));
+      }
+    }
+    return cost;
+  };
+  return walk(op.selectionSet, 1, 0, new Set());
+}
+
+/** Depth, alias, token and cost limits, as envelop plugins: they run for HTTP and WebSocket alike. */
+export function useLimits(limits: Limits = DEFAULT_LIMITS): Plugin[] {
+  const armor = EnvelopArmorPlugin({
+    maxDepth: { n: limits.maxDepth, ignoreIntrospection: true },
+    maxAliases: { n: limits.maxAliases },
+    maxTokens: { n: limits.maxTokens },
+    maxDirectives: { n: 20 },
+    costLimit: { enabled: false },
+    blockFieldSuggestion: { enabled: true },
+  });
+  const cost: Plugin = {
+    onExecute({ args, setResultAndStopExecution }) {
+      const c = operationCost(args.document, args.operationName, (args.variableValues ?? {}) as any);
+      if (c > limits.maxCost) {
+        setResultAndStopExecution({
+          errors: [new GraphQLError(`The operation may return up to ${c} objects; the limit is ${limits.maxCost}. Ask for smaller pages.`, { extensions: { code: 'COST_LIMIT' } })],
+        });
+      }
+    },
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const c = operationCost(args.document, args.operationName, (args.variableValues ?? {}) as any);
+      if (c > limits.maxCost) {
+        setResultAndStopExecution({
+          errors: [new GraphQLError(`The operation may return up to ${c} objects; the limit is ${limits.maxCost}.`, { extensions: { code: 'COST_LIMIT' } })],
+        });
+      }
+    },
+  };
+  return [armor as Plugin, cost];
+}
