@@ -2,19 +2,26 @@ import { builder } from './builder.js';
 import { ExecutionRef } from './refs.js';
 import { continuity, type Continuity } from '../domain/continuity.js';
 
-const BrokenReason = builder.enumType('ContinuityBrokenReason', {
-  values: ['LATER_EXECUTION', 'INTERRUPTED', 'FAILED', 'SESSION_SEALED', 'SESSION_REMOVED'] as const,
+/**
+ * One enum for both members' `reason` (Broken uses the first five values, Unknown the last four), so
+ * `... on ContinuityBroken { reason } ... on ContinuityUnknown { reason }` is a valid selection.
+ */
+const Reason = builder.enumType('ContinuityReason', {
+  values: [
+    'LATER_EXECUTION', 'INTERRUPTED', 'FAILED', 'SESSION_SEALED', 'SESSION_REMOVED',
+    'UNKNOWN_EXECUTION', 'NOT_SETTLED', 'SETTLEMENT_UNCERTAIN', 'HISTORY_EXPIRED',
+  ] as const,
 });
-const UnknownReason = builder.enumType('ContinuityUnknownReason', {
-  values: ['UNKNOWN_EXECUTION', 'NOT_SETTLED', 'SETTLEMENT_UNCERTAIN', 'HISTORY_EXPIRED'] as const,
-});
+const BrokenReason = Reason;
+const UnknownReason = Reason;
 
 type C<K> = Extract<Continuity, { kind: K }>;
 
 const Continuous = builder.objectRef<C<'continuous'>>('ContinuityContinuous').implement({
   description: 'The execution succeeded and is still the session\'s last; nothing ran, was interrupted, sealed or removed since.',
   isTypeOf: (v: any) => v.kind === 'continuous',
-  fields: (t) => ({ execution: t.field({ type: ExecutionRef, resolve: (c) => c.execution }) }),
+  // Nullable like ContinuityBroken.execution, so both can be selected side by side.
+  fields: (t) => ({ execution: t.field({ type: ExecutionRef, nullable: true, resolve: (c) => c.execution }) }),
 });
 const Broken = builder.objectRef<C<'broken'>>('ContinuityBroken').implement({
   isTypeOf: (v: any) => v.kind === 'broken',

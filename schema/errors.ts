@@ -21,7 +21,9 @@ function errorType<T extends GatewayError>(cls: abstract new (...args: any[]) =>
   });
 }
 
-errorType(SessionNotFoundError, 'SessionNotFoundError', (t) => ({ sessionID: t.exposeID('sessionID') }));
+// Same-named fields of error types share one type (`sessionID: ID` everywhere), so a client can select
+// them side by side in one result union without a field-merge conflict.
+errorType(SessionNotFoundError, 'SessionNotFoundError', (t) => ({ sessionID: t.exposeID('sessionID', { nullable: true }) }));
 errorType(MessageNotFoundError, 'MessageNotFoundError', (t) => ({
   sessionID: t.exposeID('sessionID', { nullable: true }),
   messageID: t.exposeID('messageID'),
@@ -30,8 +32,11 @@ errorType(PartNotFoundError, 'PartNotFoundError', (t) => ({ messageID: t.exposeI
 errorType(ExecutionNotFoundError, 'ExecutionNotFoundError', (t) => ({ executionID: t.exposeID('executionID') }));
 errorType(JobNotFoundError, 'JobNotFoundError', (t) => ({ jobID: t.exposeID('jobID') }));
 errorType(HostNotFoundError, 'HostNotFoundError', (t) => ({ hostID: t.exposeID('hostID') }));
-errorType(SessionBusyError, 'SessionBusyError', (t) => ({ sessionID: t.exposeID('sessionID'), executionID: t.exposeID('executionID') }));
-errorType(SessionSealedError, 'SessionSealedError', (t) => ({ sessionID: t.exposeID('sessionID') }));
+errorType(SessionBusyError, 'SessionBusyError', (t) => ({
+  sessionID: t.exposeID('sessionID', { nullable: true }),
+  executionID: t.exposeID('executionID'),
+}));
+errorType(SessionSealedError, 'SessionSealedError', (t) => ({ sessionID: t.exposeID('sessionID', { nullable: true }) }));
 errorType(InvalidRequestError, 'InvalidRequestError', (t) => ({ field: t.exposeString('field') }));
 
 export {

@@ -109,7 +109,8 @@ const RemoveSessionInput = builder.inputType('RemoveSessionInput', {
 const SessionRemoved = builder.objectRef<RemovedSessions>('SessionRemoved').implement({
   description: 'The session and all its descendants were removed; their IDs now answer as removed.',
   fields: (t) => ({
-    sessionID: t.exposeID('sessionID'),
+    // Always set; typed `ID` like the error members' sessionID so both can be selected together.
+    sessionID: t.exposeID('sessionID', { nullable: true }),
     removedSessionIDs: t.exposeIDList('removedSessionIDs'),
   }),
 });

@@ -1,0 +1,95 @@
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { print } from 'graphql';
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+
+export * from './generated.js';
+
+/**
+ * An error member as OpenCode plugins compare it: `{ _tag: "SessionBusyError", sessionID, ... }`.
+ * Every member of a result union whose type implements `Error` is turned into one of these.
+ */
+export type Tagged<T> = T extends { __typename: infer N } ? Omit<T, '__typename'> & { _tag: N } : never;
+
+/** Splits a result-union value into success or a tagged error (keyed on __typename ending in "Error"). */
+export function tagged<T extends { __typename?: string }>(value: T): Tagged<T> {
+  const { __typename, ...rest } = value as any;
+  return { _tag: __typename, ...rest } as Tagged<T>;
+}
+
+export function isError(value: { __typename?: string } | null | undefined): boolean {
+  return !!value?.__typename && /Error$/.test(value.__typename);
+}
+
+export class GraphQLRequestError extends Error {
+  constructor(readonly status: number, readonly errors: { message: string; extensions?: Record<string, unknown> }[]) {
+    super(errors.map((e) => e.message).join('; ') || `HTTP ${status}`);
+  }
+}
+
+/** Thrown by `call` when the result is an error member: the tagged error itself, plus a message. */
+export class GatewayCallError extends Error {
+  constructor(readonly error: { _tag: string; message: string; code: number } & Record<string, unknown>) {
+    super(`${error._tag}: ${error.message}`);
+  }
+}
+
+export interface GatewayClientOptions {
+  url: string;
+  token: string;
+  wsUrl?: string;
+}
+
+/** The typed client shipped with the project: requests over HTTP, subscriptions over graphql-ws. */
+export class GatewayClient {
+  private ws: Client | null = null;
+  constructor(readonly opts: GatewayClientOptions) {}
+
+  async request<TData, TVars extends Record<string, unknown>>(doc: TypedDocumentNode<TData, TVars>, variables?: TVars): Promise<TData> {
+    const res = await fetch(this.opts.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${this.opts.token}` },
+      body: JSON.stringify({ query: print(doc), variables }),
+    });
+    const body: any = await res.json().catch(() => ({}));
+    if (!res.ok || body.errors?.length) throw new GraphQLRequestError(res.status, body.errors ?? []);
+    return body.data as TData;
+  }
+
+  /**
+   * Runs a mutation whose single root field is a result union and returns the success member, or
+   * the tagged error member (`{ _tag, ... }`) as a rejected promise, the way plugins expect.
+   */
+  async call<TData, TVars extends Record<string, unknown>>(doc: TypedDocumentNode<TData, TVars>, variables?: TVars):
+    Promise<Exclude<TData[keyof TData], { __typename: `${string}Error` }>> {
+    const data = await this.request(doc, variables);
+    const value = Object.values(data as any)[0] as any;
+    if (isError(value)) throw new GatewayCallError(tagged(value) as any);
+    return value;
+  }
+
+  subscribe<TData, TVars extends Record<string, unknown>>(
+    doc: TypedDocumentNode<TData, TVars>,
+    variables: TVars,
+    sink: { next(v: TData): void; error?(e: unknown): void; complete?(): void },
+  ): () => void {
+    this.ws ??= createClient({
+      url: this.opts.wsUrl ?? this.opts.url.replace(/^http/, 'ws'),
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${this.opts.token}` },
+      retryAttempts: Infinity,
+      shouldRetry: () => true,
+      retryWait: async (n) => new Promise((r) => setTimeout(r, Math.min(100 * 2 ** n, 2_000))),
+    });
+    return this.ws.subscribe<TData>({ query: print(doc), variables }, {
+      next: (v) => { if (v.data) sink.next(v.data as TData); else if (v.errors) sink.error?.(v.errors); },
+      error: (e) => sink.error?.(e),
+      complete: () => sink.complete?.(),
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.ws?.dispose();
+    this.ws = null;
+  }
+}

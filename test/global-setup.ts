@@ -1,0 +1,28 @@
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startEmbedded, type EmbeddedServer } from '../db/embedded.js';
+import { PROJECT_DIR } from '../db/index.js';
+
+let embedded: EmbeddedServer | null = null;
+
+/**
+ * Tests run against DATABASE_URL when it is set (a real server), otherwise against an embedded
+ * PostgreSQL started once for the run. Each test file then creates its own database on that server.
+ */
+export default async function setup(project: TestProject) {
+  let url = process.env.DATABASE_URL;
+  if (!url) {
+    embedded = await startEmbedded({ dir: path.join(PROJECT_DIR, '.data', 'test-pg') });
+    url = embedded.url;
+  }
+  project.provide('databaseUrl', url);
+  return async () => {
+    await embedded?.stop();
+  };
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+  }
+}

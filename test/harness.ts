@@ -1,0 +1,154 @@
+import { inject } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+import { connect, type Sql } from '../db/connection.js';
+import { migrate } from '../db/migrate.js';
+import { createToken } from '../domain/tokens.js';
+import { buildApp, type App } from '../server/app.js';
+import type { Role } from '../domain/access.js';
+
+/** A database of its own for one test file, on the run's server (embedded or DATABASE_URL). */
+export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const base = inject('databaseUrl');
+  const admin = connect(base, { max: 1 });
+  const name = `gw_test_${randomBytes(6).toString('hex')}`;
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    async drop() {
+      const a = connect(base, { max: 1 });
+      await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+      await a.end();
+    },
+  };
+}
+
+export interface GqlResult<T = any> { status: number; data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] }
+
+export async function gql<T = any>(url: string, token: string | null, query: string, variables?: Record<string, unknown>): Promise<GqlResult<T>> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = await res.json().catch(() => ({}));
+  return { status: res.status, ...body };
+}
+
+export interface TestGateway {
+  url: string;
+  wsUrl: string;
+  app: App;
+  sql: Sql;
+  dbUrl: string;
+  /** Round trips to Postgres made through the gateway's pool since the last reset. */
+  queries: { count: number; reset(): void };
+  admin: string;
+  token(role: Role, directory?: string): Promise<string>;
+  /** A GraphQL request with the given token (admin by default). */
+  gql<T = any>(query: string, variables?: Record<string, unknown>, token?: string | null): Promise<GqlResult<T>>;
+  ws(token?: string, opts?: Partial<Parameters<typeof createClient>[0]>): Client;
+  /** Another gateway instance on the same database. */
+  startInstance(): Promise<App>;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startTestGateway(opts: { sweepIntervalMs?: number; dbUrl?: string } = {}): Promise<TestGateway> {
+  const db = opts.dbUrl ? { url: opts.dbUrl, drop: async () => {} } : await createTestDatabase();
+  const queries = { count: 0, reset() { this.count = 0; } };
+  const sql = connect(db.url, { max: 10, onQuery: () => { queries.count++; } });
+  await migrate(sql);
+  const extra: { app: App; sql: Sql }[] = [];
+  const gatewayConfig = { sweepIntervalMs: opts.sweepIntervalMs ?? 200 };
+  let app = buildApp({ sql, gateway: gatewayConfig });
+  await app.start();
+  const admin = (await createToken(sql, { role: 'admin', label: 'test' })).secret;
+  const clients: Client[] = [];
+  const t: TestGateway = {
+    get url() { return app.url; },
+    get wsUrl() { return app.wsUrl; },
+    get app() { return app; },
+    sql,
+    dbUrl: db.url,
+    queries,
+    admin,
+    async token(role, directory) {
+      return (await createToken(sql, { role, directory })).secret;
+    },
+    gql: (query, variables, token) => gql(app.url, token === undefined ? admin : token, query, variables),
+    ws(token = admin, o = {}) {
+      const c = createClient({
+        url: app.wsUrl,
+        webSocketImpl: WebSocket,
+        connectionParams: { authorization: `Bearer ${token}` },
+        retryAttempts: 0,
+        lazy: true,
+        ...o,
+      });
+      clients.push(c);
+      return c;
+    },
+    async startInstance() {
+      const s2 = connect(db.url, { max: 10 });
+      const a = buildApp({ sql: s2, gateway: gatewayConfig });
+      await a.start();
+      extra.push({ app: a, sql: s2 });
+      return a;
+    },
+    async restart() {
+      const port = app.port;
+      await app.stop();
+      app = buildApp({ sql, port, gateway: gatewayConfig });
+      await app.start();
+    },
+    async stop() {
+      for (const c of clients) await c.dispose();
+      for (const e of extra) { await e.app.stop().catch(() => {}); await e.sql.end({ timeout: 1 }); }
+      await app.stop().catch(() => {});
+      await sql.end({ timeout: 1 });
+      await db.drop();
+    },
+  };
+  return t;
+}
+
+/** Collects events of a graphql-ws subscription until `until` says stop (or the timeout passes). */
+export function subscribe<T = any>(client: Client, query: string, variables: Record<string, unknown> = {}) {
+  const events: T[] = [];
+  const errors: unknown[] = [];
+  let done = false;
+  const waiters: (() => void)[] = [];
+  const unsubscribe = client.subscribe<T>(
+    { query, variables },
+    {
+      next: (v) => {
+        if (v.errors) errors.push(v.errors);
+        if (v.data) events.push(v.data as T);
+        waiters.splice(0).forEach((w) => w());
+      },
+      error: (e) => { errors.push(e); done = true; waiters.splice(0).forEach((w) => w()); },
+      complete: () => { done = true; waiters.splice(0).forEach((w) => w()); },
+    },
+  );
+  return {
+    events,
+    errors,
+    get done() { return done; },
+    unsubscribe,
+    async waitFor(pred: (events: T[]) => boolean, timeoutMs = 10_000): Promise<T[]> {
+      const deadline = Date.now() + timeoutMs;
+      while (!pred(events)) {
+        if (done) throw new Error(`subscription ended: ${JSON.stringify(errors)}`);
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`timed out waiting; have ${events.length} events; errors ${JSON.stringify(errors)}`);
+        await new Promise<void>((r) => { waiters.push(r); setTimeout(r, Math.min(left, 200)); });
+      }
+      return events;
+    },
+  };
+}
