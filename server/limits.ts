@@ -11,7 +11,7 @@ export interface Limits {
   maxCost: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { maxDepth: 12, maxAliases: 30, maxTokens: 5_000, maxCost: 50_000 };
+export const DEFAULT_LIMITS: Limits = { maxDepth: 12, maxAliases: 30, maxTokens: 5_000, maxCost: 250_000 };
 
 /**
  * Page-aware cost: every field costs 1 times the rows its parents can return; a field with a `first`

@@ -46,7 +46,7 @@ export interface TestGateway {
   sql: Sql;
   dbUrl: string;
   /** Round trips to Postgres made through the gateway's pool since the last reset. */
-  queries: { count: number; reset(): void };
+  queries: { count: number; log: string[]; reset(): void };
   admin: string;
   token(role: Role, directory?: string): Promise<string>;
   /** A GraphQL request with the given token (admin by default). */
@@ -60,8 +60,8 @@ export interface TestGateway {
 
 export async function startTestGateway(opts: { sweepIntervalMs?: number; dbUrl?: string } = {}): Promise<TestGateway> {
   const db = opts.dbUrl ? { url: opts.dbUrl, drop: async () => {} } : await createTestDatabase();
-  const queries = { count: 0, reset() { this.count = 0; } };
-  const sql = connect(db.url, { max: 10, onQuery: () => { queries.count++; } });
+  const queries = { count: 0, log: [] as string[], reset() { this.count = 0; this.log = []; } };
+  const sql = connect(db.url, { max: 10, onQuery: (q) => { queries.count++; queries.log.push(q.replace(/\s+/g, ' ').slice(0, 90)); } });
   await migrate(sql);
   const extra: { app: App; sql: Sql }[] = [];
   const gatewayConfig = { sweepIntervalMs: opts.sweepIntervalMs ?? 200 };

@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, subscribe, type TestGateway } from './harness.js';
+import { begin, createSession, ok, registerHost, settle, snapshotCounts } from './fixtures.js';
+
+let g: TestGateway;
+beforeAll(async () => { g = await startTestGateway(); });
+afterAll(async () => { await g?.stop(); });
+
+describe('authentication', () => {
+  it('answers 401 without a token or with a wrong or revoked one', async () => {
+    expect((await g.gql(`{ sessions { edges { node { id } } } }`, undefined, null)).status).toBe(401);
+    expect((await g.gql(`{ sessions { edges { node { id } } } }`, undefined, 'gw_wrong')).status).toBe(401);
+    const t = await ok(g, `mutation { createToken(input: { role: reader, label: "temp" }) { __typename ... on CreatedToken { id secret role } } }`);
+    expect(t.secret).toMatch(/^gw_/);
+    expect((await g.gql(`{ sessions { edges { node { id } } } }`, undefined, t.secret)).status).toBe(200);
+    expect(await ok(g, `mutation($id: ID!) { revokeToken(tokenID: $id) }`, { id: t.id })).toBe(true);
+    expect((await g.gql(`{ sessions { edges { node { id } } } }`, undefined, t.secret)).status).toBe(401);
+    // Only the hash is stored.
+    const rows = await g.sql`SELECT encode(hash, 'hex') AS h FROM tokens WHERE id = ${t.id}`;
+    expect(rows[0].h).not.toContain(t.secret);
+    expect(rows[0].h).toHaveLength(64);
+  });
+
+  it('refuses a WebSocket connection_init without a valid token', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const c = g.ws('gw_not_a_token', { on: { closed: (e: any) => resolve(e.code) } });
+      c.subscribe({ query: 'subscription { executionSettled { cursor } }' }, { next() {}, error() {}, complete() {} });
+    });
+    expect(closed).toBe(4403);
+  });
+
+  it('serves /health and /ready without a token', async () => {
+    const base = g.url.replace('/graphql', '');
+    expect((await fetch(`${base}/health`)).status).toBe(200);
+    expect(await (await fetch(`${base}/ready`)).json()).toEqual({ status: 'ready' });
+  });
+});
+
+describe('roles', () => {
+  it('gives FORBIDDEN for a root field of another role and executes nothing', async () => {
+    const reader = await g.token('reader');
+    const plugin = await g.token('plugin');
+    const host = await g.token('host');
+    const before = await snapshotCounts(g);
+    const r1 = await g.gql(`mutation { createSession(input: { directory: "/x" }) { __typename } }`, undefined, reader);
+    expect(r1.errors?.[0].extensions?.code).toBe('FORBIDDEN');
+    // A forbidden field next to an allowed one: nothing of the operation runs.
+    const r2 = await g.gql(`mutation { a: createSession(input: { directory: "/x" }) { __typename } b: registerHost(input: { name: "h" }) { __typename } }`, undefined, plugin);
+    expect(r2.errors?.[0].extensions?.code).toBe('FORBIDDEN');
+    expect(r2.data ?? null).toBeNull();
+    const r3 = await g.gql(`mutation { createSession(input: { directory: "/x" }) { __typename } }`, undefined, host);
+    expect(r3.errors?.[0].extensions?.code).toBe('FORBIDDEN');
+    const r4 = await g.gql(`{ sessions { edges { node { id } } } }`, undefined, host);
+    expect(r4.errors?.[0].extensions?.code).toBe('FORBIDDEN');
+    const r5 = await g.gql(`mutation { createToken(input: { role: admin }) { __typename } }`, undefined, plugin);
+    expect(r5.errors?.[0].extensions?.code).toBe('FORBIDDEN');
+    expect(await snapshotCounts(g)).toEqual(before);
+    // Fragments on the root type are checked too.
+    const r6 = await g.gql(`mutation { ...F } fragment F on Mutation { createSession(input: { directory: "/x" }) { __typename } }`, undefined, reader);
+    expect(r6.errors?.[0].extensions?.code).toBe('FORBIDDEN');
+    expect((await g.gql(`mutation { createSession(input: { directory: "/x" }) { __typename } }`, undefined, plugin)).data?.createSession.__typename).toBe('Session');
+  });
+
+  it('applies roles to subscriptions over WebSocket', async () => {
+    const host = await g.token('host');
+    const sub = subscribe(g.ws(host), `subscription { executionSettled { cursor } }`);
+    await expect.poll(() => sub.errors.length, { timeout: 5000 }).toBeGreaterThan(0);
+    expect(JSON.stringify(sub.errors)).toContain('FORBIDDEN');
+  });
+});
+
+describe('directory scopes', () => {
+  it('a scoped token sees, finds and touches only sessions under its directory', async () => {
+    const a = await createSession(g, { directory: '/repos/a', title: 'A' });
+    const aChild = await createSession(g, { directory: '/repos/a/sub', title: 'A sub' });
+    const b = await createSession(g, { directory: '/repos/ab', title: 'AB (not under /repos/a)' });
+    const scoped = await g.token('plugin', '/repos/a');
+    const list = await ok(g, `{ sessions(first: 100) { edges { node { id directory } } } }`, undefined, scoped);
+    const ids = list.edges.map((e: any) => e.node.id);
+    expect(ids).toContain(a.id);
+    expect(ids).toContain(aChild.id);
+    expect(ids).not.toContain(b.id);
+    expect(await ok(g, `query($id: ID!) { session(id: $id) { id } }`, { id: b.id }, scoped)).toBeNull();
+    expect(await ok(g, `query($id: ID!) { node(id: $id) { id } }`, { id: b.id }, scoped)).toBeNull();
+    const upd = await ok(g, `mutation($id: ID!) { updateSession(input: { sessionID: $id, title: "hijack" }) { __typename ... on SessionNotFoundError { sessionID } } }`, { id: b.id }, scoped);
+    expect(upd).toEqual({ __typename: 'SessionNotFoundError', sessionID: b.id });
+    const rm = await ok(g, `mutation($id: ID!) { removeSession(input: { sessionID: $id }) { __typename } }`, { id: b.id }, scoped);
+    expect(rm.__typename).toBe('SessionNotFoundError');
+    const child = await ok(g, `mutation($id: ID!) { createSession(input: { parentID: $id }) { __typename } }`, { id: b.id }, scoped);
+    expect(child.__typename).toBe('SessionNotFoundError');
+    const outside = await ok(g, `mutation { createSession(input: { directory: "/repos/b" }) { __typename ... on InvalidRequestError { field } } }`, undefined, scoped);
+    expect(outside).toEqual({ __typename: 'InvalidRequestError', field: 'directory' });
+    expect((await ok(g, `query($id: ID!) { session(id: $id) { title } }`, { id: b.id })).title).toBe('AB (not under /repos/a)');
+  });
+
+  it('scopes executions, continuity and settlements too', async () => {
+    const host = await registerHost(g);
+    const b = await createSession(g, { directory: '/scope2/b' });
+    const e = await begin(g, host, b.id);
+    await settle(g, host, e.id);
+    const scoped = await g.token('reader', '/scope2/a');
+    expect(await ok(g, `query($id: ID!) { execution(id: $id) { id } }`, { id: e.id }, scoped)).toBeNull();
+    const c = await ok(g, `query($id: ID!) { continuity(executionID: $id) { __typename ... on ContinuityUnknown { reason } } }`, { id: e.id }, scoped);
+    expect(c).toEqual({ __typename: 'ContinuityUnknown', reason: 'UNKNOWN_EXECUTION' });
+    const st = await ok(g, `{ settlements(first: 100) { edges { node { executionID } } } }`, undefined, scoped);
+    expect(st.edges.map((x: any) => x.node.executionID)).not.toContain(e.id);
+    const hostScoped = await g.token('host', '/scope2/a');
+    const h2 = await registerHost(g, { token: hostScoped });
+    expect(await begin(g, h2, b.id)).toMatchObject({ __typename: 'SessionNotFoundError' });
+  });
+});
+
+describe('limits', () => {
+  it('enforces depth, alias, cost and page-size limits on HTTP', async () => {
+    const deep = await g.gql(`{ sessions { edges { node { parent { parent { parent { parent { parent { parent { parent { parent { parent { parent { id } } } } } } } } } } } } } }`);
+    expect(deep.errors?.[0].message).toMatch(/depth/i);
+    const aliases = Array.from({ length: 40 }, (_, i) => `a${i}: sessions { pageInfo { hasNextPage } }`).join(' ');
+    const al = await g.gql(`{ ${aliases} }`);
+    expect(al.errors?.[0].message).toMatch(/alias/i);
+    const costly = await g.gql(`{ sessions(first: 100) { edges { node { executions(first: 100) { edges { node { messages(first: 100) { edges { node { id } } } } } } } } } }`);
+    expect(costly.errors?.[0].extensions?.code).toBe('COST_LIMIT');
+    const page = await g.gql(`{ sessions(first: 1000) { edges { node { id } } } }`);
+    expect(page.errors?.[0].extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('enforces the same limits over WebSocket', async () => {
+    const c = g.ws();
+    const costly = subscribe(c, `subscription { executionSettled { execution { session { executions(first: 100) { edges { node { messages(first: 100) { edges { node { jobs: execution { jobs(first: 100) { edges { node { id } } } } } } } } } } } } } }`);
+    await expect.poll(() => costly.errors.length, { timeout: 5000 }).toBeGreaterThan(0);
+    const deep = subscribe(c, `subscription { executionSettled { execution { session { parent { parent { parent { parent { parent { parent { parent { parent { parent { id } } } } } } } } } } } } }`);
+    await expect.poll(() => deep.errors.length, { timeout: 5000 }).toBeGreaterThan(0);
+    expect(JSON.stringify(deep.errors)).toMatch(/depth/i);
+  });
+
+  it('masks unexpected errors: no stack, SQL or path reaches the client', async () => {
+    // Break the database under the gateway for one request: drop a column the query needs.
+    await g.sql`ALTER TABLE tokens RENAME COLUMN label TO label_old`;
+    try {
+      const r = await g.gql(`mutation { createToken(input: { role: reader }) { __typename } }`);
+      expect(r.errors).toHaveLength(1);
+      expect(r.errors![0].message).toBe('Unexpected error.');
+      const text = JSON.stringify(r.errors![0].extensions ?? {}) + r.errors![0].message;
+      expect(text).not.toMatch(/label|relation|postgres|stack|\/work\/|\.ts/i);
+    } finally {
+      await g.sql`ALTER TABLE tokens RENAME COLUMN label_old TO label`;
+    }
+  });
+});
