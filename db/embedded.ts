@@ -36,18 +36,19 @@ export async function startEmbedded(opts: { dir: string; port?: number; log?: (m
   const dir = path.resolve(opts.dir);
   mkdirSync(path.dirname(dir), { recursive: true });
   const initialised = existsSync(path.join(dir, 'PG_VERSION'));
-  // A server left running by a killed process still holds the data folder: stop it first.
+  // A server already running on this data folder (the gateway, while an operator runs the CLI) is
+  // shared, never stopped: its port is in postmaster.pid. A pid file of a dead server is stale.
   const pidFile = path.join(dir, 'postmaster.pid');
   if (existsSync(pidFile)) {
-    const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    const lines = readFileSync(pidFile, 'utf8').split('\n');
+    const pid = Number(lines[0]);
+    const runningPort = Number(lines[3]);
     let alive = false;
     try { process.kill(pid, 0); alive = true; } catch {}
-    if (alive) {
-      try { process.kill(pid, 'SIGINT'); } catch {}
-      for (let i = 0; i < 100 && existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 100));
-    } else {
-      rmSync(pidFile, { force: true });
+    if (alive && runningPort && (await portTaken(runningPort))) {
+      return { url: `postgres://postgres:postgres@127.0.0.1:${runningPort}/postgres`, stop: async () => {} };
     }
+    if (!alive) rmSync(pidFile, { force: true });
   }
   let port = opts.port ?? 0;
   if (!port || (await portTaken(port))) port = await freePort();
