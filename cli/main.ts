@@ -4,7 +4,6 @@ import { openDatabase } from '../db/index.js';
 import { connect } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { createToken, ensureAdminToken, revokeToken } from '../domain/tokens.js';
-import { buildApp } from '../server/app.js';
 
 const USAGE = `Usage: gateway <command>
 
@@ -13,8 +12,12 @@ const USAGE = `Usage: gateway <command>
   token create --role <role> [--directory <prefix>] [--label <text>]
                                           create a bearer token (admin, host, plugin, reader) and print it once
   token revoke <tokenID>                  revoke a token
+  replay [--verify]                       rebuild the message and part projections from the journal; with
+                                          --verify, replay into a scratch schema and compare (changes nothing)
   demo [--url <graphql url>] --token <host token> [--plugin-token <token>]
                                           drive a few sessions through the reference host against a running gateway
+  bridge opencode --url <OpenCode URL> [--gateway <graphql url>] --token <host token> [--plugin-token <token>]
+                                          mirror an OpenCode server's sessions into the gateway and act on it
 `;
 
 async function withDb<T>(fn: (sql: ReturnType<typeof connect>) => Promise<T>): Promise<T> {
@@ -34,6 +37,8 @@ async function serve() {
   const sql = connect(db.url, { max: Number(process.env.DB_POOL ?? 20) });
   const applied = await migrate(sql);
   if (applied.length) console.log(`migrations applied: ${applied.join(', ')}`);
+  // Imported here so the other commands start without loading the whole schema.
+  const { buildApp } = await import('../server/app.js');
   const app = buildApp({ sql, port: Number(process.env.PORT ?? 4000), host: process.env.HOST ?? '127.0.0.1' });
   await app.start();
   const admin = await ensureAdminToken(sql);
@@ -84,16 +89,45 @@ async function main() {
       }
       break;
     }
+    case 'replay': {
+      const { values } = parseArgs({ args: rest, options: { verify: { type: 'boolean' } } });
+      const { compareProjections, rebuildProjections, replayIntoSchema } = await import('../domain/replay.js');
+      await withDb(async (sql) => {
+        if (!values.verify) {
+          const s = await rebuildProjections(sql);
+          console.log(`rebuilt from ${s.events} events of ${s.sessions} sessions: ${s.messages} messages, ${s.parts} parts`
+            + ` (rows deleted ${s.changed.deleted}, updated ${s.changed.updated}, inserted ${s.changed.inserted})`);
+          return;
+        }
+        const s = await replayIntoSchema(sql, 'replay_check');
+        const diffs = await compareProjections(sql, 'replay_check');
+        await sql`DROP SCHEMA replay_check CASCADE`;
+        console.log(`replayed ${s.events} events of ${s.sessions} sessions: ${s.messages} messages, ${s.parts} parts`);
+        for (const d of diffs) console.log(`differs: ${d.table} ${d.id}\n  live:     ${JSON.stringify(d.live)}\n  replayed: ${JSON.stringify(d.replayed)}`);
+        // Thrown, not process.exitCode: an exit hook of the embedded server's library resets the code.
+        if (diffs.length) throw new Error(`${diffs.length}${diffs.length >= 20 ? '+' : ''} rows differ from the journal`);
+        console.log('projections match the journal');
+      });
+      return;
+    }
     case 'demo': {
       const { runDemo } = await import('../host/demo.js');
       return runDemo(rest);
+    }
+    case 'bridge': {
+      const { runBridgeCommand } = await import('../bridge/opencode/cli.js');
+      return runBridgeCommand(rest);
     }
   }
   process.stdout.write(USAGE);
   if (cmd && cmd !== 'help' && cmd !== '--help') process.exitCode = 2;
 }
 
-main().catch((e) => {
+main().then(
+  // One-shot commands end here, with their exit code (a library's exit hook would reset process.exitCode);
+  // serve and bridge keep running until a signal.
+  () => { if (!['serve', 'bridge'].includes(process.argv[2])) process.exit(process.exitCode ?? 0); },
+).catch((e) => {
   console.error(e instanceof Error ? e.message : e);
   process.exit(1);
 });

@@ -49,3 +49,61 @@ export class InvalidRequestError extends GatewayError {
   readonly code = 400;
   constructor(readonly field: string, message: string) { super(message); }
 }
+export class SealTimeoutError extends GatewayError {
+  readonly code = 504;
+  constructor(readonly sessionID: string, readonly pendingJobIDs: string[], readonly pendingExecutionID: string | null, readonly timeoutMs: number) {
+    super(`Session ${sessionID} is sealing: its work did not end within ${timeoutMs} ms. Admissions stay closed; call again to keep waiting.`);
+  }
+}
+export type SealUnsupportedReason = 'HOST_CANNOT_CANCEL' | 'JOB_LOST';
+export class SealUnsupportedError extends GatewayError {
+  readonly code = 501;
+  constructor(readonly sessionID: string, readonly reason: SealUnsupportedReason, readonly jobIDs: string[], readonly executionID: string | null = null) {
+    super(reason === 'JOB_LOST'
+      ? `Session ${sessionID} cannot be sealed: the lease of the host owning ${jobIDs.length} of its jobs lapsed, so their termination cannot be proven.`
+      : `Session ${sessionID} cannot be sealed: the host owning its unfinished work cannot cancel it.`);
+  }
+}
+/** A snapshot manifest references contents the gateway does not hold (upload them, then retry). */
+export class ContentMissingError extends GatewayError {
+  readonly code = 422;
+  constructor(readonly hashes: string[], readonly sessionID: string | null = null) {
+    super(`${hashes.length} content(s) referenced by the manifest were never uploaded (or have expired).`);
+  }
+}
+
+// Issue 8 (plugin-requested compaction and generation, run by the session's host).
+export type HostUnavailableReason = 'NO_HOST' | 'LEASE_EXPIRED' | 'HOST_FAILED';
+/** 503: no live host owns the session (none ever ran it, or its lease lapsed), or the host reported a failure. */
+export class HostUnavailableError extends GatewayError {
+  readonly code = 503;
+  constructor(readonly sessionID: string, readonly hostID: string | null, readonly reason: HostUnavailableReason, detail?: string) {
+    super(reason === 'NO_HOST'
+      ? `No host owns session ${sessionID}: it has never run an execution.`
+      : reason === 'LEASE_EXPIRED'
+        ? `The lease of host ${hostID}, which owns session ${sessionID}, has lapsed.`
+        : `Host ${hostID} could not do it${detail ? `: ${detail}` : '.'}`);
+  }
+}
+export type HostCapability = 'COMPACT' | 'GENERATE';
+/** 501: the session's host did not declare the capability the request needs. */
+export class UnsupportedError extends GatewayError {
+  readonly code = 501;
+  constructor(readonly sessionID: string, readonly hostID: string | null, readonly capability: HostCapability) {
+    super(`Host ${hostID} of session ${sessionID} does not support ${capability.toLowerCase()}.`);
+  }
+}
+/** 504: the host did not reply within the wait; its command is closed and a late reply is discarded. */
+export class CommandTimeoutError extends GatewayError {
+  readonly code = 504;
+  constructor(readonly sessionID: string, readonly commandID: string | null, readonly timeoutMs: number) {
+    super(`The host of session ${sessionID} did not answer within ${timeoutMs} ms; nothing was changed.`);
+  }
+}
+/** 404: the session's host does not offer this model (never a fall-back to another model). */
+export class ModelNotFoundError extends GatewayError {
+  readonly code = 404;
+  constructor(readonly sessionID: string | null, readonly providerID: string, readonly modelID: string, readonly hostID: string | null = null) {
+    super(`Model ${providerID}/${modelID} is not offered by the host of session ${sessionID}.`);
+  }
+}

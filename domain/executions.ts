@@ -8,11 +8,15 @@ import type { ExecutionRow, ExecutionStatus, InterruptReason, Trigger } from './
 import { lockSession } from './sessions.js';
 import { recordSettlement } from './settlements.js';
 import { checkText, LIMITS, requireId } from './validate.js';
+import { requireBoundarySnapshot } from './snapshots.js';
+import { freezeChangeset } from './changesets.js';
 
 export interface BeginExecutionInput {
   sessionID: string;
   hostID: string;
   trigger: Trigger;
+  /** The snapshot the host captured at admission (issue 3); without it the boundary reads START_NOT_CAPTURED. */
+  startSnapshot?: string | null;
 }
 
 /**
@@ -28,13 +32,14 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
     const [running] = await tx`SELECT id FROM executions WHERE session_id = ${sessionID} AND status = 'RUNNING'`;
     if (running) throw new SessionBusyError(sessionID, running.id);
     await requireHost(tx, actor, hostID, { live: true });
+    const startSnapshot = input.startSnapshot == null ? null : await requireBoundarySnapshot(tx, input.startSnapshot, sessionID, 'startSnapshot');
     const sequence = s.executionCount + 1;
     const [e] = await tx<ExecutionRow[]>`
-      INSERT INTO executions (id, session_id, sequence, host_id, status, trigger)
-      VALUES (${newId('execution')}, ${sessionID}, ${sequence}, ${hostID}, 'RUNNING', ${input.trigger})
+      INSERT INTO executions (id, session_id, sequence, host_id, status, trigger, start_snapshot_id)
+      VALUES (${newId('execution')}, ${sessionID}, ${sequence}, ${hostID}, 'RUNNING', ${input.trigger}, ${startSnapshot})
       RETURNING *`;
     await tx`UPDATE sessions SET execution_count = ${sequence}, host_id = ${hostID}, updated_at = now() WHERE id = ${sessionID}`;
-    await appendEvent(tx, sessionID, 'execution.started', { executionID: e.id, sequence, hostID, trigger: e.trigger });
+    await appendEvent(tx, sessionID, 'execution.started', { executionID: e.id, sequence, hostID, trigger: e.trigger, startSnapshotID: startSnapshot });
     return e;
   });
 }
@@ -44,6 +49,8 @@ export interface SettleExecutionInput {
   status: ExecutionStatus;
   interruptReason?: InterruptReason | null;
   error?: string | null;
+  /** The snapshot the host captured at settlement (issue 3): the changeset is frozen from it. */
+  endSnapshot?: string | null;
 }
 
 const SETTLE_STATUSES: ExecutionStatus[] = ['SUCCEEDED', 'FAILED', 'INTERRUPTED'];
@@ -74,13 +81,15 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
     if (e.status !== 'RUNNING') {
       throw new InvalidRequestError('executionID', `Execution ${executionID} is not running (it is ${e.status}).`);
     }
+    const endSnapshot = input.endSnapshot == null ? null : await requireBoundarySnapshot(tx, input.endSnapshot, s.id, 'endSnapshot');
     const [settled] = await tx<ExecutionRow[]>`
       UPDATE executions SET status = ${input.status}, interrupt_reason = ${input.interruptReason ?? null},
-        error = ${error}, settled_at = clock_timestamp()
+        error = ${error}, settled_at = clock_timestamp(), end_snapshot_id = ${endSnapshot}
       WHERE id = ${executionID} RETURNING *`;
+    await freezeChangeset(tx, { id: executionID, sessionId: s.id, startSnapshotId: (e as any).startSnapshotId ?? null, endSnapshotId: endSnapshot });
     await tx`UPDATE sessions SET updated_at = now() WHERE id = ${s.id}`;
     await appendEvent(tx, s.id, 'execution.settled', {
-      executionID, status: settled.status, interruptReason: settled.interruptReason, error: settled.error,
+      executionID, status: settled.status, interruptReason: settled.interruptReason, error: settled.error, endSnapshotID: endSnapshot,
     });
     await recordSettlement(tx, {
       sessionId: s.id, executionId: executionID, status: settled.status, directory: s.directory, settledAt: settled.settledAt!,

@@ -4,6 +4,7 @@ import { InvalidRequestError, JobNotFoundError, SessionSealedError } from './err
 import { requireHost } from './hosts.js';
 import { newId } from './ids.js';
 import { appendEvent } from './journal.js';
+import { cancelRestoredJob } from './commands.js';
 import type { JobKind, JobRow, JobStatus } from './rows.js';
 import { lockSession } from './sessions.js';
 import { checkText, LIMITS, optionalId, requireId } from './validate.js';
@@ -99,11 +100,17 @@ export async function restoreJob(sql: Sql, actor: Actor, input: { jobID: string;
     const { s, j } = await lockJob(tx, actor, jobID);
     await requireHost(tx, actor, hostID, { live: true });
     if (j.hostId !== hostID) throw new InvalidRequestError('hostID', `Job ${jobID} belongs to another host.`);
-    if (j.status === 'RUNNING' || j.status === 'CANCELLING') return j;
+    // Seal (issue 4): a job taken back while its session is sealing is cancelled again.
+    const resealed = async (r: JobRow) => {
+      if (!s.sealRequestedAt) return r;
+      await cancelRestoredJob(tx, s.id, r, (type, payload) => appendEvent(tx, s.id, type, payload));
+      return (await tx<JobRow[]>`SELECT * FROM jobs WHERE id = ${jobID}`)[0];
+    };
+    if (j.status === 'RUNNING' || j.status === 'CANCELLING') return resealed(j);
     if (j.status !== 'LOST') throw new InvalidRequestError('jobID', `Job ${jobID} has finished (${j.status}); only a LOST job can be restored.`);
     const [u] = await tx<JobRow[]>`UPDATE jobs SET status = 'RUNNING', restored = true WHERE id = ${jobID} RETURNING *`;
     await appendEvent(tx, s.id, 'job.restored', { jobID, hostID });
-    return u;
+    return resealed(u);
   });
 }
 

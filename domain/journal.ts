@@ -18,9 +18,11 @@ export type EventType =
   | 'session.removed'
   | 'session.sealing'
   | 'session.sealed'
+  | 'session.compacted' // issue 8 (domain/compaction.ts)
   | 'execution.started'
   | 'execution.settled'
   | 'execution.abandoned'
+  | 'execution.interrupting'
   | 'message.appended'
   | 'message.part_corrected'
   | 'message.retracted'

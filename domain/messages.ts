@@ -83,6 +83,8 @@ export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessage
   return sql.begin(async (tx) => {
     const s = await lockSession(tx, actor, sessionID);
     if (ADMISSION_ORIGINS.includes(input.origin) && s.sealRequestedAt) throw new SessionSealedError(sessionID);
+    // Once SEALED nothing of the session runs any more, so nothing may write to it either (issue 4).
+    if (s.sealedAt) throw new SessionSealedError(sessionID);
     if (executionID) {
       const [e] = await tx`SELECT session_id FROM executions WHERE id = ${executionID}`;
       if (!e || e.sessionId !== sessionID) throw new InvalidRequestError('executionID', `Execution ${executionID} is not an execution of session ${sessionID}.`);
@@ -107,7 +109,7 @@ type StoredPart = ReturnType<typeof checkPart> & { id: string };
 export async function insertParts(db: Db, sessionID: string, messageID: string, parts: StoredPart[]): Promise<void> {
   const rows = parts.map((p) => ({
     id: p.id, message_id: messageID, session_id: sessionID, index: p.index, type: p.type, text: p.text,
-    tool: p.tool, input: p.input === null || p.input === undefined ? null : JSON.stringify(p.input),
+    tool: p.tool, input: p.input === null || p.input === undefined ? null : db.json(p.input as any),
     output: p.output, status: p.status, path: p.path, mime: p.mime,
   }));
   await db`INSERT INTO parts ${db(rows, 'id', 'message_id', 'session_id', 'index', 'type', 'text', 'tool', 'input', 'output', 'status', 'path', 'mime')}`;

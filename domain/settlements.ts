@@ -1,31 +1,74 @@
-import type { Db, Tx } from '../db/connection.js';
+import type { Db, Sql, Tx } from '../db/connection.js';
 import { scopeCondition, type Actor } from './access.js';
 import { CHANNEL } from './journal.js';
 
 /**
- * The global settlement log. Its cursor (`pos`) follows commit order: the position is taken from a
- * single clock row whose lock is held until commit, so a transaction that commits later always gets
- * a larger position, and by the time a position is visible every smaller one is visible too. A
- * reader that has seen position p can therefore never later find a new row below p.
+ * The global settlement log, whose cursor (`pos`) follows commit order without serialising commits.
  *
- * recordSettlement must be the last statement of its transaction (keep the clock lock short).
+ * A settling transaction only stages its row (pos NULL) and sends a "staged" notice; it takes no
+ * global lock, so settlements commit in parallel (group commit included). The sequencer
+ * (`sequenceSettlements`, run by every gateway instance on staged notices, passes serialised by the
+ * clock row lock) gives every staged row it can see the next positions and commits. Because
+ * positions are only handed out by passes that run one after another, each starting after the
+ * previous one committed, a position becomes visible only when every smaller one is visible: a
+ * reader that has seen position p can never later find a new row below p. A slow settling
+ * transaction that commits after faster ones is simply sequenced by a later pass, so it gets a larger
+ * position: positions follow the order in which settlements became visible (commit order; rows that
+ * became visible between the same two passes are ordered by their staging id). Readers only see
+ * sequenced rows.
  */
 export async function recordSettlement(
   tx: Tx,
   s: { sessionId: string; executionId: string; status: string; directory: string; settledAt: Date },
-): Promise<number> {
-  const [row] = await tx`
-    WITH c AS (UPDATE clocks SET value = value + 1 WHERE name = 'settlement' RETURNING value),
-    i AS (
-      INSERT INTO settlements (pos, session_id, execution_id, status, directory, settled_at)
-      SELECT value, ${s.sessionId}, ${s.executionId}, ${s.status}, ${s.directory}, ${s.settledAt} FROM c
-      RETURNING pos
+): Promise<void> {
+  await tx`
+    WITH i AS (
+      INSERT INTO settlements (session_id, execution_id, status, directory, settled_at)
+      VALUES (${s.sessionId}, ${s.executionId}, ${s.status}, ${s.directory}, ${s.settledAt})
+      RETURNING id
     )
-    SELECT pos, pg_notify(${CHANNEL}, json_build_object('k', 's', 'p', pos)::text) FROM i`;
-  return Number(row.pos);
+    SELECT pg_notify(${CHANNEL}, '{"k":"q"}') FROM i`;
+}
+
+const SEQUENCE_BATCH = 5000;
+
+/**
+ * One sequencer pass: positions for every committed staged row, in one transaction, then a
+ * settlement notice carrying the new head. With `wait: false` it gives up at once (busy) when
+ * another pass holds the clock; with `wait: true` it waits, so every settlement committed before the
+ * call is sequenced when it returns. `more` says a full batch was sequenced (run again).
+ */
+export async function sequenceSettlements(sql: Sql, opts: { wait?: boolean } = {}): Promise<{ busy: boolean; count: number; top: number; more: boolean }> {
+  return sql.begin(async (tx) => {
+    // First statement: the clock lock. The next statement takes its snapshot after the lock is held,
+    // so it sees every row committed before this pass started (a single statement that waited on
+    // the lock would keep its older snapshot for the other table).
+    const [c] = opts.wait
+      ? await tx`SELECT value FROM clocks WHERE name = 'settlement' FOR UPDATE`
+      : await tx`SELECT value FROM clocks WHERE name = 'settlement' FOR UPDATE SKIP LOCKED`;
+    if (!c) return { busy: true, count: 0, top: 0, more: false };
+    const [r] = await tx`
+      WITH todo AS (
+        SELECT id, row_number() OVER (ORDER BY id) AS n FROM settlements WHERE pos IS NULL ORDER BY id LIMIT ${SEQUENCE_BATCH}
+      ), u AS (
+        UPDATE settlements s SET pos = ${c.value}::bigint + todo.n FROM todo WHERE s.id = todo.id RETURNING s.pos
+      ), k AS (
+        UPDATE clocks SET value = (SELECT max(pos) FROM u) WHERE name = 'settlement' AND EXISTS (SELECT 1 FROM u) RETURNING value
+      )
+      SELECT value AS top, (SELECT count(*) FROM u)::int AS n, pg_notify(${CHANNEL}, json_build_object('k', 's', 'p', value)::text) FROM k`;
+    if (!r) return { busy: false, count: 0, top: Number(c.value), more: false };
+    return { busy: false, count: r.n, top: Number(r.top), more: r.n >= SEQUENCE_BATCH };
+  });
+}
+
+/** Whether some committed settlement still waits for its position (cheap: a partial index). */
+export async function hasUnsequenced(db: Db): Promise<boolean> {
+  const [r] = await db`SELECT EXISTS (SELECT 1 FROM settlements WHERE pos IS NULL) AS x`;
+  return r.x;
 }
 
 export interface SettlementRow {
+  id: number;
   pos: number;
   sessionId: string;
   executionId: string;
@@ -52,6 +95,6 @@ export function encodeSettlementCursor(pos: number): string {
 }
 
 export function decodeSettlementCursor(cursor: string): number | null {
-  const m = /^settlement:(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString());
+  const m = /^settlement:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString());
   return m ? Number(m[1]) : null;
 }

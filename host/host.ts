@@ -1,8 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { GatewayClient, GatewayCallError } from '../client/index.js';
+import { ChatCompletionsClient, COMPACTION_INSTRUCTION, contextMessages, type LlmOptions } from './llm.js';
 import {
   AppendMessageDocument, BackgroundJobDocument, BeginExecutionDocument, FinishJobDocument, RegisterHostDocument,
   RenewHostLeaseDocument, RestoreJobDocument, SettleExecutionDocument, StartJobDocument,
+  AcknowledgeHostCommandDocument, HostCommandsDocument, type HostCommandsSubscription,
+  HostCommandDocument, ReplyHostCommandDocument,
   type AppendMessageInput, type JobKind, type Trigger, type ExecutionStatus, type InterruptReason,
 } from '../client/generated.js';
 
@@ -20,7 +24,21 @@ export interface ReferenceHostOptions {
   killGraceMs?: number;
   /** Working directory of the jobs' processes. */
   cwd?: string;
+  /**
+   * Called for an INTERRUPT_EXECUTION command (seal): stop the execution's work. The default settles
+   * the execution INTERRUPTED with the command's reason once this returns.
+   */
+  onInterrupt?: (executionID: string, reason: 'SEAL') => void | Promise<void>;
+  /**
+   * Issue 8: the OpenAI-compatible chat-completions endpoint used for COMPACT_SESSION and GENERATE
+   * commands (declare capabilities.compact / .generate and the models it offers).
+   */
+  llm?: LlmOptions;
+  /** The model that summarizes sessions (the session's model); default: the first of `models`. */
+  compactionModel?: { providerID: string; modelID: string };
 }
+
+export type HostCommand = HostCommandsSubscription['hostCommands'];
 
 export interface RunningJob {
   id: string;
@@ -41,6 +59,13 @@ export class ReferenceHost {
   private renewTimer: NodeJS.Timeout | null = null;
   readonly jobs = new Map<string, RunningJob>();
   private cancelled = new Set<string>();
+  /** Cancels that arrived before the job's process was known (admitted, not yet spawned). */
+  private cancelRequested = new Set<string>();
+  private crashed = false;
+  private killTimers = new Set<NodeJS.Timeout>();
+  private stopCommands: (() => void) | null = null;
+  /** Commands received (tests and demos look at them). */
+  readonly commands: HostCommand[] = [];
 
   constructor(readonly opts: ReferenceHostOptions) {
     this.client = new GatewayClient({ url: opts.url, token: opts.token, wsUrl: opts.wsUrl });
@@ -62,6 +87,8 @@ export class ReferenceHost {
       this.client.call(RenewHostLeaseDocument, { input: { hostID: this.id! } }).catch(() => {});
     }, every);
     this.renewTimer.unref();
+    const caps = this.opts.capabilities;
+    if (caps?.cancel !== false || caps?.compact || caps?.generate) this.listenForCommands();
     return this.id!;
   }
 
@@ -70,11 +97,11 @@ export class ReferenceHost {
     return this.id;
   }
 
-  async beginExecution(sessionID: string, trigger: Trigger = 'PROMPT') {
-    return this.client.call(BeginExecutionDocument, { input: { sessionID, hostID: this.hostID(), trigger } });
+  async beginExecution(sessionID: string, trigger: Trigger = 'PROMPT', opts: { startSnapshot?: string | null } = {}) {
+    return this.client.call(BeginExecutionDocument, { input: { sessionID, hostID: this.hostID(), trigger, ...opts } });
   }
 
-  async settleExecution(executionID: string, status: ExecutionStatus, opts: { interruptReason?: InterruptReason; error?: string } = {}) {
+  async settleExecution(executionID: string, status: ExecutionStatus, opts: { interruptReason?: InterruptReason; error?: string; endSnapshot?: string | null } = {}) {
     return this.client.call(SettleExecutionDocument, { input: { executionID, status, ...opts } });
   }
 
@@ -111,6 +138,8 @@ export class ReferenceHost {
     child.unref();
     const done = new Promise<{ status: 'COMPLETED' | 'ERROR' | 'CANCELLED'; exitCode: number | null }>((resolve) => {
       child.once('exit', async (code, signal) => {
+        await waitForGroupExit(child.pid!);
+        if (this.crashed) return;
         const status = this.cancelled.has(jobID) ? 'CANCELLED' : code === 0 ? 'COMPLETED' : 'ERROR';
         const exitCode = code ?? (signal ? 128 + (signal === 'SIGKILL' ? 9 : signal === 'SIGTERM' ? 15 : 1) : null);
         this.jobs.delete(jobID);
@@ -120,6 +149,7 @@ export class ReferenceHost {
     });
     const rj: RunningJob = { id: jobID, pid: child.pid!, done, process: child };
     this.jobs.set(jobID, rj);
+    if (this.cancelRequested.delete(jobID)) this.cancelJob(jobID);
     return rj;
   }
 
@@ -155,7 +185,8 @@ export class ReferenceHost {
     try { process.kill(-j.pid, 'SIGTERM'); } catch {}
     const t = setTimeout(() => { try { process.kill(-j.pid, 'SIGKILL'); } catch {} }, this.opts.killGraceMs ?? 2_000);
     t.unref();
-    j.done.finally(() => clearTimeout(t));
+    this.killTimers.add(t);
+    j.done.finally(() => { clearTimeout(t); this.killTimers.delete(t); });
     return true;
   }
 
@@ -163,10 +194,140 @@ export class ReferenceHost {
   async stop(opts: { crash?: boolean } = {}) {
     if (this.renewTimer) clearInterval(this.renewTimer);
     this.renewTimer = null;
+    if (opts.crash) {
+      // A crash takes the pending SIGKILLs with it.
+      this.crashed = true;
+      for (const t of this.killTimers) clearTimeout(t);
+    }
+    this.stopCommands?.();
+    this.stopCommands = null;
     if (!opts.crash) {
       for (const id of [...this.jobs.keys()]) this.cancelJob(id);
       await Promise.all([...this.jobs.values()].map((j) => j.done));
     }
     await this.client.close();
   }
+
+  // ---- Seal (issue 4): the host command channel -------------------------------------------------
+
+  /**
+   * Subscribes to this host's commands (graphql-ws; the client reconnects by itself and the gateway
+   * then delivers again every command not yet acknowledged). Each command is obeyed, then acknowledged.
+   */
+  private listenForCommands() {
+    const hostID = this.hostID();
+    this.stopCommands = this.client.subscribe(HostCommandsDocument, { hostID }, {
+      next: (d) => { void this.handleCommand(d.hostCommands).catch(() => {}); },
+      error: () => {},
+    });
+  }
+
+  private async handleCommand(c: HostCommand) {
+    if (this.crashed) return;
+    this.commands.push(c);
+    if (c.kind === 'COMPACT_SESSION' || c.kind === 'GENERATE') return this.handleRequest(c); // issue 8
+    if (c.kind === 'CANCEL_JOB' && c.jobID) {
+      // A job admitted but not spawned yet is cancelled as soon as its process exists.
+      if (!this.cancelJob(c.jobID)) this.cancelRequested.add(c.jobID);
+    } else if (c.kind === 'INTERRUPT_EXECUTION' && c.executionID) {
+      const reason = c.reason as 'SEAL'; // interrupts are only issued by a seal (PLUGIN: issue 8's requests)
+      await this.opts.onInterrupt?.(c.executionID, reason);
+      await this.settleExecution(c.executionID, 'INTERRUPTED', { interruptReason: reason }).catch(() => {});
+    }
+    await this.client.call(AcknowledgeHostCommandDocument, { input: { commandID: c.id } }).catch(() => {});
+  }
+
+  // ---- Issue 8: compaction and generation requests ----------------------------------------------
+
+  /** Requests being worked on (a reconnect redelivers pending commands: each runs once). */
+  private requestsInFlight = new Set<string>();
+  /** How each request ended on this host's side (tests look at it): the reply mutation's result type. */
+  readonly replies: { commandID: string; kind: string; result: string }[] = [];
+
+  /**
+   * COMPACT_SESSION: summarize payload.context with the compaction model. GENERATE: run payload.prompt
+   * after payload.context with exactly payload.model. Either way the answer (or the failure) goes back
+   * with replyHostCommand; a reply the gateway refuses as late is simply dropped.
+   */
+  private async handleRequest(c: HostCommand) {
+    if (this.requestsInFlight.has(c.id)) return;
+    this.requestsInFlight.add(c.id);
+    try {
+      const { hostCommand: full } = await this.client.request(HostCommandDocument, { id: c.id });
+      const p: any = full?.payload;
+      if (!full || !p || full.repliedAt) return;
+      let result: Record<string, unknown> | null = null;
+      let error: string | null = null;
+      try {
+        const llm = this.opts.llm;
+        if (!llm) throw new Error('this host has no model endpoint configured');
+        const client = new ChatCompletionsClient(llm);
+        const context = contextMessages(p.context ?? []);
+        if (c.kind === 'COMPACT_SESSION') {
+          const model = this.opts.compactionModel ?? this.opts.models?.[0];
+          if (!model) throw new Error('this host has no model to compact with');
+          const out = await client.complete(model, [...context, { role: 'user', content: COMPACTION_INSTRUCTION }]);
+          result = { summary: out.text, inputTokens: out.inputTokens, outputTokens: out.outputTokens };
+        } else {
+          const model = p.model as { providerID: string; modelID: string };
+          const out = await client.complete(model, [...context, { role: 'user', content: String(p.prompt) }]);
+          result = { text: out.text, providerID: model.providerID, modelID: model.modelID, inputTokens: out.inputTokens, outputTokens: out.outputTokens };
+        }
+      } catch (e: any) {
+        error = String(e?.message ?? e).slice(0, 2_000) || 'failed';
+      }
+      if (this.crashed) return;
+      const r = await this.client.request(ReplyHostCommandDocument, { input: { commandID: c.id, result, error } });
+      this.replies.push({ commandID: c.id, kind: c.kind, result: r.replyHostCommand.__typename });
+    } catch {
+      // The gateway could not be reached: the command stays pending and is delivered again on reconnect.
+      this.requestsInFlight.delete(c.id);
+      return;
+    }
+  }
+
+  /**
+   * After a restart: takes back a job whose process group this host still supervises (by PID, e.g.
+   * from its own state file), then watches the group and reports its end like any other job.
+   */
+  async adoptJob(jobID: string, pid: number): Promise<RunningJob> {
+    await this.restoreJob(jobID);
+    const done = (async () => {
+      await waitForGroupExit(pid, 20);
+      this.jobs.delete(jobID);
+      const status = this.cancelled.has(jobID) ? 'CANCELLED' as const : 'ERROR' as const;
+      if (!this.crashed) await this.reportFinish(jobID, status, null);
+      return { status, exitCode: null };
+    })();
+    const rj: RunningJob = { id: jobID, pid, done, process: null as any };
+    this.jobs.set(jobID, rj);
+    if (this.cancelRequested.delete(jobID)) this.cancelJob(jobID);
+    return rj;
+  }
 }
+
+/** Resolves once no process of the group is left (a job is over only when everything it started is). */
+async function waitForGroupExit(pgid: number, everyMs = 10): Promise<void> {
+  for (let wait = 1; groupRunning(pgid); wait = Math.min(wait * 2, everyMs)) {
+    await new Promise((r) => setTimeout(r, wait));
+  }
+}
+
+/**
+ * True while a process of the group can still run. Zombies do not count: they have terminated and
+ * only wait for their parent (init, for orphans) to reap them, which some inits do only now and then.
+ */
+export function groupRunning(pgid: number): boolean {
+  try { process.kill(-pgid, 0); } catch (e: any) { return e?.code !== 'ESRCH'; }
+  let entries: string[];
+  try { entries = readdirSync('/proc'); } catch { return true; } // no procfs: trust kill(0)
+  for (const d of entries) {
+    if (d.charCodeAt(0) < 48 || d.charCodeAt(0) > 57) continue;
+    let stat: string;
+    try { stat = readFileSync(`/proc/${d}/stat`, 'utf8'); } catch { continue; }
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(f[2]) === pgid && f[0] !== 'Z' && f[0] !== 'X') return true;
+  }
+  return false;
+}
+

@@ -10,12 +10,18 @@ import { decodeCursor, encodeCursor, pageSize, toPage, type Page } from './pagin
  */
 export type Loaders = ReturnType<typeof createLoaders>;
 
+/**
+ * Batches are dispatched on setImmediate, after every pending promise of the current resolution
+ * wave has run, so loads from sibling resolvers land in one batch however their awaits interleave.
+ */
+const schedule = { batchScheduleFn: (cb: () => void) => setImmediate(cb) };
+
 function byId<T extends { id: string }>(fetch: (ids: string[]) => Promise<T[]>) {
   return new DataLoader<string, T | null>(async (ids) => {
     const rows = await fetch([...ids]);
     const map = new Map(rows.map((r) => [r.id, r]));
     return ids.map((id) => map.get(id) ?? null);
-  });
+  }, schedule);
 }
 
 function groupBy<T>(keys: readonly string[], rows: T[], keyOf: (r: T) => string): T[][] {
@@ -59,7 +65,7 @@ function pagedLoader<T>(
       );
       return keys.map((k) => result.get(k)!);
     },
-    { cacheKeyFn: (k) => `${k.parent}|${k.limit}|${k.after ?? ''}` },
+    { cacheKeyFn: (k) => `${k.parent}|${k.limit}|${k.after ?? ''}`, ...schedule },
   );
   return (parent: string, args: PageArgs) =>
     loader.load({ parent, limit: pageSize(args.first), after: decodeCursor(kind, args.after, numeric as any) });
@@ -81,18 +87,18 @@ export function createLoaders(sql: Sql, actor: Actor) {
       const rows = await db<ExecutionRow[]>`SELECT * FROM executions WHERE session_id = ANY(${[...ids]}) AND status = 'RUNNING'`;
       const map = new Map(rows.map((r) => [r.sessionId, r]));
       return ids.map((id) => map.get(id) ?? null);
-    }),
+    }, schedule),
     lastSettledExecution: new DataLoader<string, ExecutionRow | null>(async (ids) => {
       const rows = await db<ExecutionRow[]>`
         SELECT DISTINCT ON (session_id) * FROM executions
         WHERE session_id = ANY(${[...ids]}) AND status <> 'RUNNING' ORDER BY session_id, sequence DESC`;
       const map = new Map(rows.map((r) => [r.sessionId, r]));
       return ids.map((id) => map.get(id) ?? null);
-    }),
+    }, schedule),
     parts: new DataLoader<string, PartRow[]>(async (ids) => {
       const rows = await db<PartRow[]>`SELECT * FROM parts WHERE message_id = ANY(${[...ids]}) ORDER BY message_id, index`;
       return groupBy(ids, rows, (r) => r.messageId);
-    }),
+    }, schedule),
 
     childrenOfSession: pagedLoader<SessionRow>('session', false, (r) => r.id, (r) => r.parentId!, (parents, limit, after) => db<SessionRow[]>`
       SELECT c.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (

@@ -43,3 +43,84 @@ export {
   ExecutionNotFoundError, HostNotFoundError, InvalidRequestError, JobNotFoundError, MessageNotFoundError,
   PartNotFoundError, SessionBusyError, SessionNotFoundError, SessionSealedError,
 };
+
+// Issue 3 (changesets).
+import { ContentMissingError } from '../domain/errors.js';
+errorType(ContentMissingError, 'ContentMissingError', (t) => ({
+  sessionID: t.exposeID('sessionID', { nullable: true }),
+  hashes: t.exposeStringList('hashes', { description: 'Contents to upload before retrying (at most 1000 listed).' }),
+}));
+export { ContentMissingError };
+
+// Issue 4 (seal).
+import { SealTimeoutError, SealUnsupportedError } from '../domain/errors.js';
+import { ExecutionRef, JobRef } from './refs.js';
+export const SealUnsupportedReasonEnum = builder.enumType('SealUnsupportedReason', {
+  values: {
+    HOST_CANNOT_CANCEL: { description: 'The host owning unfinished work did not declare capabilities.cancel.' },
+    JOB_LOST: { description: 'The lease of the host owning a job lapsed (the job is LOST): its end cannot be proven.' },
+  } as const,
+});
+errorType(SealTimeoutError, 'SealTimeoutError', (t) => ({
+  sessionID: t.exposeID('sessionID', { nullable: true }),
+  pendingJobs: t.field({
+    type: [JobRef],
+    description: 'Jobs of the session that had not ended when the wait ran out.',
+    resolve: async (e: SealTimeoutError, _a: unknown, ctx: any) => (await ctx.loaders.job.loadMany(e.pendingJobIDs)).filter((j: any) => j && !(j instanceof Error)),
+  }),
+  pendingExecution: t.field({
+    type: ExecutionRef,
+    nullable: true,
+    resolve: (e: SealTimeoutError, _a: unknown, ctx: any) => (e.pendingExecutionID ? ctx.loaders.execution.load(e.pendingExecutionID) : null),
+  }),
+  timeoutMs: t.int({ description: 'The wait applied (the requested one, capped by configuration).', resolve: (e: SealTimeoutError) => e.timeoutMs }),
+}));
+errorType(SealUnsupportedError, 'SealUnsupportedError', (t) => ({
+  sessionID: t.exposeID('sessionID', { nullable: true }),
+  reason: t.field({ type: SealUnsupportedReasonEnum, resolve: (e: SealUnsupportedError) => e.reason }),
+  jobs: t.field({
+    type: [JobRef],
+    description: 'The jobs whose termination cannot be proven.',
+    resolve: async (e: SealUnsupportedError, _a: unknown, ctx: any) => (await ctx.loaders.job.loadMany(e.jobIDs)).filter((j: any) => j && !(j instanceof Error)),
+  }),
+  execution: t.field({
+    type: ExecutionRef,
+    nullable: true,
+    description: 'The running execution whose host cannot interrupt it, if that is the reason.',
+    resolve: (e: SealUnsupportedError, _a: unknown, ctx: any) => (e.executionID ? ctx.loaders.execution.load(e.executionID) : null),
+  }),
+}));
+export { SealTimeoutError, SealUnsupportedError };
+
+// Issue 8 (compaction and generation).
+import { CommandTimeoutError, HostUnavailableError, ModelNotFoundError, UnsupportedError } from '../domain/errors.js';
+export const HostUnavailableReasonEnum = builder.enumType('HostUnavailableReason', {
+  values: {
+    NO_HOST: { description: 'No host owns the session: it has never run an execution.' },
+    LEASE_EXPIRED: { description: 'The lease of the host that owns the session lapsed (before or during the request).' },
+    HOST_FAILED: { description: 'The host answered with a failure (e.g. its model provider failed).' },
+  } as const,
+});
+export const HostCapabilityEnum = builder.enumType('HostCapability', { values: ['COMPACT', 'GENERATE'] as const });
+errorType(HostUnavailableError, 'HostUnavailableError', (t) => ({
+  sessionID: t.exposeID('sessionID', { nullable: true }),
+  hostID: t.exposeID('hostID', { nullable: true }),
+  reason: t.field({ type: HostUnavailableReasonEnum, resolve: (e: HostUnavailableError) => e.reason }),
+}));
+errorType(UnsupportedError, 'UnsupportedError', (t) => ({
+  sessionID: t.exposeID('sessionID', { nullable: true }),
+  hostID: t.exposeID('hostID', { nullable: true }),
+  capability: t.field({ type: HostCapabilityEnum, resolve: (e: UnsupportedError) => e.capability }),
+}));
+errorType(CommandTimeoutError, 'CommandTimeoutError', (t) => ({
+  sessionID: t.exposeID('sessionID', { nullable: true }),
+  commandID: t.exposeID('commandID', { nullable: true }),
+  timeoutMs: t.int({ description: 'The wait applied (the requested one, capped by configuration).', resolve: (e: CommandTimeoutError) => e.timeoutMs }),
+}));
+errorType(ModelNotFoundError, 'ModelNotFoundError', (t) => ({
+  sessionID: t.exposeID('sessionID', { nullable: true }),
+  hostID: t.exposeID('hostID', { nullable: true }),
+  providerID: t.exposeString('providerID'),
+  modelID: t.exposeString('modelID'),
+}));
+export { CommandTimeoutError, HostUnavailableError, ModelNotFoundError, UnsupportedError };

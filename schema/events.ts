@@ -7,8 +7,9 @@ import { getExecution } from '../domain/executions.js';
 import { getJob } from '../domain/jobs.js';
 import { getMessage } from '../domain/messages.js';
 import { resumable } from '../subscriptions/feed.js';
-import { liveSignal } from '../subscriptions/signal.js';
+import { revocationOf } from '../subscriptions/signal.js';
 import { isId } from '../domain/ids.js';
+import { createLoaders } from '../resolvers/loaders.js';
 
 export function encodeJournalCursor(seq: number) { return Buffer.from(`journal:${seq}`).toString('base64url'); }
 export function decodeJournalCursor(c: string): number | null {
@@ -70,9 +71,14 @@ builder.subscriptionField('sessionEvents', (t) =>
         cursorOf: (e) => e.seq,
         replay: (a, limit) => readJournal(ctx.sql, sessionID, a, limit),
         accept: () => true,
-        signal: liveSignal(ctx),
+        abortOn: revocationOf(ctx.gateway.revocations, ctx.actor.tokenID),
       });
     },
-    resolve: (e) => e,
+    // A subscription keeps one context for all its events: fresh loaders per event, or a message
+    // corrected after an earlier event would be read from that event's cached parts.
+    resolve: (e, _a, ctx) => {
+      ctx.loaders = createLoaders(ctx.sql, ctx.actor);
+      return e;
+    },
   }),
 );

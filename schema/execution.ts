@@ -40,6 +40,7 @@ const BeginExecutionInput = builder.inputType('BeginExecutionInput', {
     sessionID: t.id({ required: true }),
     hostID: t.id({ required: true }),
     trigger: t.field({ type: TriggerEnum, required: true }),
+    startSnapshot: t.id({ required: false, description: 'The Snapshot captured at admission; without it the boundary reads START_NOT_CAPTURED.' }),
   }),
 });
 
@@ -49,6 +50,7 @@ const SettleExecutionInput = builder.inputType('SettleExecutionInput', {
     status: t.field({ type: ExecutionStatusEnum, required: true, description: 'SUCCEEDED, FAILED or INTERRUPTED.' }),
     interruptReason: t.field({ type: InterruptReasonEnum, required: false, description: 'Required with INTERRUPTED.' }),
     error: t.string({ required: false }),
+    endSnapshot: t.id({ required: false, description: 'The Snapshot captured at settlement; the changeset is frozen from it.' }),
   }),
 });
 
@@ -59,13 +61,15 @@ builder.mutationFields((t) => ({
     errors: { types: [SessionBusyError, SessionSealedError, SessionNotFoundError, HostNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: BeginExecutionInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      beginExecution(ctx.sql, ctx.actor, { sessionID: String(input.sessionID), hostID: String(input.hostID), trigger: input.trigger }),
+      beginExecution(ctx.sql, ctx.actor, { sessionID: String(input.sessionID), hostID: String(input.hostID), trigger: input.trigger,
+        startSnapshot: input.startSnapshot == null ? null : String(input.startSnapshot) }),
   }),
   settleExecution: t.field({
     type: ExecutionRef,
     extensions: allow('host'),
     errors: { types: [ExecutionNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: SettleExecutionInput, required: true }) },
-    resolve: (_r, { input }, ctx) => settleExecution(ctx.sql, ctx.actor, { ...input, executionID: String(input.executionID) }),
+    resolve: (_r, { input }, ctx) => settleExecution(ctx.sql, ctx.actor, {
+      ...input, executionID: String(input.executionID), endSnapshot: input.endSnapshot == null ? null : String(input.endSnapshot) }),
   }),
 }));

@@ -5,6 +5,7 @@ import './connection.js';
 import './enums.js';
 import './session.js';
 import './execution.js';
+import './changeset.js';
 import './job.js';
 import './message.js';
 import './host.js';
@@ -13,6 +14,12 @@ import './node.js';
 import './token.js';
 import './settlement.js';
 import './events.js';
+import './corrections.js';
+import './context.js';
+import './seal.js';
+import './commands.js';
+import './compaction.js';
+import './generation.js';
 
 export const schema = builder.toSchema();
 

@@ -3,7 +3,8 @@ import { MessageOriginEnum, MessageRoleEnum, PartTypeEnum } from './enums.js';
 import { InvalidRequestError, SessionNotFoundError, SessionSealedError } from './errors.js';
 import { ExecutionRef, MessageRef, NodeRef, PartRef, SessionRef } from './refs.js';
 import { appendMessage } from '../domain/messages.js';
-import type { PartRow } from '../domain/rows.js';
+import { visibleParts } from '../domain/corrections.js';
+import type { MessageRow, PartRow } from '../domain/rows.js';
 
 PartRef.implement({
   description: 'One part of a message.',
@@ -14,7 +15,7 @@ PartRef.implement({
   }),
 });
 
-builder.objectRef<PartRow>('TextPart').implement({
+export const TextPartRef = builder.objectRef<PartRow>('TextPart').implement({
   interfaces: [PartRef],
   fields: (t) => ({
     text: t.string({ resolve: (p) => p.text ?? '' }),
@@ -41,6 +42,14 @@ builder.objectRef<PartRow>('FilePart').implement({
   }),
 });
 
+const RetractionRef = builder.objectRef<MessageRow>('Retraction').implement({
+  description: 'Why and when a message was retracted. The message now reads as a gateway-owned placeholder.',
+  fields: (t) => ({
+    reason: t.exposeString('retractionReason', { nullable: true }),
+    retractedAt: t.field({ type: 'DateTime', resolve: (m) => m.retractedAt! }),
+  }),
+});
+
 MessageRef.implement({
   description: 'A stored message of a session. Its ID and its parts\' IDs never change.',
   interfaces: [NodeRef],
@@ -55,8 +64,13 @@ MessageRef.implement({
     }),
     role: t.field({ type: MessageRoleEnum, resolve: (m) => m.role }),
     origin: t.field({ type: MessageOriginEnum, resolve: (m) => m.origin }),
-    parts: t.field({ type: [PartRef], resolve: (m, _a, ctx) => ctx.loaders.parts.load(m.id) }),
-    revision: t.exposeInt('revision'),
+    parts: t.field({
+      type: [PartRef],
+      description: 'A retracted message has one TextPart with the gateway\'s fixed placeholder text.',
+      resolve: async (m, _a, ctx) => visibleParts(m, await ctx.loaders.parts.load(m.id)),
+    }),
+    retraction: t.field({ type: RetractionRef, nullable: true, resolve: (m) => (m.retractedAt ? m : null) }),
+    revision: t.exposeInt('revision', { description: 'Starts at 1 and increases with every correction or retraction.' }),
     createdAt: t.field({ type: 'DateTime', resolve: (m) => m.createdAt }),
   }),
 });

@@ -4,11 +4,12 @@ import { ExecutionStatusEnum } from './enums.js';
 import { ExecutionRef } from './refs.js';
 import { inScope } from '../domain/access.js';
 import { getExecution } from '../domain/executions.js';
-import { decodeSettlementCursor, encodeSettlementCursor, readSettlements, type SettlementRow } from '../domain/settlements.js';
+import { decodeSettlementCursor, encodeSettlementCursor, hasUnsequenced, readSettlements, sequenceSettlements, type SettlementRow } from '../domain/settlements.js';
+import { isId } from '../domain/ids.js';
 import { pageSize, toPage } from '../resolvers/pagination.js';
 import { connectionOf, pageArgs } from './connection.js';
 import { resumable } from '../subscriptions/feed.js';
-import { liveSignal } from '../subscriptions/signal.js';
+import { revocationOf } from '../subscriptions/signal.js';
 
 export const SettlementEventRef = builder.objectRef<SettlementRow>('SettlementEvent').implement({
   description: 'An execution reached a terminal status. `cursor` follows commit order across the whole gateway.',
@@ -29,11 +30,23 @@ export const SettlementEventRef = builder.objectRef<SettlementRow>('SettlementEv
 
 const SettlementConnection = connectionOf<SettlementRow>('Settlement', SettlementEventRef);
 
+function badInput(message: string) {
+  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+}
+
 function cursorArg(after: string | null | undefined): number | null {
   if (after == null) return null;
   const pos = decodeSettlementCursor(after);
-  if (pos === null) throw new GraphQLError('after is not a settlement cursor.', { extensions: { code: 'BAD_USER_INPUT' } });
+  if (pos === null) throw badInput('after is not a settlement cursor.');
   return pos;
+}
+
+/** A malformed session ID is bad input; a well-formed one that is missing or out of scope just matches nothing. */
+function sessionArg(id: string | number | null | undefined): string | null {
+  if (id == null) return null;
+  const s = String(id);
+  if (!isId('session', s)) throw badInput('sessionID is not a session ID.');
+  return s;
 }
 
 builder.queryField('settlements', (t) =>
@@ -43,10 +56,15 @@ builder.queryField('settlements', (t) =>
     args: { ...pageArgs, sessionID: t.arg.id({ required: false }) },
     resolve: async (_r, args, ctx) => {
       const limit = pageSize(args.first);
+      const after = cursorArg(args.after) ?? 0;
+      const sessionID = sessionArg(args.sessionID);
+      // Read your writes: a settlement committed before this query is in its answer, even if no
+      // sequencer pass has given it a position yet.
+      if (await hasUnsequenced(ctx.sql)) await sequenceSettlements(ctx.sql, { wait: true });
       const rows = await readSettlements(ctx.sql, ctx.actor, {
-        after: cursorArg(args.after) ?? 0,
+        after,
         limit: limit + 1,
-        sessionID: args.sessionID == null ? null : String(args.sessionID),
+        sessionID,
       });
       return toPage(rows, limit, (r) => encodeSettlementCursor(r.pos));
     },
@@ -59,15 +77,17 @@ builder.subscriptionField('executionSettled', (t) =>
     description: 'Every settlement committed after `after` (replayed first), then live, in commit order, without gap or duplicate.',
     args: { sessionID: t.arg.id({ required: false }), after: t.arg.string({ required: false }) },
     subscribe: (_r, args, ctx) => {
-      const sessionID = args.sessionID == null ? null : String(args.sessionID);
-      const signal = liveSignal(ctx);
+      const sessionID = sessionArg(args.sessionID);
+      const after = cursorArg(args.after);
+      // Live rows come from the instance's shared reader of the log; each is filtered here with the
+      // same scope rule the replay query applies in SQL (inScope = scopeCondition).
       return resumable<SettlementRow>({
         feed: ctx.gateway.settlements,
-        after: cursorArg(args.after),
+        after,
         cursorOf: (r) => r.pos,
-        replay: (after, limit) => readSettlements(ctx.sql, ctx.actor, { after, limit, sessionID }),
+        replay: (a, limit) => readSettlements(ctx.sql, ctx.actor, { after: a, limit, sessionID }),
         accept: (r) => (!sessionID || r.sessionId === sessionID) && inScope(ctx.actor, r.directory),
-        signal,
+        abortOn: revocationOf(ctx.gateway.revocations, ctx.actor.tokenID),
       });
     },
     resolve: (r) => r,

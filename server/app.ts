@@ -13,6 +13,7 @@ import { schema } from '../schema/index.js';
 import { useRoles } from './access.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { Gateway, type GatewayConfig } from './gateway.js';
+import { useSharedSubscriptionExecution } from '../subscriptions/shared.js';
 
 export interface AppOptions {
   sql: Sql;
@@ -78,7 +79,7 @@ export function buildApp(opts: AppOptions): App {
       subscriptionsProtocol: 'WS',
       headers: JSON.stringify({ Authorization: 'Bearer <paste the admin token printed at first start>' }),
     },
-    plugins: [auth, useRoles(), ...useLimits(opts.limits ?? DEFAULT_LIMITS)],
+    plugins: [auth, useRoles(), ...useLimits(opts.limits ?? DEFAULT_LIMITS), useSharedSubscriptionExecution()],
     context: ({ request, actor }) => {
       const who = actor ?? (request ? actors.get(request) : undefined);
       if (!who) throw new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' } });
@@ -115,7 +116,7 @@ export function buildApp(opts: AppOptions): App {
   });
 
   const wss = new WebSocketServer({ server, path: '/graphql' });
-  const wsServer = useServer<Record<string, unknown>, { actor: Actor }>(
+  const wsServer = useServer<Record<string, unknown>, { actor: Actor; unwatch?: () => void }>(
     {
       onConnect: async (ctx) => {
         const p = ctx.connectionParams ?? {};
@@ -123,29 +124,38 @@ export function buildApp(opts: AppOptions): App {
         const actor = await authenticate(sql, bearer(raw));
         if (!actor) return false; // closes with 4403 Forbidden
         ctx.extra.actor = actor;
+        // Revoked while connected: close with 4401, which graphql-ws clients do not retry.
+        const socket = (ctx.extra as any).socket as { close(code: number, reason: string): void };
+        ctx.extra.unwatch = gateway.revocations.watch(actor.tokenID, () => socket.close(4401, 'Unauthorized: token revoked'));
         return true;
       },
+      onClose: (ctx) => { ctx.extra.unwatch?.(); },
       execute: (args: any) => args.rootValue.execute(args),
       subscribe: (args: any) => args.rootValue.subscribe(args),
       onSubscribe: async (ctx, _id, payload) => {
-        const { schema: s, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-          ...ctx,
-          actor: ctx.extra.actor,
-          params: payload,
-        } as any);
-        let document;
-        try { document = parse(payload.query); } catch (e) { return [e as GraphQLError]; }
-        const args: ExecutionArgs = {
-          schema: s,
-          operationName: payload.operationName,
-          document,
-          variableValues: payload.variables,
-          contextValue: await contextFactory(),
-          rootValue: { execute, subscribe },
-        };
-        const errors = validate(args.schema, args.document);
-        if (errors.length) return errors;
-        return args;
+        try {
+          const { schema: s, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+            ...ctx,
+            actor: ctx.extra.actor,
+            params: payload,
+          } as any);
+          const document = parse(payload.query);
+          const args: ExecutionArgs = {
+            schema: s,
+            operationName: payload.operationName,
+            document,
+            variableValues: payload.variables,
+            contextValue: await contextFactory(),
+            rootValue: { execute, subscribe },
+          };
+          const errors = validate(args.schema, args.document);
+          if (errors.length) return errors;
+          return args;
+        } catch (e) {
+          // Parse and limit errors are the client's; anything else is masked like over HTTP.
+          if (e instanceof GraphQLError) return [e];
+          return [new GraphQLError('Unexpected error.', { extensions: { code: 'INTERNAL_SERVER_ERROR' } })];
+        }
       },
     },
     wss,

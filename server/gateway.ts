@@ -4,30 +4,50 @@ import { sweepExpiredLeases } from '../domain/hosts.js';
 import type { SettlementRow } from '../domain/settlements.js';
 import { PgBus } from '../subscriptions/bus.js';
 import { Feed } from '../subscriptions/feed.js';
+import { Revocations } from '../subscriptions/signal.js';
+import { Sequencer } from '../subscriptions/sequencer.js';
 import { SYSTEM } from '../domain/access.js';
 import { readSettlements } from '../domain/settlements.js';
+import { pruneChangesets } from '../domain/changesets.js';
 
 export interface GatewayConfig {
   /** How often this instance looks for hosts whose lease lapsed. */
   sweepIntervalMs: number;
+  /** How often this instance applies the changeset retention policy (ms; 0 = off). Default 600000 (issue 3). */
+  retentionIntervalMs?: number;
+  /** Safety poll of the feeds while they have subscribers (ms; 0 = off). Default 5000. */
+  feedPollMs?: number;
+  /** Upper bound of sealSession's timeoutMs (ms). Default 120000. */
+  sealMaxTimeoutMs?: number;
+  /** Upper bound of compactSession's and generate's timeoutMs (ms). Default 120000 (issue 8). */
+  hostRequestMaxTimeoutMs?: number;
 }
 
 /** The services one gateway instance keeps besides its connections: the bus, its feeds, the lease sweeper. */
 export class Gateway {
   readonly bus: PgBus;
   readonly settlements: Feed<SettlementRow>;
+  /** Ends subscriptions and WebSocket connections of revoked tokens. */
+  readonly revocations: Revocations;
+  /** Gives staged settlements their positions in the global log. */
+  readonly sequencer: Sequencer;
   private journals = new Map<string, Feed<JournalEvent>>();
   private sweeper: NodeJS.Timeout | null = null;
   private sweeping = false;
+  /** Aborted when the instance stops: waits such as a seal's end early (their state is persisted). */
+  readonly stopping = new AbortController();
 
   constructor(readonly sql: Sql, readonly config: GatewayConfig) {
     this.bus = new PgBus(sql);
+    this.revocations = new Revocations(sql, this.bus);
+    this.sequencer = new Sequencer(sql, this.bus);
     this.settlements = new Feed<SettlementRow>(
       this.bus,
       'settlements',
       (after, limit) => readSettlements(sql, SYSTEM, { after, limit }),
       (r) => r.pos,
       async () => Number((await sql`SELECT coalesce(max(pos), 0) AS head FROM settlements`)[0].head),
+      { pollMs: config.feedPollMs },
     );
   }
 
@@ -41,7 +61,7 @@ export class Gateway {
         (after, limit) => readJournal(this.sql, sessionID, after, limit),
         (e) => e.seq,
         async () => Number((await this.sql`SELECT coalesce(max(seq), 0) AS head FROM journal WHERE session_id = ${sessionID}`)[0].head),
-        () => this.journals.delete(sessionID),
+        { pollMs: this.config.feedPollMs, onIdle: () => { if (this.journals.get(sessionID) === f) this.journals.delete(sessionID); } },
       );
       this.journals.set(sessionID, f);
     }
@@ -50,11 +70,19 @@ export class Gateway {
 
   async start(): Promise<void> {
     await this.bus.start();
+    this.sequencer.start();
     if (this.config.sweepIntervalMs > 0) {
       this.sweeper = setInterval(() => void this.sweep(), this.config.sweepIntervalMs);
       this.sweeper.unref();
     }
+    const retentionMs = this.config.retentionIntervalMs ?? 600_000;
+    if (retentionMs > 0) {
+      // Any instance may prune: concurrent runs on other instances skip (see pruneChangesets).
+      this.retention = setInterval(() => { pruneChangesets(this.sql).catch(() => { /* retried at the next tick */ }); }, retentionMs);
+      this.retention.unref();
+    }
   }
+  private retention: NodeJS.Timeout | null = null;
 
   async sweep(): Promise<void> {
     if (this.sweeping) return;
@@ -63,7 +91,9 @@ export class Gateway {
   }
 
   async stop(): Promise<void> {
+    this.stopping.abort();
     if (this.sweeper) clearInterval(this.sweeper);
+    if (this.retention) clearInterval(this.retention);
     await this.bus.stop();
   }
 }

@@ -8,40 +8,65 @@ type Listener = (n: Notice) => void;
  * only say "something committed at cursor X"; readers re-read the rows themselves. After the
  * listening connection is lost and comes back, every `onResync` listener runs so readers catch up
  * from the database: a dropped connection loses no event.
+ *
+ * postgres.js keeps LISTEN on a dedicated connection (no idle timeout); when that connection closes
+ * (pg_terminate_backend, network, server restart) it reconnects, issues LISTEN again and calls the
+ * `onlisten` callback again: that second and later call is our resync signal. The resync runs only
+ * after LISTEN is in place again, so anything committed before it is read by the catch-up and
+ * anything after it is notified.
  */
 export class PgBus {
   private topics = new Map<string, Set<Listener>>();
   private resync = new Set<() => void>();
-  private unlisten: (() => Promise<void>) | null = null;
   private connects = 0;
+  private stopped = false;
+  private unlisten: (() => Promise<void>) | null = null;
+  /** How many times the listening connection came back (tests look at it). */
+  resyncs = 0;
 
   constructor(private sql: Sql) {}
 
   async start(): Promise<void> {
+    this.stopped = false;
     const sub = await this.sql.listen(
       CHANNEL,
       (payload) => {
+        if (this.stopped) return;
         let n: Notice;
         try { n = JSON.parse(payload); } catch { return; }
+        if (!n || typeof n !== 'object') return;
         this.dispatch(topicOf(n), n);
         this.dispatch('*', n);
       },
       () => {
         // Runs on the first LISTEN and again after every reconnect.
-        if (this.connects++ > 0) for (const fn of [...this.resync]) fn();
+        if (this.connects++ > 0 && !this.stopped) {
+          this.resyncs++;
+          for (const fn of [...this.resync]) {
+            try { fn(); } catch { /* one reader's failure is its own */ }
+          }
+        }
       },
     );
     this.unlisten = sub.unlisten;
   }
 
+  /**
+   * Stops dispatching. (postgres.js hands out a new unlisten handle at each reconnect, so the one
+   * from start() may be stale; the LISTEN connection itself ends with the pool.)
+   */
   async stop(): Promise<void> {
+    this.stopped = true;
     await this.unlisten?.().catch(() => {});
     this.unlisten = null;
   }
 
   private dispatch(topic: string, n: Notice) {
     const set = this.topics.get(topic);
-    if (set) for (const fn of [...set]) fn(n);
+    if (!set) return;
+    for (const fn of [...set]) {
+      try { fn(n); } catch { /* a listener's failure is its own */ }
+    }
   }
 
   on(topic: string, fn: Listener): () => void {
@@ -50,7 +75,7 @@ export class PgBus {
     set.add(fn);
     return () => {
       set!.delete(fn);
-      if (set!.size === 0) this.topics.delete(topic);
+      if (set!.size === 0 && this.topics.get(topic) === set) this.topics.delete(topic);
     };
   }
 
@@ -64,10 +89,12 @@ export class PgBus {
 }
 
 export function topicOf(n: Notice): string {
-  switch (n.k) {
-    case 'j': return `journal:${n.s}`;
+  const k = (n as { k: string }).k as Notice['k'] | 'q';
+  switch (k) {
+    case 'j': return `journal:${(n as { s: string }).s}`;
     case 's': return 'settlements';
     case 't': return 'tokens';
-    default: return `other:${(n as any).k}`;
+    case 'q': return 'settlements:staged'; // a settlement was staged; the sequencer gives it a position
+    default: return `other:${k}`;
   }
 }

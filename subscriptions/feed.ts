@@ -1,19 +1,41 @@
 import type { PgBus } from './bus.js';
 
+const BATCH = 1000;
+
+export interface FeedOptions {
+  /** Called when the last subscriber left (the owner may drop the feed). */
+  onIdle?: () => void;
+  /**
+   * Safety net: while the feed has subscribers it also reads the log this often, whatever the bus
+   * says (a listening connection that died silently is only noticed by TCP keepalive). 0 = off.
+   */
+  pollMs?: number;
+}
+
 /**
  * A shared, ordered reader of one log (the settlement log, or one session's journal) for this
  * instance. It keeps a high-water cursor and, whenever the bus says something committed (or the
- * listening connection came back), reads every row past it, in order, and hands each row to every
- * live subscriber. One query per wake-up per instance, however many subscribers.
+ * listening connection came back, or the safety poll fires), reads every row past it, in order, and
+ * hands each row to every live subscriber. One query per wake-up per instance, however many
+ * subscribers; wake-ups that arrive while a read is running are coalesced into one more read.
+ *
+ * The log's cursor must follow commit order (a row visible at cursor c implies every row below c is
+ * visible), which the settlement clock and the per-session journal seq both guarantee; so reading
+ * `cursor > hw` never skips a row.
  */
 export class Feed<T> {
   private hw = 0;
   private subs = new Set<(row: T) => void>();
-  private running: Promise<void> | null = null;
+  private running = false;
   private again = false;
+  private active = false;
+  private pending = 0;
   private offBus: (() => void) | null = null;
   private offResync: (() => void) | null = null;
+  private timer: NodeJS.Timeout | null = null;
   private ready: Promise<void> | null = null;
+  /** Rows read from the database by this feed (tests and the benchmark look at it). */
+  reads = 0;
 
   constructor(
     private bus: PgBus,
@@ -21,118 +43,221 @@ export class Feed<T> {
     private read: (after: number, limit: number) => Promise<T[]>,
     private cursorOf: (row: T) => number,
     private head: () => Promise<number>,
-    private onIdle: () => void = () => {},
+    private opts: FeedOptions = {},
   ) {}
 
-  /** Starts following (once): the high-water mark is the log's head at that moment. */
+  get subscribers(): number { return this.subs.size; }
+  get cursor(): number { return this.hw; }
+
+  /**
+   * Starts following (once): the high-water mark becomes the log's head, then the bus listeners are
+   * installed and one read runs, which covers anything that committed between the two.
+   */
   private start(): Promise<void> {
     this.ready ??= (async () => {
+      const head = await this.head();
+      this.hw = Math.max(this.hw, head);
       this.offBus = this.bus.on(this.topic, () => this.poke());
       this.offResync = this.bus.onResync(() => this.poke());
-      this.hw = await this.head();
+      const poll = this.opts.pollMs ?? 5_000;
+      if (poll > 0) {
+        this.timer = setInterval(() => this.poke(), poll);
+        this.timer.unref();
+      }
+      this.active = true;
       this.poke();
-    })();
+    })().catch((e) => {
+      this.ready = null;
+      throw e;
+    });
     return this.ready;
   }
 
-  /** Adds a live subscriber; resolves with the cursor from which it will receive every row. */
+  /** Adds a live subscriber; resolves with the cursor after which it will receive every row. */
   async add(fn: (row: T) => void): Promise<{ from: number; remove: () => void }> {
-    await this.start();
+    this.pending++;
+    try {
+      await this.start();
+    } catch (e) {
+      this.pending--;
+      this.closeIfIdle();
+      throw e;
+    }
+    this.pending--;
+    // Synchronous with the dispatch loop: every row above `from` is handed to fn.
     this.subs.add(fn);
+    let removed = false;
     return {
       from: this.hw,
       remove: () => {
+        if (removed) return;
+        removed = true;
         this.subs.delete(fn);
-        if (this.subs.size === 0) this.close();
+        this.closeIfIdle();
       },
     };
   }
 
-  private close() {
+  private closeIfIdle() {
+    if (this.subs.size > 0 || this.pending > 0 || !this.ready) return;
     this.offBus?.();
     this.offResync?.();
+    if (this.timer) clearInterval(this.timer);
     this.offBus = this.offResync = null;
+    this.timer = null;
+    this.active = false;
     this.ready = null;
-    this.onIdle();
+    this.opts.onIdle?.();
   }
 
   poke(): void {
+    if (!this.active) return;
     if (this.running) { this.again = true; return; }
-    this.running = (async () => {
-      do {
-        this.again = false;
-        for (;;) {
-          let rows: T[];
-          try { rows = await this.read(this.hw, 1000); } catch { this.again = true; await new Promise((r) => setTimeout(r, 200)); break; }
-          for (const r of rows) {
-            this.hw = this.cursorOf(r);
-            for (const fn of [...this.subs]) fn(r);
+    this.running = true;
+    void (async () => {
+      try {
+        do {
+          this.again = false;
+          for (;;) {
+            let rows: T[];
+            try {
+              rows = await this.read(this.hw, BATCH);
+            } catch {
+              // Database unavailable: try again shortly (the bus will also resync when it is back).
+              this.again = true;
+              await new Promise((r) => setTimeout(r, 200).unref());
+              break;
+            }
+            this.reads++;
+            for (const r of rows) {
+              const c = this.cursorOf(r);
+              if (c <= this.hw) continue;
+              this.hw = c;
+              for (const fn of this.subs) {
+                try { fn(r); } catch { /* a subscriber's failure is its own */ }
+              }
+            }
+            if (rows.length < BATCH) break;
           }
-          if (rows.length < 1000) break;
-        }
-      } while (this.again && this.ready);
-      this.running = null;
+        } while (this.again && this.active);
+      } finally {
+        this.running = false;
+      }
     })();
   }
 }
+
+type Abortable = (onAbort: (err: Error) => void) => () => void;
 
 /**
  * One subscriber's stream: replay from `after` (under its own access rights), then live rows from the
  * shared feed, with no gap and no duplicate (rows at or below the last delivered cursor are dropped).
  * A subscriber that falls too far behind is switched back to reading from the database.
+ *
+ * Written as a plain async iterator rather than an async generator on purpose: an async generator
+ * that is waiting for the next row cannot be `return()`ed until it yields again, so a client that
+ * unsubscribes from a quiet stream would stay registered on the feed (and its socket's close handler
+ * would hang). Here `return()` takes effect at once, and resolves a pending `next()` with done.
+ *
+ * Nothing is registered until the first `next()`, so an iterator that is never consumed leaks nothing.
  */
-export async function* resumable<T>(opts: {
+export function resumable<T>(opts: {
   feed: Feed<T>;
   after: number | null;
   cursorOf: (row: T) => number;
   replay: (after: number, limit: number) => Promise<T[]>;
   accept: (row: T) => boolean;
-  signal?: { aborted: boolean; onAbort(fn: () => void): void; dispose?(): void };
-}): AsyncGenerator<T> {
-  const MAX_QUEUE = 10_000;
+  /** Registers an abort callback (e.g. token revocation); returns its disposer. */
+  abortOn?: Abortable;
+  maxQueue?: number;
+  replayBatch?: number;
+}): AsyncIterableIterator<T> & { return(): Promise<IteratorResult<T>> } {
+  const MAX_QUEUE = opts.maxQueue ?? 10_000;
+  const REPLAY = opts.replayBatch ?? 500;
   let queue: T[] = [];
+  let head = 0; // index of the next queued row (avoids O(n) shift)
   let overflow = false;
+  let needReplay = opts.after !== null;
+  let out: T[] = []; // replayed rows not yet handed out
+  let last = 0;
+  let started: Promise<void> | null = null;
+  let closed = false;
+  let failure: Error | null = null;
   let wake: (() => void) | null = null;
-  const { from, remove } = await opts.feed.add((row) => {
-    if (queue.length >= MAX_QUEUE) { queue = []; overflow = true; }
-    else queue.push(row);
-    wake?.();
-  });
-  opts.signal?.onAbort(() => wake?.());
-  let last = opts.after ?? from;
-  const replayFrom = async function* () {
+  let remove: (() => void) | null = null;
+  let disposeAbort: (() => void) | null = null;
+  const DONE: IteratorResult<T> = { done: true, value: undefined };
+
+  const poke = () => { const w = wake; wake = null; w?.(); };
+  const cleanup = () => {
+    closed = true;
+    queue = []; out = []; head = 0;
+    remove?.(); remove = null;
+    disposeAbort?.(); disposeAbort = null;
+    poke();
+  };
+
+  const init = async () => {
+    if (opts.abortOn) {
+      disposeAbort = opts.abortOn((err) => { failure = err; cleanup(); });
+    }
+    if (closed) return;
+    const sub = await opts.feed.add((row) => {
+      if (closed || overflow || !opts.accept(row)) return;
+      if (queue.length - head >= MAX_QUEUE) { queue = []; head = 0; overflow = true; }
+      else queue.push(row);
+      poke();
+    });
+    remove = sub.remove;
+    if (closed) { cleanup(); return; }
+    last = opts.after ?? sub.from;
+  };
+
+  const next = async (): Promise<IteratorResult<T>> => {
+    try {
+      await (started ??= init());
+    } catch (e) {
+      cleanup();
+      throw e;
+    }
     for (;;) {
-      const rows = await opts.replay(last, 500);
-      for (const r of rows) {
-        last = opts.cursorOf(r);
-        if (opts.accept(r)) yield r;
+      if (failure) { const f = failure; failure = null; throw f; }
+      if (closed) return DONE;
+      if (out.length) return { done: false, value: out.shift()! };
+      if (needReplay || overflow) {
+        if (overflow) { overflow = false; needReplay = true; queue = []; head = 0; }
+        const rows = await opts.replay(last, REPLAY);
+        if (closed) continue;
+        for (const r of rows) {
+          last = opts.cursorOf(r);
+          if (opts.accept(r)) out.push(r);
+        }
+        if (rows.length < REPLAY) needReplay = false;
+        continue;
       }
-      if (rows.length < 500) return;
+      if (head < queue.length) {
+        const r = queue[head++];
+        if (head > 1024 && head * 2 > queue.length) { queue = queue.slice(head); head = 0; }
+        const c = opts.cursorOf(r);
+        if (c <= last) continue;
+        last = c;
+        return { done: false, value: r };
+      }
+      await new Promise<void>((res) => (wake = res));
     }
   };
-  try {
-    if (opts.after !== null) yield* replayFrom();
-    for (;;) {
-      if (opts.signal?.aborted) return;
-      if (overflow) {
-        overflow = false;
-        queue = [];
-        yield* replayFrom();
-        continue;
-      }
-      const r = queue.shift();
-      if (r === undefined) {
-        await new Promise<void>((res) => (wake = res));
-        wake = null;
-        continue;
-      }
-      const c = opts.cursorOf(r);
-      if (c <= last) continue;
-      last = c;
-      if (opts.accept(r)) yield r;
-    }
-  } finally {
-    remove();
-    opts.signal?.dispose?.();
-  }
+
+  const it = {
+    next,
+    async return(): Promise<IteratorResult<T>> {
+      cleanup();
+      return DONE;
+    },
+    async throw(e?: unknown): Promise<IteratorResult<T>> {
+      cleanup();
+      throw e;
+    },
+    [Symbol.asyncIterator]() { return it; },
+  };
+  return it;
 }

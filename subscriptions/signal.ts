@@ -1,25 +1,65 @@
-import type { Context } from '../resolvers/context.js';
+import { GraphQLError } from 'graphql';
+import type { Sql } from '../db/connection.js';
+import type { PgBus } from './bus.js';
 
 /**
- * Ends a subscriber's stream when its token is revoked. The check reads the token table whenever the
- * bus reports a revocation or the listening connection came back.
+ * Ends what a token has open (subscriptions, WebSocket connections) when the token is revoked.
+ *
+ * One registry per instance, keyed by token ID: a revocation notice names the token, so only the
+ * watchers of that token are concerned, and the revocation is confirmed from the tokens table before
+ * anything is ended (NOTIFY can be sent by any database user). Notices lost while the listening
+ * connection was down are made up for by checking every watched token when it comes back.
  */
-export function liveSignal(ctx: Context) {
-  const fns: (() => void)[] = [];
-  const state = {
-    aborted: false,
-    onAbort(fn: () => void) { fns.push(fn); },
-    dispose() { off1(); off2(); },
-  };
-  const check = async () => {
-    const [t] = await ctx.sql`SELECT 1 FROM tokens WHERE id = ${ctx.actor.tokenID} AND revoked_at IS NULL`;
-    if (!t && ctx.actor.tokenID !== 'system') {
-      state.aborted = true;
-      off1(); off2();
-      for (const fn of fns) fn();
+export class Revocations {
+  private watchers = new Map<string, Set<() => void>>();
+
+  constructor(private sql: Sql, bus: PgBus) {
+    bus.on('tokens', (n) => { if (n.k === 't') void this.check([n.id]); });
+    bus.onResync(() => void this.check([...this.watchers.keys()]));
+  }
+
+  /** Calls `onRevoked` once if the token is (or becomes) revoked; returns the disposer. */
+  watch(tokenID: string, onRevoked: () => void, opts: { checkNow?: boolean } = {}): () => void {
+    if (tokenID === 'system') return () => {};
+    let set = this.watchers.get(tokenID);
+    if (!set) this.watchers.set(tokenID, (set = new Set()));
+    let fired = false;
+    const fn = () => { if (!fired) { fired = true; off(); onRevoked(); } };
+    set.add(fn);
+    const off = () => {
+      set!.delete(fn);
+      if (set!.size === 0 && this.watchers.get(tokenID) === set) this.watchers.delete(tokenID);
+    };
+    // Closes the window between authentication and registration.
+    if (opts.checkNow) void this.check([tokenID]);
+    return off;
+  }
+
+  get watched(): number { return this.watchers.size; }
+
+  private async check(ids: string[]): Promise<void> {
+    const mine = ids.filter((id) => this.watchers.has(id));
+    if (mine.length === 0) return;
+    let active: Set<string>;
+    try {
+      const rows = await this.sql<{ id: string }[]>`SELECT id FROM tokens WHERE id = ANY(${mine}) AND revoked_at IS NULL`;
+      active = new Set(rows.map((r) => r.id));
+    } catch {
+      return; // database unavailable: the resync after reconnect checks again
     }
-  };
-  const off1 = ctx.gateway.bus.on('tokens', () => void check().catch(() => {}));
-  const off2 = ctx.gateway.bus.onResync(() => void check().catch(() => {}));
-  return state;
+    for (const id of mine) {
+      if (active.has(id)) continue;
+      const set = this.watchers.get(id);
+      if (set) for (const fn of [...set]) fn();
+    }
+  }
+}
+
+export function revokedError(): GraphQLError {
+  return new GraphQLError('The token of this subscription was revoked.', { extensions: { code: 'UNAUTHENTICATED' } });
+}
+
+/** `abortOn` for `resumable`: the stream ends with an UNAUTHENTICATED error when the token is revoked. */
+export function revocationOf(revocations: Revocations, tokenID: string) {
+  return (onAbort: (err: Error) => void) => revocations.watch(tokenID, () => onAbort(revokedError()), { checkNow: true });
 }

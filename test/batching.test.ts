@@ -20,6 +20,11 @@ const QUERY = `query($first: Int!) { sessions(first: $first, rootsOnly: true) { 
   messages(first: 10) { edges { node { id role execution { id } parts { id ... on TextPart { text } } } } }
 } } } }`;
 
+/** The statements of the request itself: the settlement sequencer runs in the background on the same pool. */
+function requestQueries() {
+  return g.queries.log.filter((q) => !/^\s*(begin|commit)\s*$|clocks|pos IS NULL|WITH todo/.test(q));
+}
+
 async function seed(n: number, dir: string) {
   // Seeded through the domain operations directly (the same code the mutations call), to keep it quick.
   const { hostID } = await registerHost(g);
@@ -41,8 +46,8 @@ describe('batching', () => {
     for (let i = 0; i < 3; i++) await Promise.all([g.gql(QUERY, { first: 50 }, five), g.gql(QUERY, { first: 50 }, five)]);
     g.queries.reset();
     const r5 = await g.gql(QUERY, { first: 50 }, five);
-    const q5 = g.queries.count;
-    const log5 = [...g.queries.log];
+    const log5 = requestQueries();
+    const q5 = log5.length;
     expect(r5.errors).toBeUndefined();
     expect(r5.data.sessions.edges).toHaveLength(5);
 
@@ -50,7 +55,7 @@ describe('batching', () => {
     const fifty = await g.token('reader', '/batch/fifty');
     g.queries.reset();
     const r50 = await g.gql(QUERY, { first: 50 }, fifty);
-    const q50 = g.queries.count;
+    const q50 = requestQueries().length;
     expect(r50.errors).toBeUndefined();
     expect(r50.data.sessions.edges).toHaveLength(50);
     const node = r50.data.sessions.edges[0].node;
@@ -58,7 +63,7 @@ describe('batching', () => {
     expect(node.messages.edges[0].node.parts[0].text).toMatch(/^prompt/);
 
     console.log(`SQL round trips: ${q5} for 5 sessions, ${q50} for 50 sessions`);
-    if (q50 !== q5) console.log(log5.join('\n') + '\n----\n' + g.queries.log.join('\n'));
+    if (q50 !== q5) console.log(log5.join('\n') + '\n----\n' + requestQueries().join('\n'));
     expect(q50).toBe(q5);
     expect(q5).toBeLessThanOrEqual(16);
   });

@@ -66,8 +66,8 @@ describe('continuity', () => {
     const s = await createSession(g, { directory: '/work/c5' });
     const e = await begin(g, host, s.id);
     await settle(g, host, e.id);
-    // Seal is its own issue; the continuity answer only reads the durable seal marker.
-    await g.sql`UPDATE sessions SET seal_requested_at = now() WHERE id = ${s.id}`;
+    const sealed = await ok(g, `mutation($id: ID!) { sealSession(input: { sessionID: $id, timeoutMs: 5000 }) { __typename } }`, { id: s.id });
+    expect(sealed.__typename).toBe('SessionSealed');
     expect(await continuity(e.id)).toMatchObject({ __typename: 'ContinuityBroken', reason: 'SESSION_SEALED' });
     const s2 = await createSession(g, { directory: '/work/c6' });
     const e2 = await begin(g, host, s2.id);

@@ -1,0 +1,360 @@
+/**
+ * Settlement subscription benchmark (issue 6).
+ *
+ *   npx tsx bench/subscriptions.ts                      # 1,000 subscribers, then 5,000
+ *   SUBS=1000,2000 RATE=200 SECONDS=30 npx tsx bench/subscriptions.ts
+ *
+ * Against DATABASE_URL (a fresh database is created on that server and dropped at the end), or the
+ * embedded PostgreSQL when DATABASE_URL is unset.
+ *
+ * Layout: two gateway instances, each a child process (node + tsx) with its own pool and LISTEN
+ * connection; this process holds the WebSocket subscribers (raw `ws` speaking graphql-transport-ws,
+ * spread evenly over the two instances) and the producer, which settles executions through the domain
+ * layer at a fixed rate on its own pool. Latency = time a subscriber received the event - time the
+ * settling transaction's COMMIT returned to the producer (same process, same clock). Every
+ * subscriber subscribes with `after` = the log head before the run, so a late subscription cannot
+ * hide a loss: lost = expected - distinct received, duplicates = received twice, order checked too.
+ * Gateway CPU and memory come from process.cpuUsage()/memoryUsage() inside each child.
+ * The machine's cores are shared by the gateways, Postgres, the producer and the subscribers.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import WebSocket from 'ws';
+import { connect, type Sql } from '../db/connection.js';
+import { migrate } from '../db/migrate.js';
+import { openDatabase } from '../db/index.js';
+
+const CHILD = process.argv.includes('--child');
+
+
+async function child() {
+  const { buildApp } = await import('../server/app.js');
+  const { sharedStats } = await import('../subscriptions/shared.js');
+  const url = process.env.BENCH_DB_URL!;
+  const sql = connect(url, { max: 10, applicationName: 'bench-gateway' });
+  const app = buildApp({ sql, gateway: { sweepIntervalMs: 0 } });
+  await app.start();
+  let cpu0 = process.cpuUsage();
+  let t0 = performance.now();
+  let peakRss = 0;
+  const sampler = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 250);
+  process.on('message', async (m: any) => {
+    if (m === 'mark') {
+      cpu0 = process.cpuUsage();
+      t0 = performance.now();
+      peakRss = process.memoryUsage().rss;
+      process.send!({ type: 'marked' });
+    } else if (m === 'stats') {
+      const c = process.cpuUsage(cpu0);
+      const mem = process.memoryUsage();
+      peakRss = Math.max(peakRss, mem.rss);
+      process.send!({
+        type: 'stats',
+        cpuMs: (c.user + c.system) / 1000,
+        wallMs: performance.now() - t0,
+        rss: mem.rss,
+        peakRss,
+        heapUsed: mem.heapUsed,
+        subscribers: app.gateway.settlements.subscribers,
+        feedReads: app.gateway.settlements.reads,
+        executed: sharedStats.executed,
+        reused: sharedStats.reused,
+      });
+    } else if (m === 'stop') {
+      clearInterval(sampler);
+      await app.stop().catch(() => {});
+      await sql.end({ timeout: 1 });
+      process.exit(0);
+    }
+  });
+  process.on('disconnect', () => process.exit(0)); // the bench went away
+  process.send!({ type: 'ready', port: app.port });
+}
+
+interface Stats { cpuMs: number; wallMs: number; rss: number; peakRss: number; heapUsed: number; subscribers: number; feedReads: number; executed: number; reused: number }
+
+function startChild(dbUrl: string): Promise<{ proc: ChildProcess; port: number; request<T>(m: string, type: string): Promise<T> }> {
+  const proc = fork(fileURLToPath(import.meta.url), ['--child'], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, BENCH_DB_URL: dbUrl },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const request = <T>(m: string, type: string) => new Promise<T>((resolve) => {
+    const on = (msg: any) => { if (msg?.type === type) { proc.off('message', on); resolve(msg); } };
+    proc.on('message', on);
+    proc.send(m);
+  });
+  return new Promise((resolve, reject) => {
+    proc.once('error', reject);
+    proc.once('exit', (code) => reject(new Error(`gateway child exited with ${code}`)));
+    const on = (msg: any) => { if (msg?.type === 'ready') { proc.off('message', on); resolve({ proc, port: msg.port, request }); } };
+    proc.on('message', on);
+  });
+}
+
+/** A minimal graphql-transport-ws subscriber: one socket, one subscription, cheap parsing. */
+class Subscriber {
+  ws!: WebSocket;
+  last = 0;
+  received = new Set<number>();
+  dups = 0;
+  outOfOrder = 0;
+  errors: string[] = [];
+  closed = false;
+
+  reconnects = 0;
+  stopping = false;
+
+  constructor(private url: string, private token: string, private after: string, private onEvent: (pos: number, execID: string, at: number) => void) {}
+
+  /** The cursor to resume from: the last event received, or the run's start. */
+  private resumeCursor(): string {
+    return this.last ? Buffer.from(`settlement:${this.last}`).toString('base64url') : this.after;
+  }
+
+  open(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const ws = (this.ws = new WebSocket(this.url, 'graphql-transport-ws'));
+      ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${this.token}` } })));
+      ws.on('error', (e) => { this.errors.push(String(e)); reject(e); });
+      ws.on('close', () => {
+        // What a real client does: reconnect and resume from its last cursor.
+        if (this.stopping) { this.closed = true; return; }
+        this.reconnects++;
+        setTimeout(() => void this.open().catch(() => { this.closed = true; }), 100);
+      });
+      ws.on('message', (data) => {
+        const at = performance.now();
+        const s = data.toString();
+        if (s.startsWith('{"id"') || s.includes('"type":"next"')) {
+          // {"id":"1","type":"next","payload":{"data":{"executionSettled":{"cursor":"...","executionID":"..."}}}}
+          const ci = s.indexOf('"cursor":"');
+          if (ci < 0) { this.errors.push(s.slice(0, 300)); return; }
+          const cEnd = s.indexOf('"', ci + 10);
+          const cursor = s.slice(ci + 10, cEnd);
+          const ei = s.indexOf('"executionID":"');
+          const exec = s.slice(ei + 15, s.indexOf('"', ei + 15));
+          const pos = Number(Buffer.from(cursor, 'base64url').toString().slice('settlement:'.length));
+          if (this.received.has(pos)) this.dups++;
+          else this.received.add(pos);
+          if (pos <= this.last) this.outOfOrder++;
+          this.last = Math.max(this.last, pos);
+          this.onEvent(pos, exec, at);
+          return;
+        }
+        const m = JSON.parse(s);
+        if (m.type === 'connection_ack') {
+          ws.send(JSON.stringify({
+            id: '1', type: 'subscribe',
+            payload: { query: 'subscription($a: String) { executionSettled(after: $a) { cursor executionID } }', variables: { a: this.resumeCursor() } },
+          }));
+          resolve();
+        } else if (m.type === 'ping') ws.send('{"type":"pong"}');
+        else if (m.type === 'error' || m.type === 'complete') this.errors.push(s.slice(0, 300));
+      });
+    });
+  }
+}
+
+function pct(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; seconds: number; admin: string; hostID: string; sessions: string[] }) {
+  const { beginExecution, settleExecution } = await import('../domain/executions.js');
+  const { SYSTEM } = await import('../domain/access.js');
+  const { encodeSettlementCursor } = await import('../domain/settlements.js');
+  const gws = await Promise.all([startChild(dbUrl), startChild(dbUrl)]);
+  const head = Number((await sql`SELECT coalesce(max(pos), 0) AS h FROM settlements`)[0].h);
+  const after = encodeSettlementCursor(head);
+  const commitAt = new Map<number, number>(); // pos -> commit time
+  const latencies: number[] = [];
+  const pendingByPos = new Map<number, number[]>(); // deliveries that arrived before the producer recorded the commit
+  const onEvent = (pos: number, _exec: string, at: number) => {
+    const c = commitAt.get(pos);
+    if (c !== undefined) latencies.push(at - c);
+    else { let l = pendingByPos.get(pos); if (!l) pendingByPos.set(pos, (l = [])); l.push(at); }
+  };
+  // Open the subscribers in batches.
+  const subs: Subscriber[] = [];
+  const tOpen = performance.now();
+  let openFailures = 0;
+  for (let i = 0; i < opts.subs; i += 100) {
+    const batch: Promise<void>[] = [];
+    for (let j = i; j < Math.min(opts.subs, i + 100); j++) {
+      const g = gws[j % 2];
+      const s = new Subscriber(`ws://127.0.0.1:${g.port}/graphql`, opts.admin, after, onEvent);
+      subs.push(s);
+      batch.push(s.open().catch(() => { openFailures++; }));
+    }
+    await Promise.all(batch);
+  }
+  const openMs = performance.now() - tOpen;
+  // Let the subscriptions register on the feeds, then start measuring.
+  for (let i = 0; i < 100; i++) {
+    const st = await Promise.all(gws.map((g) => g.request<Stats>('stats', 'stats')));
+    if (st.reduce((a, s) => a + s.subscribers, 0) >= opts.subs - openFailures) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await Promise.all(gws.map((g) => g.request('mark', 'marked')));
+  const cpu0 = process.cpuUsage();
+
+  // Producer: settlement k at t0 + k/rate, on session k % sessions (each session settles in turn).
+  const total = Math.round(opts.rate * opts.seconds);
+  const t0 = performance.now();
+  let started = 0;
+  let done = 0;
+  let failed = 0;
+  let behind = 0;
+  let skipped = 0;
+  const busy = new Set<string>();
+  const inflight = new Set<Promise<void>>();
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * opts.rate) + 1);
+      while (started < due) {
+        let session: string | undefined = opts.sessions[started % opts.sessions.length];
+        if (busy.has(session)) { behind++; session = opts.sessions.find((s) => !busy.has(s)); }
+        started++;
+        if (!session) { skipped++; continue; }
+        busy.add(session);
+        const p = (async () => {
+          try {
+            const e = await beginExecution(sql, SYSTEM, { sessionID: session, hostID: opts.hostID, trigger: 'PROMPT' });
+            await settleExecution(sql, SYSTEM, { executionID: e.id, status: 'SUCCEEDED' });
+            const at = performance.now();
+            const [{ pos }] = await sql`SELECT pos FROM settlements WHERE execution_id = ${e.id}`;
+            commitAt.set(Number(pos), at);
+            const early = pendingByPos.get(Number(pos));
+            if (early) { for (const t of early) latencies.push(Math.max(0, t - at)); pendingByPos.delete(Number(pos)); }
+            done++;
+          } catch (err) {
+            failed++;
+            if (failed < 5) console.error('settle failed:', (err as Error).message);
+          } finally {
+            busy.delete(session);
+          }
+        })();
+        inflight.add(p);
+        void p.finally(() => inflight.delete(p));
+      }
+      if (started >= total) { void Promise.all(inflight).then(() => resolve()); return; }
+      setTimeout(tick, 2);
+    };
+    tick();
+  });
+  const produceMs = performance.now() - t0;
+  // Drain: wait until every subscriber has every event (bounded).
+  const expected = Number((await sql`SELECT count(*) AS n FROM settlements WHERE pos > ${head}`)[0].n);
+  const drainStart = performance.now();
+  while (performance.now() - drainStart < 20_000) {
+    if (subs.every((s) => s.received.size >= expected || s.closed)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const drainMs = performance.now() - drainStart;
+  const gstats = await Promise.all(gws.map((g) => g.request<Stats>('stats', 'stats')));
+  const bc = process.cpuUsage(cpu0);
+  const wall = performance.now() - t0;
+  let lost = 0, dups = 0, ooo = 0, closed = 0, errors = 0, reconnects = 0;
+  for (const s of subs) {
+    reconnects += s.reconnects;
+    lost += Math.max(0, expected - s.received.size);
+    dups += s.dups;
+    ooo += s.outOfOrder;
+    if (s.closed) closed++;
+    errors += s.errors.length;
+  }
+  const lat = Float64Array.from(latencies).sort();
+  for (const s of subs) { s.stopping = true; s.ws.terminate(); }
+  await Promise.all(gws.map((g) => new Promise<void>((r) => { g.proc.once('exit', () => r()); g.proc.send('stop'); setTimeout(() => { g.proc.kill(); r(); }, 5000).unref(); })));
+  return {
+    subs: opts.subs,
+    rate: opts.rate,
+    seconds: opts.seconds,
+    settled: done,
+    failed,
+    achievedRate: done / (produceMs / 1000),
+    expectedDeliveries: expected * opts.subs,
+    delivered: latencies.length,
+    p50: pct(lat, 50),
+    p99: pct(lat, 99),
+    max: lat.length ? lat[lat.length - 1] : NaN,
+    lost, dups, ooo, closed, errors, reconnects, skipped, openFailures, openMs, drainMs,
+    gatewayCpu: gstats.map((s) => s.cpuMs / s.wallMs), // cores
+    gatewayRssMB: gstats.map((s) => s.peakRss / 2 ** 20),
+    gatewayHeapMB: gstats.map((s) => s.heapUsed / 2 ** 20),
+    feedReads: gstats.map((s) => s.feedReads),
+    executions: gstats.map((s) => `${s.executed}/${s.executed + s.reused}`),
+    benchCpu: (bc.user + bc.system) / 1000 / wall,
+    behind,
+  };
+}
+
+async function main() {
+  const subsList = (process.env.SUBS ?? '1000,5000').split(',').map(Number);
+  const rate = Number(process.env.RATE ?? 200);
+  const seconds = Number(process.env.SECONDS ?? 30);
+  const server = await openDatabase();
+  const base = connect(server.url, { max: 1 });
+  const name = `gw_bench_${randomBytes(4).toString('hex')}`;
+  await base.unsafe(`CREATE DATABASE ${name}`);
+  const u = new URL(server.url);
+  u.pathname = `/${name}`;
+  const dbUrl = u.toString();
+  const sql = connect(dbUrl, { max: 20, applicationName: 'bench-producer' });
+  const results: Awaited<ReturnType<typeof run>>[] = [];
+  try {
+    await migrate(sql);
+    const { createToken } = await import('../domain/tokens.js');
+    const { registerHost } = await import('../domain/hosts.js');
+    const { createSession } = await import('../domain/sessions.js');
+    const { SYSTEM } = await import('../domain/access.js');
+    const admin = (await createToken(sql, { role: 'admin', label: 'bench' })).secret;
+    const host = await registerHost(sql, SYSTEM, { name: 'bench-host', leaseMs: 600_000 });
+    const sessions: string[] = [];
+    for (let i = 0; i < 1000; i++) sessions.push((await createSession(sql, SYSTEM, { title: `s${i}`, directory: `/bench/d${i % 10}` })).id);
+    for (const n of subsList) {
+      console.error(`run: ${n} subscribers, ${rate}/s for ${seconds}s ...`);
+      const r = await run(dbUrl, sql, { subs: n, rate, seconds, admin, hostID: host.id, sessions });
+      results.push(r);
+      console.error(JSON.stringify(r));
+    }
+  } finally {
+    await sql.end({ timeout: 1 });
+    await base.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+    await base.end();
+    await server.stop();
+  }
+  const f = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '-');
+  const rows: [string, (r: (typeof results)[number]) => string][] = [
+    ['subscribers (2 instances)', (r) => String(r.subs)],
+    ['target rate, duration', (r) => `${r.rate}/s, ${r.seconds}s`],
+    ['settlements committed (achieved/s)', (r) => `${r.settled} (${f(r.achievedRate)})`],
+    ['deliveries expected / measured', (r) => `${r.expectedDeliveries} / ${r.delivered}`],
+    ['latency commit->client p50 ms', (r) => f(r.p50)],
+    ['latency p99 ms', (r) => f(r.p99)],
+    ['latency max ms', (r) => f(r.max)],
+    ['lost', (r) => String(r.lost)],
+    ['duplicates', (r) => String(r.dups)],
+    ['out of order', (r) => String(r.ooo)],
+    ['sockets given up / errors', (r) => `${r.closed} / ${r.errors}`],
+    ['client reconnects (resumed by cursor)', (r) => String(r.reconnects)],
+    ['producer ticks skipped (all sessions busy)', (r) => String(r.skipped)],
+    ['gateway CPU (cores, per instance)', (r) => r.gatewayCpu.map((x) => f(x, 2)).join(' + ')],
+    ['gateway peak RSS MB (per instance)', (r) => r.gatewayRssMB.map((x) => f(x, 0)).join(' + ')],
+    ['gateway heap used MB at end', (r) => r.gatewayHeapMB.map((x) => f(x, 0)).join(' + ')],
+    ['log reads per instance (shared feed)', (r) => r.feedReads.join(' + ')],
+    ['event executions / deliveries', (r) => r.executions.join(' + ')],
+    ['bench process CPU (clients+producer)', (r) => f(r.benchCpu, 2)],
+    ['drain after last commit ms', (r) => f(r.drainMs, 0)],
+    ['time to open all sockets ms', (r) => f(r.openMs, 0)],
+  ];
+  const w0 = Math.max(...rows.map((r) => r[0].length));
+  console.log(`\nSettlement subscriptions: gateways as 2 child processes, ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded'} Postgres, ${(await import('node:os')).cpus().length} cores shared with Postgres and the clients\n`);
+  for (const [label, fn] of rows) console.log(label.padEnd(w0) + '  ' + results.map((r) => fn(r).padStart(18)).join(''));
+}
+
+if (CHILD) await child();
+else await main();

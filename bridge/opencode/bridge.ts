@@ -1,0 +1,590 @@
+// The OpenCode bridge: registers as a host, mirrors an OpenCode server's durable history into the
+// gateway (backfill from POST /sync/history, then the global event stream, resuming from a stored
+// per-session sequence), and applies the gateway's corrections, retractions and seals to OpenCode.
+import { OpencodeClient, OpencodeError, type OcLiveEvent, type OcMessageInfo, type OcPart, type OcSession, type OcSyncEvent } from './client.js';
+import { Gateway, GatewayError } from './gateway.js';
+import type { BridgeStore, StoredSession } from './store.js';
+import { baseType, emptyState, JOB_TOOLS, jobEnd, toGatewayParts, type PendingMessage, type SessionState, type StepState } from './mapping.js';
+import { GraphqlSnapshotSink } from './snapshot-sink.js';
+import { defaultOpencodeDataDir, findSnapshotGitdir, observeLeftOut, readSnapshotTree, type TreeManifest } from './snapshot.js';
+
+export interface SnapshotSink {
+  /** Uploads a manifest (and the contents the gateway lacks); answers the Snapshot id, or null if unsupported. */
+  upload(sessionID: string, hostID: string, m: TreeManifest): Promise<string | null>;
+}
+
+export interface BridgeOptions {
+  opencodeUrl: string;
+  opencodePassword?: string;
+  gatewayUrl: string;
+  hostToken: string;
+  /** Token with the plugin role (sessions, retractions, sessionEvents); defaults to hostToken (e.g. admin). */
+  pluginToken?: string;
+  store: BridgeStore;
+  /** Where OpenCode keeps its data ($XDG_DATA_HOME of the OpenCode process). */
+  opencodeDataDir?: string;
+  leaseMs?: number;
+  snapshots?: SnapshotSink | null;
+  log?: (m: string) => void;
+}
+
+interface Live { st: SessionState; row: StoredSession }
+
+const SEL_EXEC = '... on Execution { id status }';
+const SEL_JOB = '... on Job { id status }';
+const SEL_MSG = '... on Message { id parts { id } }';
+const SEL_SESSION = '... on Session { id }';
+
+export class OpencodeBridge {
+  readonly oc: OpencodeClient;
+  readonly gw: Gateway;
+  hostID: string | null = null;
+  private sessions = new Map<string, Live>();
+  private byGateway = new Map<string, string>(); // gateway session id -> OpenCode session id
+  private queue: Promise<unknown> = Promise.resolve();
+  private stopped = false;
+  private abort = new AbortController();
+  private renewTimer: NodeJS.Timeout | null = null;
+  private unsubs: (() => void)[] = [];
+  private subscribedSessions = new Set<string>();
+  private busy = new Map<string, boolean>();
+  private waiters: (() => void)[] = [];
+  private followLoop: Promise<void> | null = null;
+  private readonly log: (m: string) => void;
+  /** Counters for tests and logs. */
+  readonly stats = { applied: 0, skipped: 0, backfills: 0, connects: 0 };
+
+  constructor(readonly opts: BridgeOptions) {
+    this.log = opts.log ?? (() => {});
+    this.oc = new OpencodeClient(opts.opencodeUrl, opts.opencodePassword ? { password: opts.opencodePassword } : undefined);
+    this.gw = new Gateway(opts.gatewayUrl, opts.hostToken, opts.pluginToken ?? opts.hostToken, this.log);
+    this.sink = opts.snapshots === undefined ? new GraphqlSnapshotSink(this.gw) : opts.snapshots;
+  }
+  private readonly sink: SnapshotSink | null;
+
+  // ---------------------------------------------------------------- lifecycle
+
+  async start(): Promise<void> {
+    for (const row of await this.opts.store.sessions()) {
+      this.sessions.set(row.ocSessionID, { st: { ...emptyState(), ...row.state }, row });
+      if (row.sessionID) this.byGateway.set(row.sessionID, row.ocSessionID);
+    }
+    await this.register();
+    const every = Math.max(300, Math.floor((this.opts.leaseMs ?? 30_000) / 3));
+    this.renewTimer = setInterval(() => void this.renew(), every);
+    this.renewTimer.unref();
+    this.unsubs.push(this.gw.subscribe(
+      'subscription($h: ID!) { hostCommands(hostID: $h) { id kind sessionID jobID executionID } }',
+      { h: this.hostID }, 'host', (d) => this.onCommand(d.hostCommands)));
+    for (const l of this.sessions.values()) this.watchGatewaySession(l);
+    let firstConnect!: () => void;
+    const connected = new Promise<void>((r) => (firstConnect = r));
+    this.followLoop = this.follow(firstConnect);
+    await connected;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort.abort();
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    for (const u of this.unsubs) u();
+    await this.followLoop?.catch(() => {});
+    await this.queue.catch(() => {});
+    await this.gw.close();
+  }
+
+  /** Resolves when everything OpenCode has recorded so far has been applied (tests). */
+  async settled(): Promise<void> {
+    await this.enqueue(async () => {
+      const events = await this.oc.history(this.cursors());
+      await this.applyAll(events);
+    });
+  }
+
+  private async register() {
+    const previous = this.hostID ?? (await this.opts.store.hostID());
+    const input = {
+      hostID: previous, name: `opencode ${this.oc.base}`, leaseMs: this.opts.leaseMs ?? 30_000,
+      capabilities: { cancel: true, compact: false, generate: false }, models: [],
+    };
+    let h;
+    try {
+      h = await this.gw.call('registerHost', 'RegisterHostInput', '... on Host { id }', input);
+    } catch (e) {
+      if (!(e instanceof GatewayError) || !previous) throw e;
+      h = await this.gw.call('registerHost', 'RegisterHostInput', '... on Host { id }', { ...input, hostID: null });
+    }
+    this.hostID = h.id;
+    await this.opts.store.setHostID(h.id);
+  }
+
+  private async renew() {
+    if (this.stopped || !this.hostID) return;
+    try {
+      await this.gw.call('renewHostLease', 'RenewHostLeaseInput', '... on Host { id }', { hostID: this.hostID });
+    } catch (e) {
+      if (e instanceof GatewayError) await this.register().catch(() => {});
+    }
+  }
+
+  private enqueue<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.queue.then(fn);
+    this.queue = p.catch((e) => this.log(`bridge: ${e?.stack ?? e}`));
+    return p;
+  }
+
+  private cursors(): Record<string, number> {
+    const c: Record<string, number> = {};
+    for (const [id, l] of this.sessions) c[id] = l.row.lastSeq;
+    return c;
+  }
+
+  /** Follows OpenCode's event stream forever, reconnecting (and backfilling) after every drop. */
+  private async follow(firstConnect: () => void): Promise<void> {
+    let attempt = 0;
+    while (!this.stopped) {
+      try {
+        await this.oc.follow((e) => this.onLive(e, firstConnect), this.abort.signal);
+        attempt = 0;
+      } catch (e: any) {
+        if (this.stopped) return;
+        if (attempt++ % 20 === 0) this.log(`OpenCode event stream: ${e?.message ?? e}; reconnecting`);
+      }
+      if (this.stopped) return;
+      await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** Math.min(attempt, 5), 2_000)));
+    }
+  }
+
+  private onLive(e: OcLiveEvent, firstConnect: () => void): Promise<void> | void {
+    if (e.kind === 'connected') {
+      this.stats.connects++;
+      this.log(`connected to OpenCode's event stream (${this.stats.connects})`);
+      // Subscribed first, then backfilled: events that arrive meanwhile are applied in seq order after it.
+      return void this.enqueue(async () => {
+        await this.backfill();
+        firstConnect();
+      }).catch((err) => this.log(`backfill: ${err?.message ?? err}`));
+    }
+    if (e.kind === 'status') {
+      this.busy.set(e.sessionID, e.status.type !== 'idle');
+      this.waiters.splice(0).forEach((w) => w());
+      if (e.status.type === 'idle') void this.enqueue(() => this.onIdle(e.sessionID));
+      return;
+    }
+    void this.enqueue(() => this.onSync(e.event));
+  }
+
+  private async backfill() {
+    this.stats.backfills++;
+    const before = await this.oc.status();
+    const events = await this.oc.history(this.cursors());
+    this.log(`backfill: ${events.length} events`);
+    await this.applyAll(events);
+    // Steps left open by an OpenCode that stopped (restart, crash): OpenCode is idle, they never finish.
+    // Idle both before and after reading the history: nothing started in between.
+    const after = await this.oc.status();
+    const idle = (s: Record<string, { type: string }>, id: string) => !s[id] || s[id].type === 'idle';
+    for (const id of this.sessions.keys()) {
+      this.busy.set(id, !idle(after, id));
+      if (idle(before, id) && idle(after, id)) await this.onIdle(id);
+    }
+  }
+
+  private async applyAll(events: OcSyncEvent[]) {
+    // Parents first: sessions in order of their first event's creation, events in seq order per session.
+    const bySession = new Map<string, OcSyncEvent[]>();
+    for (const ev of events) {
+      const list = bySession.get(ev.sessionID) ?? [];
+      list.push(ev);
+      bySession.set(ev.sessionID, list);
+    }
+    const order = [...bySession.keys()].sort((a, b) => (a < b ? -1 : 1)); // OpenCode ids sort by creation time
+    const created = new Set<string>();
+    const run = async (sid: string) => {
+      if (created.has(sid)) return;
+      created.add(sid);
+      const list = bySession.get(sid)!.sort((x, y) => x.seq - y.seq);
+      const first = list[0];
+      const parent = first?.type.startsWith('session.created') ? first.data?.info?.parentID : undefined;
+      if (parent && bySession.has(parent)) await run(parent);
+      for (const ev of list) await this.applyOne(ev);
+    };
+    for (const sid of order) await run(sid);
+  }
+
+  private async onSync(ev: OcSyncEvent) {
+    const l = this.sessions.get(ev.sessionID);
+    const last = l ? l.row.lastSeq : -1;
+    if (ev.seq <= last) { this.stats.skipped++; return; }
+    if (ev.seq === last + 1) return this.applyOne(ev);
+    // A gap (missed events): read the session's history from the stored cursor.
+    const events = await this.oc.history({ [ev.sessionID]: last });
+    await this.applyAll(events.filter((x) => x.sessionID === ev.sessionID));
+  }
+
+  // ---------------------------------------------------------------- applying one OpenCode event
+
+  private live(ocSessionID: string): Live {
+    let l = this.sessions.get(ocSessionID);
+    if (!l) {
+      l = { st: emptyState(), row: { ocSessionID, sessionID: null, lastSeq: -1, state: emptyState() } };
+      l.row.state = l.st;
+      this.sessions.set(ocSessionID, l);
+    }
+    return l;
+  }
+
+  private async persist(l: Live) {
+    l.row.state = l.st;
+    await this.opts.store.saveSession(l.row);
+  }
+
+  private async applyOne(ev: OcSyncEvent) {
+    const l = this.live(ev.sessionID);
+    if (ev.seq <= l.row.lastSeq) { this.stats.skipped++; return; }
+    if (ev.seq !== l.row.lastSeq + 1) throw new Error(`history gap in ${ev.sessionID}: ${l.row.lastSeq} -> ${ev.seq}`);
+    const type = baseType(ev.type);
+    const d = ev.data ?? {};
+    if (type === 'session.created' || type === 'session.updated') await this.onSession(l, d.info as OcSession);
+    else if (!l.row.sessionID && !l.st.removed) {
+      // History that starts without a session.created we know (should not happen): fetch the session.
+      const info = await this.oc.getSession(ev.sessionID).catch(() => null);
+      if (info) await this.onSession(l, info);
+    }
+    if (l.row.sessionID && !l.st.removed) {
+      if (type === 'message.updated') await this.onMessage(l, d.info as OcMessageInfo);
+      else if (type === 'message.part.updated') await this.onPart(l, d.part as OcPart);
+      else if (type === 'message.removed') await this.onMessageRemoved(l, d.messageID as string);
+      else if (type === 'message.part.removed') this.onPartRemoved(l, d.messageID as string, d.partID as string);
+      else if (type === 'session.deleted') await this.onSessionDeleted(l);
+    }
+    l.row.lastSeq = ev.seq;
+    await this.persist(l);
+    this.stats.applied++;
+  }
+
+  private async onSession(l: Live, info: OcSession) {
+    if (!info) return;
+    if (!l.row.sessionID) {
+      const parentGw = info.parentID ? this.sessions.get(info.parentID)?.row.sessionID ?? null : null;
+      const s = await this.gw.call('createSession', 'CreateSessionInput', SEL_SESSION, {
+        parentID: parentGw, title: info.title ?? '', directory: info.directory,
+        metadata: { opencode: { server: this.oc.base, sessionID: info.id, parentID: info.parentID ?? null } },
+      }, 'plugin');
+      l.row.sessionID = s.id;
+      l.st.title = info.title;
+      l.st.directory = info.directory;
+      l.st.parentOc = info.parentID ?? null;
+      this.byGateway.set(s.id, info.id);
+      await this.persist(l);
+      this.watchGatewaySession(l);
+    } else if (info.title && info.title !== l.st.title) {
+      l.st.title = info.title;
+      await this.gw.call('updateSession', 'UpdateSessionInput', SEL_SESSION, { sessionID: l.row.sessionID, title: info.title }, 'plugin')
+        .catch((e) => this.log(`updateSession: ${e.message}`));
+    }
+  }
+
+  private async onSessionDeleted(l: Live) {
+    await this.flushPendingUsers(l);
+    for (const [mid, step] of Object.entries(l.st.steps)) if (!step.settled) await this.endStep(l, mid, 'INTERRUPTED', 'USER', null);
+    l.st.removed = true;
+    await this.gw.call('removeSession', 'RemoveSessionInput', '... on SessionRemoved { sessionID }', { sessionID: l.row.sessionID }, 'plugin')
+      .catch((e) => this.log(`removeSession: ${e.message}`));
+  }
+
+  private async onMessage(l: Live, info: OcMessageInfo) {
+    if (!info) return;
+    const stored = await this.opts.store.messageByOc(info.id);
+    if (info.role === 'user') {
+      if (!stored) l.st.pending[info.id] ??= { role: 'user', parts: {}, order: [] };
+      return;
+    }
+    // An assistant message: its user prompt is complete by now.
+    await this.flushPendingUsers(l);
+    const step = l.st.steps[info.id];
+    if (!step) {
+      if (stored) return;
+      l.st.steps[info.id] = { executionID: null };
+      l.st.pending[info.id] = { role: 'assistant', parentID: info.parentID, parts: {}, order: [] };
+    }
+    const s = l.st.steps[info.id];
+    if (info.time?.completed && !s.settled) {
+      // Completed without a step-finish: aborted (or failed) mid-step.
+      if (info.error) {
+        const aborted = info.error.name === 'MessageAbortedError';
+        await this.endStep(l, info.id, aborted ? 'INTERRUPTED' : 'FAILED', aborted ? (l.st.sealing ? 'SEAL' : 'USER') : null, null,
+          aborted ? null : `${info.error.name}: ${info.error.data?.message ?? ''}`.slice(0, 2000));
+      } else if (s.endTree === undefined && s.executionID) {
+        await this.endStep(l, info.id, 'SUCCEEDED', null, null);
+      }
+    }
+  }
+
+  private async onPart(l: Live, part: OcPart) {
+    if (!part) return;
+    const pm = l.st.pending[part.messageID];
+    if (!pm) return; // already mirrored (late `patch` part, or the echo of a correction) or unknown
+    if (!pm.parts[part.id]) pm.order.push(part.id);
+    pm.parts[part.id] = part;
+    if (pm.role === 'user') return;
+    const step = l.st.steps[part.messageID];
+    if (part.type === 'step-start') {
+      if (step.executionID || step.refused || step.settled) return;
+      step.startTree = part.snapshot;
+      await this.beginStep(l, part.messageID, step);
+    } else if (part.type === 'step-finish') {
+      step.endTree = part.snapshot ?? undefined;
+      await this.endStep(l, part.messageID, 'SUCCEEDED', null, part.snapshot ?? null);
+    } else if (part.type === 'tool' && part.tool && JOB_TOOLS[part.tool]) {
+      await this.onToolJob(l, part, step);
+    }
+  }
+
+  private onPartRemoved(l: Live, messageID: string, partID: string) {
+    const pm = l.st.pending[messageID];
+    if (!pm) return;
+    delete pm.parts[partID];
+    pm.order = pm.order.filter((x) => x !== partID);
+  }
+
+  private async onMessageRemoved(l: Live, ocMessageID: string) {
+    const pm = l.st.pending[ocMessageID];
+    if (pm) {
+      const step = l.st.steps[ocMessageID];
+      if (step && !step.settled) await this.endStep(l, ocMessageID, 'INTERRUPTED', 'USER', null);
+      delete l.st.pending[ocMessageID];
+      return;
+    }
+    if (l.st.deletedByGateway?.includes(ocMessageID)) return;
+    const stored = await this.opts.store.messageByOc(ocMessageID);
+    if (!stored) return;
+    // Deleted in OpenCode by someone else: the gateway's copy is retracted (kept, as a placeholder).
+    await this.gw.call('retractMessage', 'RetractMessageInput', '... on MessageRetracted { message { id } }',
+      { messageID: stored.messageID, reason: 'deleted in OpenCode' }, 'plugin')
+      .catch((e) => this.log(`retractMessage: ${e.message}`));
+  }
+
+  private async flushPendingUsers(l: Live) {
+    for (const [id, pm] of Object.entries(l.st.pending)) {
+      if (pm.role !== 'user') continue;
+      await this.flushMessage(l, id, pm, null);
+    }
+  }
+
+  private async flushMessage(l: Live, ocMessageID: string, pm: PendingMessage, executionID: string | null) {
+    const { parts, ocPartIDs } = toGatewayParts(pm);
+    if (parts.length > 0) {
+      const input = {
+        sessionID: l.row.sessionID, executionID,
+        role: pm.role === 'user' ? 'USER' : 'ASSISTANT', origin: pm.role === 'user' ? 'PROMPT' : 'MODEL', parts,
+      };
+      let m: any = null;
+      try {
+        m = await this.gw.call('appendMessage', 'AppendMessageInput', SEL_MSG, input);
+      } catch (e) {
+        if (e instanceof GatewayError && e.tag === 'SessionSealedError') {
+          // A prompt OpenCode admitted behind the gateway's back after a seal: stop it there.
+          this.log(`prompt ${ocMessageID} in sealed session ${l.row.sessionID}: aborting it in OpenCode`);
+          await this.oc.abort(pm.parts[ocPartIDs[0]]?.sessionID ?? '').catch(() => {});
+          await this.opts.store.saveMessage({ messageID: `refused:${ocMessageID}`, sessionID: l.row.sessionID!, ocSessionID: '', ocMessageID, parts: {} });
+        } else if (e instanceof GatewayError) {
+          this.log(`appendMessage ${ocMessageID}: ${e.message}`);
+        } else throw e;
+      }
+      if (m) {
+        const map: Record<string, string> = {};
+        m.parts.forEach((p: { id: string }, i: number) => { map[p.id] = ocPartIDs[i]; });
+        await this.opts.store.saveMessage({ messageID: m.id, sessionID: l.row.sessionID!, ocSessionID: this.ocOf(l), ocMessageID, parts: map });
+      }
+    }
+    delete l.st.pending[ocMessageID];
+    await this.persist(l);
+  }
+
+  private ocOf(l: Live) { return l.row.ocSessionID; }
+
+  private async beginStep(l: Live, ocMessageID: string, step: StepState) {
+    const sessionID = l.row.sessionID!;
+    // A RUNNING execution left behind (its end was lost): settle it first.
+    for (const [mid, other] of Object.entries(l.st.steps)) {
+      if (mid !== ocMessageID && other.executionID && !other.settled) await this.endStep(l, mid, 'INTERRUPTED', 'USER', null);
+    }
+    const startSnapshot = step.startTree ? await this.snapshot(l, step.startTree) : null;
+    try {
+      const e = await this.gw.call('beginExecution', 'BeginExecutionInput', SEL_EXEC,
+        { sessionID, hostID: this.hostID, trigger: 'PROMPT', ...(startSnapshot ? { startSnapshot } : {}) });
+      step.executionID = e.id;
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      step.refused = true;
+      this.log(`beginExecution refused (${err.tag}) for OpenCode step ${ocMessageID}`);
+      if (err.tag === 'SessionSealedError') await this.oc.abort(l.row.ocSessionID).catch(() => {});
+    }
+    await this.persist(l);
+  }
+
+  private async onToolJob(l: Live, part: OcPart, step: StepState) {
+    const known = l.st.jobs[part.id];
+    const status = part.state?.status;
+    if (!known && (status === 'running' || status === 'completed' || status === 'error') && step.executionID && !step.settled) {
+      const input = part.state?.input ?? {};
+      const command = String(input.command ?? input.prompt ?? input.description ?? part.tool);
+      try {
+        const j = await this.gw.call('startJob', 'StartJobInput', SEL_JOB, {
+          sessionID: l.row.sessionID, executionID: step.executionID, hostID: this.hostID, kind: JOB_TOOLS[part.tool!],
+          title: String(input.description ?? part.state?.title ?? command).slice(0, 200), command: command.slice(0, 10_000), background: false,
+        });
+        l.st.jobs[part.id] = { jobID: j.id, finished: false, ocMessageID: part.messageID };
+        await this.persist(l);
+      } catch (e) {
+        if (!(e instanceof GatewayError)) throw e;
+        this.log(`startJob refused (${e.tag}) for ${part.id}`);
+        if (e.tag === 'SessionSealedError') await this.oc.abort(l.row.ocSessionID).catch(() => {});
+        return;
+      }
+    }
+    const j = l.st.jobs[part.id];
+    const end = jobEnd(part);
+    if (j && !j.finished && end) await this.finishJob(l, part.id, end.status, end.exitCode);
+  }
+
+  private async finishJob(l: Live, ocPartID: string, status: 'COMPLETED' | 'ERROR' | 'CANCELLED', exitCode: number | null) {
+    const j = l.st.jobs[ocPartID];
+    await this.gw.call('finishJob', 'FinishJobInput', SEL_JOB, { jobID: j.jobID, status, exitCode })
+      .catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`finishJob ${j.jobID}: ${e.message}`); });
+    j.finished = true;
+    await this.persist(l);
+  }
+
+  private async endStep(l: Live, ocMessageID: string, status: 'SUCCEEDED' | 'FAILED' | 'INTERRUPTED', reason: 'USER' | 'SEAL' | 'SHUTDOWN' | null, endTree: string | null, error?: string | null) {
+    const step = l.st.steps[ocMessageID];
+    if (!step || step.settled) return;
+    if (l.st.sealing && status === 'INTERRUPTED') {
+      reason = 'SEAL';
+      await this.waitIdle(l.row.ocSessionID, 10_000); // SessionSealed only once OpenCode reports the session idle
+    }
+    // Shell jobs of the step that never reported an end were killed with it.
+    for (const [pid, j] of Object.entries(l.st.jobs)) {
+      if (j.ocMessageID === ocMessageID && !j.finished) await this.finishJob(l, pid, status === 'SUCCEEDED' ? 'COMPLETED' : 'CANCELLED', null);
+    }
+    const pm = l.st.pending[ocMessageID];
+    if (pm && !step.flushed) {
+      step.flushed = true;
+      await this.flushMessage(l, ocMessageID, pm, step.executionID);
+    }
+    if (step.executionID) {
+      const endSnapshot = endTree ? await this.snapshot(l, endTree) : null;
+      await this.gw.call('settleExecution', 'SettleExecutionInput', SEL_EXEC, {
+        executionID: step.executionID, status, ...(reason ? { interruptReason: reason } : {}),
+        ...(error ? { error } : {}), ...(endSnapshot ? { endSnapshot } : {}),
+      }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`settleExecution ${step.executionID}: ${e.message}`); });
+    }
+    step.settled = true;
+    // Keep the state small: a settled step needs no more than its mark.
+    delete step.startTree;
+    for (const [pid, j] of Object.entries(l.st.jobs)) if (j.finished && j.ocMessageID === ocMessageID) delete l.st.jobs[pid];
+    await this.persist(l);
+  }
+
+  /** OpenCode reports the session idle: flush prompts that got no answer, and settle steps that will never finish. */
+  private async onIdle(ocSessionID: string) {
+    const l = this.sessions.get(ocSessionID);
+    if (!l || !l.row.sessionID || l.st.removed) return;
+    await this.flushPendingUsers(l);
+    for (const [mid, step] of Object.entries(l.st.steps)) {
+      if (step.settled) { delete l.st.steps[mid]; continue; }
+      if (step.executionID || step.refused) await this.endStep(l, mid, 'INTERRUPTED', l.st.sealing ? 'SEAL' : 'SHUTDOWN', null);
+      else if (l.st.pending[mid]) await this.flushMessage(l, mid, l.st.pending[mid], null); // failed before its step began
+      delete l.st.steps[mid];
+    }
+    await this.persist(l);
+  }
+
+  private async waitIdle(ocSessionID: string, timeoutMs: number) {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const status = await this.oc.status().catch(() => null);
+      if (status && (!status[ocSessionID] || status[ocSessionID].type === 'idle')) return true;
+      await new Promise<void>((r) => { this.waiters.push(r); setTimeout(r, 200); });
+    }
+    return false;
+  }
+
+  // ---------------------------------------------------------------- snapshots
+
+  private async snapshot(l: Live, tree: string): Promise<string | null> {
+    const sink = this.sink;
+    if (!sink || !l.st.directory || !this.hostID) return null; // boundary reads START_NOT_CAPTURED / END_NOT_CAPTURED
+    try {
+      const gitdir = findSnapshotGitdir(this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), l.st.directory);
+      if (!gitdir) return null;
+      const m = await readSnapshotTree(gitdir, tree);
+      const left = observeLeftOut(l.st.directory, m);
+      m.files.push(...left.files);
+      m.unscanned.push(...left.unscanned);
+      return await sink.upload(l.row.sessionID!, this.hostID, m);
+    } catch (e: any) {
+      this.log(`snapshot ${tree}: ${e?.message ?? e}`);
+      return null;
+    }
+  }
+
+  // ---------------------------------------------------------------- gateway -> OpenCode
+
+  private watchGatewaySession(l: Live) {
+    const sessionID = l.row.sessionID;
+    if (!sessionID || this.subscribedSessions.has(sessionID)) return;
+    this.subscribedSessions.add(sessionID);
+    const q = `subscription($s: ID!, $a: String) { sessionEvents(sessionID: $s, after: $a) {
+      cursor sequence type messageID partID message { id parts { id ... on TextPart { text } } } } }`;
+    this.unsubs.push(this.gw.subscribe(q, { s: sessionID, a: l.st.eventsCursor ?? null }, 'plugin', (d) => this.onGatewayEvent(l, d.sessionEvents)));
+  }
+
+  private async onGatewayEvent(l: Live, ev: { cursor: string; sequence: number; type: string; messageID?: string; partID?: string; message?: any }) {
+    if (!ev || (l.st.eventsSeq ?? 0) >= ev.sequence) return;
+    if (ev.type === 'message.part_corrected' || ev.type === 'message.retracted') {
+      const stored = ev.messageID ? await this.opts.store.message(ev.messageID) : null;
+      if (stored) {
+        if (ev.type === 'message.retracted') {
+          l.st.deletedByGateway = [...(l.st.deletedByGateway ?? []), stored.ocMessageID].slice(-1000);
+          await this.oc.deleteMessage(stored.ocSessionID, stored.ocMessageID).catch((e) => {
+            if (!(e instanceof OpencodeError && e.status === 404)) this.log(`OpenCode delete ${stored.ocMessageID}: ${e.message}`);
+          });
+        } else if (ev.partID && stored.parts[ev.partID]) {
+          const text = ev.message?.parts?.find((p: any) => p.id === ev.partID)?.text;
+          if (typeof text === 'string') await this.correctInOpencode(stored.ocSessionID, stored.ocMessageID, stored.parts[ev.partID], text);
+        }
+      }
+    }
+    await this.enqueue(async () => {
+      l.st.eventsSeq = Math.max(l.st.eventsSeq ?? 0, ev.sequence);
+      l.st.eventsCursor = ev.cursor;
+      await this.persist(l);
+    });
+  }
+
+  private async correctInOpencode(ocSessionID: string, ocMessageID: string, ocPartID: string, text: string) {
+    const msg = (await this.oc.messages(ocSessionID)).find((m) => m.info.id === ocMessageID);
+    const part = msg?.parts.find((p) => p.id === ocPartID);
+    if (!part || part.type !== 'text' || part.text === text) return;
+    await this.oc.updatePart({ ...part, text });
+  }
+
+  /** A seal asks to interrupt an execution or cancel a job: OpenCode can only abort the whole session. */
+  private async onCommand(c: { id: string; kind: string; sessionID: string; jobID?: string; executionID?: string }) {
+    if (!c) return;
+    const ocSessionID = this.byGateway.get(c.sessionID);
+    if (ocSessionID) {
+      const l = this.sessions.get(ocSessionID)!;
+      await this.enqueue(async () => { l.st.sealing = true; await this.persist(l); });
+      await this.oc.abort(ocSessionID).catch((e) => this.log(`abort ${ocSessionID}: ${e.message}`));
+      await this.waitIdle(ocSessionID, 30_000);
+      // Let the abort's events (tool ended, message aborted) be applied, then settle whatever is left.
+      await this.settled().catch(() => {});
+      await this.enqueue(() => this.onIdle(ocSessionID));
+    }
+    await this.gw.call('acknowledgeHostCommand', 'AcknowledgeHostCommandInput', '... on HostCommand { id }', { commandID: c.id })
+      .catch((e) => this.log(`acknowledge ${c.id}: ${e.message}`));
+  }
+}

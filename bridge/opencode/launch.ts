@@ -1,0 +1,148 @@
+// Starts a real OpenCode server isolated in a temporary folder (XDG dirs and HOME), offline (no
+// auto-update, no models.dev fetch, no LSP downloads), with a custom OpenAI-compatible provider
+// pointing at a local model (see scripted-model.ts). Used by the end-to-end test and for experiments.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+
+/** The OpenCode binary: $OPENCODE_BIN, or the platform package installed with `opencode-ai`. */
+export function findOpencodeBinary(): string | null {
+  if (process.env.OPENCODE_BIN && fs.existsSync(process.env.OPENCODE_BIN)) return process.env.OPENCODE_BIN;
+  const require = createRequire(import.meta.url);
+  const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
+  const os = process.platform === 'darwin' ? 'darwin' : process.platform === 'win32' ? 'windows' : 'linux';
+  const exe = os === 'windows' ? 'opencode.exe' : 'opencode';
+  for (const pkg of [`opencode-${os}-${arch}`, `opencode-${os}-${arch}-baseline`, `opencode-${os}-${arch}-musl`]) {
+    try {
+      const dir = path.dirname(require.resolve(`${pkg}/package.json`));
+      const bin = path.join(dir, 'bin', exe);
+      if (fs.existsSync(bin)) return bin;
+    } catch { /* not installed */ }
+  }
+  try {
+    const dir = path.dirname(require.resolve('opencode-ai/package.json'));
+    for (const name of ['opencode.exe', 'opencode']) {
+      const bin = path.join(dir, 'bin', name);
+      if (fs.existsSync(bin) && fs.statSync(bin).size > 1_000_000) return bin; // the real binary, not the JS launcher
+    }
+  } catch { /* not installed */ }
+  return null;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+export interface OpencodeServer {
+  url: string;
+  port: number;
+  /** $XDG_DATA_HOME of the OpenCode process (its snapshot repositories live under opencode/snapshot). */
+  dataDir: string;
+  logs: string[];
+  process: ChildProcess;
+  stop(): Promise<void>;
+  /** Stops and starts it again on the same port and data. */
+  restart(): Promise<void>;
+}
+
+export interface StartOpencodeOptions {
+  bin: string;
+  /** The project directory (its cwd). */
+  directory: string;
+  /** Base folder for the isolated XDG dirs and HOME. */
+  home: string;
+  /** OpenAI-compatible base URL (ending in /v1). */
+  modelUrl: string;
+  port?: number;
+}
+
+export async function startOpencode(o: StartOpencodeOptions): Promise<OpencodeServer> {
+  const port = o.port ?? (await freePort());
+  const dirs = Object.fromEntries(['data', 'config', 'cache', 'state', 'home'].map((d) => [d, path.join(o.home, d)]));
+  for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
+  const configFile = path.join(o.home, 'opencode.json');
+  fs.writeFileSync(configFile, JSON.stringify({
+    $schema: 'https://opencode.ai/config.json',
+    autoupdate: false,
+    share: 'disabled',
+    model: 'scripted/scripted',
+    small_model: 'scripted/scripted',
+    provider: {
+      scripted: {
+        npm: '@ai-sdk/openai-compatible',
+        name: 'Scripted',
+        options: { baseURL: o.modelUrl, apiKey: 'none' },
+        models: { scripted: { name: 'Scripted', tool_call: true, limit: { context: 100_000, output: 4_000 } } },
+      },
+    },
+    permission: { edit: 'allow', bash: 'allow', webfetch: 'deny', external_directory: 'allow' },
+  }, null, 2));
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    LANG: 'C.UTF-8',
+    HOME: dirs.home,
+    XDG_DATA_HOME: dirs.data,
+    XDG_CONFIG_HOME: dirs.config,
+    XDG_CACHE_HOME: dirs.cache,
+    XDG_STATE_HOME: dirs.state,
+    OPENCODE_CONFIG: configFile,
+    OPENCODE_DISABLE_AUTOUPDATE: '1',
+    OPENCODE_DISABLE_MODELS_FETCH: '1',
+    OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+    OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
+    OPENCODE_DISABLE_SHARE: '1',
+    OPENCODE_DISABLE_CLAUDE_CODE: '1',
+    OPENCODE_DISABLE_EXTERNAL_SKILLS: '1',
+  };
+  const logs: string[] = [];
+  const server: OpencodeServer = {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    dataDir: dirs.data,
+    logs,
+    process: null as unknown as ChildProcess,
+    async stop() {
+      const p = server.process;
+      if (p.exitCode !== null || p.signalCode !== null) return;
+      const exited = new Promise<void>((r) => p.once('exit', () => r()));
+      p.kill('SIGTERM');
+      const t = setTimeout(() => p.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(t);
+    },
+    async restart() {
+      await server.stop();
+      await launch();
+    },
+  };
+  const launch = async () => {
+    const p = spawn(o.bin, ['serve', '--hostname', '127.0.0.1', '--port', String(port), '--print-logs', '--log-level', 'WARN'], {
+      cwd: o.directory, env, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    server.process = p;
+    const onData = (b: Buffer) => { logs.push(b.toString()); if (logs.length > 500) logs.shift(); };
+    p.stdout!.on('data', onData);
+    p.stderr!.on('data', onData);
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      if (p.exitCode !== null) throw new Error(`opencode exited (${p.exitCode}): ${logs.join('').slice(-2000)}`);
+      try {
+        const r = await fetch(`${server.url}/global/health`, { signal: AbortSignal.timeout(1_000) });
+        if (r.ok) return;
+      } catch { /* not yet */ }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`opencode did not start: ${logs.join('').slice(-2000)}`);
+  };
+  await launch();
+  return server;
+}

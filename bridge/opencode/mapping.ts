@@ -1,0 +1,92 @@
+// Pure parts of the mapping from OpenCode's history to the gateway's model (see NOTES.md / README).
+import type { OcPart } from './client.js';
+
+/** One OpenCode message being mirrored; flushed to the gateway as one message once complete. */
+export interface PendingMessage {
+  role: 'user' | 'assistant';
+  parentID?: string;
+  parts: Record<string, OcPart>;
+  order: string[];
+}
+
+/** One agent step: an OpenCode assistant message from its step-start to its step-finish. */
+export interface StepState {
+  executionID: string | null;
+  /** The gateway refused the step (sealed session): OpenCode was told to abort it. */
+  refused?: boolean;
+  startTree?: string;
+  endTree?: string;
+  settled?: boolean;
+  flushed?: boolean;
+}
+
+export interface JobState { jobID: string; finished: boolean; ocMessageID: string }
+
+/** Everything the bridge must remember about one OpenCode session between events (stored as JSON). */
+export interface SessionState {
+  title?: string;
+  directory?: string;
+  parentOc?: string | null;
+  pending: Record<string, PendingMessage>;
+  steps: Record<string, StepState>;
+  jobs: Record<string, JobState>;
+  /** OpenCode messages the bridge itself deleted because of a gateway retraction. */
+  deletedByGateway?: string[];
+  /** Journal cursor of the gateway session's `sessionEvents` already handled (corrections, retractions). */
+  eventsCursor?: string | null;
+  eventsSeq?: number;
+  /** A seal asked this session to stop: settle its interrupted step with reason SEAL. */
+  sealing?: boolean;
+  removed?: boolean;
+}
+
+export function emptyState(): SessionState {
+  return { pending: {}, steps: {}, jobs: {} };
+}
+
+export interface GatewayPart { type: 'TEXT' | 'TOOL' | 'FILE'; text?: string; tool?: string; input?: unknown; output?: string | null; status?: string | null; path?: string; mime?: string | null }
+
+/** OpenCode parts -> gateway parts (with the OpenCode part ID of each), in order. Structural parts are dropped. */
+export function toGatewayParts(m: PendingMessage): { parts: GatewayPart[]; ocPartIDs: string[] } {
+  const parts: GatewayPart[] = [];
+  const ocPartIDs: string[] = [];
+  for (const id of m.order) {
+    const p = m.parts[id];
+    if (!p) continue;
+    if (p.type === 'text') {
+      if (!p.text) continue;
+      parts.push({ type: 'TEXT', text: p.text });
+    } else if (p.type === 'tool' && p.tool) {
+      const s = p.state;
+      parts.push({
+        type: 'TOOL', tool: p.tool, input: s?.input ?? null,
+        output: s?.status === 'error' ? (s.error ?? null) : (s?.output ?? null), status: s?.status ?? null,
+      });
+    } else if (p.type === 'file') {
+      const path = p.filename ?? p.url;
+      if (!path) continue;
+      parts.push({ type: 'FILE', path, mime: p.mime ?? null });
+    } else continue;
+    ocPartIDs.push(id);
+  }
+  return { parts, ocPartIDs };
+}
+
+/** The terminal state of a shell tool part, as a job end. */
+export function jobEnd(p: OcPart): { status: 'COMPLETED' | 'ERROR' | 'CANCELLED'; exitCode: number | null } | null {
+  const s = p.state;
+  if (!s || (s.status !== 'completed' && s.status !== 'error')) return null;
+  const exit = s.metadata?.exit;
+  const exitCode = typeof exit === 'number' ? exit : null;
+  const aborted = /User aborted the command|aborted/i.test(String(s.output ?? s.error ?? s.metadata?.output ?? ''));
+  if (aborted && exitCode === null) return { status: 'CANCELLED', exitCode: null };
+  if (s.status === 'error') return { status: 'ERROR', exitCode };
+  if (exitCode !== null && exitCode !== 0) return { status: 'ERROR', exitCode };
+  return { status: 'COMPLETED', exitCode: exitCode ?? 0 };
+}
+
+export const JOB_TOOLS: Record<string, 'SHELL' | 'SUBAGENT'> = { bash: 'SHELL', task: 'SUBAGENT' };
+
+export function baseType(t: string): string {
+  return t.replace(/\.\d+$/, '');
+}

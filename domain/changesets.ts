@@ -1,0 +1,474 @@
+import { diffArrays } from 'diff';
+import type { Db, Sql, Tx } from '../db/connection.js';
+import type { ExecutionRow } from './rows.js';
+import { CONTENT_LOCK, contentLockShared, readPolicy, type Manifest, type ManifestEntry, type Policy } from './snapshots.js';
+
+/**
+ * Frozen execution changesets (CONTRACT section 2). `freezeChangeset` runs inside the settling
+ * transaction: it compares the two stored manifests, renders unified diffs from the stored contents
+ * (in TypeScript, never git, never the live worktree), applies the patch budgets and stores the
+ * result. Reads return those stored rows, byte for byte, until retention prunes them.
+ */
+
+export type OmissionReason = 'IGNORED' | 'SIZE' | 'BINARY' | 'TRUNCATED' | 'CAPTURE_LIMIT';
+export interface Omission { path: string; reason: OmissionReason; detail: string }
+export type FileStatus = 'ADDED' | 'MODIFIED' | 'DELETED';
+export type BoundaryReason = 'NOT_SETTLED' | 'START_NOT_CAPTURED' | 'END_NOT_CAPTURED' | 'HOST_LOST' | 'EXPIRED';
+export type CoverageReason = 'NOT_SETTLED' | 'BOUNDARY_UNAVAILABLE' | 'EXPIRED';
+
+export interface ChangesetRow {
+  executionId: string;
+  sessionId: string;
+  coverage: 'COMPLETE' | 'OMITTED' | 'UNAVAILABLE';
+  unavailableReason: BoundaryReason | null;
+  detail: string | null;
+  omissions: Omission[];
+  fileCount: number;
+  additions: number;
+  deletions: number;
+  patchBytes: number;
+  frozenAt: Date;
+  prunedAt: Date | null;
+}
+
+export interface ChangesetFileRow {
+  executionId: string;
+  ord: number;
+  path: string;
+  status: FileStatus;
+  additions: number;
+  deletions: number;
+  binary: boolean;
+  patch: string | null;
+}
+
+/** An execution row with the boundary columns this issue added. */
+export type BoundedExecution = ExecutionRow & { startSnapshotId?: string | null; endSnapshotId?: string | null };
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+
+const CONTEXT = 3;
+/** Above this many differing lines (after trimming common ends), a file is rendered as a whole replacement. */
+const MAX_DIFF_LINES = 20_000;
+const MAX_EDIT_LENGTH = 1_000;
+
+function splitLines(text: string): string[] {
+  if (text === '') return [];
+  const parts = text.split('\n');
+  const last = parts.pop()!;
+  const lines = parts.map((l) => l + '\n');
+  if (last !== '') lines.push(last);
+  return lines;
+}
+
+interface Op { t: 0 | 1 | 2; line: string; o: number; n: number }
+
+/**
+ * The edit script old → new: common ends are trimmed, the middle goes through the diff library's
+ * Myers implementation (bounded edit length); a middle too large or too different is rendered as
+ * delete-all plus add-all, still an exact patch.
+ */
+function editScript(a: string[], b: string[]): Op[] {
+  let pre = 0;
+  while (pre < a.length && pre < b.length && a[pre] === b[pre]) pre++;
+  let suf = 0;
+  while (suf < a.length - pre && suf < b.length - pre && a[a.length - 1 - suf] === b[b.length - 1 - suf]) suf++;
+  const am = a.slice(pre, a.length - suf);
+  const bm = b.slice(pre, b.length - suf);
+  const ops: Op[] = [];
+  let o = 0;
+  let n = 0;
+  const push = (t: 0 | 1 | 2, line: string) => {
+    ops.push({ t, line, o, n });
+    if (t !== 2) o++;
+    if (t !== 1) n++;
+  };
+  for (let i = 0; i < pre; i++) push(0, a[i]);
+  let changes = am.length + bm.length <= MAX_DIFF_LINES && am.length > 0 && bm.length > 0
+    ? diffArrays(am, bm, { maxEditLength: MAX_EDIT_LENGTH })
+    : undefined;
+  if (changes) {
+    for (const c of changes) for (const line of c.value) push(c.removed ? 1 : c.added ? 2 : 0, line);
+  } else {
+    for (const line of am) push(1, line);
+    for (const line of bm) push(2, line);
+  }
+  for (let i = a.length - suf; i < a.length; i++) push(0, a[i]);
+  return ops;
+}
+
+function hunks(ops: Op[]): { header: string; body: string }[] {
+  const out: { header: string; body: string }[] = [];
+  const total = ops.length;
+  let i = 0;
+  while (i < total) {
+    while (i < total && ops[i].t === 0) i++;
+    if (i >= total) break;
+    const start = Math.max(0, i - CONTEXT);
+    let end = i;
+    let j = i + 1;
+    while (j < total) {
+      if (ops[j].t !== 0) { end = j; j++; continue; }
+      let k = j;
+      while (k < total && ops[k].t === 0) k++;
+      if (k < total && k - j <= 2 * CONTEXT) { j = k; continue; }
+      break;
+    }
+    const stop = Math.min(total, end + 1 + CONTEXT);
+    let oldLines = 0;
+    let newLines = 0;
+    let body = '';
+    for (let x = start; x < stop; x++) {
+      const op = ops[x];
+      if (op.t !== 2) oldLines++;
+      if (op.t !== 1) newLines++;
+      const text = op.line.endsWith('\n') ? op.line.slice(0, -1) : op.line;
+      body += (op.t === 0 ? ' ' : op.t === 1 ? '-' : '+') + text + '\n';
+      if (!op.line.endsWith('\n')) body += '\\ No newline at end of file\n';
+    }
+    const oldStart = oldLines === 0 ? ops[start].o : ops[start].o + 1;
+    const newStart = newLines === 0 ? ops[start].n : ops[start].n + 1;
+    out.push({ header: `@@ -${oldStart},${oldLines} +${newStart},${newLines} @@\n`, body });
+    i = stop;
+  }
+  return out;
+}
+
+const modeString = (m: number) => m.toString(8).padStart(6, '0');
+
+/**
+ * A git-style unified diff of one file, with fixed `a/` and `b/` prefixes: the output depends only
+ * on the two stored contents, never on any Git configuration (noprefix, autocrlf, color, attributes).
+ */
+export function renderFilePatch(path: string, status: FileStatus, oldText: string | null, newText: string | null, oldMode: number, newMode: number):
+  { patch: string; additions: number; deletions: number } {
+  let head = `diff --git a/${path} b/${path}\n`;
+  if (status === 'ADDED') head += `new file mode ${modeString(newMode)}\n`;
+  else if (status === 'DELETED') head += `deleted file mode ${modeString(oldMode)}\n`;
+  else if (oldMode !== newMode) head += `old mode ${modeString(oldMode)}\nnew mode ${modeString(newMode)}\n`;
+  const ops = editScript(splitLines(oldText ?? ''), splitLines(newText ?? ''));
+  const hs = hunks(ops);
+  let additions = 0;
+  let deletions = 0;
+  for (const op of ops) { if (op.t === 1) deletions++; else if (op.t === 2) additions++; }
+  if (hs.length === 0) return { patch: head, additions, deletions };
+  let patch = head + (status === 'ADDED' ? '--- /dev/null\n' : `--- a/${path}\n`) + (status === 'DELETED' ? '+++ /dev/null\n' : `+++ b/${path}\n`);
+  for (const h of hs) patch += h.header + h.body;
+  return { patch, additions, deletions };
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Text when it renders as text (no NUL in the first 8000 bytes, valid UTF-8); null when binary. */
+export function asText(data: Uint8Array): string | null {
+  const probe = Math.min(data.length, 8000);
+  for (let i = 0; i < probe; i++) if (data[i] === 0) return null;
+  try {
+    const s = utf8.decode(data);
+    return s.includes('\u0000') ? null : s;
+  } catch {
+    return null;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparing two manifests
+
+interface ComputedFile { path: string; status: FileStatus; additions: number; deletions: number; binary: boolean; patch: string | null }
+export interface Computed { files: ComputedFile[]; omissions: Omission[]; additions: number; deletions: number; patchBytes: number }
+
+function isUnder(path: string, regions: Set<string>): string | null {
+  if (regions.size === 0) return null;
+  if (regions.has(path)) return path;
+  let i = path.lastIndexOf('/');
+  while (i > 0) {
+    const p = path.slice(0, i);
+    if (regions.has(p)) return p;
+    i = p.lastIndexOf('/');
+  }
+  return null;
+}
+
+/**
+ * The changeset between two manifests. `contents` gives the stored bytes of a hash (only stored
+ * files, `k = 'f'`, are asked for). Pure: the same inputs always give the same bytes.
+ */
+export function computeChangeset(start: Manifest, end: Manifest, contents: Map<string, Buffer>, policy: Pick<Policy, 'filePatchBytes' | 'changesetPatchBytes'>): Computed {
+  const omissions: Omission[] = [];
+  const A = new Map(start.files.map((e) => [e.p, e]));
+  const B = new Map(end.files.map((e) => [e.p, e]));
+
+  // Opaque regions: subtrees a capture did not scan, and ignored directories (kept as one fingerprint).
+  const opaque = new Set<string>();
+  const unscannedDetail = new Map<string, string[]>();
+  for (const [side, m] of [['start', start], ['end', end]] as const) {
+    for (const u of m.unscanned) {
+      opaque.add(u.p);
+      if (!unscannedDetail.has(u.p)) unscannedDetail.set(u.p, []);
+      unscannedDetail.get(u.p)!.push(`not scanned by the ${side} capture${u.d ? `: ${u.d}` : ''}`);
+    }
+  }
+  for (const [p, d] of unscannedDetail) omissions.push({ path: p, reason: 'CAPTURE_LIMIT', detail: d.join('; ') });
+  const unscanned = new Set(unscannedDetail.keys());
+  const dirs = new Set<string>();
+  for (const e of start.files) if (e.k === 'd') dirs.add(e.p);
+  for (const e of end.files) if (e.k === 'd') dirs.add(e.p);
+  for (const d of dirs) {
+    opaque.add(d);
+    if (isUnder(d, unscanned)) continue;
+    const a = A.get(d);
+    const b = B.get(d);
+    if (a?.k === 'd' && b?.k === 'd' && a.h === b.h) continue;
+    const describe = (e: ManifestEntry | undefined) =>
+      !e ? 'absent' : e.k === 'd' ? `ignored directory of ${e.n ?? '?'} entries, ${e.s} bytes` : 'not ignored';
+    omissions.push({ path: d, reason: 'IGNORED', detail: `ignored directory changed: ${describe(a)} at start, ${describe(b)} at end` });
+  }
+
+  const paths = new Set<string>();
+  for (const p of A.keys()) paths.add(p);
+  for (const p of B.keys()) paths.add(p);
+  const sorted = [...paths].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+  const files: ComputedFile[] = [];
+  let budget = policy.changesetPatchBytes;
+  let additions = 0;
+  let deletions = 0;
+  let patchBytes = 0;
+
+  for (const p of sorted) {
+    const a = A.get(p);
+    const b = B.get(p);
+    if (a?.k === 'd' || b?.k === 'd') continue;
+    if (isUnder(p, opaque)) continue;
+    if (a?.k === 'i' || b?.k === 'i') {
+      const same = a && b && a.k === b.k && a.s === b.s && a.m === b.m &&
+        (a.h && b.h ? a.h === b.h : a.t !== null && a.t === b.t);
+      if (!same) {
+        const describe = (e: ManifestEntry | undefined) =>
+          !e ? 'absent' : e.k === 'i' ? `ignored, ${e.s} bytes` : `not ignored, ${e.s} bytes`;
+        omissions.push({ path: p, reason: 'IGNORED', detail: `ignored path changed: ${describe(a)} at start, ${describe(b)} at end` });
+      }
+      continue;
+    }
+    if (a && b && a.h === b.h && a.m === b.m) continue;
+    const status: FileStatus = !a ? 'ADDED' : !b ? 'DELETED' : 'MODIFIED';
+    if (a?.k === 'o' || b?.k === 'o') {
+      files.push({ path: p, status, additions: 0, deletions: 0, binary: !!(a?.b || b?.b), patch: null });
+      omissions.push({ path: p, reason: 'SIZE', detail: `over the per-file capture limit (${a ? a.s : 0} → ${b ? b.s : 0} bytes); content not stored` });
+      continue;
+    }
+    const text = (e: ManifestEntry | undefined): string | null => {
+      if (!e) return '';
+      if (e.b) return null;
+      const data = contents.get(e.h!);
+      if (!data) throw new Error(`freeze: content of ${p} is missing`);
+      return asText(data);
+    };
+    const oldText = a?.b || b?.b ? null : text(a);
+    const newText = oldText === null ? null : text(b);
+    if (oldText === null || newText === null) {
+      files.push({ path: p, status, additions: 0, deletions: 0, binary: true, patch: null });
+      omissions.push({ path: p, reason: 'BINARY', detail: `binary content (${a ? a.s : 0} → ${b ? b.s : 0} bytes), not rendered` });
+      continue;
+    }
+    const r = renderFilePatch(p, status, a ? oldText : null, b ? newText : null, a?.m ?? 0o100644, b?.m ?? 0o100644);
+    additions += r.additions;
+    deletions += r.deletions;
+    const bytes = Buffer.byteLength(r.patch, 'utf8');
+    if (bytes > policy.filePatchBytes) {
+      files.push({ path: p, status, additions: r.additions, deletions: r.deletions, binary: false, patch: null });
+      omissions.push({ path: p, reason: 'TRUNCATED', detail: `patch of ${bytes} bytes exceeds the per-file budget of ${policy.filePatchBytes} bytes` });
+      continue;
+    }
+    if (bytes > budget) {
+      files.push({ path: p, status, additions: r.additions, deletions: r.deletions, binary: false, patch: null });
+      omissions.push({ path: p, reason: 'TRUNCATED', detail: `patch of ${bytes} bytes exceeds what is left of the changeset budget of ${policy.changesetPatchBytes} bytes` });
+      continue;
+    }
+    budget -= bytes;
+    patchBytes += bytes;
+    files.push({ path: p, status, additions: r.additions, deletions: r.deletions, binary: false, patch: r.patch });
+  }
+  omissions.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : x.reason < y.reason ? -1 : x.reason > y.reason ? 1 : 0));
+  return { files, omissions, additions, deletions, patchBytes };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Freezing, inside the settling transaction
+
+/**
+ * Computes and stores the changeset of an execution that this transaction settles. The caller
+ * holds the session lock and has checked both snapshot IDs (requireBoundarySnapshot).
+ */
+export async function freezeChangeset(tx: Tx, e: { id: string; sessionId: string; startSnapshotId: string | null; endSnapshotId: string | null }): Promise<void> {
+  const unavailable = async (reason: BoundaryReason, detail: string) => {
+    await tx`INSERT INTO changesets (execution_id, session_id, coverage, unavailable_reason, detail)
+      VALUES (${e.id}, ${e.sessionId}, 'UNAVAILABLE', ${reason}, ${detail})`;
+  };
+  if (!e.startSnapshotId) return unavailable('START_NOT_CAPTURED', 'The host did not capture a snapshot when the execution began.');
+  if (!e.endSnapshotId) return unavailable('END_NOT_CAPTURED', 'The host did not capture a snapshot when the execution settled.');
+  await contentLockShared(tx);
+  const snaps = await tx<{ id: string; manifest: Manifest | null }[]>`
+    SELECT id, manifest FROM snapshots WHERE id = ANY(${[e.startSnapshotId, e.endSnapshotId]})`;
+  const start = snaps.find((s) => s.id === e.startSnapshotId)?.manifest;
+  const end = snaps.find((s) => s.id === e.endSnapshotId)?.manifest;
+  if (!start) return unavailable('EXPIRED', 'The start snapshot expired before the execution settled.');
+  if (!end) return unavailable('EXPIRED', 'The end snapshot expired before the execution settled.');
+  const policy = await readPolicy(tx);
+
+  // Contents of the stored files that differ (only those are read).
+  const A = new Map(start.files.map((f) => [f.p, f]));
+  const need = new Set<string>();
+  for (const b of end.files) {
+    const a = A.get(b.p);
+    if (a && a.h === b.h && a.m === b.m) continue;
+    if (b.k === 'f' && !b.b) need.add(b.h!);
+    if (a?.k === 'f' && !a.b) need.add(a.h!);
+  }
+  const B = new Set(end.files.map((f) => f.p));
+  for (const a of start.files) if (!B.has(a.p) && a.k === 'f' && !a.b) need.add(a.h!);
+  const contents = new Map<string, Buffer>();
+  const list = [...need];
+  for (let i = 0; i < list.length; i += 500) {
+    const rows = await tx<{ hash: string; data: Buffer }[]>`SELECT hash, data FROM contents WHERE hash = ANY(${list.slice(i, i + 500)})`;
+    for (const r of rows) contents.set(r.hash, r.data);
+  }
+  const c = computeChangeset(start, end, contents, policy);
+  await tx`INSERT INTO changesets (execution_id, session_id, coverage, omissions, file_count, additions, deletions, patch_bytes)
+    VALUES (${e.id}, ${e.sessionId}, ${c.omissions.length ? 'OMITTED' : 'COMPLETE'}, ${tx.json(c.omissions as any)},
+      ${c.files.length}, ${c.additions}, ${c.deletions}, ${c.patchBytes})`;
+  const rows = c.files.map((f, ord) => ({
+    execution_id: e.id, session_id: e.sessionId, ord, path: f.path, status: f.status,
+    additions: f.additions, deletions: f.deletions, binary: f.binary, patch: f.patch,
+  }));
+  // Batches bounded by rows and bytes (a parameterized statement carries at most 65535 parameters).
+  let batch: typeof rows = [];
+  let bytes = 0;
+  const flush = async () => {
+    if (batch.length) await tx`INSERT INTO changeset_files ${tx(batch)}`;
+    batch = [];
+    bytes = 0;
+  };
+  for (const r of rows) {
+    batch.push(r);
+    bytes += r.patch?.length ?? 0;
+    if (batch.length >= 1000 || bytes > 16 * 1024 * 1024) await flush();
+  }
+  await flush();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+export type BoundaryView =
+  | { kind: 'snapshot'; startId: string; endId: string }
+  | { kind: 'unavailable'; reason: BoundaryReason; detail: string };
+
+export type CoverageView =
+  | { kind: 'complete'; fileCount: number }
+  | { kind: 'omitted'; omissions: Omission[] }
+  | { kind: 'unavailable'; reason: CoverageReason; detail: string };
+
+export function boundaryOf(e: BoundedExecution, cs: ChangesetRow | null): BoundaryView {
+  if (e.status === 'RUNNING') return { kind: 'unavailable', reason: 'NOT_SETTLED', detail: 'The execution is still running.' };
+  if (e.status === 'ABANDONED') return { kind: 'unavailable', reason: 'HOST_LOST', detail: 'The host was lost before the execution settled.' };
+  if (!cs) return { kind: 'unavailable', reason: 'END_NOT_CAPTURED', detail: 'No boundary was recorded for this execution.' };
+  if (cs.prunedAt) return { kind: 'unavailable', reason: 'EXPIRED', detail: 'The snapshots were pruned by the retention policy.' };
+  if (cs.coverage === 'UNAVAILABLE') return { kind: 'unavailable', reason: cs.unavailableReason ?? 'END_NOT_CAPTURED', detail: cs.detail ?? '' };
+  return { kind: 'snapshot', startId: e.startSnapshotId!, endId: e.endSnapshotId! };
+}
+
+export function coverageOf(e: BoundedExecution, cs: ChangesetRow | null): CoverageView {
+  if (e.status === 'RUNNING') return { kind: 'unavailable', reason: 'NOT_SETTLED', detail: 'The execution is still running.' };
+  if (!cs) {
+    return { kind: 'unavailable', reason: 'BOUNDARY_UNAVAILABLE', detail: e.status === 'ABANDONED' ? 'The host was lost before the execution settled.' : 'No boundary was recorded.' };
+  }
+  if (cs.prunedAt) return { kind: 'unavailable', reason: 'EXPIRED', detail: 'The changeset was pruned by the retention policy.' };
+  if (cs.coverage === 'UNAVAILABLE') {
+    if (cs.unavailableReason === 'EXPIRED') return { kind: 'unavailable', reason: 'EXPIRED', detail: cs.detail ?? '' };
+    return { kind: 'unavailable', reason: 'BOUNDARY_UNAVAILABLE', detail: `${cs.unavailableReason}: ${cs.detail ?? ''}` };
+  }
+  if (cs.coverage === 'OMITTED') return { kind: 'omitted', omissions: cs.omissions };
+  return { kind: 'complete', fileCount: cs.fileCount };
+}
+
+/** Whether the files of a changeset row are readable (frozen and not pruned). */
+export function hasFiles(cs: ChangesetRow | null): boolean {
+  return !!cs && !cs.prunedAt && cs.coverage !== 'UNAVAILABLE';
+}
+
+export async function changesetRows(db: Db, executionIDs: readonly string[]): Promise<ChangesetRow[]> {
+  return db<ChangesetRow[]>`SELECT * FROM changesets WHERE execution_id = ANY(${[...executionIDs]})`;
+}
+
+export async function changesetFiles(db: Db, executionIDs: readonly string[]): Promise<ChangesetFileRow[]> {
+  return db<ChangesetFileRow[]>`
+    SELECT f.execution_id, f.ord, f.path, f.status, f.additions, f.deletions, f.binary, f.patch
+    FROM changeset_files f JOIN changesets c ON c.execution_id = f.execution_id
+    WHERE f.execution_id = ANY(${[...executionIDs]}) AND c.pruned_at IS NULL ORDER BY f.execution_id, f.ord`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retention
+
+const PRUNER_LOCK = 7_424_004;
+
+export interface PruneResult { skipped: boolean; changesets: number; snapshots: number; contents: number }
+
+/**
+ * Applies the retention policy once. Any instance may run it at any time: a second concurrent run
+ * skips (try-lock), and every update is guarded by its own condition, so nothing is done twice.
+ * A changeset is pruned only after its session's next execution has settled, and once it is older
+ * than `retainMs` with at least `retainExecutions` later settled executions in its session. Its
+ * patches and its snapshots' manifests go; contents no longer referenced by any manifest go after
+ * the grace period. The execution itself, its status and its settlement are untouched.
+ */
+export async function pruneChangesets(sql: Sql, opts: { batch?: number } = {}): Promise<PruneResult> {
+  return sql.begin(async (tx) => {
+    const [{ ok }] = await tx`SELECT pg_try_advisory_xact_lock(${PRUNER_LOCK}) AS ok`;
+    if (!ok) return { skipped: true, changesets: 0, snapshots: 0, contents: 0 };
+    const policy = await readPolicy(tx);
+    // Exclusive: waits for uploads, snapshot creations and freezes in flight, and holds new ones
+    // back until this commits, so no content checked to exist by them disappears underneath.
+    await tx`SELECT pg_advisory_xact_lock(${CONTENT_LOCK})`;
+    const pruned = await tx<{ executionId: string }[]>`
+      UPDATE changesets c SET pruned_at = now()
+      WHERE c.execution_id IN (
+        SELECT c2.execution_id FROM changesets c2 JOIN executions e ON e.id = c2.execution_id
+        WHERE c2.pruned_at IS NULL
+          AND e.settled_at < now() - ${policy.retainMs} * interval '1 millisecond'
+          AND EXISTS (SELECT 1 FROM executions n WHERE n.session_id = e.session_id AND n.sequence = e.sequence + 1 AND n.status <> 'RUNNING')
+          AND (SELECT count(*) FROM executions l WHERE l.session_id = e.session_id AND l.sequence > e.sequence AND l.status <> 'RUNNING') >= ${policy.retainExecutions}
+        ORDER BY c2.frozen_at LIMIT ${opts.batch ?? 1000})
+      AND c.pruned_at IS NULL
+      RETURNING c.execution_id`;
+    const ids = pruned.map((r) => r.executionId);
+    if (ids.length) await tx`DELETE FROM changeset_files WHERE execution_id = ANY(${ids})`;
+    // Snapshots used by executions: kept while any of them is running or has an unpruned changeset.
+    const used = await tx`
+      UPDATE snapshots s SET manifest = NULL, pruned_at = now()
+      WHERE s.pruned_at IS NULL
+        AND EXISTS (SELECT 1 FROM executions e WHERE e.start_snapshot_id = s.id OR e.end_snapshot_id = s.id)
+        AND NOT EXISTS (
+          SELECT 1 FROM executions e LEFT JOIN changesets c ON c.execution_id = e.id
+          WHERE (e.start_snapshot_id = s.id OR e.end_snapshot_id = s.id)
+            AND (e.status = 'RUNNING' OR (c.execution_id IS NOT NULL AND c.pruned_at IS NULL)))
+      RETURNING s.id`;
+    // Snapshots no execution used, older than the grace period.
+    const unused = await tx`
+      DELETE FROM snapshots s
+      WHERE s.captured_at < now() - ${policy.graceMs} * interval '1 millisecond'
+        AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.start_snapshot_id = s.id OR e.end_snapshot_id = s.id)
+      RETURNING s.id`;
+    const gone = await tx`
+      WITH refs AS (
+        SELECT DISTINCT f->>'h' AS h FROM snapshots s, jsonb_array_elements(s.manifest->'files') f
+        WHERE s.manifest IS NOT NULL AND f->>'k' = 'f'
+      )
+      DELETE FROM contents c
+      WHERE c.touched_at < now() - ${policy.graceMs} * interval '1 millisecond'
+        AND NOT EXISTS (SELECT 1 FROM refs WHERE refs.h = c.hash)
+      RETURNING c.hash`;
+    return { skipped: false, changesets: ids.length, snapshots: used.length + unused.length, contents: gone.length };
+  });
+}

@@ -1,0 +1,99 @@
+import type { Db, Sql, Tx } from '../db/connection.js';
+import type { Actor } from './access.js';
+import { CHANNEL } from './journal.js';
+import { HostNotFoundError, InvalidRequestError } from './errors.js';
+import { newId } from './ids.js';
+import { requireId } from './validate.js';
+
+/**
+ * Durable host commands (CONTRACT 1a/7): the gateway asks a host to cancel a job or interrupt an
+ * execution. A command is a row, written in the transaction that decides it (under the session
+ * lock) and pending until the host acknowledges it; the host's `hostCommands` subscription delivers
+ * every pending command on (re)connect, then new ones live. Delivery is at-least-once: the host
+ * treats a command it has already obeyed as a no-op.
+ */
+export type CommandKind = 'CANCEL_JOB' | 'INTERRUPT_EXECUTION' | 'COMPACT_SESSION' | 'GENERATE'; // the last two: issue 8 (domain/host-requests.ts)
+
+export interface HostCommandRow {
+  id: string;
+  hostId: string;
+  sessionId: string;
+  kind: CommandKind;
+  jobId: string | null;
+  executionId: string | null;
+  reason: 'SEAL' | 'PLUGIN';
+  createdAt: Date;
+  acknowledgedAt: Date | null;
+}
+
+/** The notice a command's commit sends: `{ k: 'c', h: hostID }` (topic `other:c` of the bus). */
+export const COMMAND_TOPIC = 'other:c';
+
+export async function issueCommand(
+  tx: Tx,
+  c: { hostId: string; sessionId: string; kind: CommandKind; jobId?: string | null; executionId?: string | null },
+): Promise<HostCommandRow> {
+  const [row] = await tx<HostCommandRow[]>`
+    INSERT INTO host_commands (id, host_id, session_id, kind, job_id, execution_id)
+    VALUES (${newId('command')}, ${c.hostId}, ${c.sessionId}, ${c.kind}, ${c.jobId ?? null}, ${c.executionId ?? null})
+    RETURNING *`;
+  await tx`SELECT pg_notify(${CHANNEL}, json_build_object('k', 'c', 'h', ${c.hostId}::text)::text)`;
+  return row;
+}
+
+/**
+ * Asks the job's host to cancel it: the job reads CANCELLING and a CANCEL_JOB command is issued.
+ * Call under the session lock. Only a RUNNING job is affected (a CANCELLING one already has its command).
+ */
+export async function requestJobCancel(tx: Tx, sessionId: string, job: { id: string; hostId: string }, append: (type: 'job.cancelling', payload: unknown) => Promise<unknown>) {
+  const [u] = await tx`UPDATE jobs SET status = 'CANCELLING' WHERE id = ${job.id} AND status = 'RUNNING' RETURNING id`;
+  if (!u) return null;
+  const cmd = await issueCommand(tx, { hostId: job.hostId, sessionId, kind: 'CANCEL_JOB', jobId: job.id });
+  await append('job.cancelling', { jobID: job.id, hostID: job.hostId, commandID: cmd.id, reason: 'SEAL' });
+  return cmd;
+}
+
+/** The host, checked to belong to the caller (admin: any host). Unknown and foreign hosts look alike. */
+export async function requireOwnHost(db: Db, actor: Actor, hostID: string): Promise<void> {
+  const [h] = await db`SELECT token_id FROM hosts WHERE id = ${hostID}`;
+  if (!h || (actor.role !== 'admin' && h.tokenId !== actor.tokenID)) throw new HostNotFoundError(hostID);
+}
+
+/**
+ * Commands of a host that still need doing: not acknowledged, and their target not over yet (a
+ * cancel of a job that has already ended, or an interrupt of a settled execution, is moot).
+ */
+export async function pendingCommands(db: Db, hostID: string, limit = 1000): Promise<HostCommandRow[]> {
+  return db<HostCommandRow[]>`
+    SELECT c.* FROM host_commands c
+      LEFT JOIN jobs j ON j.id = c.job_id
+      LEFT JOIN executions e ON e.id = c.execution_id
+    WHERE c.host_id = ${hostID} AND c.acknowledged_at IS NULL
+      AND (j.status IN ('RUNNING', 'CANCELLING') OR e.status = 'RUNNING'
+        -- issue 8: a request (compaction, generation) is pending until replied, timed out or expired
+        OR (c.expires_at IS NOT NULL AND c.replied_at IS NULL AND c.timed_out_at IS NULL AND c.expires_at > now()))
+    ORDER BY c.id LIMIT ${limit}`;
+}
+
+/** The host says it has obeyed (or dropped as moot) a command. Idempotent. */
+export async function acknowledgeCommand(sql: Sql, actor: Actor, input: { commandID: string }): Promise<HostCommandRow> {
+  const commandID = requireId('command', input.commandID, 'commandID');
+  const [c] = await sql<HostCommandRow[]>`SELECT * FROM host_commands WHERE id = ${commandID}`;
+  if (!c) throw new InvalidRequestError('commandID', `No command ${commandID} is known.`);
+  await requireOwnHost(sql, actor, c.hostId).catch(() => { throw new InvalidRequestError('commandID', `No command ${commandID} is known.`); });
+  const [u] = await sql<HostCommandRow[]>`
+    UPDATE host_commands SET acknowledged_at = coalesce(acknowledged_at, now()) WHERE id = ${commandID} RETURNING *`;
+  return u;
+}
+
+/**
+ * A job taken back by its host after a restart while its session is sealing: the host process that
+ * took it back may never have seen the earlier cancel, so it gets a fresh one. Call under the session lock.
+ */
+export async function cancelRestoredJob(tx: Tx, sessionId: string, job: { id: string; hostId: string; status: string }, append: (type: 'job.cancelling', payload: unknown) => Promise<unknown>) {
+  if (job.status === 'RUNNING') return requestJobCancel(tx, sessionId, job, append);
+  if (job.status !== 'CANCELLING') return null;
+  const cmd = await issueCommand(tx, { hostId: job.hostId, sessionId, kind: 'CANCEL_JOB', jobId: job.id });
+  await append('job.cancelling', { jobID: job.id, hostID: job.hostId, commandID: cmd.id, reason: 'SEAL' });
+  return cmd;
+}

@@ -1,0 +1,163 @@
+import type { Db, Sql, Tx } from '../db/connection.js';
+import type { Actor } from './access.js';
+import {
+  InvalidRequestError, MessageNotFoundError, PartNotFoundError, SessionBusyError, SessionNotFoundError,
+} from './errors.js';
+import { appendEvent } from './journal.js';
+import type { MessageRow, PartRow, Role, SessionRow } from './rows.js';
+import { lockSession } from './sessions.js';
+import { checkText, LIMITS, requireId } from './validate.js';
+
+/**
+ * What a retracted message reads as, everywhere (Message.parts, Session.context, live events). Owned
+ * by the gateway: the same fixed text for every retraction, never caller-supplied.
+ */
+export const RETRACTION_PLACEHOLDER = '[This message was retracted.]';
+
+/**
+ * Takes the session row lock of the message's session, then reads the message under it. A message of
+ * a session outside the actor's scope is reported exactly like a missing one.
+ */
+async function lockMessage(tx: Tx, actor: Actor, messageID: string): Promise<{ session: SessionRow; message: MessageRow }> {
+  const [found] = await tx<{ sessionId: string }[]>`SELECT session_id FROM messages WHERE id = ${messageID}`;
+  if (!found) throw new MessageNotFoundError(messageID);
+  let session: SessionRow;
+  try {
+    session = await lockSession(tx, actor, found.sessionId);
+  } catch (e) {
+    if (e instanceof SessionNotFoundError) throw new MessageNotFoundError(messageID);
+    throw e;
+  }
+  // Read again under the lock: the session may have been removed (with its messages) meanwhile.
+  const [message] = await tx<MessageRow[]>`SELECT * FROM messages WHERE id = ${messageID} AND session_id = ${session.id}`;
+  if (!message) throw new MessageNotFoundError(messageID);
+  return { session, message };
+}
+
+/**
+ * Under the session row lock: busy while an execution of the session runs. beginExecution checks and
+ * inserts under the same lock, so either the execution started before (busy) or starts after our commit.
+ */
+async function requireIdle(tx: Tx, sessionID: string): Promise<void> {
+  const [running] = await tx<{ id: string }[]>`SELECT id FROM executions WHERE session_id = ${sessionID} AND status = 'RUNNING'`;
+  if (running) throw new SessionBusyError(sessionID, running.id);
+}
+
+export interface CorrectMessagePartInput {
+  messageID: string;
+  partID: string;
+  text: string;
+}
+
+/**
+ * Replaces the text of a TEXT part. Message and part keep their IDs; both revisions increase. One
+ * transaction: session lock → checks → journal event → projection update.
+ */
+export async function correctMessagePart(sql: Sql, actor: Actor, input: CorrectMessagePartInput): Promise<{ message: MessageRow; part: PartRow }> {
+  const messageID = requireId('message', input.messageID, 'messageID');
+  const partID = requireId('part', input.partID, 'partID');
+  if (typeof input.text !== 'string') throw new InvalidRequestError('text', 'text is required.');
+  const text = checkText(input.text, 'text', LIMITS.textBytes, { nonEmpty: true });
+  return sql.begin(async (tx) => {
+    const { session, message } = await lockMessage(tx, actor, messageID);
+    if (message.retractedAt) {
+      throw new InvalidRequestError('messageID', `Message ${messageID} is retracted; its parts can no longer be corrected.`);
+    }
+    const [part] = await tx<PartRow[]>`SELECT * FROM parts WHERE id = ${partID} AND message_id = ${messageID}`;
+    if (!part) throw new PartNotFoundError(messageID, partID);
+    if (part.type !== 'TEXT') {
+      throw new InvalidRequestError('partID', `Part ${partID} is a ${part.type} part; only TEXT parts can be corrected.`);
+    }
+    await requireIdle(tx, session.id);
+    await appendEvent(tx, session.id, 'message.part_corrected', {
+      messageID, partID, text, revision: part.revision + 1, messageRevision: message.revision + 1,
+    });
+    const [p] = await tx<PartRow[]>`
+      UPDATE parts SET text = ${text}, revision = revision + 1, corrected_at = now() WHERE id = ${partID} RETURNING *`;
+    const [m] = await tx<MessageRow[]>`UPDATE messages SET revision = revision + 1 WHERE id = ${messageID} RETURNING *`;
+    await tx`UPDATE sessions SET updated_at = now() WHERE id = ${session.id}`;
+    return { message: m, part: p };
+  });
+}
+
+export interface RetractMessageInput {
+  messageID: string;
+  reason?: string | null;
+}
+
+/**
+ * Retracts a whole message: it keeps its ID and reads as RETRACTION_PLACEHOLDER from now on. The
+ * projection drops the parts' content (their rows and IDs stay); the journal keeps the original event.
+ */
+export async function retractMessage(sql: Sql, actor: Actor, input: RetractMessageInput): Promise<{ message: MessageRow }> {
+  const messageID = requireId('message', input.messageID, 'messageID');
+  const reason = input.reason == null ? null : checkText(input.reason, 'reason', LIMITS.reason);
+  return sql.begin(async (tx) => {
+    const { session, message } = await lockMessage(tx, actor, messageID);
+    if (message.retractedAt) throw new InvalidRequestError('messageID', `Message ${messageID} is already retracted.`);
+    await requireIdle(tx, session.id);
+    await appendEvent(tx, session.id, 'message.retracted', { messageID, reason, revision: message.revision + 1 });
+    const [m] = await tx<MessageRow[]>`
+      UPDATE messages SET retracted_at = now(), retraction_reason = ${reason}, revision = revision + 1
+      WHERE id = ${messageID} RETURNING *`;
+    await tx`
+      UPDATE parts SET text = NULL, tool = NULL, input = NULL, output = NULL, status = NULL, path = NULL, mime = NULL
+      WHERE message_id = ${messageID}`;
+    await tx`UPDATE sessions SET updated_at = now() WHERE id = ${session.id}`;
+    return { message: m };
+  });
+}
+
+/** What a reader of a retracted message gets instead of its parts: one TEXT part with the placeholder. */
+export function placeholderPart(m: MessageRow, parts: PartRow[]): PartRow {
+  const first = parts[0];
+  return {
+    // The first part's ID (stable, and it never leaves the message); its revision moves on.
+    id: first?.id ?? `prt_${m.id.slice(4)}`,
+    messageId: m.id,
+    sessionId: m.sessionId,
+    index: 0,
+    type: 'TEXT',
+    text: RETRACTION_PLACEHOLDER,
+    revision: (first?.revision ?? 1) + 1,
+    correctedAt: m.retractedAt,
+    tool: null, input: null, output: null, status: null, path: null, mime: null,
+  };
+}
+
+/** The parts a reader sees: the placeholder for a retracted message, the stored parts otherwise. */
+export function visibleParts(m: MessageRow, parts: PartRow[]): PartRow[] {
+  return m.retractedAt ? [placeholderPart(m, parts)] : parts;
+}
+
+export interface ContextMessage {
+  messageID: string;
+  role: Role;
+  text: string;
+}
+
+/**
+ * Session.context: what the next model request would see, per session, oldest first. The text of a
+ * message is its TEXT parts joined by newlines (corrected text included); a retracted message is the
+ * placeholder. One round trip for any number of sessions. After a compaction (issue 8, domain/compaction.ts)
+ * it is the latest compaction's summary message, then the messages positioned after what it summarized.
+ */
+export async function sessionContexts(db: Db, sessionIDs: readonly string[]): Promise<ContextMessage[][]> {
+  const rows = await db<{ sessionId: string; messageId: string; role: Role; retracted: boolean; text: string | null }[]>`
+    SELECT m.session_id, m.id AS message_id, m.role, m.retracted_at IS NOT NULL AS retracted,
+      (SELECT string_agg(p.text, E'\n' ORDER BY p.index) FROM parts p WHERE p.message_id = m.id AND p.type = 'TEXT') AS text
+    FROM messages m
+      -- Issue 8: after a compaction the context starts from its summary, then the messages after it.
+      LEFT JOIN LATERAL (
+        SELECT c.summary_message_id, c.through_position FROM compactions c
+        WHERE c.session_id = m.session_id ORDER BY c.seq DESC LIMIT 1
+      ) k ON true
+    WHERE m.session_id = ANY(${[...sessionIDs]})
+      AND (k.through_position IS NULL OR m.position > k.through_position)
+    ORDER BY m.session_id, (m.id = k.summary_message_id) IS NOT TRUE, m.position`;
+  const by = new Map<string, ContextMessage[]>(sessionIDs.map((id) => [id, []]));
+  for (const r of rows) {
+    by.get(r.sessionId)?.push({ messageID: r.messageId, role: r.role, text: r.retracted ? RETRACTION_PLACEHOLDER : r.text ?? '' });
+  }
+  return sessionIDs.map((id) => by.get(id)!);
+}

@@ -1,0 +1,273 @@
+import { createHash } from 'node:crypto';
+import type { Db, Sql, Tx } from '../db/connection.js';
+import type { Actor } from './access.js';
+import { ContentMissingError, InvalidRequestError, SessionNotFoundError } from './errors.js';
+import { newId } from './ids.js';
+import { getSession } from './sessions.js';
+import { requireHost } from './hosts.js';
+import { requireId } from './validate.js';
+
+/**
+ * Worktree snapshots: contents are uploaded first (content-addressed by SHA-256, stored once for all
+ * snapshots and sessions), then a manifest that references them. A snapshot belongs to one session
+ * and is what `beginExecution(startSnapshot)` / `settleExecution(endSnapshot)` take.
+ *
+ * Contents and manifests change state only under the content lock: shared for uploads, snapshot
+ * creation, boundaries and freezing; exclusive for the retention sweep that deletes contents. So a
+ * content checked to exist by one of the former cannot vanish before its transaction commits.
+ */
+export const CONTENT_LOCK = 7_424_003;
+export async function contentLockShared(tx: Tx): Promise<void> {
+  await tx`SELECT pg_advisory_xact_lock_shared(${CONTENT_LOCK})`;
+}
+
+export type EntryKind = 'FILE' | 'OVERSIZE' | 'IGNORED' | 'IGNORED_DIR';
+const KIND_CODE: Record<EntryKind, string> = { FILE: 'f', OVERSIZE: 'o', IGNORED: 'i', IGNORED_DIR: 'd' };
+
+/** One entry of a manifest as a host sends it. */
+export interface SnapshotFileInput {
+  path: string;
+  kind: EntryKind;
+  /** SHA-256 (hex) of the content; for IGNORED_DIR the fingerprint of its metadata; optional for IGNORED. */
+  hash?: string | null;
+  size: number;
+  mode: number;
+  binary?: boolean | null;
+  mtimeMs?: number | null;
+  /** IGNORED_DIR: how many entries its fingerprint covers. */
+  count?: number | null;
+}
+
+export interface UnscannedInput { path: string; detail?: string | null }
+
+export interface CreateSnapshotInput {
+  sessionID: string;
+  hostID?: string | null;
+  files: SnapshotFileInput[];
+  unscanned?: UnscannedInput[] | null;
+}
+
+/** Stored manifest entry (short keys: manifests of 10,000+ files are read whole when freezing). */
+export interface ManifestEntry { p: string; k: 'f' | 'o' | 'i' | 'd'; h: string | null; s: number; m: number; b: boolean; t: number | null; n: number | null }
+export interface Manifest { files: ManifestEntry[]; unscanned: { p: string; d: string }[] }
+
+export interface SnapshotRow {
+  id: string;
+  sessionId: string;
+  hostId: string | null;
+  capturedAt: Date;
+  fileCount: number;
+  byteSize: number;
+  prunedAt: Date | null;
+}
+
+export interface Policy {
+  filePatchBytes: number;
+  changesetPatchBytes: number;
+  maxContentBytes: number;
+  maxUploadBytes: number;
+  maxManifestFiles: number;
+  retainMs: number;
+  retainExecutions: number;
+  graceMs: number;
+}
+
+export async function readPolicy(db: Db): Promise<Policy> {
+  const [p] = await db`SELECT * FROM changeset_policy`;
+  return {
+    filePatchBytes: Number(p.filePatchBytes), changesetPatchBytes: Number(p.changesetPatchBytes),
+    maxContentBytes: Number(p.maxContentBytes), maxUploadBytes: Number(p.maxUploadBytes),
+    maxManifestFiles: Number(p.maxManifestFiles), retainMs: Number(p.retainMs),
+    retainExecutions: Number(p.retainExecutions), graceMs: Number(p.graceMs),
+  };
+}
+
+/** Changes the policy (admin): limits and retention apply to every instance from the next operation. */
+export async function setPolicy(db: Db, p: Partial<Policy>): Promise<Policy> {
+  const col: Record<keyof Policy, string> = {
+    filePatchBytes: 'file_patch_bytes', changesetPatchBytes: 'changeset_patch_bytes', maxContentBytes: 'max_content_bytes',
+    maxUploadBytes: 'max_upload_bytes', maxManifestFiles: 'max_manifest_files', retainMs: 'retain_ms',
+    retainExecutions: 'retain_executions', graceMs: 'grace_ms',
+  };
+  for (const [k, v] of Object.entries(p)) {
+    if (v === undefined || v === null) continue;
+    if (!(k in col) || !Number.isInteger(v) || (v as number) < 0) throw new InvalidRequestError(k, `${k} must be a non-negative integer.`);
+    await db`UPDATE changeset_policy SET ${db(col[k as keyof Policy])} = ${v as number}`;
+  }
+  return readPolicy(db);
+}
+
+const HASH = /^[0-9a-f]{64}$/;
+
+export function sha256(data: Uint8Array | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** A manifest path: relative, `/`-separated, no empty, `.` or `..` segment, no NUL or backslash. */
+export function checkPath(p: unknown, field: string): string {
+  if (typeof p !== 'string' || p.length === 0 || p.length > 4096) throw new InvalidRequestError(field, `${field} must be a non-empty relative path.`);
+  if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) throw new InvalidRequestError(field, `${field} must be relative, not absolute: ${JSON.stringify(p)}.`);
+  if (p.includes('\u0000') || p.includes('\\')) throw new InvalidRequestError(field, `${field} must not contain NUL or backslash characters.`);
+  if (p.split('/').some((s) => s === '' || s === '.' || s === '..')) {
+    throw new InvalidRequestError(field, `${field} must not contain empty, "." or ".." segments: ${JSON.stringify(p)}.`);
+  }
+  return p;
+}
+
+function checkHash(h: unknown, field: string): string {
+  if (typeof h !== 'string' || !HASH.test(h)) throw new InvalidRequestError(field, `${field} must be a SHA-256 in lowercase hex.`);
+  return h;
+}
+
+/** Which of these hashes the gateway does not hold (the host uploads only those). */
+export async function missingContents(sql: Sql, hashes: string[]): Promise<string[]> {
+  if (hashes.length > 100_000) throw new InvalidRequestError('hashes', 'At most 100000 hashes per request.');
+  hashes.forEach((h, i) => checkHash(h, `hashes[${i}]`));
+  const unique = [...new Set(hashes)];
+  // Touch the ones present, so the retention sweep's grace period covers the upload in progress.
+  const present = await sql<{ hash: string }[]>`
+    UPDATE contents SET touched_at = now() WHERE hash = ANY(${unique}) RETURNING hash`;
+  const have = new Set(present.map((r) => r.hash));
+  return unique.filter((h) => !have.has(h));
+}
+
+export interface ContentInput { hash: string; base64: string }
+
+/**
+ * Stores contents by hash. The whole batch is checked first (hash shape, strict base64, size limits,
+ * SHA-256 of the bytes equals the claimed hash): one bad item and nothing is stored.
+ */
+export async function uploadContents(sql: Sql, input: { contents: ContentInput[] }): Promise<{ stored: number; alreadyPresent: number }> {
+  const policy = await readPolicy(sql);
+  const rows: { hash: string; size: number; data: Buffer }[] = [];
+  let total = 0;
+  const seen = new Set<string>();
+  input.contents.forEach((c, i) => {
+    const field = `contents[${i}]`;
+    const hash = checkHash(c.hash, `${field}.hash`);
+    if (typeof c.base64 !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(c.base64) || c.base64.length % 4 !== 0) {
+      throw new InvalidRequestError(`${field}.base64`, `${field}.base64 is not valid base64.`);
+    }
+    if (c.base64.length / 4 * 3 > policy.maxContentBytes + 3) {
+      throw new InvalidRequestError(`${field}.base64`, `${field} is larger than the content limit of ${policy.maxContentBytes} bytes.`);
+    }
+    const data = Buffer.from(c.base64, 'base64');
+    if (data.length > policy.maxContentBytes) {
+      throw new InvalidRequestError(`${field}.base64`, `${field} is larger than the content limit of ${policy.maxContentBytes} bytes.`);
+    }
+    total += data.length;
+    if (total > policy.maxUploadBytes) throw new InvalidRequestError('contents', `The upload is larger than ${policy.maxUploadBytes} bytes: split it.`);
+    if (sha256(data) !== hash) throw new InvalidRequestError(`${field}.hash`, `${field}: the SHA-256 of the content does not match its hash.`);
+    if (seen.has(hash)) return;
+    seen.add(hash);
+    rows.push({ hash, size: data.length, data });
+  });
+  if (rows.length === 0) return { stored: 0, alreadyPresent: 0 };
+  return sql.begin(async (tx) => {
+    await contentLockShared(tx);
+    let stored = 0;
+    for (const r of rows) {
+      const res = await tx`
+        INSERT INTO contents (hash, size, data) VALUES (${r.hash}, ${r.size}, ${r.data})
+        ON CONFLICT (hash) DO UPDATE SET touched_at = now() RETURNING (xmax = 0) AS inserted`;
+      if (res[0].inserted) stored++;
+    }
+    return { stored, alreadyPresent: rows.length - stored };
+  });
+}
+
+/** Validates a manifest into its stored form; throws InvalidRequestError naming the first bad field. */
+export function normalizeManifest(input: CreateSnapshotInput, maxFiles: number): { manifest: Manifest; fileCount: number; byteSize: number } {
+  if (!Array.isArray(input.files)) throw new InvalidRequestError('files', 'files must be a list.');
+  if (input.files.length > maxFiles) throw new InvalidRequestError('files', `A manifest holds at most ${maxFiles} entries.`);
+  const files: ManifestEntry[] = [];
+  const paths = new Set<string>();
+  let fileCount = 0;
+  let byteSize = 0;
+  input.files.forEach((f, i) => {
+    const field = `files[${i}]`;
+    const p = checkPath(f.path, `${field}.path`);
+    if (paths.has(p)) throw new InvalidRequestError(`${field}.path`, `Duplicate path in the manifest: ${JSON.stringify(p)}.`);
+    paths.add(p);
+    const k = KIND_CODE[f.kind];
+    if (!k) throw new InvalidRequestError(`${field}.kind`, `${field}.kind is not a known entry kind.`);
+    if (!Number.isSafeInteger(f.size) || f.size < 0) throw new InvalidRequestError(`${field}.size`, `${field}.size must be a non-negative integer.`);
+    if (!Number.isInteger(f.mode) || f.mode < 0 || f.mode > 0o177777) throw new InvalidRequestError(`${field}.mode`, `${field}.mode is not a file mode.`);
+    const needsHash = k === 'f' || k === 'o' || k === 'd';
+    const h = needsHash || f.hash != null ? checkHash(f.hash, `${field}.hash`) : null;
+    const t = f.mtimeMs == null ? null : Number(f.mtimeMs);
+    if (t !== null && !Number.isFinite(t)) throw new InvalidRequestError(`${field}.mtimeMs`, `${field}.mtimeMs must be a number.`);
+    if (k === 'i' && h === null && t === null) {
+      throw new InvalidRequestError(`${field}.mtimeMs`, `${field}: an ignored entry needs its hash or its modification time.`);
+    }
+    if (k === 'f' || k === 'o') { fileCount++; byteSize += f.size; }
+    files.push({ p, k: k as ManifestEntry['k'], h, s: f.size, m: f.mode, b: !!f.binary, t, n: f.count ?? null });
+  });
+  // No entry may sit below another entry (a file is not a directory; an ignored directory is opaque).
+  for (const e of files) {
+    let i = e.p.lastIndexOf('/');
+    while (i > 0) {
+      const parent = e.p.slice(0, i);
+      if (paths.has(parent)) throw new InvalidRequestError('files', `${JSON.stringify(e.p)} lies below the entry ${JSON.stringify(parent)}.`);
+      i = parent.lastIndexOf('/');
+    }
+  }
+  const unscanned = (input.unscanned ?? []).map((u, i) => {
+    const p = checkPath(u.path, `unscanned[${i}].path`);
+    const d = typeof u.detail === 'string' ? u.detail.slice(0, 2000) : '';
+    return { p, d };
+  });
+  files.sort((a, b) => (a.p < b.p ? -1 : a.p > b.p ? 1 : 0));
+  return { manifest: { files, unscanned }, fileCount, byteSize };
+}
+
+/**
+ * Stores a manifest as a snapshot of the session's worktree. Every stored file's content must already
+ * be held with the same size (ContentMissingError lists the ones that are not); nothing is stored otherwise.
+ */
+export async function createSnapshot(sql: Sql, actor: Actor, input: CreateSnapshotInput): Promise<SnapshotRow> {
+  const sessionID = requireId('session', input.sessionID, 'sessionID');
+  const hostID = input.hostID == null ? null : requireId('host', input.hostID, 'hostID');
+  const policy = await readPolicy(sql);
+  const { manifest, fileCount, byteSize } = normalizeManifest(input, policy.maxManifestFiles);
+  return sql.begin(async (tx) => {
+    const s = await getSession(tx, actor, sessionID);
+    if (!s) throw new SessionNotFoundError(sessionID);
+    if (hostID) await requireHost(tx, actor, hostID, { live: false });
+    await contentLockShared(tx);
+    const wanted = new Map<string, number>();
+    for (const e of manifest.files) if (e.k === 'f') wanted.set(e.h!, e.s);
+    const hashes = [...wanted.keys()];
+    const have = hashes.length === 0 ? [] : await tx<{ hash: string; size: number }[]>`
+      SELECT hash, size FROM contents WHERE hash = ANY(${hashes})`;
+    const sizes = new Map(have.map((r) => [r.hash, Number(r.size)]));
+    const missing = hashes.filter((h) => !sizes.has(h));
+    if (missing.length) throw new ContentMissingError(missing.slice(0, 1000), sessionID);
+    for (const [h, size] of wanted) {
+      if (sizes.get(h) !== size) throw new InvalidRequestError('files', `The size given for content ${h} is not its stored size.`);
+    }
+    const [row] = await tx<SnapshotRow[]>`
+      INSERT INTO snapshots (id, session_id, host_id, file_count, byte_size, manifest)
+      VALUES (${newId('snapshot')}, ${sessionID}, ${hostID}, ${fileCount}, ${byteSize}, ${tx.json(manifest as any)})
+      RETURNING id, session_id, host_id, captured_at, file_count, byte_size, pruned_at`;
+    return row;
+  });
+}
+
+/**
+ * Checks, inside a boundary's transaction, that a snapshot can be one of this session's boundaries:
+ * it exists, belongs to the session and has not been pruned. Takes the content lock (shared).
+ */
+export async function requireBoundarySnapshot(tx: Tx, snapshotID: unknown, sessionID: string, field: string): Promise<string> {
+  const id = requireId('snapshot', snapshotID, field);
+  await contentLockShared(tx);
+  const [s] = await tx`SELECT session_id, pruned_at FROM snapshots WHERE id = ${id}`;
+  if (!s || s.sessionId !== sessionID) throw new InvalidRequestError(field, `${field} ${id} is not a snapshot of session ${sessionID} (or it was pruned unused).`);
+  if (s.prunedAt) throw new InvalidRequestError(field, `${field} ${id} has expired.`);
+  return id;
+}
+
+export async function loadManifest(db: Db, snapshotID: string): Promise<Manifest | null> {
+  const [s] = await db`SELECT manifest FROM snapshots WHERE id = ${snapshotID}`;
+  return (s?.manifest as Manifest) ?? null;
+}

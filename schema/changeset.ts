@@ -1,0 +1,244 @@
+import DataLoader from 'dataloader';
+import { builder, allow } from './builder.js';
+import { ContentMissingError, HostNotFoundError, InvalidRequestError, SessionNotFoundError } from './errors.js';
+import { ExecutionRef } from './refs.js';
+import type { Sql } from '../db/connection.js';
+import {
+  boundaryOf, changesetFiles, changesetRows, coverageOf, hasFiles,
+  type BoundaryView, type BoundedExecution, type ChangesetFileRow, type ChangesetRow, type CoverageView, type Omission,
+} from '../domain/changesets.js';
+import { createSnapshot, missingContents, uploadContents, type SnapshotRow } from '../domain/snapshots.js';
+
+// ---- per-request batch loaders (kept beside the request's shared loaders) -------------------------
+
+function createChangesetLoaders(sql: Sql) {
+  return {
+    changeset: new DataLoader<string, ChangesetRow | null>(async (ids) => {
+      const rows = await changesetRows(sql, ids);
+      const map = new Map(rows.map((r) => [r.executionId, r]));
+      return ids.map((id) => map.get(id) ?? null);
+    }),
+    files: new DataLoader<string, ChangesetFileRow[]>(async (ids) => {
+      const rows = await changesetFiles(sql, ids);
+      const map = new Map<string, ChangesetFileRow[]>(ids.map((id) => [id, []]));
+      for (const r of rows) map.get(r.executionId)?.push(r);
+      return ids.map((id) => map.get(id)!);
+    }),
+    snapshot: new DataLoader<string, SnapshotRow | null>(async (ids) => {
+      const rows = await sql<SnapshotRow[]>`
+        SELECT id, session_id, host_id, captured_at, file_count, byte_size, pruned_at FROM snapshots WHERE id = ANY(${[...ids]})`;
+      const map = new Map(rows.map((r) => [r.id, r]));
+      return ids.map((id) => map.get(id) ?? null);
+    }),
+  };
+}
+const perRequest = new WeakMap<object, ReturnType<typeof createChangesetLoaders>>();
+function loaders(ctx: { sql: Sql; loaders: object }) {
+  let l = perRequest.get(ctx.loaders);
+  if (!l) { l = createChangesetLoaders(ctx.sql); perRequest.set(ctx.loaders, l); }
+  return l;
+}
+
+// ---- types ---------------------------------------------------------------------------------------
+
+const SnapshotRef = builder.objectRef<SnapshotRow>('Snapshot').implement({
+  description: 'A manifest of a worktree captured by a host (path, content hash, size, mode, binary flag, and what was left out).',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    capturedAt: t.field({ type: 'DateTime', resolve: (s) => s.capturedAt }),
+    fileCount: t.int({ description: 'Files captured (stored or over the size limit); ignored paths not counted.', resolve: (s) => s.fileCount }),
+    byteSize: t.float({ description: 'Total bytes of the files counted in fileCount.', resolve: (s) => Number(s.byteSize) }),
+  }),
+});
+
+const BoundaryReasonEnum = builder.enumType('BoundaryUnavailableReason', {
+  values: ['NOT_SETTLED', 'START_NOT_CAPTURED', 'END_NOT_CAPTURED', 'HOST_LOST', 'EXPIRED'] as const,
+});
+const CoverageReasonEnum = builder.enumType('CoverageUnavailableReason', { values: ['NOT_SETTLED', 'BOUNDARY_UNAVAILABLE', 'EXPIRED'] as const });
+const OmissionReasonEnum = builder.enumType('OmissionReason', { values: ['IGNORED', 'SIZE', 'BINARY', 'TRUNCATED', 'CAPTURE_LIMIT'] as const });
+const FileChangeStatusEnum = builder.enumType('FileChangeStatus', { values: ['ADDED', 'MODIFIED', 'DELETED'] as const });
+const EntryKindEnum = builder.enumType('SnapshotEntryKind', {
+  values: {
+    FILE: { description: 'A file whose content was uploaded.' },
+    OVERSIZE: { description: 'A file over the per-file capture limit: hash and size only.' },
+    IGNORED: { description: 'A file excluded by ignore rules: metadata only (size, mtime, optionally hash).' },
+    IGNORED_DIR: { description: 'A directory excluded by ignore rules, recorded as one fingerprint of its metadata.' },
+  } as const,
+});
+
+type SB = Extract<BoundaryView, { kind: 'snapshot' }>;
+type BU = Extract<BoundaryView, { kind: 'unavailable' }>;
+const SnapshotBoundary = builder.objectRef<SB>('SnapshotBoundary').implement({
+  fields: (t) => ({
+    start: t.field({ type: SnapshotRef, resolve: async (b, _a, ctx) => (await loaders(ctx).snapshot.load(b.startId))! }),
+    end: t.field({ type: SnapshotRef, resolve: async (b, _a, ctx) => (await loaders(ctx).snapshot.load(b.endId))! }),
+  }),
+});
+const BoundaryUnavailable = builder.objectRef<BU>('BoundaryUnavailable').implement({
+  fields: (t) => ({
+    reason: t.field({ type: BoundaryReasonEnum, resolve: (b) => b.reason }),
+    detail: t.exposeString('detail'),
+  }),
+});
+const BoundaryUnion = builder.unionType('Boundary', {
+  types: [SnapshotBoundary, BoundaryUnavailable],
+  resolveType: (v: BoundaryView) => (v.kind === 'snapshot' ? 'SnapshotBoundary' : 'BoundaryUnavailable'),
+});
+
+const OmissionRef = builder.objectRef<Omission>('Omission').implement({
+  fields: (t) => ({
+    path: t.exposeString('path', { description: 'The changed path left out; with CAPTURE_LIMIT the subtree not scanned.' }),
+    reason: t.field({ type: OmissionReasonEnum, resolve: (o) => o.reason }),
+    detail: t.exposeString('detail'),
+  }),
+});
+
+type CC = Extract<CoverageView, { kind: 'complete' }>;
+type CO = Extract<CoverageView, { kind: 'omitted' }>;
+type CU = Extract<CoverageView, { kind: 'unavailable' }>;
+const CoverageComplete = builder.objectRef<CC>('CoverageComplete').implement({
+  description: 'Both boundaries exist and nothing relevant was left out. With an empty file list: the execution changed nothing.',
+  fields: (t) => ({ fileCount: t.exposeInt('fileCount') }),
+});
+const CoverageOmitted = builder.objectRef<CO>('CoverageOmitted').implement({
+  description: 'The changeset is real, but some evidence is missing: each omission says which path and why.',
+  fields: (t) => ({ omissions: t.field({ type: [OmissionRef], resolve: (c) => c.omissions }) }),
+});
+const CoverageUnavailable = builder.objectRef<CU>('CoverageUnavailable').implement({
+  fields: (t) => ({
+    reason: t.field({ type: CoverageReasonEnum, resolve: (c) => c.reason }),
+    detail: t.exposeString('detail'),
+  }),
+});
+const CoverageUnion = builder.unionType('Coverage', {
+  types: [CoverageComplete, CoverageOmitted, CoverageUnavailable],
+  resolveType: (v: CoverageView) => (v.kind === 'complete' ? 'CoverageComplete' : v.kind === 'omitted' ? 'CoverageOmitted' : 'CoverageUnavailable'),
+});
+
+const FileChangeRef = builder.objectRef<ChangesetFileRow>('FileChange').implement({
+  fields: (t) => ({
+    path: t.exposeString('path'),
+    status: t.field({ type: FileChangeStatusEnum, resolve: (f) => f.status }),
+    additions: t.exposeInt('additions'),
+    deletions: t.exposeInt('deletions'),
+    binary: t.exposeBoolean('binary'),
+    patch: t.exposeString('patch', { nullable: true, description: 'Null where the content was not rendered (see the coverage omissions).' }),
+  }),
+});
+
+interface ChangesetParent { execution: BoundedExecution }
+async function frozen(c: ChangesetParent, ctx: any): Promise<ChangesetRow | null> {
+  if (c.execution.status === 'RUNNING') return null;
+  const cs = await loaders(ctx).changeset.load(c.execution.id);
+  return hasFiles(cs) ? cs : null;
+}
+
+const ChangesetRef = builder.objectRef<ChangesetParent>('Changeset').implement({
+  description: 'The file changes of one execution, frozen when it settled from its two boundary snapshots.',
+  fields: (t) => ({
+    execution: t.field({ type: ExecutionRef, resolve: (c) => c.execution }),
+    coverage: t.field({
+      type: CoverageUnion,
+      resolve: async (c, _a, ctx) => coverageOf(c.execution, c.execution.status === 'RUNNING' ? null : await loaders(ctx).changeset.load(c.execution.id)),
+    }),
+    files: t.field({
+      type: [FileChangeRef],
+      resolve: async (c, _a, ctx) => ((await frozen(c, ctx)) ? loaders(ctx).files.load(c.execution.id) : []),
+    }),
+    fileCount: t.int({ resolve: async (c, _a, ctx) => (await frozen(c, ctx))?.fileCount ?? 0 }),
+    additions: t.int({ resolve: async (c, _a, ctx) => (await frozen(c, ctx))?.additions ?? 0 }),
+    deletions: t.int({ resolve: async (c, _a, ctx) => (await frozen(c, ctx))?.deletions ?? 0 }),
+    patch: t.string({
+      nullable: true,
+      description: 'The whole unified diff (the rendered file patches in path order); null when coverage is unavailable.',
+      resolve: async (c, _a, ctx) => {
+        if (!(await frozen(c, ctx))) return null;
+        return (await loaders(ctx).files.load(c.execution.id)).map((f) => f.patch ?? '').join('');
+      },
+    }),
+  }),
+});
+
+builder.objectFields(ExecutionRef, (t) => ({
+  boundary: t.field({
+    type: BoundaryUnion,
+    resolve: async (e, _a, ctx) => boundaryOf(e, e.status === 'RUNNING' ? null : await loaders(ctx).changeset.load(e.id)),
+  }),
+  changeset: t.field({ type: ChangesetRef, resolve: (e) => ({ execution: e }) }),
+}));
+
+// ---- host protocol: contents and snapshots --------------------------------------------------------
+
+const ContentInput = builder.inputType('ContentInput', {
+  fields: (t) => ({
+    hash: t.string({ required: true, description: 'SHA-256 of the bytes, lowercase hex.' }),
+    base64: t.string({ required: true }),
+  }),
+});
+const UploadContentsInput = builder.inputType('UploadContentsInput', {
+  fields: (t) => ({ contents: t.field({ type: [ContentInput], required: true }) }),
+});
+const ContentsUploaded = builder.objectRef<{ stored: number; alreadyPresent: number }>('ContentsUploaded').implement({
+  fields: (t) => ({ stored: t.exposeInt('stored'), alreadyPresent: t.exposeInt('alreadyPresent') }),
+});
+const MissingContents = builder.objectRef<{ hashes: string[] }>('MissingContents').implement({
+  fields: (t) => ({ hashes: t.exposeStringList('hashes') }),
+});
+
+const SnapshotFileInput = builder.inputType('SnapshotFileInput', {
+  fields: (t) => ({
+    path: t.string({ required: true, description: 'Relative to the worktree root, "/"-separated.' }),
+    kind: t.field({ type: EntryKindEnum, required: true }),
+    hash: t.string({ required: false }),
+    size: t.float({ required: true }),
+    mode: t.int({ required: true, description: 'Git-style mode, e.g. 33188 (0o100644).' }),
+    binary: t.boolean({ required: false }),
+    mtimeMs: t.float({ required: false }),
+    count: t.int({ required: false }),
+  }),
+});
+const UnscannedInput = builder.inputType('UnscannedInput', {
+  fields: (t) => ({ path: t.string({ required: true }), detail: t.string({ required: false }) }),
+});
+const CreateSnapshotInput = builder.inputType('CreateSnapshotInput', {
+  fields: (t) => ({
+    sessionID: t.id({ required: true }),
+    hostID: t.id({ required: false }),
+    files: t.field({ type: [SnapshotFileInput], required: true }),
+    unscanned: t.field({ type: [UnscannedInput], required: false, description: 'Subtrees the capture stopped before scanning.' }),
+  }),
+});
+
+builder.queryField('missingContents', (t) =>
+  t.field({
+    type: MissingContents,
+    extensions: allow('host'),
+    description: 'Which of these content hashes the gateway does not hold: upload those before createSnapshot.',
+    errors: { types: [InvalidRequestError] },
+    args: { hashes: t.arg.stringList({ required: true }) },
+    resolve: async (_r, { hashes }, ctx) => ({ hashes: await missingContents(ctx.sql, hashes) }),
+  }),
+);
+
+builder.mutationFields((t) => ({
+  uploadContents: t.field({
+    type: ContentsUploaded,
+    extensions: allow('host'),
+    errors: { types: [InvalidRequestError] },
+    args: { input: t.arg({ type: UploadContentsInput, required: true }) },
+    resolve: (_r, { input }, ctx) => uploadContents(ctx.sql, { contents: input.contents }),
+  }),
+  createSnapshot: t.field({
+    type: SnapshotRef,
+    extensions: allow('host'),
+    errors: { types: [SessionNotFoundError, HostNotFoundError, ContentMissingError, InvalidRequestError] },
+    args: { input: t.arg({ type: CreateSnapshotInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      createSnapshot(ctx.sql, ctx.actor, {
+        sessionID: String(input.sessionID),
+        hostID: input.hostID == null ? null : String(input.hostID),
+        files: input.files as any,
+        unscanned: input.unscanned as any,
+      }),
+  }),
+}));

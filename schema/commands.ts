@@ -1,0 +1,118 @@
+import { GraphQLError } from 'graphql';
+import { builder, allow } from './builder.js';
+import { InvalidRequestError } from './errors.js';
+import { ExecutionRef, JobRef } from './refs.js';
+import { acknowledgeCommand, COMMAND_TOPIC, pendingCommands, requireOwnHost, type HostCommandRow } from '../domain/commands.js';
+import { isId } from '../domain/ids.js';
+import type { Context } from '../resolvers/context.js';
+
+export const HostCommandKindEnum = builder.enumType('HostCommandKind', {
+  values: {
+    CANCEL_JOB: { description: 'Terminate the job (its whole process group: SIGTERM, SIGKILL after a grace period) and report its end with finishJob.' },
+    INTERRUPT_EXECUTION: { description: 'Stop the execution and settle it INTERRUPTED with the command\'s reason.' },
+    // Issue 8: requests with a payload that the host answers with replyHostCommand (schema/compaction.ts).
+    COMPACT_SESSION: { description: 'Summarize payload.context with the host\'s model and reply { summary }.' },
+    GENERATE: { description: 'Run a hidden completion of payload.prompt after payload.context with payload.model and reply { text, inputTokens, outputTokens }.' },
+  } as const,
+});
+export const HostCommandReasonEnum = builder.enumType('HostCommandReason', { values: ['SEAL', 'PLUGIN'] as const }); // PLUGIN: issue 8
+
+export const HostCommandRef = builder.objectRef<HostCommandRow>('HostCommand').implement({
+  description: 'An order from the gateway to one host. Pending until the host acknowledges it; a reconnecting host receives it again.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    kind: t.field({ type: HostCommandKindEnum, resolve: (c) => c.kind }),
+    reason: t.field({ type: HostCommandReasonEnum, resolve: (c) => c.reason }),
+    hostID: t.exposeID('hostId'),
+    sessionID: t.exposeID('sessionId'),
+    jobID: t.exposeID('jobId', { nullable: true }),
+    executionID: t.exposeID('executionId', { nullable: true }),
+    job: t.field({ type: JobRef, nullable: true, resolve: (c, _a, ctx) => (c.jobId ? ctx.loaders.job.load(c.jobId) : null) }),
+    execution: t.field({
+      type: ExecutionRef,
+      nullable: true,
+      resolve: (c, _a, ctx) => (c.executionId ? ctx.loaders.execution.load(c.executionId) : null),
+    }),
+    createdAt: t.field({ type: 'DateTime', resolve: (c) => c.createdAt }),
+    acknowledgedAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.acknowledgedAt }),
+  }),
+});
+
+/**
+ * The command stream of one host: every pending command first, then each new one as its commit is
+ * notified (re-read from the table, so a lost notification or a LISTEN reconnect loses nothing: the
+ * bus's resync re-reads too). Each command is delivered once per stream; a new stream (reconnect)
+ * gets every command still unacknowledged.
+ */
+function commandStream(ctx: Context, hostID: string): AsyncIterableIterator<HostCommandRow> {
+  let closed = false;
+  let dirty = true;
+  let wake: (() => void) | null = null;
+  const poke = () => { dirty = true; wake?.(); };
+  const close = () => { closed = true; wake?.(); };
+  const offs = [
+    ctx.gateway.bus.on(COMMAND_TOPIC, (n: any) => { if (n?.h === hostID) poke(); }),
+    ctx.gateway.bus.onResync(poke),
+    ctx.gateway.revocations.watch(ctx.actor.tokenID, close, { checkNow: true }),
+  ];
+  const delivered = new Set<string>();
+  const gen = (async function* () {
+    try {
+      while (!closed) {
+        if (!dirty) {
+          await new Promise<void>((r) => { wake = r; });
+          wake = null;
+          continue;
+        }
+        dirty = false;
+        const rows = await pendingCommands(ctx.sql, hostID);
+        const live = new Set(rows.map((r) => r.id));
+        for (const id of delivered) if (!live.has(id)) delivered.delete(id);
+        for (const r of rows) {
+          if (closed) return;
+          if (delivered.has(r.id)) continue;
+          delivered.add(r.id);
+          yield r;
+        }
+      }
+    } finally {
+      for (const off of offs) off();
+    }
+  })();
+  return {
+    next: () => gen.next(),
+    return: (v?: any) => { close(); return gen.return(v); },
+    throw: (e?: any) => { close(); return gen.throw(e); },
+    [Symbol.asyncIterator]() { return this; },
+  };
+}
+
+builder.subscriptionField('hostCommands', (t) =>
+  t.field({
+    type: HostCommandRef,
+    description: 'Cancel and interrupt commands for this host (host role): the pending ones first, then live. Acknowledge each with acknowledgeHostCommand once obeyed.',
+    extensions: allow('host'),
+    args: { hostID: t.arg.id({ required: true }) },
+    subscribe: async (_r, args, ctx) => {
+      const hostID = String(args.hostID);
+      const ok = isId('host', hostID) && (await requireOwnHost(ctx.sql, ctx.actor, hostID).then(() => true, () => false));
+      if (!ok) throw new GraphQLError(`Host ${hostID} was not found.`, { extensions: { code: 'NOT_FOUND' } });
+      return commandStream(ctx, hostID);
+    },
+    resolve: (c) => c,
+  }),
+);
+
+const AcknowledgeHostCommandInput = builder.inputType('AcknowledgeHostCommandInput', {
+  fields: (t) => ({ commandID: t.id({ required: true }) }),
+});
+
+builder.mutationField('acknowledgeHostCommand', (t) =>
+  t.field({
+    type: HostCommandRef,
+    extensions: allow('host'),
+    errors: { types: [InvalidRequestError] },
+    args: { input: t.arg({ type: AcknowledgeHostCommandInput, required: true }) },
+    resolve: (_r, { input }, ctx) => acknowledgeCommand(ctx.sql, ctx.actor, { commandID: String(input.commandID) }),
+  }),
+);

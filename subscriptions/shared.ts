@@ -1,0 +1,68 @@
+import { createSourceEventStream, execute, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { Context } from '../resolvers/context.js';
+
+/**
+ * Executes each subscription event once per group of identical subscriptions instead of once per
+ * subscriber. The feeds hand the same row object to every subscriber of an instance, so the result
+ * of (event, operation text, variables, role, directory scope) is the same for all of them: the
+ * first subscriber executes it, the others reuse the result (and its database reads, e.g.
+ * `execution`). Results are keyed weakly by the event object, so they go with it.
+ *
+ * Same semantics as graphql-js `subscribe` (source stream, then `execute` with the event as root
+ * value); the envelop hooks around subscribe (roles, limits, error masking of each result) still run.
+ */
+export function useSharedSubscriptionExecution(): Plugin<Context> {
+  return {
+    onSubscribe({ args, setSubscribeFn }) {
+      const ctx = args.contextValue as Context;
+      const key = JSON.stringify([
+        (args as any).document?.loc?.source?.body ?? null,
+        args.operationName ?? null,
+        args.variableValues ?? null,
+        ctx.actor?.role ?? null,
+        ctx.actor?.directory ?? null,
+      ]);
+      if (!(args as any).document?.loc?.source?.body) return; // no source text to key on: the default path
+      setSubscribeFn(((a: ExecutionArgs) => sharedSubscribe(a, key)) as any);
+    },
+  };
+}
+
+/** Executions run and results reused (the benchmark prints them). */
+export const sharedStats = { executed: 0, reused: 0 };
+
+const results = new WeakMap<object, Map<string, ExecutionResult | Promise<ExecutionResult>>>();
+
+async function sharedSubscribe(args: ExecutionArgs, key: string) {
+  const stream = await createSourceEventStream(args);
+  if (!(Symbol.asyncIterator in (stream as object))) return stream as ExecutionResult;
+  const it = (stream as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+  const run = (payload: unknown) => {
+    if (payload === null || typeof payload !== 'object') return execute({ ...args, rootValue: payload });
+    let m = results.get(payload);
+    if (!m) results.set(payload, (m = new Map()));
+    let r = m.get(key);
+    if (!r) { r = execute({ ...args, rootValue: payload }); m.set(key, r); sharedStats.executed++; }
+    else sharedStats.reused++;
+    return r;
+  };
+  // A plain iterator (not an async generator): return() must take effect while next() is pending.
+  const mapped = {
+    async next(): Promise<IteratorResult<ExecutionResult>> {
+      const n = await it.next();
+      if (n.done) return n as IteratorResult<ExecutionResult>;
+      return { done: false, value: await run(n.value) };
+    },
+    async return(): Promise<IteratorResult<ExecutionResult>> {
+      await it.return?.();
+      return { done: true, value: undefined };
+    },
+    async throw(e?: unknown): Promise<IteratorResult<ExecutionResult>> {
+      await it.return?.();
+      throw e;
+    },
+    [Symbol.asyncIterator]() { return mapped; },
+  };
+  return mapped;
+}

@@ -1,0 +1,234 @@
+// End to end: a real OpenCode server (npm package opencode-ai), driven by a local scripted model,
+// mirrored into a real gateway by the bridge; checked through the gateway's GraphQL API.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import git from 'isomorphic-git';
+import { startTestGateway, type TestGateway } from './harness.js';
+import { OpencodeBridge } from '../bridge/opencode/bridge.js';
+import { OpencodeClient } from '../bridge/opencode/client.js';
+import { PgBridgeStore } from '../bridge/opencode/store.js';
+import { findOpencodeBinary, startOpencode, type OpencodeServer } from '../bridge/opencode/launch.js';
+import { scriptPrompt, startScriptedModel, type ScriptedModel, type ScriptStep } from '../bridge/opencode/scripted-model.js';
+
+const bin = findOpencodeBinary();
+
+async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) { last = e; }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+/** Processes whose command line contains `marker` (read from /proc; nothing is killed). */
+function processesWith(marker: string): number[] {
+  const out: number[] = [];
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) out.push(Number(pid));
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
+const SESSION_Q = `query($id: ID!) { session(id: $id) { id parentID title directory status
+  executions(first: 50) { edges { node { id sequence status interruptReason
+    boundary { __typename ... on BoundaryUnavailable { reason } }
+    changeset { coverage { __typename ... on CoverageOmitted { omissions { path reason } } ... on CoverageUnavailable { reason } }
+      files { path status additions deletions } }
+    jobs(first: 10) { edges { node { id kind status command exitCode } } } } } }
+  messages(first: 100) { edges { node { id role origin revision retraction { __typename }
+    parts { __typename id ... on TextPart { text } ... on ToolPart { tool status } } } } } } }`;
+
+// Generous timeouts: OpenCode takes seconds per step on a loaded 2-core machine.
+describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 240_000 }, () => {
+  let gw: TestGateway;
+  let model: ScriptedModel;
+  let oc: OpencodeServer;
+  let client: OpencodeClient;
+  let bridge: OpencodeBridge;
+  let store: PgBridgeStore;
+  let tmp: string;
+  let project: string;
+  let ocSession: string;
+  let gwSession: string;
+
+  const newBridge = () => new OpencodeBridge({
+    opencodeUrl: oc.url, gatewayUrl: gw.url, hostToken: gw.admin, store, opencodeDataDir: oc.dataDir, leaseMs: 10_000,
+    log: (m) => { if (process.env.BRIDGE_DEBUG) console.log(`[bridge] ${m}`); },
+  });
+
+  const idle = (sid: string) => until(`OpenCode session ${sid} idle`, async () => {
+    const s = await client.status();
+    return !s[sid] || s[sid].type === 'idle';
+  }, 180_000);
+
+  async function prompt(steps: ScriptStep[], intro = 'do it') {
+    await client.promptAsync(ocSession, scriptPrompt(intro, steps));
+    await until('OpenCode busy', async () => !!(await client.status())[ocSession], 10_000).catch(() => {});
+    await idle(ocSession);
+  }
+
+  async function readSession() {
+    const r = await gw.gql(SESSION_Q, { id: gwSession });
+    expect(r.errors).toBeUndefined();
+    return r.data.session;
+  }
+
+  beforeAll(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bridge-oc-'));
+    project = path.join(tmp, 'project');
+    fs.mkdirSync(project);
+    fs.writeFileSync(path.join(project, 'a.txt'), 'one\ntwo\nthree\n');
+    fs.writeFileSync(path.join(project, '.gitignore'), 'ignored/\n');
+    await git.init({ fs, dir: project });
+    model = await startScriptedModel();
+    oc = await startOpencode({ bin: bin!, directory: project, home: path.join(tmp, 'oc'), modelUrl: model.url });
+    client = new OpencodeClient(oc.url);
+    gw = await startTestGateway();
+    store = new PgBridgeStore(gw.sql, oc.url);
+    bridge = newBridge();
+    await bridge.start();
+  }, 240_000);
+
+  afterAll(async () => {
+    if (process.env.BRIDGE_DEBUG && oc) console.log(oc.logs.join('').slice(-4000));
+    await bridge?.stop().catch(() => {});
+    await oc?.stop().catch(() => {});
+    await model?.close().catch(() => {});
+    await gw?.stop().catch(() => {});
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('mirrors a session and its steps: executions with frozen changesets matching OpenCode\'s diff', async () => {
+    ocSession = (await client.createSession({ title: 'bridged' })).id;
+    await prompt([
+      { tool: 'write', args: { filePath: path.join(project, 'b.txt'), content: 'bee\n' } },
+      { tool: 'edit', args: { filePath: path.join(project, 'a.txt'), oldString: 'two', newString: 'TWO' } },
+      { text: 'all done' },
+    ]);
+    await bridge.settled();
+    const rows = await store.sessions();
+    gwSession = rows.find((r) => r.ocSessionID === ocSession)!.sessionID!;
+    const s = await readSession();
+    expect(s.directory).toBe(project);
+    const execs = s.executions.edges.map((e: any) => e.node).sort((a: any, b: any) => a.sequence - b.sequence);
+    expect(execs.map((e: any) => e.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
+    // Each step's changeset: the write, then the edit, then nothing.
+    expect(execs[0].changeset.files.map((f: any) => [f.path, f.status])).toEqual([['b.txt', 'ADDED']]);
+    expect(execs[1].changeset.files.map((f: any) => [f.path, f.status])).toEqual([['a.txt', 'MODIFIED']]);
+    expect(execs[2].changeset.files).toEqual([]);
+    for (const e of execs) expect(e.changeset.coverage.__typename).not.toBe('CoverageUnavailable');
+    // OpenCode's own diff of the turn is the union of its steps' changesets.
+    const user = (await client.messages(ocSession)).find((m) => m.info.role === 'user')!;
+    const ours = execs.flatMap((e: any) => e.changeset.files).map((f: any) => [f.path, f.additions, f.deletions]).sort();
+    // (OpenCode computes the turn's summary diff after the turn: wait for it.)
+    const ocDiff = await until('OpenCode diff of the turn', async () => {
+      const d = (await client.diff(ocSession, user.info.id)).map((f) => [f.file, f.additions, f.deletions]).sort();
+      return d.length >= ours.length ? d : null;
+    });
+    expect(ours).toEqual(ocDiff);
+    // Messages: the prompt, then one assistant message per step with the tool calls and the text.
+    const msgs = s.messages.edges.map((e: any) => e.node);
+    expect(msgs[0]).toMatchObject({ role: 'USER', origin: 'PROMPT' });
+    expect(msgs.filter((m: any) => m.role === 'ASSISTANT').length).toBe(3);
+    expect(msgs.at(-1).parts.map((p: any) => p.text)).toContain('all done');
+    expect(msgs.flatMap((m: any) => m.parts).filter((p: any) => p.__typename === 'ToolPart').map((p: any) => p.tool)).toEqual(['write', 'edit']);
+  });
+
+  it('keeps each execution\'s changeset frozen when a later step edits the same file', async () => {
+    await prompt([{ tool: 'edit', args: { filePath: path.join(project, 'a.txt'), oldString: 'TWO', newString: 'zwei' } }, { text: 'again' }]);
+    await bridge.settled();
+    const s = await readSession();
+    const execs = s.executions.edges.map((e: any) => e.node).sort((a: any, b: any) => a.sequence - b.sequence);
+    expect(execs.length).toBe(5);
+    expect(execs[1].changeset.files.map((f: any) => f.path)).toEqual(['a.txt']);
+    expect(execs[3].changeset.files.map((f: any) => [f.path, f.status])).toEqual([['a.txt', 'MODIFIED']]);
+  });
+
+  it('applies a correction and a retraction made on the gateway to OpenCode', async () => {
+    const s = await readSession();
+    const msgs = s.messages.edges.map((e: any) => e.node);
+    const last = msgs.at(-1);
+    const textPart = last.parts.find((p: any) => p.__typename === 'TextPart');
+    const c = await gw.gql(`mutation($i: CorrectMessagePartInput!) { correctMessagePart(input: $i) { __typename } }`,
+      { i: { messageID: last.id, partID: textPart.id, text: 'corrected by a plugin' } });
+    expect(c.data.correctMessagePart.__typename).toBe('MessagePartCorrected');
+    await until('correction visible in OpenCode', async () => {
+      const m = await client.messages(ocSession);
+      return m.some((x) => x.parts.some((p) => p.type === 'text' && p.text === 'corrected by a plugin'));
+    });
+    const victim = msgs.filter((m: any) => m.role === 'ASSISTANT')[0];
+    const ocBefore = (await client.messages(ocSession)).length;
+    const r = await gw.gql(`mutation($i: RetractMessageInput!) { retractMessage(input: $i) { __typename } }`,
+      { i: { messageID: victim.id, reason: 'test' } });
+    expect(r.data.retractMessage.__typename).toBe('MessageRetracted');
+    await until('retraction visible in OpenCode', async () => (await client.messages(ocSession)).length === ocBefore - 1);
+    await bridge.settled();
+    const after = await readSession();
+    // The echoes (OpenCode's part update and message removal) change nothing more on the gateway.
+    expect(after.messages.edges.length).toBe(msgs.length);
+    expect(after.executions.edges.length).toBe(5);
+  });
+
+  it('survives its own restart and an OpenCode restart without gaps or duplicates', async () => {
+    const t0 = Date.now();
+    const mark = (m: string) => { if (process.env.BRIDGE_DEBUG) console.log(`[test +${Date.now() - t0}ms] ${m}`); };
+    await bridge.stop();
+    mark('bridge stopped');
+    await prompt([{ tool: 'write', args: { filePath: path.join(project, 'c.txt'), content: 'sea\n' } }, { text: 'offline' }]);
+    mark('prompted while the bridge was down');
+    await oc.restart();
+    mark('OpenCode restarted');
+    bridge = newBridge();
+    await bridge.start();
+    mark('bridge started');
+    await bridge.settled();
+    mark('bridge settled');
+    let s = await readSession();
+    expect(s.executions.edges.length).toBe(7);
+    await oc.restart();
+    mark('OpenCode restarted again');
+    await prompt([{ text: 'after restart' }]);
+    mark('prompted after restart');
+    await until('step mirrored after OpenCode restart', async () => (await readSession()).executions.edges.length === 8, 180_000);
+    s = await readSession();
+    const texts = s.messages.edges.flatMap((e: any) => e.node.parts.map((p: any) => p.text)).filter(Boolean);
+    expect(texts.filter((t: string) => t === 'offline').length).toBe(1);
+    expect(texts.filter((t: string) => t === 'after restart').length).toBe(1);
+    expect(s.executions.edges.every((e: any) => e.node.status === 'SUCCEEDED')).toBe(true);
+  });
+
+  it('seals: OpenCode\'s session is aborted, its slow shell killed, and the step interrupted', async () => {
+    const marker = `sleep 97.${Date.now() % 1000}`;
+    await client.promptAsync(ocSession, scriptPrompt('slow', [
+      { tool: 'bash', args: { command: `${marker}; echo late > ${path.join(project, 'slow.txt')}`, description: 'slow' } },
+      { text: 'never' },
+    ]));
+    await until('job running in the gateway', async () => {
+      const s = await readSession();
+      return s.executions.edges.some((e: any) => e.node.jobs.edges.some((j: any) => j.node.status === 'RUNNING'));
+    }, 180_000);
+    expect(processesWith(marker).length).toBeGreaterThan(0);
+    const r = await gw.gql(`mutation($i: SealSessionInput!) { sealSession(input: $i) { __typename
+      ... on SessionSealed { interruptedExecution { id status interruptReason } cancelledJobs { id status } }
+      ... on SealUnsupportedError { reason message } } }`, { i: { sessionID: gwSession, timeoutMs: 30_000 } });
+    expect(r.errors).toBeUndefined();
+    expect(r.data.sealSession.__typename).toBe('SessionSealed');
+    expect((await client.status())[ocSession]).toBeUndefined();
+    expect(processesWith(marker)).toEqual([]);
+    expect(fs.existsSync(path.join(project, 'slow.txt'))).toBe(false);
+    const s = await readSession();
+    const lastExec = s.executions.edges.map((e: any) => e.node).sort((a: any, b: any) => b.sequence - a.sequence)[0];
+    expect(lastExec).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'SEAL' });
+    expect(lastExec.boundary).toMatchObject({ __typename: 'BoundaryUnavailable', reason: 'END_NOT_CAPTURED' });
+    expect(lastExec.jobs.edges[0].node.status).toBe('CANCELLED');
+  });
+});

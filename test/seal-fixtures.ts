@@ -1,0 +1,77 @@
+import { GatewayClient, SealSessionDocument, type SealSessionMutation } from '../client/index.js';
+import { groupRunning, ReferenceHost, type ReferenceHostOptions } from '../host/host.js';
+import type { TestGateway } from './harness.js';
+
+/** Helpers shared by the seal tests (issue 4): real reference hosts, real processes, a plugin client. */
+
+export type SealResult = SealSessionMutation['sealSession'];
+
+export async function sealKit(g: TestGateway) {
+  const hostToken = await g.token('host');
+  const pluginToken = await g.token('plugin');
+  const plugin = new GatewayClient({ url: g.url, token: pluginToken });
+  const hosts: ReferenceHost[] = [];
+
+  return {
+    hostToken,
+    pluginToken,
+    hosts,
+    async host(opts: Partial<ReferenceHostOptions> = {}) {
+      const h = new ReferenceHost({ url: g.url, token: hostToken, leaseMs: 30_000, killGraceMs: 1_000, ...opts });
+      await h.start();
+      hosts.push(h);
+      return h;
+    },
+    async session(input: { parentID?: string; directory?: string; title?: string } = {}): Promise<string> {
+      const r = await g.gql(`mutation($input: CreateSessionInput!) { createSession(input: $input) { __typename ... on Session { id } } }`,
+        { input: { directory: input.parentID ? undefined : (input.directory ?? '/work/seal'), ...input } }, pluginToken);
+      if (r.data?.createSession?.__typename !== 'Session') throw new Error(JSON.stringify(r));
+      return r.data.createSession.id;
+    },
+    async seal(sessionID: string, timeoutMs?: number | null, client: GatewayClient = plugin): Promise<SealResult> {
+      const d = await client.request(SealSessionDocument, { input: { sessionID, timeoutMs } });
+      return d.sealSession;
+    },
+    /** Session state as a reader sees it. */
+    async state(sessionID: string) {
+      const r = await g.gql(`query($id: ID!) { session(id: $id) { id status sealedAt
+        runningExecution { id }
+        executions(first: 50) { edges { node { id status interruptReason } } }
+        jobs(first: 100) { edges { node { id status background restored exitCode } } }
+        messages(first: 100) { edges { node { id origin } } } } }`, { id: sessionID });
+      if (r.errors) throw new Error(JSON.stringify(r.errors));
+      return r.data.session;
+    },
+    async journal(sessionID: string): Promise<{ seq: number; type: string; payload: any }[]> {
+      return (await g.sql`SELECT seq, type, payload FROM journal WHERE session_id = ${sessionID} ORDER BY seq`) as any;
+    },
+    async dispose() {
+      for (const h of hosts) {
+        // Kill whatever is left (a test that failed midway), then let go of the host.
+        for (const j of h.jobs.values()) { try { process.kill(-j.pid, 'SIGKILL'); } catch {} }
+        await h.stop({ crash: true }).catch(() => {});
+      }
+      await plugin.close();
+    },
+  };
+}
+
+/** True while the process exists (signal 0 probes without sending anything). */
+export function alive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch { return false; }
+}
+/** True while any process of the group can still run (terminated zombies awaiting reaping do not count). */
+export function groupAlive(pgid: number): boolean {
+  return groupRunning(pgid);
+}
+
+/** Waits for a condition that other parties make true (tests only; the gateway never polls). */
+export async function until<T>(fn: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

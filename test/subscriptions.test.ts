@@ -1,0 +1,500 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+import { connect, type Sql } from '../db/connection.js';
+import { buildApp, type App } from '../server/app.js';
+import { gql, startTestGateway, subscribe, type TestGateway } from './harness.js';
+import { decodeSettlementCursor, encodeSettlementCursor, readSettlements, recordSettlement, sequenceSettlements, type SettlementRow } from '../domain/settlements.js';
+import { appendEvent } from '../domain/journal.js';
+import { lockSession } from '../domain/sessions.js';
+import { SYSTEM } from '../domain/access.js';
+import { revokeToken } from '../domain/tokens.js';
+import { resumable } from '../subscriptions/feed.js';
+
+/**
+ * Settlement subscriptions across several gateway instances on one Postgres (issue 6). The instances
+ * here run with the feeds' safety poll off, so every live delivery comes from LISTEN/NOTIFY or from
+ * the catch-up after the listening connection came back.
+ */
+
+let g: TestGateway;
+let A: App;
+let B: App;
+const extra: { app: App; sql: Sql }[] = [];
+const clients: Client[] = [];
+let hostToken: string;
+let hostID: string;
+const sessions: Record<string, string[]> = {}; // directory -> session IDs
+
+const SUB = `subscription S($after: String, $sessionID: ID) {
+  executionSettled(after: $after, sessionID: $sessionID) { cursor executionID sessionID status }
+}`;
+
+type Ev = { executionSettled: { cursor: string; executionID: string; sessionID: string; status: string } };
+
+async function instance(): Promise<App> {
+  const sql = connect(g.dbUrl, { max: 6 });
+  const app = buildApp({ sql, gateway: { sweepIntervalMs: 0, feedPollMs: 0 } });
+  await app.start();
+  extra.push({ app, sql });
+  return app;
+}
+
+function ws(app: App, token: string, o: Partial<Parameters<typeof createClient>[0]> = {}): Client {
+  const c = createClient({
+    url: app.wsUrl,
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${token}` },
+    retryAttempts: 0,
+    lazy: true,
+    ...o,
+  });
+  clients.push(c);
+  return c;
+}
+
+async function call(app: App, token: string, query: string, variables?: Record<string, unknown>) {
+  const r = await gql(app.url, token, query, variables);
+  if (r.errors) throw new Error(JSON.stringify(r.errors));
+  return r.data;
+}
+
+async function createSession(directory: string): Promise<string> {
+  const d = await call(A, g.admin, `mutation($d: String!) { createSession(input: { title: "s", directory: $d }) { __typename ... on Session { id } } }`, { d: directory });
+  const id = d.createSession.id as string;
+  (sessions[directory] ??= []).push(id);
+  return id;
+}
+
+async function begin(app: App, sessionID: string): Promise<string> {
+  const d = await call(app, hostToken, `mutation($i: BeginExecutionInput!) { beginExecution(input: $i) { __typename ... on Execution { id } ... on Error { message } } }`,
+    { i: { sessionID, hostID, trigger: 'PROMPT' } });
+  if (d.beginExecution.__typename !== 'Execution') throw new Error(JSON.stringify(d));
+  return d.beginExecution.id;
+}
+
+/** One settlement through the given instance's GraphQL API (begin + settle). */
+async function settle(app: App, sessionID: string, status = 'SUCCEEDED'): Promise<string> {
+  const id = await begin(app, sessionID);
+  const d = await call(app, hostToken, `mutation($i: SettleExecutionInput!) { settleExecution(input: $i) { __typename ... on Execution { id status } ... on Error { message } } }`,
+    { i: { executionID: id, status } });
+  if (d.settleExecution.__typename !== 'Execution') throw new Error(JSON.stringify(d));
+  return id;
+}
+
+/** Settles `n` executions round-robin over the sessions and instances (sessions in parallel, each session in order). */
+async function settleMany(n: number, sess: string[], apps: App[]): Promise<string[]> {
+  const per = new Map<string, number>();
+  for (let i = 0; i < n; i++) per.set(sess[i % sess.length], (per.get(sess[i % sess.length]) ?? 0) + 1);
+  const ids: string[] = [];
+  let k = 0;
+  await Promise.all([...per].map(async ([s, count]) => {
+    for (let i = 0; i < count; i++) ids.push(await settle(apps[k++ % apps.length], s));
+  }));
+  return ids;
+}
+
+/** The log as the database has it, after giving every committed settlement its position. */
+async function log(after = 0): Promise<SettlementRow[]> {
+  await sequenceSettlements(g.sql, { wait: true });
+  return readSettlements(g.sql, SYSTEM, { after, limit: 100_000 });
+}
+
+function pos(e: Ev): number {
+  return decodeSettlementCursor(e.executionSettled.cursor)!;
+}
+
+/** Every event once, in strictly increasing cursor order, exactly the expected executions. */
+function expectExactly(events: Ev[], expected: SettlementRow[]) {
+  const got = events.map((e) => [pos(e), e.executionSettled.executionID]);
+  expect(got).toEqual(expected.map((r) => [r.pos, r.executionId]));
+}
+
+beforeAll(async () => {
+  g = await startTestGateway({ sweepIntervalMs: 0 });
+  A = await instance();
+  B = await instance();
+  hostToken = await g.token('host');
+  const h = await call(A, hostToken, `mutation { registerHost(input: { name: "h", leaseMs: 600000 }) { __typename ... on Host { id } } }`);
+  hostID = h.registerHost.id;
+  for (const d of ['/a/x', '/a/y', '/b/z', '/ab']) await createSession(d);
+  for (const d of ['/a/x', '/b/z']) await createSession(d);
+});
+
+afterAll(async () => {
+  for (const c of clients) await c.dispose();
+  for (const e of extra) { await e.app.stop().catch(() => {}); await e.sql.end({ timeout: 1 }); }
+  await g?.stop();
+});
+
+const all = () => Object.values(sessions).flat();
+const under = (prefix: string) => (r: SettlementRow) => r.directory === prefix || r.directory.startsWith(prefix + '/');
+
+describe('settlement cursor follows commit order', () => {
+  it('a settling transaction held open: later settlements commit and are delivered meanwhile, the late one after them, nothing skipped', async () => {
+    const sub = subscribe<Ev>(ws(A, g.admin), SUB, {});
+    await new Promise((r) => setTimeout(r, 200));
+    const start = (await log()).at(-1)?.pos ?? 0;
+    // A poller paginating the settlements query the whole time, resuming from its last cursor.
+    const polled: { cursor: string; node: { executionID: string } }[] = [];
+    let polling = true;
+    let pollCursor: string | null = start ? encodeSettlementCursor(start) : null;
+    const poller = (async () => {
+      while (polling) {
+        const d = await call(B, g.admin, `query($a: String) { settlements(first: 100, after: $a) { edges { cursor node { executionID } } pageInfo { endCursor } } }`, { a: pollCursor });
+        polled.push(...d.settlements.edges);
+        pollCursor = d.settlements.pageInfo.endCursor ?? pollCursor;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+
+    const [slowSession, ...others] = [sessions['/a/x'][0], sessions['/a/y'][0], sessions['/b/z'][0], sessions['/ab'][0]];
+    const slowExec = await begin(A, slowSession);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let staged!: () => void;
+    const isStaged = new Promise<void>((r) => (staged = r));
+    // Exactly settleExecution's statements, with the transaction held open after its last one.
+    const slow = g.sql.begin(async (tx) => {
+      const s = await lockSession(tx, SYSTEM, slowSession);
+      const [e] = await tx`UPDATE executions SET status = 'SUCCEEDED', settled_at = clock_timestamp() WHERE id = ${slowExec} RETURNING settled_at`;
+      await appendEvent(tx, slowSession, 'execution.settled', { executionID: slowExec, status: 'SUCCEEDED' });
+      await recordSettlement(tx, { sessionId: slowSession, executionId: slowExec, status: 'SUCCEEDED', directory: s.directory, settledAt: e.settledAt });
+      staged();
+      await gate;
+    });
+    await isStaged;
+    // Later settlements through both instances commit while the slow one is open, and are delivered.
+    const laterIds = await Promise.all(others.map((s, i) => settle(i % 2 ? A : B, s)));
+    await sub.waitFor((e) => e.length >= 3);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sub.events.map((e) => e.executionSettled.executionID).sort()).toEqual([...laterIds].sort());
+    expect(new Set(polled.map((e) => e.node.executionID))).toEqual(new Set(laterIds));
+    release();
+    await slow;
+    await sub.waitFor((e) => e.length >= 4);
+    await new Promise((r) => setTimeout(r, 300));
+    polling = false;
+    await poller;
+    const expected = await log(start);
+    expect(expected).toHaveLength(4);
+    expect(expected.at(-1)!.executionId).toBe(slowExec); // committed last, so positioned last
+    expect(expected.at(-1)!.settledAt.getTime()).toBeLessThan(expected[0].settledAt.getTime()); // a timestamp cursor would skip it
+    expectExactly(sub.events, expected);
+    expect(polled.map((e) => e.node.executionID)).toEqual(expected.map((r) => r.executionId));
+    sub.unsubscribe();
+  });
+
+  it('a transaction that settles first but stages its log row last is delivered after the faster ones, and a reader past them still gets it', async () => {
+    const start = (await log()).at(-1)?.pos ?? 0;
+    const sub = subscribe<Ev>(ws(B, g.admin), SUB, { after: start ? encodeSettlementCursor(start) : null });
+    await new Promise((r) => setTimeout(r, 200));
+    const slowSession = sessions['/a/x'][0];
+    const slowExec = await begin(A, slowSession);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let started!: () => void;
+    const settledEarly = new Promise<void>((r) => (started = r));
+    const slow = g.sql.begin(async (tx) => {
+      const s = await lockSession(tx, SYSTEM, slowSession);
+      const [e] = await tx`UPDATE executions SET status = 'SUCCEEDED', settled_at = clock_timestamp() WHERE id = ${slowExec} RETURNING settled_at`;
+      await appendEvent(tx, slowSession, 'execution.settled', { executionID: slowExec, status: 'SUCCEEDED' });
+      started();
+      await gate; // slow work between the settling update and the log entry
+      await recordSettlement(tx, { sessionId: slowSession, executionId: slowExec, status: 'SUCCEEDED', directory: s.directory, settledAt: e.settledAt });
+    });
+    await settledEarly;
+    const fast = await Promise.all([sessions['/a/y'][0], sessions['/b/z'][0]].map((s) => settle(A, s)));
+    await sub.waitFor((e) => e.length >= 2);
+    const seen = sub.events.at(-1)!.executionSettled.cursor;
+    release();
+    await slow;
+    await sub.waitFor((e) => e.length >= 3);
+    const expected = await log(start);
+    expect(expected.at(-1)!.executionId).toBe(slowExec);
+    expect(expected.at(-1)!.settledAt.getTime()).toBeLessThan(expected[0].settledAt.getTime()); // a timestamp cursor would skip it
+    expect(expected.slice(0, 2).map((r) => r.executionId).sort()).toEqual(fast.sort());
+    expectExactly(sub.events, expected);
+    // A backfill reader that had already passed the fast ones still finds it.
+    const d = await call(A, g.admin, `query($a: String) { settlements(after: $a) { edges { node { executionID } } } }`, { a: seen });
+    expect(d.settlements.edges.map((e: any) => e.node.executionID)).toEqual([slowExec]);
+    sub.unsubscribe();
+  });
+});
+
+describe('two instances, one Postgres', () => {
+  it('subscribers on both instances receive every event they may see, once and in order', async () => {
+    const start = (await log()).at(-1)?.pos ?? 0;
+    const readerA = await g.token('reader', '/a');
+    const subs = {
+      adminA: subscribe<Ev>(ws(A, g.admin), SUB),
+      adminB: subscribe<Ev>(ws(B, g.admin), SUB),
+      scopedA: subscribe<Ev>(ws(A, readerA), SUB),
+      scopedB: subscribe<Ev>(ws(B, readerA), SUB),
+      sessionB: subscribe<Ev>(ws(B, g.admin), SUB, { sessionID: sessions['/b/z'][0] }),
+      scopedOtherSession: subscribe<Ev>(ws(A, readerA), SUB, { sessionID: sessions['/b/z'][0] }),
+    };
+    await new Promise((r) => setTimeout(r, 300));
+    await settleMany(30, all(), [A, B]);
+    const expected = await log(start);
+    expect(expected).toHaveLength(30);
+    // Sequencer passes of both instances: unique, contiguous positions.
+    expect(expected.map((r) => r.pos)).toEqual(expected.map((_r, i) => start + 1 + i));
+    const want = {
+      adminA: expected,
+      adminB: expected,
+      scopedA: expected.filter(under('/a')),
+      scopedB: expected.filter(under('/a')),
+      sessionB: expected.filter((r) => r.sessionId === sessions['/b/z'][0]),
+      scopedOtherSession: [] as SettlementRow[],
+    };
+    for (const [k, s] of Object.entries(subs)) await s.waitFor((e) => e.length >= want[k as keyof typeof want].length, 30_000);
+    await new Promise((r) => setTimeout(r, 300));
+    for (const [k, s] of Object.entries(subs)) {
+      expectExactly(s.events, want[k as keyof typeof want]);
+      expect(s.errors).toEqual([]);
+      s.unsubscribe();
+    }
+    expect(want.scopedA.length).toBeGreaterThan(0);
+    expect(want.scopedA.every((r) => r.directory !== '/ab')).toBe(true); // /ab is not under /a
+  });
+
+  it('survives the listening connections being killed again and again while settlements commit', async () => {
+    const start = (await log()).at(-1)?.pos ?? 0;
+    const subs = [subscribe<Ev>(ws(A, g.admin), SUB), subscribe<Ev>(ws(B, g.admin), SUB)];
+    await new Promise((r) => setTimeout(r, 200));
+    const before = [A.gateway.bus.resyncs, B.gateway.bus.resyncs];
+    let killing = true;
+    let kills = 0;
+    const killer = (async () => {
+      while (killing) {
+        const r = await g.sql`SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+          WHERE datname = current_database() AND query ILIKE 'listen%' AND pid <> pg_backend_pid()`;
+        kills += r.length;
+        await new Promise((r) => setTimeout(r, 15));
+      }
+    })();
+    await settleMany(40, all(), [A, B]);
+    killing = false;
+    await killer;
+    expect(kills).toBeGreaterThan(2);
+    // Both instances' LISTEN came back (postgres.js reconnects and calls onlisten again).
+    for (let i = 0; i < 50 && (A.gateway.bus.resyncs === before[0] || B.gateway.bus.resyncs === before[1]); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(A.gateway.bus.resyncs).toBeGreaterThan(before[0]);
+    expect(B.gateway.bus.resyncs).toBeGreaterThan(before[1]);
+    const expected = await log(start);
+    expect(expected).toHaveLength(40);
+    try {
+      for (const s of subs) await s.waitFor((e) => e.length >= 40, 30_000);
+    } catch (e) {
+      const state = (x: App) => ({ seq: x.gateway.sequencer.passes, hw: x.gateway.settlements.cursor, subs: x.gateway.settlements.subscribers, reads: x.gateway.settlements.reads, running: (x.gateway.settlements as any).running, resyncs: x.gateway.bus.resyncs });
+      console.log('DEBUG', JSON.stringify({ A: state(A), B: state(B), got: subs.map((s) => s.events.length) }));
+      throw e;
+    }
+    // And the connection is live again: a settlement after the storm arrives through NOTIFY.
+    await settle(B, sessions['/a/y'][0]);
+    const expected2 = await log(start);
+    for (const s of subs) await s.waitFor((e) => e.length >= 41);
+    await new Promise((r) => setTimeout(r, 200));
+    for (const s of subs) { expectExactly(s.events, expected2); s.unsubscribe(); }
+  });
+
+  it('one instance stopped mid-stream: clients close with 1001 and resume on the other with their last cursor', async () => {
+    const C = await instance();
+    const start = (await log()).at(-1)?.pos ?? 0;
+    const closes: number[] = [];
+    const readerA = await g.token('reader', '/a');
+    const onC = [
+      subscribe<Ev>(ws(C, g.admin, { on: { closed: (e: any) => closes.push(e.code) } }), SUB),
+      subscribe<Ev>(ws(C, readerA, { on: { closed: (e: any) => closes.push(e.code) } }), SUB),
+    ];
+    const tokens = [g.admin, readerA];
+    await new Promise((r) => setTimeout(r, 200));
+    let going = true;
+    const producer = (async () => {
+      let n = 0;
+      while (going || n < 30) { await settleMany(4, all(), [A, B]); n += 4; }
+    })();
+    await onC[0].waitFor((e) => e.length >= 8, 30_000);
+    await C.stop();
+    expect(closes).toEqual([1001, 1001]);
+    // Resume on A and B with the last cursor each got.
+    const resumed = onC.map((s, i) => subscribe<Ev>(ws(i ? B : A, tokens[i]), SUB, { after: s.events.at(-1)?.executionSettled.cursor ?? encodeSettlementCursor(start) }));
+    await new Promise((r) => setTimeout(r, 300));
+    going = false;
+    await producer;
+    const expected = await log(start);
+    const want = [expected, expected.filter(under('/a'))];
+    for (let i = 0; i < 2; i++) {
+      await resumed[i].waitFor((e) => onC[i].events.length + e.length >= want[i].length, 30_000);
+      await new Promise((r) => setTimeout(r, 100));
+      expectExactly([...onC[i].events, ...resumed[i].events], want[i]);
+      resumed[i].unsubscribe();
+    }
+  });
+});
+
+describe('resume and backfill', () => {
+  it('executionSettled(after) replays then goes live without gap or duplicate', async () => {
+    const start = (await log()).at(-1)?.pos ?? 0;
+    await settleMany(12, all(), [A]);
+    const first = await log(start);
+    const mid = first[4];
+    const sub = subscribe<Ev>(ws(B, g.admin), SUB, { after: encodeSettlementCursor(mid.pos) });
+    await sub.waitFor((e) => e.length >= 7);
+    await settleMany(6, all(), [A, B]);
+    await sub.waitFor((e) => e.length >= 13);
+    await new Promise((r) => setTimeout(r, 200));
+    expectExactly(sub.events, await log(mid.pos));
+    sub.unsubscribe();
+    // Resume at the very head (nothing to replay) and with a session filter.
+    const s2 = subscribe<Ev>(ws(A, g.admin), SUB, { after: sub.events.at(-1)!.executionSettled.cursor, sessionID: sessions['/a/y'][0] });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(s2.events).toEqual([]);
+    await settleMany(3, [sessions['/a/y'][0], sessions['/b/z'][0]], [B]);
+    await s2.waitFor((e) => e.length >= 2);
+    await new Promise((r) => setTimeout(r, 200));
+    expectExactly(s2.events, (await log(pos(sub.events.at(-1)!))).filter((r) => r.sessionId === sessions['/a/y'][0]));
+    s2.unsubscribe();
+  });
+
+  it('a bad cursor or session ID is BAD_USER_INPUT, on the subscription and the query', async () => {
+    const sub = subscribe<Ev>(ws(A, g.admin), SUB, { after: 'bm9wZQ' });
+    await expect(sub.waitFor(() => false, 3000)).rejects.toThrow(/BAD_USER_INPUT/);
+    const sub2 = subscribe<Ev>(ws(A, g.admin), SUB, { sessionID: 'nope' });
+    await expect(sub2.waitFor(() => false, 3000)).rejects.toThrow(/BAD_USER_INPUT/);
+    const r = await gql(A.url, g.admin, `{ settlements(after: "bm9wZQ") { edges { cursor } } }`);
+    expect(r.errors?.[0].extensions?.code).toBe('BAD_USER_INPUT');
+    const r2 = await gql(A.url, g.admin, `{ settlements(first: 1000) { edges { cursor } } }`);
+    expect(r2.errors?.[0].extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('settlements(after, first, sessionID) pages through the log in commit order', async () => {
+    const full = await log();
+    const pageThrough = async (token: string, sessionID?: string) => {
+      const out: { pos: number; executionID: string }[] = [];
+      let after: string | null = null;
+      for (let i = 0; i < 1000; i++) {
+        const d: any = await call(i % 2 ? A : B, token, `query($a: String, $s: ID) { settlements(first: 7, after: $a, sessionID: $s) { edges { cursor node { executionID sessionID status settledAt cursor execution { id status } } } pageInfo { hasNextPage endCursor } } }`, { a: after, s: sessionID ?? null });
+        for (const e of d.settlements.edges) {
+          expect(e.cursor).toBe(e.node.cursor);
+          expect(e.node.execution?.id).toBe(e.node.executionID);
+          out.push({ pos: decodeSettlementCursor(e.cursor)!, executionID: e.node.executionID });
+        }
+        if (!d.settlements.pageInfo.hasNextPage) break;
+        after = d.settlements.pageInfo.endCursor;
+      }
+      return out;
+    };
+    const toPairs = (rows: SettlementRow[]) => rows.map((r) => ({ pos: r.pos, executionID: r.executionId }));
+    expect(full.length).toBeGreaterThan(50);
+    expect(await pageThrough(g.admin)).toEqual(toPairs(full));
+    const s = sessions['/b/z'][0];
+    expect(await pageThrough(g.admin, s)).toEqual(toPairs(full.filter((r) => r.sessionId === s)));
+    const scoped = await g.token('reader', '/b');
+    expect(await pageThrough(scoped)).toEqual(toPairs(full.filter(under('/b'))));
+    // Another directory's session is indistinguishable from a missing one: an empty page.
+    expect(await pageThrough(scoped, sessions['/a/x'][0])).toEqual([]);
+  });
+});
+
+describe('access', () => {
+  it('connection_init without a valid token is refused', async () => {
+    const codes: number[] = [];
+    for (const token of ['gw_not_a_token', '']) {
+      const c = createClient({ url: A.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true, connectionParams: token ? { authorization: `Bearer ${token}` } : {}, on: { closed: (e: any) => codes.push(e.code) } });
+      clients.push(c);
+      const s = subscribe<Ev>(c, SUB);
+      await expect(s.waitFor(() => false, 3000)).rejects.toThrow(/ended/);
+    }
+    expect(codes).toEqual([4403, 4403]);
+  });
+
+  it('the host role may not subscribe to settlements (FORBIDDEN)', async () => {
+    const s = subscribe<Ev>(ws(A, hostToken), SUB);
+    await expect(s.waitFor(() => false, 3000)).rejects.toThrow(/FORBIDDEN/);
+  });
+
+  it('a token revoked while connected stops receiving events, on every instance', async () => {
+    const reader = await g.token('reader');
+    const [{ id: tokenID }] = await g.sql`SELECT id FROM tokens ORDER BY created_at DESC LIMIT 1`;
+    const closes: number[] = [];
+    const onA = subscribe<Ev>(ws(A, reader, { on: { closed: (e: any) => closes.push(e.code) } }), SUB);
+    const onB = subscribe<Ev>(ws(B, reader, { on: { closed: (e: any) => closes.push(e.code) } }), SUB);
+    const control = subscribe<Ev>(ws(B, g.admin), SUB);
+    await new Promise((r) => setTimeout(r, 200));
+    await settle(A, sessions['/a/x'][0]);
+    await onA.waitFor((e) => e.length >= 1);
+    await onB.waitFor((e) => e.length >= 1);
+    expect(await revokeToken(g.sql, tokenID)).toBe(true);
+    for (let i = 0; i < 50 && closes.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(closes).toEqual([4401, 4401]);
+    await settle(B, sessions['/a/x'][0]);
+    await control.waitFor((e) => e.length >= 2);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(onA.events).toHaveLength(1);
+    expect(onB.events).toHaveLength(1);
+    // And a new connection with it is refused.
+    const again = subscribe<Ev>(ws(A, reader), SUB);
+    await expect(again.waitFor(() => false, 3000)).rejects.toThrow(/ended/);
+    control.unsubscribe();
+    expect(A.gateway.revocations.watched + B.gateway.revocations.watched).toBeLessThanOrEqual(2); // admin only
+  });
+});
+
+describe('resources', () => {
+  it('unsubscribing from a quiet stream frees its place on the feed at once (no leak)', async () => {
+    const c = ws(A, g.admin);
+    const base = A.gateway.settlements.subscribers;
+    const quiet = Array.from({ length: 5 }, () => subscribe<Ev>(c, SUB, { sessionID: sessions['/ab'][0] }));
+    for (let i = 0; i < 30 && A.gateway.settlements.subscribers < base + 5; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(A.gateway.settlements.subscribers).toBe(base + 5);
+    quiet.slice(0, 3).forEach((s) => s.unsubscribe());
+    for (let i = 0; i < 30 && A.gateway.settlements.subscribers > base + 2; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(A.gateway.settlements.subscribers).toBe(base + 2);
+    await c.dispose(); // closing the socket ends the rest
+    for (let i = 0; i < 30 && A.gateway.settlements.subscribers > base; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(A.gateway.settlements.subscribers).toBe(base);
+  });
+
+  it('a subscriber that falls behind more than its queue holds is caught up from the log, in order', async () => {
+    const start = (await log()).at(-1)?.pos ?? 0;
+    const it = resumable<SettlementRow>({
+      feed: A.gateway.settlements,
+      after: null,
+      cursorOf: (r) => r.pos,
+      replay: (after, limit) => readSettlements(g.sql, SYSTEM, { after, limit }),
+      accept: () => true,
+      maxQueue: 3,
+      replayBatch: 4,
+    });
+    const first = it.next(); // registers on the feed
+    await new Promise((r) => setTimeout(r, 200));
+    await settleMany(11, all(), [A, B]);
+    await new Promise((r) => setTimeout(r, 300));
+    const got: number[] = [(await first).value.pos];
+    while (got.length < 11) got.push((await it.next()).value.pos);
+    await it.return();
+    expect(got).toEqual((await log(start)).map((r) => r.pos));
+  });
+});
+
+describe('sessionEvents', () => {
+  it('streams a session journal with resume, across instances', async () => {
+    const s = await createSession('/a/events');
+    const q = `subscription($s: ID!, $a: String) { sessionEvents(sessionID: $s, after: $a) { cursor sequence type executionID } }`;
+    const live = subscribe<any>(ws(B, g.admin), q, { s });
+    await new Promise((r) => setTimeout(r, 200));
+    await settle(A, s);
+    await settle(A, s);
+    await live.waitFor((e) => e.length >= 4);
+    expect(live.events.map((e) => e.sessionEvents.type)).toEqual(['execution.started', 'execution.settled', 'execution.started', 'execution.settled']);
+    const resumed = subscribe<any>(ws(A, g.admin), q, { s, a: live.events[1].sessionEvents.cursor });
+    await resumed.waitFor((e) => e.length >= 2);
+    expect(resumed.events.map((e) => e.sessionEvents.sequence)).toEqual(live.events.slice(2).map((e) => e.sessionEvents.sequence));
+    const outside = subscribe<any>(ws(A, await g.token('reader', '/b')), q, { s });
+    await expect(outside.waitFor(() => false, 3000)).rejects.toThrow(/NOT_FOUND|not found/);
+    live.unsubscribe();
+    resumed.unsubscribe();
+  });
+});
