@@ -74,7 +74,7 @@ async function main() {
     const hostToken = (await createToken(sql, { role: 'host' })).secret;
     const readerToken = (await createToken(sql, { role: 'reader' })).secret;
     const adminToken = (await createToken(sql, { role: 'admin' })).secret;
-    host = new ReferenceHost({ url: app.url, token: hostToken });
+    host = new ReferenceHost({ url: app.url, token: hostToken, leaseMs: 600_000 });
     await host.start();
     const res = await fetch(app.url, {
       method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },

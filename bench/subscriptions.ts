@@ -8,10 +8,11 @@
  * embedded PostgreSQL when DATABASE_URL is unset.
  *
  * Layout: two gateway instances, each a child process (node + tsx) with its own pool and LISTEN
- * connection; this process holds the WebSocket subscribers (raw `ws` speaking graphql-transport-ws,
- * spread evenly over the two instances) and the producer, which settles executions through the domain
- * layer at a fixed rate on its own pool. Latency = time a subscriber received the event - time the
- * settling transaction's COMMIT returned to the producer (same process, same clock). Every
+ * connection; a producer child process settles executions through the domain layer at a fixed rate
+ * on its own pool; this process holds the WebSocket subscribers (raw `ws` speaking
+ * graphql-transport-ws, spread evenly over the two instances; a closed socket reconnects and resumes
+ * from its last cursor). Latency = time a subscriber received the event - time the settling
+ * transaction's COMMIT returned to the producer (epoch clock, same machine). Every
  * subscriber subscribes with `after` = the log head before the run, so a late subscription cannot
  * hide a loss: lost = expected - distinct received, duplicates = received twice, order checked too.
  * Gateway CPU and memory come from process.cpuUsage()/memoryUsage() inside each child.
@@ -72,6 +73,78 @@ async function child() {
   process.send!({ type: 'ready', port: app.port });
 }
 
+const now = () => performance.timeOrigin + performance.now();
+
+async function producer() {
+  const { beginExecution, settleExecution } = await import('../domain/executions.js');
+  const { SYSTEM } = await import('../domain/access.js');
+  const sql = connect(process.env.BENCH_DB_URL!, { max: 20, applicationName: 'bench-producer' });
+  process.on('disconnect', () => process.exit(0));
+  process.once('message', async (m: any) => {
+    const { rate, seconds, hostID, sessions } = m as { rate: number; seconds: number; hostID: string; sessions: string[] };
+    const total = Math.round(rate * seconds);
+    const t0 = performance.now();
+    let started = 0, done = 0, failed = 0, behind = 0, skipped = 0;
+    const busy = new Set<string>();
+    const inflight = new Set<Promise<void>>();
+    let batch: [string, number][] = [];
+    const flush = setInterval(() => { if (batch.length) { process.send!({ type: 'commits', list: batch }); batch = []; } }, 50);
+    await new Promise<void>((resolve) => {
+      const tick = () => {
+        const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * rate) + 1);
+        while (started < due) {
+          let session: string | undefined = sessions[started % sessions.length];
+          if (busy.has(session)) { behind++; session = sessions.find((x) => !busy.has(x)); }
+          started++;
+          if (!session) { skipped++; continue; }
+          const sess = session;
+          busy.add(sess);
+          const p = (async () => {
+            try {
+              const e = await beginExecution(sql, SYSTEM, { sessionID: sess, hostID, trigger: 'PROMPT' });
+              await settleExecution(sql, SYSTEM, { executionID: e.id, status: 'SUCCEEDED' });
+              batch.push([e.id, now()]);
+              done++;
+            } catch (err) {
+              failed++;
+              if (failed < 5) console.error('settle failed:', (err as Error).message);
+            } finally {
+              busy.delete(sess);
+            }
+          })();
+          inflight.add(p);
+          void p.finally(() => inflight.delete(p));
+        }
+        if (started >= total) { void Promise.all(inflight).then(() => resolve()); return; }
+        setTimeout(tick, 2);
+      };
+      tick();
+    });
+    clearInterval(flush);
+    if (batch.length) process.send!({ type: 'commits', list: batch });
+    process.send!({ type: 'done', done, failed, skipped, behind, produceMs: performance.now() - t0 });
+    await sql.end({ timeout: 1 });
+  });
+  process.send!({ type: 'ready' });
+}
+
+function runProducer(dbUrl: string, go: { rate: number; seconds: number; hostID: string; sessions: string[] }, onCommits: (list: [string, number][]) => void):
+  Promise<{ done: number; failed: number; skipped: number; behind: number; produceMs: number }> {
+  const proc = fork(fileURLToPath(import.meta.url), ['--producer'], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, BENCH_DB_URL: dbUrl },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`producer exited with ${code}`)));
+    proc.on('message', (m: any) => {
+      if (m.type === 'ready') proc.send(go);
+      else if (m.type === 'commits') onCommits(m.list);
+      else if (m.type === 'done') { resolve(m); proc.disconnect(); }
+    });
+  });
+}
+
 interface Stats { cpuMs: number; wallMs: number; rss: number; peakRss: number; heapUsed: number; subscribers: number; feedReads: number; executed: number; reused: number }
 
 function startChild(dbUrl: string): Promise<{ proc: ChildProcess; port: number; request<T>(m: string, type: string): Promise<T> }> {
@@ -125,7 +198,7 @@ class Subscriber {
         setTimeout(() => void this.open().catch(() => { this.closed = true; }), 100);
       });
       ws.on('message', (data) => {
-        const at = performance.now();
+        const at = now();
         const s = data.toString();
         if (s.startsWith('{"id"') || s.includes('"type":"next"')) {
           // {"id":"1","type":"next","payload":{"data":{"executionSettled":{"cursor":"...","executionID":"..."}}}}
@@ -163,19 +236,17 @@ function pct(sorted: Float64Array, p: number): number {
 }
 
 async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; seconds: number; admin: string; hostID: string; sessions: string[] }) {
-  const { beginExecution, settleExecution } = await import('../domain/executions.js');
-  const { SYSTEM } = await import('../domain/access.js');
   const { encodeSettlementCursor } = await import('../domain/settlements.js');
   const gws = await Promise.all([startChild(dbUrl), startChild(dbUrl)]);
   const head = Number((await sql`SELECT coalesce(max(pos), 0) AS h FROM settlements`)[0].h);
   const after = encodeSettlementCursor(head);
-  const commitAt = new Map<number, number>(); // pos -> commit time
+  const commitAt = new Map<string, number>(); // execution ID -> commit time (epoch ms)
   const latencies: number[] = [];
-  const pendingByPos = new Map<number, number[]>(); // deliveries that arrived before the producer recorded the commit
-  const onEvent = (pos: number, _exec: string, at: number) => {
-    const c = commitAt.get(pos);
-    if (c !== undefined) latencies.push(at - c);
-    else { let l = pendingByPos.get(pos); if (!l) pendingByPos.set(pos, (l = [])); l.push(at); }
+  const pendingByExec = new Map<string, number[]>(); // deliveries that arrived before the producer reported the commit
+  const onEvent = (_pos: number, exec: string, at: number) => {
+    const c = commitAt.get(exec);
+    if (c !== undefined) latencies.push(Math.max(0, at - c));
+    else { let l = pendingByExec.get(exec); if (!l) pendingByExec.set(exec, (l = [])); l.push(at); }
   };
   // Open the subscribers in batches.
   const subs: Subscriber[] = [];
@@ -201,52 +272,20 @@ async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; 
   await Promise.all(gws.map((g) => g.request('mark', 'marked')));
   const cpu0 = process.cpuUsage();
 
-  // Producer: settlement k at t0 + k/rate, on session k % sessions (each session settles in turn).
-  const total = Math.round(opts.rate * opts.seconds);
+  // Producer (its own child process, so the subscribers' work cannot slow it down).
   const t0 = performance.now();
-  let started = 0;
-  let done = 0;
-  let failed = 0;
-  let behind = 0;
-  let skipped = 0;
-  const busy = new Set<string>();
-  const inflight = new Set<Promise<void>>();
-  await new Promise<void>((resolve) => {
-    const tick = () => {
-      const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * opts.rate) + 1);
-      while (started < due) {
-        let session: string | undefined = opts.sessions[started % opts.sessions.length];
-        if (busy.has(session)) { behind++; session = opts.sessions.find((s) => !busy.has(s)); }
-        started++;
-        if (!session) { skipped++; continue; }
-        busy.add(session);
-        const p = (async () => {
-          try {
-            const e = await beginExecution(sql, SYSTEM, { sessionID: session, hostID: opts.hostID, trigger: 'PROMPT' });
-            await settleExecution(sql, SYSTEM, { executionID: e.id, status: 'SUCCEEDED' });
-            const at = performance.now();
-            const [{ pos }] = await sql`SELECT pos FROM settlements WHERE execution_id = ${e.id}`;
-            commitAt.set(Number(pos), at);
-            const early = pendingByPos.get(Number(pos));
-            if (early) { for (const t of early) latencies.push(Math.max(0, t - at)); pendingByPos.delete(Number(pos)); }
-            done++;
-          } catch (err) {
-            failed++;
-            if (failed < 5) console.error('settle failed:', (err as Error).message);
-          } finally {
-            busy.delete(session);
-          }
-        })();
-        inflight.add(p);
-        void p.finally(() => inflight.delete(p));
-      }
-      if (started >= total) { void Promise.all(inflight).then(() => resolve()); return; }
-      setTimeout(tick, 2);
-    };
-    tick();
+  const prod = await runProducer(dbUrl, { rate: opts.rate, seconds: opts.seconds, hostID: opts.hostID, sessions: opts.sessions }, (list) => {
+    for (const [exec, at] of list) {
+      commitAt.set(exec, at);
+      const early = pendingByExec.get(exec);
+      if (early) { for (const t of early) latencies.push(Math.max(0, t - at)); pendingByExec.delete(exec); }
+    }
   });
+  const { done, failed, skipped, behind } = prod;
   const produceMs = performance.now() - t0;
   // Drain: wait until every subscriber has every event (bounded).
+  const { sequenceSettlements } = await import('../domain/settlements.js');
+  while ((await sequenceSettlements(sql, { wait: true })).more);
   const expected = Number((await sql`SELECT count(*) AS n FROM settlements WHERE pos > ${head}`)[0].n);
   const drainStart = performance.now();
   while (performance.now() - drainStart < 20_000) {
@@ -275,7 +314,7 @@ async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; 
     seconds: opts.seconds,
     settled: done,
     failed,
-    achievedRate: done / (produceMs / 1000),
+    achievedRate: done / (prod.produceMs / 1000),
     expectedDeliveries: expected * opts.subs,
     delivered: latencies.length,
     p50: pct(lat, 50),
@@ -357,4 +396,5 @@ async function main() {
 }
 
 if (CHILD) await child();
+else if (process.argv.includes('--producer')) await producer();
 else await main();

@@ -1,4 +1,4 @@
-import type { Db, Sql, Tx } from '../db/connection.js';
+import type { Db, Tx } from '../db/connection.js';
 import { scopeCondition, type Actor } from './access.js';
 import { CHANNEL } from './journal.js';
 
@@ -38,27 +38,10 @@ const SEQUENCE_BATCH = 5000;
  * another pass holds the clock; with `wait: true` it waits, so every settlement committed before the
  * call is sequenced when it returns. `more` says a full batch was sequenced (run again).
  */
-export async function sequenceSettlements(sql: Sql, opts: { wait?: boolean } = {}): Promise<{ busy: boolean; count: number; top: number; more: boolean }> {
-  return sql.begin(async (tx) => {
-    // First statement: the clock lock. The next statement takes its snapshot after the lock is held,
-    // so it sees every row committed before this pass started (a single statement that waited on
-    // the lock would keep its older snapshot for the other table).
-    const [c] = opts.wait
-      ? await tx`SELECT value FROM clocks WHERE name = 'settlement' FOR UPDATE`
-      : await tx`SELECT value FROM clocks WHERE name = 'settlement' FOR UPDATE SKIP LOCKED`;
-    if (!c) return { busy: true, count: 0, top: 0, more: false };
-    const [r] = await tx`
-      WITH todo AS (
-        SELECT id, row_number() OVER (ORDER BY id) AS n FROM settlements WHERE pos IS NULL ORDER BY id LIMIT ${SEQUENCE_BATCH}
-      ), u AS (
-        UPDATE settlements s SET pos = ${c.value}::bigint + todo.n FROM todo WHERE s.id = todo.id RETURNING s.pos
-      ), k AS (
-        UPDATE clocks SET value = (SELECT max(pos) FROM u) WHERE name = 'settlement' AND EXISTS (SELECT 1 FROM u) RETURNING value
-      )
-      SELECT value AS top, (SELECT count(*) FROM u)::int AS n, pg_notify(${CHANNEL}, json_build_object('k', 's', 'p', value)::text) FROM k`;
-    if (!r) return { busy: false, count: 0, top: Number(c.value), more: false };
-    return { busy: false, count: r.n, top: Number(r.top), more: r.n >= SEQUENCE_BATCH };
-  });
+export async function sequenceSettlements(db: Db, opts: { wait?: boolean } = {}): Promise<{ busy: boolean; count: number; top: number; more: boolean }> {
+  // One statement in its own implicit transaction: see sequence_settlements() in migration 005.
+  const [r] = await db`SELECT busy, n, top FROM sequence_settlements(${opts.wait ?? false}, ${SEQUENCE_BATCH})`;
+  return { busy: r.busy, count: r.n, top: Number(r.top), more: r.n >= SEQUENCE_BATCH };
 }
 
 /** Whether some committed settlement still waits for its position (cheap: a partial index). */

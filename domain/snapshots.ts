@@ -89,11 +89,14 @@ export async function setPolicy(db: Db, p: Partial<Policy>): Promise<Policy> {
     maxUploadBytes: 'max_upload_bytes', maxManifestFiles: 'max_manifest_files', retainMs: 'retain_ms',
     retainExecutions: 'retain_executions', graceMs: 'grace_ms',
   };
+  const set: Record<string, number> = {};
   for (const [k, v] of Object.entries(p)) {
     if (v === undefined || v === null) continue;
-    if (!(k in col) || !Number.isInteger(v) || (v as number) < 0) throw new InvalidRequestError(k, `${k} must be a non-negative integer.`);
-    await db`UPDATE changeset_policy SET ${db(col[k as keyof Policy])} = ${v as number}`;
+    if (!(k in col) || !Number.isSafeInteger(v) || (v as number) < 0) throw new InvalidRequestError(k, `${k} must be a non-negative integer.`);
+    set[col[k as keyof Policy]] = v as number;
   }
+  // One statement: all the given values change together, or none.
+  if (Object.keys(set).length) await db`UPDATE changeset_policy SET ${db(set)}`;
   return readPolicy(db);
 }
 
@@ -103,11 +106,11 @@ export function sha256(data: Uint8Array | string): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-/** A manifest path: relative, `/`-separated, no empty, `.` or `..` segment, no NUL or backslash. */
+/** A manifest path: relative, `/`-separated, no empty, `.` or `..` segment, no NUL. */
 export function checkPath(p: unknown, field: string): string {
   if (typeof p !== 'string' || p.length === 0 || p.length > 4096) throw new InvalidRequestError(field, `${field} must be a non-empty relative path.`);
   if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) throw new InvalidRequestError(field, `${field} must be relative, not absolute: ${JSON.stringify(p)}.`);
-  if (p.includes('\u0000') || p.includes('\\')) throw new InvalidRequestError(field, `${field} must not contain NUL or backslash characters.`);
+  if (p.includes('\u0000')) throw new InvalidRequestError(field, `${field} must not contain NUL characters.`);
   if (p.split('/').some((s) => s === '' || s === '.' || s === '..')) {
     throw new InvalidRequestError(field, `${field} must not contain empty, "." or ".." segments: ${JSON.stringify(p)}.`);
   }

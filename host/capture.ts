@@ -120,7 +120,8 @@ export class WorktreeCapturer {
       let state = false;
       for (const l of levels) {
         const sub = l.base === '' ? rel : rel.slice(l.base.length + 1);
-        const r = l.ig.test(dir ? sub + '/' : sub);
+        let r: { ignored: boolean; unignored: boolean };
+        try { r = l.ig.test(dir ? sub + '/' : sub); } catch { continue; } // names the library refuses (e.g. "...")
         if (r.ignored) state = true;
         else if (r.unignored) state = false;
       }

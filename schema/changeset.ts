@@ -7,7 +7,7 @@ import {
   boundaryOf, changesetFiles, changesetRows, coverageOf, hasFiles,
   type BoundaryView, type BoundedExecution, type ChangesetFileRow, type ChangesetRow, type CoverageView, type Omission,
 } from '../domain/changesets.js';
-import { createSnapshot, missingContents, uploadContents, type SnapshotRow } from '../domain/snapshots.js';
+import { createSnapshot, missingContents, readPolicy, setPolicy, uploadContents, type Policy, type SnapshotRow } from '../domain/snapshots.js';
 
 // ---- per-request batch loaders (kept beside the request's shared loaders) -------------------------
 
@@ -242,3 +242,43 @@ builder.mutationFields((t) => ({
       }),
   }),
 }));
+
+// ---- admin: limits and retention (one row shared by every instance) -------------------------------
+
+const PolicyRef = builder.objectRef<Policy>('ChangesetPolicy').implement({
+  description: 'Patch budgets, upload limits and the retention policy of changesets, applied by every instance.',
+  fields: (t) => ({
+    filePatchBytes: t.float({ description: 'Per-file patch budget; over it the patch is null and TRUNCATED recorded.', resolve: (p) => p.filePatchBytes }),
+    changesetPatchBytes: t.float({ description: 'Per-changeset patch budget.', resolve: (p) => p.changesetPatchBytes }),
+    maxContentBytes: t.float({ description: 'Largest single content a host may upload.', resolve: (p) => p.maxContentBytes }),
+    maxUploadBytes: t.float({ description: 'Largest uploadContents batch.', resolve: (p) => p.maxUploadBytes }),
+    maxManifestFiles: t.int({ resolve: (p) => p.maxManifestFiles }),
+    retainMs: t.float({ description: 'A changeset is kept at least this long after it settled.', resolve: (p) => p.retainMs }),
+    retainExecutions: t.int({ description: 'And while fewer than this many later executions of its session have settled.', resolve: (p) => p.retainExecutions }),
+    graceMs: t.float({ description: 'Unreferenced contents and unused snapshots younger than this are kept.', resolve: (p) => p.graceMs }),
+  }),
+});
+const PolicyInput = builder.inputType('ChangesetPolicyInput', {
+  fields: (t) => ({
+    filePatchBytes: t.float({ required: false }),
+    changesetPatchBytes: t.float({ required: false }),
+    maxContentBytes: t.float({ required: false }),
+    maxUploadBytes: t.float({ required: false }),
+    maxManifestFiles: t.int({ required: false }),
+    retainMs: t.float({ required: false }),
+    retainExecutions: t.int({ required: false }),
+    graceMs: t.float({ required: false }),
+  }),
+});
+builder.queryField('changesetPolicy', (t) =>
+  t.field({ type: PolicyRef, extensions: allow('admin'), resolve: (_r, _a, ctx) => readPolicy(ctx.sql) }),
+);
+builder.mutationField('setChangesetPolicy', (t) =>
+  t.field({
+    type: PolicyRef,
+    extensions: allow('admin'),
+    errors: { types: [InvalidRequestError] },
+    args: { input: t.arg({ type: PolicyInput, required: true }) },
+    resolve: (_r, { input }, ctx) => setPolicy(ctx.sql, input as Partial<Policy>),
+  }),
+);

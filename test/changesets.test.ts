@@ -20,7 +20,7 @@ const dirs: string[] = [];
 
 beforeAll(async () => {
   g = await startTestGateway({ sweepIntervalMs: 0 }); // no lease sweeper in the counted pool
-  host = new ReferenceHost({ url: g.url, token: await g.token('host') });
+  host = new ReferenceHost({ url: g.url, token: await g.token('host'), leaseMs: 600_000 });
   await host.start();
 });
 afterAll(async () => {
@@ -334,6 +334,20 @@ describe('bad input: a typed error and nothing stored', () => {
     expect(denied.errors?.[0].extensions?.code).toBe('FORBIDDEN');
   });
 
+  it('admins read and change the policy; bad values change nothing; others may not', async () => {
+    const P = `mutation($input: ChangesetPolicyInput!) { setChangesetPolicy(input: $input) {
+      __typename ... on ChangesetPolicy { filePatchBytes retainExecutions } ... on InvalidRequestError { field } } }`;
+    let r = await g.gql(P, { input: { retainExecutions: 3, filePatchBytes: 2048 } });
+    expect(r.data.setChangesetPolicy).toEqual({ __typename: 'ChangesetPolicy', filePatchBytes: 2048, retainExecutions: 3 });
+    r = await g.gql(P, { input: { retainExecutions: 5, filePatchBytes: -1 } });
+    expect(r.data.setChangesetPolicy).toEqual({ __typename: 'InvalidRequestError', field: 'filePatchBytes' });
+    r = await g.gql(`{ changesetPolicy { filePatchBytes retainExecutions } }`);
+    expect(r.data.changesetPolicy).toEqual({ filePatchBytes: 2048, retainExecutions: 3 });
+    const denied = await g.gql(`{ changesetPolicy { retainMs } }`, undefined, await g.token('plugin'));
+    expect(denied.errors?.[0].extensions?.code).toBe('FORBIDDEN');
+    await setPolicy(g.sql, { retainExecutions: 10, filePatchBytes: 1_048_576 });
+  });
+
   it('rejects boundaries that are snapshots of another session, leaving the execution as it was', async () => {
     const s1 = await newSession();
     const s2 = await newSession();
@@ -382,12 +396,19 @@ describe('capture', () => {
     const cap = new WorktreeCapturer();
     const q = `query($id: ID!, $n: Int) { session(id: $id) { executions(first: $n) { edges { node { ...CS } } } } } ${CHANGESET}`;
     for (let i = 1; i <= 8; i++) await runExecution(sessionID, root, cap, () => write(root, 'a.txt', `${i}\n`));
-    g.queries.reset();
-    const small = await g.gql(q, { id: sessionID, n: 2 });
-    const few = g.queries.count;
-    g.queries.reset();
-    const big = await g.gql(q, { id: sessionID, n: 8 });
-    const many = g.queries.count;
+    // Background timers (lease renewals, other services) may add a query to one sample: take the least of three.
+    const measure = async (n: number) => {
+      let best = Infinity;
+      let r: any;
+      for (let k = 0; k < 3; k++) {
+        g.queries.reset();
+        r = await g.gql(q, { id: sessionID, n });
+        best = Math.min(best, g.queries.count);
+      }
+      return [r, best] as const;
+    };
+    const [small, few] = await measure(2);
+    const [big, many] = await measure(8);
     expect(small.data.session.executions.edges).toHaveLength(2);
     expect(big.data.session.executions.edges).toHaveLength(8);
     expect(big.data.session.executions.edges.every((e: any) => e.node.changeset.files.length === 1)).toBe(true);

@@ -14,3 +14,38 @@ ALTER TABLE settlements ADD COLUMN id bigserial;
 ALTER TABLE settlements ADD PRIMARY KEY (id);
 CREATE UNIQUE INDEX settlements_pos ON settlements (pos);
 CREATE INDEX settlements_unsequenced ON settlements (id) WHERE pos IS NULL;
+
+-- One sequencer pass, in one round trip: the clock row lock is held only server-side, from the first
+-- statement of the function to the commit, never across a busy client's event loop. Each statement
+-- of a volatile PL/pgSQL function takes a fresh snapshot, so the sequencing statement sees every row
+-- committed before the clock lock was obtained. With wait = false a held clock means "busy".
+CREATE FUNCTION sequence_settlements(wait boolean, batch integer)
+RETURNS TABLE (busy boolean, n integer, top bigint)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  v bigint;
+  cnt integer;
+  mx bigint;
+BEGIN
+  IF wait THEN
+    SELECT value INTO v FROM clocks WHERE name = 'settlement' FOR UPDATE;
+  ELSE
+    SELECT value INTO v FROM clocks WHERE name = 'settlement' FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+      RETURN QUERY SELECT true, 0, 0::bigint;
+      RETURN;
+    END IF;
+  END IF;
+  WITH todo AS (
+    SELECT s.id, row_number() OVER (ORDER BY s.id) AS rn FROM settlements s WHERE s.pos IS NULL ORDER BY s.id LIMIT batch
+  ), u AS (
+    UPDATE settlements s SET pos = v + todo.rn FROM todo WHERE s.id = todo.id RETURNING s.pos
+  )
+  SELECT count(*)::integer, max(u.pos) INTO cnt, mx FROM u;
+  IF cnt > 0 THEN
+    UPDATE clocks SET value = mx WHERE name = 'settlement';
+    PERFORM pg_notify('gateway_events', json_build_object('k', 's', 'p', mx)::text);
+  END IF;
+  RETURN QUERY SELECT false, cnt, coalesce(mx, v);
+END
+$$;
