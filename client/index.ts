@@ -78,11 +78,23 @@ export class GatewayClient {
       webSocketImpl: WebSocket,
       connectionParams: { authorization: `Bearer ${this.opts.token}` },
       retryAttempts: Infinity,
-      shouldRetry: () => true,
+      // Retry lost connections and graceful restarts (1001), never an auth refusal (4401 revoked, 4403 bad token).
+      shouldRetry: (e: unknown) => !(e && typeof e === 'object' && 'code' in e && [4401, 4403].includes((e as { code: number }).code)),
       retryWait: async (n) => new Promise((r) => setTimeout(r, Math.min(100 * 2 ** n, 2_000))),
     });
-    return this.ws.subscribe<TData>({ query: print(doc), variables }, {
-      next: (v) => { if (v.data) sink.next(v.data as TData); else if (v.errors) sink.error?.(v.errors); },
+    // graphql-ws re-sends this same payload after a reconnect. For cursor streams (executionSettled,
+    // sessionEvents: an `after` variable and a `cursor` on each event) it is kept at the last event
+    // received, so a resumed stream continues after it: no gap, no duplicate.
+    const payload = { query: print(doc), variables: { ...variables } as Record<string, unknown> };
+    const resumes = doc.definitions.some((d) => d.kind === 'OperationDefinition' && d.variableDefinitions?.some((v) => v.variable.name.value === 'after'));
+    return this.ws.subscribe<TData>(payload, {
+      next: (v) => {
+        if (v.data) {
+          const event = Object.values(v.data as object)[0] as { cursor?: unknown } | null;
+          if (resumes && event && typeof event.cursor === 'string') payload.variables.after = event.cursor;
+          sink.next(v.data as TData);
+        } else if (v.errors) sink.error?.(v.errors);
+      },
       error: (e) => sink.error?.(e),
       complete: () => sink.complete?.(),
     });

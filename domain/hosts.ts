@@ -126,7 +126,7 @@ export async function sweepExpiredLeases(sql: Sql): Promise<{ abandoned: number;
       for (const e of execs) {
         await appendEvent(tx, sessionId, 'execution.abandoned', { executionID: e.id, hostID: e.hostId });
       }
-      // The settlement log entry comes last: its clock lock is held only until commit.
+      // Staged in the settlement log; the sequencer gives it its position once this commits.
       for (const e of execs) {
         await recordSettlement(tx, { sessionId, executionId: e.id, status: 'ABANDONED', directory: s.directory, settledAt: e.settledAt });
       }

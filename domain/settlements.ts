@@ -1,4 +1,4 @@
-import type { Db, Tx } from '../db/connection.js';
+import type { Db, Sql, Tx } from '../db/connection.js';
 import { scopeCondition, type Actor } from './access.js';
 import { CHANNEL } from './journal.js';
 
@@ -38,11 +38,12 @@ const SEQUENCE_BATCH = 5000;
  * another pass holds the clock; with `wait: true` it waits, so every settlement committed before the
  * call is sequenced when it returns. `more` says a full batch was sequenced (run again).
  */
-export async function sequenceSettlements(db: Db, opts: { wait?: boolean } = {}): Promise<{ busy: boolean; count: number; top: number; more: boolean }> {
+export async function sequenceSettlements(sql: Sql, opts: { wait?: boolean } = {}): Promise<{ busy: boolean; count: number; top: number; more: boolean }> {
   // One statement in its own implicit transaction: see sequence_settlements() in migration 005.
-  const [r] = await db`SELECT busy, n, top FROM sequence_settlements(${opts.wait ?? false}, ${SEQUENCE_BATCH})`;
+  const [r] = await sql`SELECT busy, n, top FROM sequence_settlements(${opts.wait ?? false}, ${SEQUENCE_BATCH})`;
   return { busy: r.busy, count: r.n, top: Number(r.top), more: r.n >= SEQUENCE_BATCH };
 }
+
 
 /** Whether some committed settlement still waits for its position (cheap: a partial index). */
 export async function hasUnsequenced(db: Db): Promise<boolean> {

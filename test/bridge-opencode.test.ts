@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import git from 'isomorphic-git';
 import { startTestGateway, type TestGateway } from './harness.js';
+import { connect, type Sql } from '../db/connection.js';
 import { OpencodeBridge } from '../bridge/opencode/bridge.js';
 import { OpencodeClient } from '../bridge/opencode/client.js';
 import { PgBridgeStore } from '../bridge/opencode/store.js';
@@ -55,6 +56,7 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
   let client: OpencodeClient;
   let bridge: OpencodeBridge;
   let store: PgBridgeStore;
+  let storeSql: Sql;
   let tmp: string;
   let project: string;
   let ocSession: string;
@@ -93,7 +95,9 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
     oc = await startOpencode({ bin: bin!, directory: project, home: path.join(tmp, 'oc'), modelUrl: model.url });
     client = new OpencodeClient(oc.url);
     gw = await startTestGateway();
-    store = new PgBridgeStore(gw.sql, oc.url);
+    // The bridge is its own process in production: its own small pool, not the gateway's.
+    storeSql = connect(gw.dbUrl, { max: 2 });
+    store = new PgBridgeStore(storeSql, oc.url);
     bridge = newBridge();
     await bridge.start();
   }, 240_000);
@@ -103,6 +107,7 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
     await bridge?.stop().catch(() => {});
     await oc?.stop().catch(() => {});
     await model?.close().catch(() => {});
+    await storeSql?.end({ timeout: 1 }).catch(() => {});
     await gw?.stop().catch(() => {});
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
@@ -217,7 +222,7 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
       const s = await readSession();
       return s.executions.edges.some((e: any) => e.node.jobs.edges.some((j: any) => j.node.status === 'RUNNING'));
     }, 180_000);
-    expect(processesWith(marker).length).toBeGreaterThan(0);
+    await until('the slow shell running', async () => processesWith(marker).length > 0, 30_000);
     const r = await gw.gql(`mutation($i: SealSessionInput!) { sealSession(input: $i) { __typename
       ... on SessionSealed { interruptedExecution { id status interruptReason } cancelledJobs { id status } }
       ... on SealUnsupportedError { reason message } } }`, { i: { sessionID: gwSession, timeoutMs: 30_000 } });

@@ -24,6 +24,8 @@ export interface BridgeOptions {
   /** Where OpenCode keeps its data ($XDG_DATA_HOME of the OpenCode process). */
   opencodeDataDir?: string;
   leaseMs?: number;
+  /** How often history is read besides the event stream (default 15 s). */
+  pollMs?: number;
   snapshots?: SnapshotSink | null;
   log?: (m: string) => void;
 }
@@ -45,6 +47,8 @@ export class OpencodeBridge {
   private stopped = false;
   private abort = new AbortController();
   private renewTimer: NodeJS.Timeout | null = null;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private pendingPoll = false;
   private unsubs: (() => void)[] = [];
   private subscribedSessions = new Set<string>();
   private busy = new Map<string, boolean>();
@@ -73,6 +77,15 @@ export class OpencodeBridge {
     const every = Math.max(300, Math.floor((this.opts.leaseMs ?? 30_000) / 3));
     this.renewTimer = setInterval(() => void this.renew(), every);
     this.renewTimer.unref();
+    // Safety net besides the event stream: read new history now and then (only events after the cursors).
+    this.pollTimer = setInterval(() => {
+      if (this.pendingPoll || this.stopped) return;
+      this.pendingPoll = true;
+      void this.enqueue(async function poll(this: OpencodeBridge) {
+        try { await this.applyAll(await this.oc.history(this.cursors())); } finally { this.pendingPoll = false; }
+      }.bind(this)).catch(() => {});
+    }, this.opts.pollMs ?? 15_000);
+    this.pollTimer.unref();
     this.unsubs.push(this.gw.subscribe(
       'subscription($h: ID!) { hostCommands(hostID: $h) { id kind sessionID jobID executionID } }',
       { h: this.hostID }, 'host', (d) => this.onCommand(d.hostCommands)));
@@ -87,6 +100,7 @@ export class OpencodeBridge {
     this.stopped = true;
     this.abort.abort();
     if (this.renewTimer) clearInterval(this.renewTimer);
+    if (this.pollTimer) clearInterval(this.pollTimer);
     for (const u of this.unsubs) u();
     await this.followLoop?.catch(() => {});
     await this.queue.catch(() => {});
@@ -128,7 +142,12 @@ export class OpencodeBridge {
   }
 
   private enqueue<T>(fn: () => Promise<T>): Promise<T> {
-    const p = this.queue.then(fn);
+    const p = this.queue.then(async () => {
+      // Watchdog: a task that takes this long is worth a log line (it blocks every later event).
+      const t = setTimeout(() => this.log(`a bridge task has been running for 20s (${fn.name || 'anonymous'})`), 20_000);
+      t.unref();
+      try { return await fn(); } finally { clearTimeout(t); }
+    });
     this.queue = p.catch((e) => this.log(`bridge: ${e?.stack ?? e}`));
     return p;
   }
@@ -245,6 +264,7 @@ export class OpencodeBridge {
     if (ev.seq !== l.row.lastSeq + 1) throw new Error(`history gap in ${ev.sessionID}: ${l.row.lastSeq} -> ${ev.seq}`);
     const type = baseType(ev.type);
     const d = ev.data ?? {};
+    if (process.env.BRIDGE_TRACE) this.log(`apply ${ev.sessionID}#${ev.seq} ${type} ${d.part?.type ?? d.info?.role ?? ''}`);
     if (type === 'session.created' || type === 'session.updated') await this.onSession(l, d.info as OcSession);
     else if (!l.row.sessionID && !l.st.removed) {
       // History that starts without a session.created we know (should not happen): fetch the session.
@@ -516,6 +536,7 @@ export class OpencodeBridge {
   private async snapshot(l: Live, tree: string): Promise<string | null> {
     const sink = this.sink;
     if (!sink || !l.st.directory || !this.hostID) return null; // boundary reads START_NOT_CAPTURED / END_NOT_CAPTURED
+    const t0 = Date.now();
     try {
       const gitdir = findSnapshotGitdir(this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), l.st.directory);
       if (!gitdir) return null;
@@ -523,7 +544,9 @@ export class OpencodeBridge {
       const left = observeLeftOut(l.st.directory, m);
       m.files.push(...left.files);
       m.unscanned.push(...left.unscanned);
-      return await sink.upload(l.row.sessionID!, this.hostID, m);
+      const id = await sink.upload(l.row.sessionID!, this.hostID, m);
+      if (process.env.BRIDGE_TRACE) this.log(`snapshot ${tree}: ${m.files.length} entries in ${Date.now() - t0}ms`);
+      return id;
     } catch (e: any) {
       this.log(`snapshot ${tree}: ${e?.message ?? e}`);
       return null;

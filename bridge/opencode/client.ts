@@ -123,13 +123,27 @@ export class OpencodeClient {
    * Follows `GET /global/event` until `signal` aborts or the stream ends (resolves) or fails (rejects).
    * The caller reconnects; every (re)connection reports `connected` first.
    */
-  async follow(onEvent: (e: OcLiveEvent) => void | Promise<void>, signal: AbortSignal): Promise<void> {
-    const res = await fetch(this.base + '/global/event', { headers: this.headers({ accept: 'text/event-stream' }), signal });
+  async follow(onEvent: (e: OcLiveEvent) => void | Promise<void>, signal: AbortSignal, opts: { silenceMs?: number } = {}): Promise<void> {
+    // OpenCode sends server.heartbeat events; a stream silent for longer than silenceMs is dropped
+    // (and the caller reconnects, which backfills from history), so a stuck connection loses nothing.
+    const local = new AbortController();
+    const onAbort = () => local.abort();
+    signal.addEventListener('abort', onAbort);
+    let timer: NodeJS.Timeout | null = null;
+    const arm = () => {
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(() => local.abort(new Error('event stream silent')), opts.silenceMs ?? 45_000);
+      timer.unref();
+    };
+    try {
+    arm();
+    const res = await fetch(this.base + '/global/event', { headers: this.headers({ accept: 'text/event-stream' }), signal: local.signal });
     if (!res.ok || !res.body) throw new OpencodeError(res.status, `OpenCode GET /global/event: HTTP ${res.status}`);
     await onEvent({ kind: 'connected' });
     const decoder = new TextDecoder();
     let buf = '';
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      arm();
       buf += decoder.decode(chunk, { stream: true });
       let i: number;
       while ((i = buf.indexOf('\n\n')) >= 0) {
@@ -150,6 +164,10 @@ export class OpencodeClient {
           await onEvent({ kind: 'status', sessionID: p.properties.sessionID, status: { type: 'idle' } });
         }
       }
+    }
+    } finally {
+      if (timer) clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
     }
   }
 }
