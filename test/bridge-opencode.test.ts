@@ -49,6 +49,10 @@ const SESSION_Q = `query($id: ID!) { session(id: $id) { id parentID title direct
     parts { __typename id ... on TextPart { text } ... on ToolPart { tool status } } } } } } }`;
 
 // Generous timeouts: OpenCode takes seconds per step on a loaded 2-core machine.
+// opencode-ai is a devDependency, so the binary is always there after `npm ci`; a missing one is a
+// failure (an install problem), never a silent skip.
+it('finds the opencode binary installed from npm (opencode-ai)', () => { expect(bin).toBeTruthy(); });
+
 describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 240_000 }, () => {
   let gw: TestGateway;
   let model: ScriptedModel;

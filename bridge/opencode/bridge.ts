@@ -82,7 +82,12 @@ export class OpencodeBridge {
       if (this.pendingPoll || this.stopped) return;
       this.pendingPoll = true;
       void this.enqueue(async function poll(this: OpencodeBridge) {
-        try { await this.applyAll(await this.oc.history(this.cursors())); } finally { this.pendingPoll = false; }
+        try {
+          await this.applyAll(await this.oc.history(this.cursors()));
+        } catch (e: any) {
+          if (!(e instanceof GatewayError)) this.log(`history poll: ${e?.message ?? e}`); // OpenCode down: the stream's reconnect will backfill
+          else throw e;
+        } finally { this.pendingPoll = false; }
       }.bind(this)).catch(() => {});
     }, this.opts.pollMs ?? 15_000);
     this.pollTimer.unref();
