@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes, createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { applyPatch } from 'diff';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { ReferenceHost } from '../host/host.js';
 import { WorktreeCapturer } from '../host/capture.js';
-import { GatewayCallError } from '../client/index.js';
+import { changesetKit, errorOf, write } from './support/changeset-kit.js';
 import { connect } from '../db/connection.js';
 import { setPolicy } from '../domain/snapshots.js';
 import { pruneChangesets } from '../domain/changesets.js';
@@ -27,55 +26,7 @@ afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function worktree(files: Record<string, string | Buffer> = {}): string {
-  const d = mkdtempSync(path.join(tmpdir(), 'gw-cs-'));
-  dirs.push(d);
-  for (const [p, c] of Object.entries(files)) write(d, p, c);
-  return d;
-}
-function write(root: string, p: string, c: string | Buffer) {
-  mkdirSync(path.dirname(path.join(root, p)), { recursive: true });
-  writeFileSync(path.join(root, p), c);
-}
-
-async function newSession(): Promise<string> {
-  const r = await g.gql(`mutation { createSession(input: { title: "cs", directory: "/w/cs" }) { ... on Session { id } } }`);
-  return r.data.createSession.id;
-}
-
-const CHANGESET = `
-  fragment CS on Execution {
-    id status
-    boundary { __typename ... on SnapshotBoundary { start { id fileCount byteSize } end { id fileCount byteSize } } ... on BoundaryUnavailable { reason detail } }
-    changeset {
-      fileCount additions deletions patch
-      coverage { __typename ... on CoverageComplete { fileCount } ... on CoverageOmitted { omissions { path reason detail } } ... on CoverageUnavailable { reason detail } }
-      files { path status additions deletions binary patch }
-    }
-  }`;
-async function read(executionID: string) {
-  const r = await g.gql(`query($id: ID!) { execution(id: $id) { ...CS } } ${CHANGESET}`, { id: executionID });
-  expect(r.errors).toBeUndefined();
-  return r.data.execution;
-}
-
-/** One execution: snapshot, begin, mutate the worktree, snapshot, settle. */
-async function runExecution(sessionID: string, root: string, cap: WorktreeCapturer, edit: () => void | Promise<void>) {
-  const start = await cap.snapshot(host.client, sessionID, root, host.id);
-  const e: any = await host.beginExecution(sessionID, 'PROMPT', { startSnapshot: start.id });
-  await edit();
-  const end = await cap.snapshot(host.client, sessionID, root, host.id);
-  await host.settleExecution(e.id, 'SUCCEEDED', { endSnapshot: end.id });
-  return { id: e.id as string, start, end };
-}
-
-async function errorOf(p: Promise<unknown>): Promise<any> {
-  try { await p; } catch (e) { if (e instanceof GatewayCallError) return e.error; throw e; }
-  throw new Error('expected a typed error');
-}
-
-const count = async (table: string) => Number((await g.sql.unsafe(`SELECT count(*) AS n FROM ${table}`))[0].n);
-
+const { worktree, newSession, read, runExecution, count } = changesetKit(() => ({ g, host }), dirs);
 let hostTok: string | null = null;
 async function hostToken() { return (hostTok ??= await g.token('host')); }
 
