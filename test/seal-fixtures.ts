@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import { expect } from 'vitest';
 import { GatewayClient, SealSessionDocument, type SealSessionMutation } from '../client/index.js';
 import { groupRunning, ReferenceHost, type ReferenceHostOptions } from '../host/host.js';
 import type { TestGateway } from './harness.js';
@@ -73,5 +75,37 @@ export async function until<T>(fn: () => Promise<T | null | undefined | false> |
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+// ---- The late-admission race (seal-race*.test.ts): plans, and the fence every run must show. ----
+
+export const ADMISSIONS = ['begin', 'prompt', 'synthetic', 'job', 'background'] as const;
+export type Admission = (typeof ADMISSIONS)[number];
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const opArb = fc.record({ kind: fc.constantFrom(...ADMISSIONS), delay: fc.nat(15), background: fc.boolean() });
+export const planArb = fc.record({ prelude: fc.boolean(), ops: fc.array(opArb, { minLength: 1, maxLength: 6 }), sealDelay: fc.nat(15) });
+
+/** The journal event an admitted operation wrote, and every admission event in the journal. */
+export function admissionEvents(journal: { seq: number; type: string; payload: any }[]) {
+  return journal.filter((e) =>
+    e.type === 'execution.started' || e.type === 'job.started' || e.type === 'job.backgrounded' ||
+    (e.type === 'message.appended' && (e.payload.origin === 'PROMPT' || e.payload.origin === 'SYNTHETIC')));
+}
+export const eventType: Record<Admission, string> = {
+  begin: 'execution.started', prompt: 'message.appended', synthetic: 'message.appended', job: 'job.started', background: 'job.backgrounded',
+};
+
+export function checkFence(journal: { seq: number; type: string; payload: any }[], admitted: { kind: Admission }[], preludeEvents: number) {
+  const sealing = journal.find((e) => e.type === 'session.sealing');
+  expect(sealing).toBeDefined();
+  const events = admissionEvents(journal);
+  // Nothing admitted after the seal's commit...
+  expect(events.filter((e) => e.seq > sealing!.seq)).toEqual([]);
+  // ...and every admission a caller was told succeeded is one of those before it (none unaccounted).
+  for (const kind of ADMISSIONS) {
+    const want = admitted.filter((a) => a.kind === kind).length;
+    const got = events.filter((e) => e.type === eventType[kind] && (kind === 'prompt' ? e.payload.origin === 'PROMPT' : kind === 'synthetic' ? e.payload.origin === 'SYNTHETIC' : true)).length;
+    expect(got - (kind === 'begin' || kind === 'job' ? preludeEvents : 0)).toBe(want);
   }
 }

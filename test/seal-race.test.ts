@@ -9,6 +9,7 @@ import { sealSession } from '../domain/seal.js';
 import { createSession } from '../domain/sessions.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { sealKit } from './seal-fixtures.js';
+import { checkFence, planArb, sleep, type Admission } from './seal-fixtures.js';
 
 /**
  * Issue 4, late admission: admissions sent concurrently with the seal, in randomized interleavings.
@@ -27,35 +28,6 @@ afterAll(async () => {
   await g?.stop();
 });
 
-const ADMISSIONS = ['begin', 'prompt', 'synthetic', 'job', 'background'] as const;
-type Admission = (typeof ADMISSIONS)[number];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const opArb = fc.record({ kind: fc.constantFrom(...ADMISSIONS), delay: fc.nat(15), background: fc.boolean() });
-const planArb = fc.record({ prelude: fc.boolean(), ops: fc.array(opArb, { minLength: 1, maxLength: 6 }), sealDelay: fc.nat(15) });
-
-/** The journal event an admitted operation wrote, and every admission event in the journal. */
-function admissionEvents(journal: { seq: number; type: string; payload: any }[]) {
-  return journal.filter((e) =>
-    e.type === 'execution.started' || e.type === 'job.started' || e.type === 'job.backgrounded' ||
-    (e.type === 'message.appended' && (e.payload.origin === 'PROMPT' || e.payload.origin === 'SYNTHETIC')));
-}
-const eventType: Record<Admission, string> = {
-  begin: 'execution.started', prompt: 'message.appended', synthetic: 'message.appended', job: 'job.started', background: 'job.backgrounded',
-};
-
-function checkFence(journal: { seq: number; type: string; payload: any }[], admitted: { kind: Admission }[], preludeEvents: number) {
-  const sealing = journal.find((e) => e.type === 'session.sealing');
-  expect(sealing).toBeDefined();
-  const events = admissionEvents(journal);
-  // Nothing admitted after the seal's commit...
-  expect(events.filter((e) => e.seq > sealing!.seq)).toEqual([]);
-  // ...and every admission a caller was told succeeded is one of those before it (none unaccounted).
-  for (const kind of ADMISSIONS) {
-    const want = admitted.filter((a) => a.kind === kind).length;
-    const got = events.filter((e) => e.type === eventType[kind] && (kind === 'prompt' ? e.payload.origin === 'PROMPT' : kind === 'synthetic' ? e.payload.origin === 'SYNTHETIC' : true)).length;
-    expect(got - (kind === 'begin' || kind === 'job' ? preludeEvents : 0)).toBe(want);
-  }
-}
 
 describe('late admission races the seal', () => {
   it('200 interleavings at the domain level (one gateway pool, direct calls): the fence holds', async () => {
