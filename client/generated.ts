@@ -125,6 +125,8 @@ export type HostCapabilitiesInput = {
   /** The host obeys cancel-job and interrupt-execution commands. */
   cancel?: boolean | null | undefined;
   compact?: boolean | null | undefined;
+  /** True (the default) when the host starts work only when the gateway admits it. False when its runtime can start work behind the gateway (e.g. an OpenCode server other clients also drive): a seal then cannot prove that nothing new starts. */
+  exclusiveAdmission?: boolean | null | undefined;
   generate?: boolean | null | undefined;
 };
 
@@ -257,6 +259,8 @@ export type SealSessionInput = {
 };
 
 export type SealUnsupportedReason =
+  /** Everything known of the session was terminated, but its host can start work behind the gateway (capabilities.exclusiveAdmission false, e.g. a bridged OpenCode server): that nothing new starts cannot be proven. Admissions through the gateway stay closed. */
+  | 'ADMISSION_NOT_EXCLUSIVE'
   /** The host owning unfinished work did not declare capabilities.cancel. */
   | 'HOST_CANNOT_CANCEL'
   /** The lease of the host owning a job lapsed (the job is LOST): its end cannot be proven. */

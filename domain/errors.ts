@@ -55,7 +55,7 @@ export class SealTimeoutError extends GatewayError {
     super(`Session ${sessionID} is sealing: its work did not end within ${timeoutMs} ms. Admissions stay closed; call again to keep waiting.`);
   }
 }
-export type SealUnsupportedReason = 'HOST_CANNOT_CANCEL' | 'JOB_LOST';
+export type SealUnsupportedReason = 'HOST_CANNOT_CANCEL' | 'JOB_LOST' | 'ADMISSION_NOT_EXCLUSIVE';
 export class SealUnsupportedError extends GatewayError {
   readonly code = 501;
   constructor(readonly sessionID: string, readonly reason: SealUnsupportedReason, readonly jobIDs: string[], readonly executionID: string | null = null) {

@@ -94,6 +94,8 @@ export interface HostRow {
   canCancel: boolean;
   canCompact: boolean;
   canGenerate: boolean;
+  /** False when the host's runtime can start work without the gateway's admission. */
+  exclusiveAdmission: boolean;
   models: unknown;
   leaseMs: number;
   leaseExpiresAt: Date;

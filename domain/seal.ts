@@ -44,7 +44,7 @@ export interface SealOptions {
 type Step =
   | { kind: 'sealed'; sealed: SealedSession }
   | { kind: 'pending'; jobIDs: string[]; executionID: string | null }
-  | { kind: 'unsupported'; reason: 'HOST_CANNOT_CANCEL' | 'JOB_LOST'; jobIDs: string[]; executionID: string | null };
+  | { kind: 'unsupported'; reason: 'HOST_CANNOT_CANCEL' | 'JOB_LOST' | 'ADMISSION_NOT_EXCLUSIVE'; jobIDs: string[]; executionID: string | null };
 
 export function checkSealInput(input: { sessionID: unknown; timeoutMs?: number | null }, maxTimeoutMs = DEFAULT_SEAL_MAX_TIMEOUT_MS) {
   const sessionID = requireId('session', input.sessionID, 'sessionID');
@@ -90,6 +90,12 @@ async function sealStep(sql: Sql, actor: Actor, sessionID: string): Promise<Step
       return { kind: 'unsupported', reason: 'HOST_CANNOT_CANCEL', jobIDs: cannot, executionID: exec && !exec.canCancel ? exec.id : null };
     }
     if (jobs.length === 0 && !exec) {
+      // Everything known has ended. Only a host that starts work solely through the gateway lets
+      // that prove nothing more can run; otherwise the session stays SEALING and the answer says why.
+      const [open] = await tx`
+        SELECT 1 FROM hosts h WHERE NOT h.exclusive_admission AND (h.id = ${s.hostId}
+          OR EXISTS (SELECT 1 FROM jobs j WHERE j.session_id = ${sessionID} AND j.host_id = h.id)) LIMIT 1`;
+      if (open) return { kind: 'unsupported', reason: 'ADMISSION_NOT_EXCLUSIVE', jobIDs: [], executionID: null };
       const [u] = await tx<SessionRow[]>`
         UPDATE sessions SET sealed_at = clock_timestamp(), updated_at = now() WHERE id = ${sessionID} RETURNING *`;
       await appendEvent(tx, sessionID, 'session.sealed', { at: u.sealedAt });

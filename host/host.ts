@@ -18,7 +18,7 @@ export interface ReferenceHostOptions {
   /** Re-register under this ID (after a restart) to take the host's work back. */
   hostID?: string;
   leaseMs?: number;
-  capabilities?: { cancel?: boolean; compact?: boolean; generate?: boolean };
+  capabilities?: { cancel?: boolean; compact?: boolean; generate?: boolean; exclusiveAdmission?: boolean };
   models?: { providerID: string; modelID: string }[];
   /** Grace period between SIGTERM and SIGKILL when cancelling a job. */
   killGraceMs?: number;

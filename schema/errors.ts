@@ -59,6 +59,9 @@ export const SealUnsupportedReasonEnum = builder.enumType('SealUnsupportedReason
   values: {
     HOST_CANNOT_CANCEL: { description: 'The host owning unfinished work did not declare capabilities.cancel.' },
     JOB_LOST: { description: 'The lease of the host owning a job lapsed (the job is LOST): its end cannot be proven.' },
+    ADMISSION_NOT_EXCLUSIVE: {
+      description: 'Everything known of the session was terminated, but its host can start work behind the gateway (capabilities.exclusiveAdmission false, e.g. a bridged OpenCode server): that nothing new starts cannot be proven. Admissions through the gateway stay closed.',
+    },
   } as const,
 });
 errorType(SealTimeoutError, 'SealTimeoutError', (t) => ({

@@ -7,8 +7,11 @@ const ModelRef = builder.objectRef<{ providerID: string; modelID: string }>('Mod
   fields: (t) => ({ providerID: t.exposeString('providerID'), modelID: t.exposeString('modelID') }),
 });
 
-const CapabilitiesRef = builder.objectRef<{ cancel: boolean; compact: boolean; generate: boolean }>('HostCapabilities').implement({
-  fields: (t) => ({ cancel: t.exposeBoolean('cancel'), compact: t.exposeBoolean('compact'), generate: t.exposeBoolean('generate') }),
+const CapabilitiesRef = builder.objectRef<{ cancel: boolean; compact: boolean; generate: boolean; exclusiveAdmission: boolean }>('HostCapabilities').implement({
+  fields: (t) => ({
+    cancel: t.exposeBoolean('cancel'), compact: t.exposeBoolean('compact'), generate: t.exposeBoolean('generate'),
+    exclusiveAdmission: t.exposeBoolean('exclusiveAdmission'),
+  }),
 });
 
 HostRef.implement({
@@ -18,7 +21,7 @@ HostRef.implement({
     name: t.exposeString('name'),
     capabilities: t.field({
       type: CapabilitiesRef,
-      resolve: (h) => ({ cancel: h.canCancel, compact: h.canCompact, generate: h.canGenerate }),
+      resolve: (h) => ({ cancel: h.canCancel, compact: h.canCompact, generate: h.canGenerate, exclusiveAdmission: h.exclusiveAdmission }),
     }),
     models: t.field({ type: [ModelRef], resolve: (h) => h.models as any }),
     leaseMs: t.exposeInt('leaseMs'),
@@ -31,6 +34,10 @@ const CapabilitiesInput = builder.inputType('HostCapabilitiesInput', {
     cancel: t.boolean({ required: false, description: 'The host obeys cancel-job and interrupt-execution commands.' }),
     compact: t.boolean({ required: false }),
     generate: t.boolean({ required: false }),
+    exclusiveAdmission: t.boolean({
+      required: false,
+      description: 'True (the default) when the host starts work only when the gateway admits it. False when its runtime can start work behind the gateway (e.g. an OpenCode server other clients also drive): a seal then cannot prove that nothing new starts.',
+    }),
   }),
 });
 const ModelInput = builder.inputType('ModelInput', {

@@ -191,6 +191,25 @@ describe('sealSession', () => {
     expect((await kit.seal(s, 0)).__typename).toBe('SessionSealed');
   });
 
+  it('a host that can start work behind the gateway (exclusiveAdmission: false) never gets SessionSealed, only the honest reason', async () => {
+    const host = await kit.host({ capabilities: { cancel: true, exclusiveAdmission: false }, killGraceMs: 300 });
+    const s = await kit.session();
+    const exe: any = await host.beginExecution(s);
+    const job = await host.runJob(s, exe.id, 'sleep 30', { background: true });
+    const r = await kit.seal(s, 10_000);
+    // Everything the gateway knows of was cancelled and awaited first...
+    expect(groupAlive(job.pid)).toBe(false);
+    expect((await job.done).status).toBe('CANCELLED');
+    const st = await kit.state(s);
+    expect(st.executions.edges[0].node).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'SEAL' });
+    // ...but nothing proves the host will not start more: not reported as success.
+    expect(r).toMatchObject({ __typename: 'SealUnsupportedError', code: 501, sessionID: s, reason: 'ADMISSION_NOT_EXCLUSIVE', jobs: [] });
+    expect(st.status).toBe('SEALING');
+    expect(st.sealedAt).toBeNull();
+    expect(await tagOf(host.beginExecution(s))).toBe('SessionSealedError');
+    expect((await kit.seal(s, 0))).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'ADMISSION_NOT_EXCLUSIVE' });
+  });
+
   it('a lapsed lease (LOST job) gives SealUnsupportedError; after the host restarts and restores the job, the seal completes only when it is gone', async () => {
     const h1 = await kit.host({ leaseMs: 3_000 });
     const s = await kit.session();

@@ -124,7 +124,8 @@ export class OpencodeBridge {
     const previous = this.hostID ?? (await this.opts.store.hostID());
     const input = {
       hostID: previous, name: `opencode ${this.oc.base}`, leaseMs: this.opts.leaseMs ?? 30_000,
-      capabilities: { cancel: true, compact: false, generate: false }, models: [],
+      // OpenCode also admits prompts from its other clients: the gateway's fence is not exclusive.
+      capabilities: { cancel: true, compact: false, generate: false, exclusiveAdmission: false }, models: [],
     };
     let h;
     try {
