@@ -2,6 +2,7 @@ import { GraphQLError } from 'graphql';
 import { builder } from './builder.js';
 import { ExecutionStatusEnum } from './enums.js';
 import { ExecutionRef } from './refs.js';
+import { createLoaders } from '../resolvers/loaders.js';
 import { inScope } from '../domain/access.js';
 import { getExecution } from '../domain/executions.js';
 import { decodeSettlementCursor, encodeSettlementCursor, hasUnsequenced, readSettlements, sequenceSettlements, type SettlementRow } from '../domain/settlements.js';
@@ -90,6 +91,11 @@ builder.subscriptionField('executionSettled', (t) =>
         abortOn: revocationOf(ctx.gateway.revocations, ctx.actor.tokenID),
       });
     },
-    resolve: (r) => r,
+    // One context serves all events of a subscription: fresh loaders per event, so nested fields
+    // (execution { session { status } }) are read as they are now, not as an earlier event cached them.
+    resolve: (r, _a, ctx) => {
+      ctx.loaders = createLoaders(ctx.sql, ctx.actor);
+      return r;
+    },
   }),
 );
