@@ -32,3 +32,18 @@ export function connect(url: string, opts: ConnectOptions = {}): Sql {
     } as any,
   });
 }
+
+/**
+ * A separate single-connection client on the same server and database as `sql`, for LISTEN: the
+ * notification bus can throw it away and make a new one when its connection stops answering.
+ */
+export function listenerFor(sql: Sql): Sql {
+  const o = sql.options as any;
+  return postgres({
+    host: o.host, port: o.port, database: o.database, user: o.user, pass: o.pass, ssl: o.ssl, path: o.path || undefined,
+    max: 1,
+    idle_timeout: 0,
+    onnotice: () => {},
+    connection: { application_name: 'agent-history-gateway-listener' },
+  }) as unknown as Sql;
+}

@@ -1,4 +1,5 @@
-import type { Sql } from '../db/connection.js';
+import { randomBytes } from 'node:crypto';
+import { listenerFor, type Sql } from '../db/connection.js';
 import { CHANNEL, type Notice } from '../domain/journal.js';
 
 type Listener = (n: Notice) => void;
@@ -21,34 +22,97 @@ export class PgBus {
   private connects = 0;
   private stopped = false;
   private unlisten: (() => Promise<void>) | null = null;
+  private generation = 0;
+  private pinger: NodeJS.Timeout | null = null;
+  private pinging = false;
+  private lastPong = Date.now();
+  private readonly id = randomBytes(6).toString('hex');
   /** How many times the listening connection came back (tests look at it). */
   resyncs = 0;
+  /** How many times the bus had to subscribe anew because its pings stopped coming back. */
+  relistens = 0;
 
-  constructor(private sql: Sql) {}
+  /** The client whose one connection LISTENs; replaced when its pings stop coming back. */
+  private listener: Sql | null = null;
+
+  constructor(private sql: Sql, private pingMs = 2_000) {}
 
   async start(): Promise<void> {
     this.stopped = false;
-    const sub = await this.sql.listen(
+    await this.listen();
+    if (this.pingMs > 0) {
+      this.pinger = setInterval(() => void this.ping(), this.pingMs);
+      this.pinger.unref();
+    }
+  }
+
+  /**
+   * (Re)subscribes. Each subscription is a generation: callbacks of an older one are ignored, so a
+   * re-subscription never dispatches twice.
+   */
+  private async listen(): Promise<void> {
+    const gen = ++this.generation;
+    this.listener ??= listenerFor(this.sql);
+    const listener = this.listener;
+    const sub = await listener.listen(
       CHANNEL,
       (payload) => {
-        if (this.stopped) return;
+        if (this.stopped || gen !== this.generation) return;
         let n: Notice;
         try { n = JSON.parse(payload); } catch { return; }
         if (!n || typeof n !== 'object') return;
+        if ((n as { k: string }).k === 'ping') {
+          if ((n as unknown as { b: string }).b === this.id) this.lastPong = Date.now();
+          return;
+        }
         this.dispatch(topicOf(n), n);
         this.dispatch('*', n);
       },
       () => {
+        if (gen !== this.generation) return;
+        this.lastPong = Date.now();
         // Runs on the first LISTEN and again after every reconnect.
-        if (this.connects++ > 0 && !this.stopped) {
-          this.resyncs++;
-          for (const fn of [...this.resync]) {
-            try { fn(); } catch { /* one reader's failure is its own */ }
-          }
-        }
+        if (this.connects++ > 0 && !this.stopped) this.fireResync();
       },
     );
     this.unlisten = sub.unlisten;
+  }
+
+  private fireResync() {
+    this.resyncs++;
+    for (const fn of [...this.resync]) {
+      try { fn(); } catch { /* one reader's failure is its own */ }
+    }
+  }
+
+  /**
+   * Liveness of the listening connection: the bus notifies itself every `pingMs`. postgres.js
+   * re-subscribes after its listening connection drops, but a re-subscription that fails (the new
+   * connection refused or killed at once) is dropped silently and the instance would never hear of
+   * a commit again. When no ping of ours came back for three periods, subscribe anew and let every
+   * reader catch up from the database.
+   */
+  private async ping(): Promise<void> {
+    if (this.stopped || this.pinging) return;
+    this.pinging = true;
+    try {
+      if (Date.now() - this.lastPong > 3 * this.pingMs) {
+        // A fresh client: postgres.js keeps at most one LISTEN connection per client, and a client
+        // whose re-subscription failed never tries again.
+        this.relistens++;
+        this.lastPong = Date.now();
+        const old = this.listener;
+        this.listener = null;
+        old?.end({ timeout: 0 }).catch(() => {});
+        await withTimeout(this.listen(), 3 * this.pingMs);
+        this.fireResync();
+      }
+      await this.sql`SELECT pg_notify(${CHANNEL}, ${JSON.stringify({ k: 'ping', b: this.id })})`;
+    } catch {
+      /* the database is away: the next ping tries again */
+    } finally {
+      this.pinging = false;
+    }
   }
 
   /**
@@ -57,8 +121,13 @@ export class PgBus {
    */
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.pinger) clearInterval(this.pinger);
+    this.pinger = null;
     await this.unlisten?.().catch(() => {});
     this.unlisten = null;
+    const l = this.listener;
+    this.listener = null;
+    await l?.end({ timeout: 1 }).catch(() => {});
   }
 
   private dispatch(topic: string, n: Notice) {
@@ -97,4 +166,11 @@ export function topicOf(n: Notice): string {
     case 'q': return 'settlements:staged'; // a settlement was staged; the sequencer gives it a position
     default: return `other:${k}`;
   }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('timed out')), ms);
+    p.then((v) => { clearTimeout(t); resolve(v); }, (e) => { clearTimeout(t); reject(e); });
+  });
 }
