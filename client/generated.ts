@@ -9,6 +9,8 @@ export type AcknowledgeHostCommandInput = {
 
 export type AppendMessageInput = {
   executionID?: string | null | undefined;
+  /** Optional. A call repeated with the same key (after a crash or a lost answer) returns what the first call created instead of creating it again; the same key with a different request is an InvalidRequestError. Unique per operation within the session. */
+  idempotencyKey?: string | null | undefined;
   origin: MessageOrigin;
   parts: Array<PartInput>;
   role: MessageRole;
@@ -21,6 +23,8 @@ export type BackgroundJobInput = {
 
 export type BeginExecutionInput = {
   hostID: string;
+  /** Optional. A call repeated with the same key (after a crash or a lost answer) returns what the first call created instead of creating it again; the same key with a different request is an InvalidRequestError. Unique per operation within the session. */
+  idempotencyKey?: string | null | undefined;
   sessionID: string;
   /** The Snapshot captured at admission; without it the boundary reads START_NOT_CAPTURED. */
   startSnapshot?: string | null | undefined;
@@ -73,6 +77,8 @@ export type CoverageUnavailableReason =
 export type CreateSessionInput = {
   /** Absolute path; defaults to the parent's directory. */
   directory?: string | null | undefined;
+  /** Optional. A call repeated with the same key (after a crash or a lost answer) returns the session the first call created instead of creating another; the same key with a different request is an InvalidRequestError. Unique across the gateway; a key whose session was removed answers SessionNotFoundError. */
+  idempotencyKey?: string | null | undefined;
   /** A JSON object (at most 64 KiB). */
   metadata?: unknown;
   parentID?: string | null | undefined;
@@ -311,6 +317,8 @@ export type StartJobInput = {
   command?: string | null | undefined;
   executionID?: string | null | undefined;
   hostID: string;
+  /** Optional. A call repeated with the same key (after a crash or a lost answer) returns what the first call created instead of creating it again; the same key with a different request is an InvalidRequestError. Unique per operation within the session. */
+  idempotencyKey?: string | null | undefined;
   kind: JobKind;
   sessionID: string;
   title?: string | null | undefined;

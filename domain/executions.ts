@@ -10,6 +10,7 @@ import { recordSettlement } from './settlements.js';
 import { checkText, LIMITS, requireId } from './validate.js';
 import { requireBoundarySnapshot } from './snapshots.js';
 import { freezeChangeset } from './changesets.js';
+import { idempotencyKey, previousResult, rememberResult } from './idempotency.js';
 
 export interface BeginExecutionInput {
   sessionID: string;
@@ -17,6 +18,8 @@ export interface BeginExecutionInput {
   trigger: Trigger;
   /** The snapshot the host captured at admission (issue 3); without it the boundary reads START_NOT_CAPTURED. */
   startSnapshot?: string | null;
+  /** Retrying with the same key answers the execution the first call admitted (domain/idempotency.ts). */
+  idempotencyKey?: string | null;
 }
 
 /**
@@ -26,8 +29,15 @@ export interface BeginExecutionInput {
 export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecutionInput): Promise<ExecutionRow> {
   const sessionID = requireId('session', input.sessionID, 'sessionID');
   const hostID = requireId('host', input.hostID, 'hostID');
+  const key = idempotencyKey('beginExecution', sessionID, input.idempotencyKey, { hostID, trigger: input.trigger });
   return sql.begin(async (tx) => {
     const s = await lockSession(tx, actor, sessionID);
+    const previous = await previousResult(tx, key);
+    if (previous) {
+      await requireHost(tx, actor, hostID, { live: false });
+      const [e] = await tx<ExecutionRow[]>`SELECT * FROM executions WHERE id = ${previous}`;
+      return e;
+    }
     if (s.sealRequestedAt) throw new SessionSealedError(sessionID);
     const [running] = await tx`SELECT id FROM executions WHERE session_id = ${sessionID} AND status = 'RUNNING'`;
     if (running) throw new SessionBusyError(sessionID, running.id);
@@ -40,6 +50,7 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
       RETURNING *`;
     await tx`UPDATE sessions SET execution_count = ${sequence}, host_id = ${hostID}, updated_at = now() WHERE id = ${sessionID}`;
     await appendEvent(tx, sessionID, 'execution.started', { executionID: e.id, sequence, hostID, trigger: e.trigger, startSnapshotID: startSnapshot });
+    await rememberResult(tx, key, e.id, sessionID);
     return e;
   });
 }

@@ -7,6 +7,7 @@ import { appendEvent } from './journal.js';
 import { cancelRestoredJob } from './commands.js';
 import type { JobKind, JobRow, JobStatus } from './rows.js';
 import { lockSession } from './sessions.js';
+import { idempotencyKey, previousResult, rememberResult } from './idempotency.js';
 import { checkText, LIMITS, optionalId, requireId } from './validate.js';
 
 export interface StartJobInput {
@@ -17,6 +18,8 @@ export interface StartJobInput {
   title?: string | null;
   command?: string | null;
   background?: boolean | null;
+  /** Retrying with the same key answers the job the first call started (domain/idempotency.ts). */
+  idempotencyKey?: string | null;
 }
 
 /** Admits a job: refused once the session is sealed, in the same lock order as every admission. */
@@ -26,8 +29,16 @@ export async function startJob(sql: Sql, actor: Actor, input: StartJobInput): Pr
   const hostID = requireId('host', input.hostID, 'hostID');
   const title = checkText(input.title ?? '', 'title', LIMITS.title);
   const command = input.command == null ? null : checkText(input.command, 'command', LIMITS.command);
+  const key = idempotencyKey('startJob', sessionID, input.idempotencyKey,
+    { executionID, hostID, kind: input.kind, title, command, background: input.background ?? false });
   return sql.begin(async (tx) => {
     const s = await lockSession(tx, actor, sessionID);
+    const previous = await previousResult(tx, key);
+    if (previous) {
+      await requireHost(tx, actor, hostID, { live: false });
+      const [j] = await tx<JobRow[]>`SELECT * FROM jobs WHERE id = ${previous}`;
+      return j;
+    }
     if (s.sealRequestedAt) throw new SessionSealedError(sessionID);
     await requireHost(tx, actor, hostID, { live: true });
     if (executionID) {
@@ -41,6 +52,7 @@ export async function startJob(sql: Sql, actor: Actor, input: StartJobInput): Pr
     await appendEvent(tx, sessionID, 'job.started', {
       jobID: j.id, executionID, hostID, kind: j.kind, title, command, background: j.background,
     });
+    await rememberResult(tx, key, j.id, sessionID);
     return j;
   });
 }

@@ -5,6 +5,7 @@ import { newId } from './ids.js';
 import { appendEvent } from './journal.js';
 import type { MessageRow, Origin, PartRow, PartType, Role } from './rows.js';
 import { lockSession } from './sessions.js';
+import { idempotencyKey, previousResult, rememberResult } from './idempotency.js';
 import { checkJson, checkText, LIMITS, optionalId, requireId } from './validate.js';
 
 export interface PartInput {
@@ -24,6 +25,8 @@ export interface AppendMessageInput {
   role: Role;
   origin: Origin;
   parts: PartInput[];
+  /** Retrying with the same key answers the message the first call stored (domain/idempotency.ts). */
+  idempotencyKey?: string | null;
 }
 
 /** Origins that are admissions (they can wake the session); a seal closes them. */
@@ -80,8 +83,14 @@ export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessage
   if (input.origin === 'MODEL' && input.role !== 'ASSISTANT') {
     throw new InvalidRequestError('role', 'MODEL output has the ASSISTANT role.');
   }
+  const key = idempotencyKey('appendMessage', sessionID, input.idempotencyKey, { executionID, role: input.role, origin: input.origin, parts });
   return sql.begin(async (tx) => {
     const s = await lockSession(tx, actor, sessionID);
+    const previous = await previousResult(tx, key);
+    if (previous) {
+      const [m] = await tx<MessageRow[]>`SELECT * FROM messages WHERE id = ${previous}`;
+      return m;
+    }
     if (ADMISSION_ORIGINS.includes(input.origin) && s.sealRequestedAt) throw new SessionSealedError(sessionID);
     // Once SEALED nothing of the session runs any more, so nothing may write to it either (issue 4).
     if (s.sealedAt) throw new SessionSealedError(sessionID);
@@ -100,6 +109,7 @@ export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessage
       RETURNING *`;
     await insertParts(tx, sessionID, messageID, stored);
     await tx`UPDATE sessions SET updated_at = now() WHERE id = ${sessionID}`;
+    await rememberResult(tx, key, messageID, sessionID);
     return m;
   });
 }

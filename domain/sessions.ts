@@ -3,6 +3,7 @@ import { inScope, scopeCondition, type Actor } from './access.js';
 import { InvalidRequestError, SessionBusyError, SessionNotFoundError } from './errors.js';
 import { newId } from './ids.js';
 import { appendEvent } from './journal.js';
+import { GLOBAL_SCOPE, idempotencyKey, keyReused, lockKey, previousResult, rememberResult } from './idempotency.js';
 import type { SessionRow } from './rows.js';
 import { checkDirectory, checkMetadata, checkText, LIMITS, optionalId, requireId } from './validate.js';
 
@@ -31,6 +32,8 @@ export interface CreateSessionInput {
   title?: string | null;
   directory?: string | null;
   metadata?: unknown;
+  /** Retrying with the same key answers the session the first call created (domain/idempotency.ts). */
+  idempotencyKey?: string | null;
 }
 
 export async function createSession(sql: Sql, actor: Actor, input: CreateSessionInput): Promise<SessionRow> {
@@ -38,7 +41,18 @@ export async function createSession(sql: Sql, actor: Actor, input: CreateSession
   const title = checkText(input.title ?? '', 'title', LIMITS.title);
   const metadata = input.metadata === undefined || input.metadata === null ? {} : checkMetadata(input.metadata);
   let directory = input.directory == null ? null : checkDirectory(input.directory);
+  const key = idempotencyKey('createSession', GLOBAL_SCOPE, input.idempotencyKey, { parentID, title, directory, metadata });
   return sql.begin(async (tx) => {
+    if (key) {
+      await lockKey(tx, key);
+      const previous = await previousResult(tx, key);
+      if (previous) {
+        const [s] = await tx<SessionRow[]>`SELECT * FROM sessions WHERE id = ${previous}`;
+        if (!s) throw new SessionNotFoundError(previous); // created with this key, removed since
+        if (!inScope(actor, s.directory)) throw keyReused(key);
+        return s;
+      }
+    }
     if (parentID) {
       // FOR SHARE: a concurrent removal of the parent waits for us, or we see it gone.
       const parent = await lockSession(tx, actor, parentID, 'share');
@@ -52,6 +66,7 @@ export async function createSession(sql: Sql, actor: Actor, input: CreateSession
       VALUES (${id}, ${parentID}, ${title}, ${directory}, ${tx.json(metadata as any)})
       RETURNING *`;
     await appendEvent(tx, id, 'session.created', { parentID, title, directory, metadata });
+    await rememberResult(tx, key, id, null);
     return { ...s, lastSeq: 1 };
   });
 }

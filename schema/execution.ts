@@ -41,6 +41,7 @@ const BeginExecutionInput = builder.inputType('BeginExecutionInput', {
     hostID: t.id({ required: true }),
     trigger: t.field({ type: TriggerEnum, required: true }),
     startSnapshot: t.id({ required: false, description: 'The Snapshot captured at admission; without it the boundary reads START_NOT_CAPTURED.' }),
+    idempotencyKey: t.string({ required: false, description: 'Optional. A call repeated with the same key (after a crash or a lost answer) returns what the first call created instead of creating it again; the same key with a different request is an InvalidRequestError. Unique per operation within the session.' }),
   }),
 });
 
@@ -62,7 +63,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: BeginExecutionInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       beginExecution(ctx.sql, ctx.actor, { sessionID: String(input.sessionID), hostID: String(input.hostID), trigger: input.trigger,
-        startSnapshot: input.startSnapshot == null ? null : String(input.startSnapshot) }),
+        startSnapshot: input.startSnapshot == null ? null : String(input.startSnapshot), idempotencyKey: input.idempotencyKey }),
   }),
   settleExecution: t.field({
     type: ExecutionRef,

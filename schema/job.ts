@@ -48,6 +48,7 @@ const StartJobInput = builder.inputType('StartJobInput', {
     title: t.string({ required: false }),
     command: t.string({ required: false }),
     background: t.boolean({ required: false }),
+    idempotencyKey: t.string({ required: false, description: 'Optional. A call repeated with the same key (after a crash or a lost answer) returns what the first call created instead of creating it again; the same key with a different request is an InvalidRequestError. Unique per operation within the session.' }),
   }),
 });
 const BackgroundJobInput = builder.inputType('BackgroundJobInput', { fields: (t) => ({ jobID: t.id({ required: true }) }) });

@@ -105,6 +105,7 @@ const AppendMessageInput = builder.inputType('AppendMessageInput', {
     role: t.field({ type: MessageRoleEnum, required: true }),
     origin: t.field({ type: MessageOriginEnum, required: true }),
     parts: t.field({ type: [PartInput], required: true }),
+    idempotencyKey: t.string({ required: false, description: 'Optional. A call repeated with the same key (after a crash or a lost answer) returns what the first call created instead of creating it again; the same key with a different request is an InvalidRequestError. Unique per operation within the session.' }),
   }),
 });
 

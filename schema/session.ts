@@ -91,6 +91,7 @@ const CreateSessionInput = builder.inputType('CreateSessionInput', {
     title: t.string({ required: false }),
     directory: t.string({ required: false, description: 'Absolute path; defaults to the parent\'s directory.' }),
     metadata: t.field({ type: 'JSON', required: false, description: 'A JSON object (at most 64 KiB).' }),
+    idempotencyKey: t.string({ required: false, description: 'Optional. A call repeated with the same key (after a crash or a lost answer) returns the session the first call created instead of creating another; the same key with a different request is an InvalidRequestError. Unique across the gateway; a key whose session was removed answers SessionNotFoundError.' }),
   }),
 });
 
