@@ -302,6 +302,8 @@ export class OpencodeBridge {
       const s = await this.gw.call('createSession', 'CreateSessionInput', SEL_SESSION, {
         parentID: parentGw, title: info.title ?? '', directory: info.directory,
         metadata: { opencode: { server: this.oc.base, sessionID: info.id, parentID: info.parentID ?? null } },
+        // A crash after this call and before the state is saved replays the event: same session.
+        idempotencyKey: `opencode:session:${info.id}`,
       }, 'plugin');
       l.row.sessionID = s.id;
       l.st.title = info.title;
@@ -410,6 +412,7 @@ export class OpencodeBridge {
       const input = {
         sessionID: l.row.sessionID, executionID,
         role: pm.role === 'user' ? 'USER' : 'ASSISTANT', origin: pm.role === 'user' ? 'PROMPT' : 'MODEL', parts,
+        idempotencyKey: `opencode:message:${ocMessageID}`,
       };
       let m: any = null;
       try {
@@ -445,7 +448,7 @@ export class OpencodeBridge {
     const startSnapshot = step.startTree ? await this.snapshot(l, step.startTree) : null;
     try {
       const e = await this.gw.call('beginExecution', 'BeginExecutionInput', SEL_EXEC,
-        { sessionID, hostID: this.hostID, trigger: 'PROMPT', ...(startSnapshot ? { startSnapshot } : {}) });
+        { sessionID, hostID: this.hostID, trigger: 'PROMPT', ...(startSnapshot ? { startSnapshot } : {}), idempotencyKey: `opencode:step:${ocMessageID}` });
       step.executionID = e.id;
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
@@ -466,6 +469,7 @@ export class OpencodeBridge {
         const j = await this.gw.call('startJob', 'StartJobInput', SEL_JOB, {
           sessionID: l.row.sessionID, executionID: step.executionID, hostID: this.hostID, kind: JOB_TOOLS[part.tool!],
           title: String(input.description ?? part.state?.title ?? command).slice(0, 200), command: command.slice(0, 10_000), background: false,
+          idempotencyKey: `opencode:part:${part.id}`,
         });
         l.st.jobs[part.id] = { jobID: j.id, finished: false, ocMessageID: part.messageID };
         await this.persist(l);

@@ -12,6 +12,17 @@ export class GatewayError extends Error {
 
 const ERR = `__typename ... on Error { message code }`;
 
+/**
+ * Failpoint of the crash tests (test/bridge-opencode-crash.test.ts): with BRIDGE_CRASH_AFTER=<mutation>
+ * the process kills itself (SIGKILL: no cleanup, no state written) right after the gateway accepted
+ * that mutation for the first time, before the bridge could record the answer. That is the window the
+ * idempotency keys close. Unset in production; the variable has no other effect.
+ */
+const CRASH_AFTER = process.env.BRIDGE_CRASH_AFTER ?? null;
+function crashPoint(field: string) {
+  if (CRASH_AFTER !== null && field === CRASH_AFTER) process.kill(process.pid, 'SIGKILL');
+}
+
 export class Gateway {
   private ws: Client | null = null;
   stopped = false;
@@ -51,6 +62,7 @@ export class Gateway {
       const { __typename, ...rest } = v;
       throw new GatewayError(__typename, rest);
     }
+    crashPoint(field);
     return v;
   }
 

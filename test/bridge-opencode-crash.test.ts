@@ -1,0 +1,161 @@
+// The bridge killed (SIGKILL) right after each kind of gateway mutation, before it could record the
+// answer: on restart it replays the OpenCode events after its stored cursor and must not create
+// anything twice (idempotency keys), nor stall on calls that already landed (settle, finish).
+// Real processes: the bridge runs as `gateway bridge opencode` in a child process, OpenCode is the real
+// server, the gateway runs in process.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import git from 'isomorphic-git';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from './harness.js';
+import { OpencodeClient } from '../bridge/opencode/client.js';
+import { findOpencodeBinary, startOpencode, type OpencodeServer } from '../bridge/opencode/launch.js';
+import { scriptPrompt, startScriptedModel, type ScriptedModel, type ScriptStep } from '../bridge/opencode/scripted-model.js';
+
+const bin = findOpencodeBinary();
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+
+async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) { last = e; }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+interface BridgeProcess { exited: Promise<{ killed: boolean; code: number | null }>; stop(): Promise<void>; logs: string[] }
+
+describe.skipIf(!bin)('OpenCode bridge killed between a gateway mutation and its own bookkeeping', { timeout: 300_000 }, () => {
+  let gw: TestGateway;
+  let model: ScriptedModel;
+  let oc: OpencodeServer;
+  let client: OpencodeClient;
+  let tmp: string;
+  let project: string;
+  let ocSession: string;
+
+  function runBridge(crashAfter: string | null): BridgeProcess {
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: gw.dbUrl };
+    delete env.BRIDGE_CRASH_AFTER;
+    if (crashAfter) env.BRIDGE_CRASH_AFTER = crashAfter;
+    const p = spawn(TSX, [path.join(ROOT, 'cli', 'main.ts'), 'bridge', 'opencode', '--url', oc.url, '--gateway', gw.url,
+      '--token', gw.admin, '--opencode-data', oc.dataDir, '--lease-ms', '10000'], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const logs: string[] = [];
+    p.stdout!.on('data', (d) => logs.push(String(d)));
+    p.stderr!.on('data', (d) => logs.push(String(d)));
+    // tsx runs the CLI in a child of its own and exits 137 when that child is killed.
+    const exited = new Promise<{ killed: boolean; code: number | null }>((resolve) =>
+      p.on('exit', (code, signal) => resolve({ killed: signal === 'SIGKILL' || code === 137, code })));
+    return {
+      exited, logs,
+      async stop() {
+        if (p.exitCode === null && p.signalCode === null) p.kill('SIGTERM');
+        await exited;
+      },
+    };
+  }
+
+  async function prompt(steps: ScriptStep[]) {
+    const before = (await client.messages(ocSession)).length;
+    await client.promptAsync(ocSession, scriptPrompt('do it', steps));
+    await until('OpenCode turn finished', async () => {
+      if ((await client.status())[ocSession]) return false;
+      const m = await client.messages(ocSession);
+      const last = m.at(-1);
+      return m.length > before + 1 && last?.info.role === 'assistant' && !!last.info.time.completed;
+    }, 180_000);
+  }
+
+  /** What the gateway holds for the OpenCode session (every gateway session that claims to mirror it). */
+  async function mirrored() {
+    const sessions = await gw.sql`SELECT id FROM sessions WHERE metadata->'opencode'->>'sessionID' = ${ocSession}`;
+    const ids = sessions.map((s) => s.id as string);
+    const [c] = await gw.sql`SELECT
+      (SELECT count(*)::int FROM executions WHERE session_id = ANY(${ids})) AS executions,
+      (SELECT count(*)::int FROM executions WHERE session_id = ANY(${ids}) AND status = 'RUNNING') AS running,
+      (SELECT count(*)::int FROM messages WHERE session_id = ANY(${ids})) AS messages,
+      (SELECT count(*)::int FROM jobs WHERE session_id = ANY(${ids})) AS jobs,
+      (SELECT count(*)::int FROM jobs WHERE session_id = ANY(${ids}) AND status IN ('RUNNING', 'CANCELLING')) AS unfinished`;
+    return { sessions: ids.length, ...c };
+  }
+
+  /** What OpenCode holds: one gateway message per OpenCode message, one execution per step, one job per shell call. */
+  async function expected() {
+    const msgs = await client.messages(ocSession);
+    const steps = msgs.filter((m) => m.info.role === 'assistant');
+    const shells = steps.flatMap((m) => m.parts).filter((p: any) => p.type === 'tool' && p.tool === 'bash');
+    return { sessions: 1, executions: steps.length, running: 0, messages: msgs.length, jobs: shells.length, unfinished: 0 };
+  }
+
+  beforeAll(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bridge-crash-'));
+    project = path.join(tmp, 'project');
+    fs.mkdirSync(project);
+    fs.writeFileSync(path.join(project, 'a.txt'), 'one\n');
+    await git.init({ fs, dir: project });
+    model = await startScriptedModel();
+    oc = await startOpencode({ bin: bin!, directory: project, home: path.join(tmp, 'oc'), modelUrl: model.url });
+    client = new OpencodeClient(oc.url);
+    gw = await startTestGateway();
+  }, 240_000);
+
+  afterAll(async () => {
+    await oc?.stop().catch(() => {});
+    await model?.close().catch(() => {});
+    await gw?.stop().catch(() => {});
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('replays history after a kill at every mutation and ends with exactly one copy of everything', async () => {
+    // History made while no bridge runs: the bridge backfills it, dying once per kind of mutation.
+    ocSession = (await client.createSession({ title: 'crashy' })).id;
+    await prompt([
+      { tool: 'write', args: { filePath: path.join(project, 'b.txt'), content: 'bee\n' } },
+      { tool: 'bash', args: { command: 'echo hi > c.txt', description: 'write c' } },
+      { text: 'first turn done' },
+    ]);
+    const kills = ['createSession', 'beginExecution', 'createSnapshot', 'startJob', 'finishJob', 'appendMessage', 'settleExecution'];
+    for (const at of kills) {
+      const b = runBridge(at);
+      const end = await Promise.race([b.exited, new Promise<null>((r) => setTimeout(() => r(null), 90_000))]);
+      if (!end) await b.stop();
+      expect(end, `bridge killed after ${at}\n${b.logs.join('').slice(-3000)}`).toMatchObject({ killed: true });
+    }
+    // The bridge that survives, then a live turn during which it dies after appending a message.
+    let b = runBridge(null);
+    const want1 = await expected();
+    await until('history mirrored', async () => JSON.stringify(await mirrored()) === JSON.stringify(want1) || null)
+      .catch(async (e) => { throw new Error(`${e.message}\nhave ${JSON.stringify(await mirrored())}, want ${JSON.stringify(want1)}\n${b.logs.join('').slice(-3000)}`); });
+    await b.stop();
+    b = runBridge('appendMessage');
+    await until('bridge following', async () => b.logs.join('').includes('bridging OpenCode') || null, 60_000);
+    await prompt([{ tool: 'bash', args: { command: 'echo again >> c.txt', description: 'append c' } }, { text: 'second turn done' }]);
+    expect(await b.exited).toMatchObject({ killed: true });
+    b = runBridge(null);
+    try {
+      const want = await expected();
+      await until('live turn mirrored', async () => JSON.stringify(await mirrored()) === JSON.stringify(want) || null)
+        .catch(async (e) => { throw new Error(`${e.message}\nhave ${JSON.stringify(await mirrored())}, want ${JSON.stringify(want)}\n${b.logs.join('').slice(-3000)}`); });
+      // Nothing more arrives later either (a duplicate would show up as a count above the expected one).
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(await mirrored()).toEqual(want);
+      // Every execution settled, with the files of its step.
+      const rows = await gw.sql`SELECT e.status, coalesce(c.files, '[]'::jsonb) AS files FROM executions e
+        LEFT JOIN LATERAL (SELECT jsonb_agg(f.path ORDER BY f.path) AS files FROM changeset_files f WHERE f.execution_id = e.id) c ON true
+        JOIN sessions s ON s.id = e.session_id WHERE s.metadata->'opencode'->>'sessionID' = ${ocSession} ORDER BY e.sequence`;
+      expect(rows.map((r) => r.status)).toEqual(Array(want.executions).fill('SUCCEEDED'));
+      expect(rows.map((r) => r.files)).toEqual([['b.txt'], ['c.txt'], [], ['c.txt'], []]);
+    } finally {
+      await b.stop();
+    }
+  });
+});
