@@ -88,6 +88,8 @@ export type CreateSessionInput = {
 export type CreateSnapshotInput = {
   files: Array<SnapshotFileInput>;
   hostID?: string | null | undefined;
+  /** Set (to the reason) when the capture may have left out paths anywhere in the worktree, e.g. a snapshot made by another tool whose filters cannot be replayed. Changesets with this boundary list their files but read CoverageOmitted, with a CAPTURE_LIMIT omission on the path ".". */
+  partial?: string | null | undefined;
   sessionID: string;
   /** Subtrees the capture stopped before scanning. */
   unscanned?: Array<UnscannedInput> | null | undefined;

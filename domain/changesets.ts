@@ -210,6 +210,10 @@ export function computeChangeset(start: Manifest, end: Manifest, contents: Map<s
     }
   }
   for (const [p, d] of unscannedDetail) omissions.push({ path: p, reason: 'CAPTURE_LIMIT', detail: d.join('; ') });
+  // A capture that may have left out paths anywhere: the files are still what the two manifests show,
+  // but nothing proves that is all of them.
+  const partial = [['start', start.partial], ['end', end.partial]].filter(([, d]) => d).map(([side, d]) => `the ${side} capture may have left out paths: ${d}`);
+  if (partial.length) omissions.push({ path: '.', reason: 'CAPTURE_LIMIT', detail: partial.join('; ') });
   const unscanned = new Set(unscannedDetail.keys());
   const dirs = new Set<string>();
   for (const e of start.files) if (e.k === 'd') dirs.add(e.p);

@@ -5,7 +5,7 @@ import { ContentMissingError, InvalidRequestError, SessionNotFoundError } from '
 import { newId } from './ids.js';
 import { getSession } from './sessions.js';
 import { requireHost } from './hosts.js';
-import { requireId } from './validate.js';
+import { checkText, requireId } from './validate.js';
 
 /**
  * Worktree snapshots: contents are uploaded first (content-addressed by SHA-256, stored once for all
@@ -45,11 +45,23 @@ export interface CreateSnapshotInput {
   hostID?: string | null;
   files: SnapshotFileInput[];
   unscanned?: UnscannedInput[] | null;
+  /**
+   * Set when the capture may have left out paths anywhere in the worktree, not only in the subtrees
+   * listed as unscanned (a capture made by another tool whose filters cannot be replayed, such as an
+   * OpenCode snapshot read from history); the text says why. A changeset with such a boundary lists
+   * its files but reads CoverageOmitted, with a CAPTURE_LIMIT omission on the path ".".
+   */
+  partial?: string | null;
 }
 
 /** Stored manifest entry (short keys: manifests of 10,000+ files are read whole when freezing). */
 export interface ManifestEntry { p: string; k: 'f' | 'o' | 'i' | 'd'; h: string | null; s: number; m: number; b: boolean; t: number | null; n: number | null }
-export interface Manifest { files: ManifestEntry[]; unscanned: { p: string; d: string }[] }
+export interface Manifest {
+  files: ManifestEntry[];
+  unscanned: { p: string; d: string }[];
+  /** Why the capture may have left out paths anywhere (absent: only where `unscanned` says). */
+  partial?: string;
+}
 
 export interface SnapshotRow {
   id: string;
@@ -221,7 +233,14 @@ export function normalizeManifest(input: CreateSnapshotInput, maxFiles: number):
     return { p, d };
   });
   files.sort((a, b) => (a.p < b.p ? -1 : a.p > b.p ? 1 : 0));
-  return { manifest: { files, unscanned }, fileCount, byteSize };
+  let partial: string | undefined;
+  if (input.partial != null) {
+    if (typeof input.partial !== 'string' || input.partial.trim() === '') {
+      throw new InvalidRequestError('partial', 'partial must say why the capture may be incomplete (a non-empty string), or be left out.');
+    }
+    partial = checkText(input.partial, 'partial', 2_000);
+  }
+  return { manifest: partial === undefined ? { files, unscanned } : { files, unscanned, partial }, fileCount, byteSize };
 }
 
 /**

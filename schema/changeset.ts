@@ -206,6 +206,7 @@ const CreateSnapshotInput = builder.inputType('CreateSnapshotInput', {
     hostID: t.id({ required: false }),
     files: t.field({ type: [SnapshotFileInput], required: true }),
     unscanned: t.field({ type: [UnscannedInput], required: false, description: 'Subtrees the capture stopped before scanning.' }),
+    partial: t.string({ required: false, description: 'Set (to the reason) when the capture may have left out paths anywhere in the worktree, e.g. a snapshot made by another tool whose filters cannot be replayed. Changesets with this boundary list their files but read CoverageOmitted, with a CAPTURE_LIMIT omission on the path ".".' }),
   }),
 });
 
@@ -239,6 +240,7 @@ builder.mutationFields((t) => ({
         hostID: input.hostID == null ? null : String(input.hostID),
         files: input.files as any,
         unscanned: input.unscanned as any,
+        partial: input.partial,
       }),
   }),
 }));

@@ -229,7 +229,30 @@ describe('coverage', () => {
     expect(x.changeset.files.map((f: any) => f.path)).toEqual(['a.txt']);
   });
 
-
+  it('a boundary whose capture may have left out paths anywhere (partial) lists the files but never reads complete', async () => {
+    const sessionID = await newSession();
+    const CREATE = `mutation($input: CreateSnapshotInput!) { createSnapshot(input: $input) { __typename ... on InvalidRequestError { field } ... on Snapshot { id } } }`;
+    const UPLOAD = `mutation($input: UploadContentsInput!) { uploadContents(input: $input) { __typename } }`;
+    const sha = (t: string) => createHash('sha256').update(t).digest('hex');
+    await g.gql(UPLOAD, { input: { contents: ['one\n', 'two\n'].map((t) => ({ hash: sha(t), base64: Buffer.from(t).toString('base64') })) } }, await hostToken());
+    const file = (t: string) => [{ path: 'a.txt', kind: 'FILE', hash: sha(t), size: Buffer.byteLength(t), mode: 0o100644 }];
+    const snap = async (t: string, partial?: string) =>
+      (await g.gql(CREATE, { input: { sessionID, files: file(t), partial } }, await hostToken())).data.createSnapshot;
+    for (const bad of ['', '  ', 'x'.repeat(2_001)]) expect(await snap('one\n', bad)).toMatchObject({ __typename: 'InvalidRequestError', field: 'partial' });
+    const runWith = async (start: any, end: any) => {
+      expect([start.__typename, end.__typename]).toEqual(['Snapshot', 'Snapshot']);
+      const e: any = await host.beginExecution(sessionID, 'PROMPT', { startSnapshot: start.id });
+      await host.settleExecution(e.id, 'SUCCEEDED', { endSnapshot: end.id });
+      return (await read(e.id)).changeset;
+    };
+    const partial = await runWith(await snap('one\n', 'read from another tool\'s history'), await snap('two\n'));
+    expect(partial.files.map((f: any) => [f.path, f.status])).toEqual([['a.txt', 'MODIFIED']]);
+    expect(partial.coverage).toEqual({ __typename: 'CoverageOmitted', omissions: [
+      { path: '.', reason: 'CAPTURE_LIMIT', detail: 'the start capture may have left out paths: read from another tool\'s history' }] });
+    // The same pair without the mark reads complete.
+    const whole = await runWith(await snap('one\n'), await snap('two\n'));
+    expect(whole.coverage).toEqual({ __typename: 'CoverageComplete', fileCount: 1 });
+  });
 });
 
 describe('bad input: a typed error and nothing stored', () => {
