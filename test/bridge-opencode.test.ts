@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import git from 'isomorphic-git';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { startTestGateway, subscribe, type TestGateway } from './harness.js';
+import { sweepExpiredLeases } from '../domain/hosts.js';
 import { connect, type Sql } from '../db/connection.js';
 import { OpencodeBridge } from '../bridge/opencode/bridge.js';
 import { OpencodeClient } from '../bridge/opencode/client.js';
@@ -73,15 +74,29 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
 
   /** Sends a scripted prompt and waits until OpenCode has answered it completely and is idle. */
   async function prompt(steps: ScriptStep[], intro = 'do it') {
+    await (await promptAsync(steps, intro))();
+  }
+
+  /** Sends a scripted prompt; answers a function that waits until OpenCode has answered it and is idle. */
+  async function promptAsync(steps: ScriptStep[], intro = 'do it') {
     const before = (await client.messages(ocSession)).length;
     await client.promptAsync(ocSession, scriptPrompt(intro, steps));
-    await until('OpenCode turn finished', async () => {
+    return () => until('OpenCode turn finished', async () => {
       if ((await client.status())[ocSession]) return false;
       const m = await client.messages(ocSession);
       const last = m.at(-1);
       return m.length > before + 1 && last?.info.role === 'assistant' && !!last.info.time.completed;
     }, 180_000);
   }
+
+  /** A shell step that runs until the test creates `gate` (so the test decides when the step ends). */
+  const gated = (gate: string): ScriptStep => ({
+    tool: 'bash', args: { command: `while [ ! -f ${gate} ]; do sleep 0.1; done; echo ok`, description: 'wait for the gate' },
+  });
+
+  const MESSAGE_Q = `query($id: ID!) { message(id: $id) { id revision parts { id ... on TextPart { text revision } } } }`;
+  const EVENTS_SUB = `subscription($s: ID!, $a: String) { sessionEvents(sessionID: $s, after: $a) { sequence type messageID partID } }`;
+  const runningJob = (s: any) => s.executions.edges.some((e: any) => e.node.status === 'RUNNING' && e.node.jobs.edges.some((j: any) => j.node.status === 'RUNNING'));
 
   async function readSession() {
     const r = await gw.gql(SESSION_Q, { id: gwSession });
@@ -218,6 +233,99 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
     expect(texts.filter((t: string) => t === 'offline').length, JSON.stringify(texts)).toBe(1);
     expect(texts.filter((t: string) => t === 'after restart').length, JSON.stringify(texts)).toBe(1);
     expect(s.executions.edges.every((e: any) => e.node.status === 'SUCCEEDED')).toBe(true);
+  });
+
+  it('mirrors an edit made in OpenCode as one gateway correction (after the running step), without echoes either way', async () => {
+    // From the start of the session's journal (cursor of sequence 0), then live.
+    const fromStart = Buffer.from('journal:0').toString('base64url');
+    const events = subscribe<{ sessionEvents: { type: string; partID: string | null } }>(gw.ws(), EVENTS_SUB, { s: gwSession, a: fromStart });
+    const corrections = (partID: string) => events.events.filter((e) => e.sessionEvents.type === 'message.part_corrected' && e.sessionEvents.partID === partID).length;
+    const s = await readSession();
+    const user = s.messages.edges.map((e: any) => e.node).find((m: any) => m.role === 'USER' && !m.retraction);
+    const gwPart = user.parts.find((p: any) => p.__typename === 'TextPart');
+    const stored = (await store.message(user.id))!;
+    const ocPart = (await client.messages(ocSession)).find((m) => m.info.id === stored.ocMessageID)!.parts.find((p) => p.id === stored.parts[gwPart.id])!;
+    const rev0 = (await gw.gql(MESSAGE_Q, { id: user.id })).data.message.parts.find((p: any) => p.id === gwPart.id).revision;
+    // Edited in OpenCode while a step runs: the gateway answers SessionBusyError, the bridge keeps the
+    // correction pending (persisted) and applies it once the step has settled.
+    const gate = path.join(tmp, 'gate-edit');
+    const turn = await promptAsync([gated(gate), { text: 'gate opened' }]);
+    await until('job running in the gateway', async () => runningJob(await readSession()), 180_000);
+    await client.updatePart({ ...ocPart, text: 'edited in OpenCode' });
+    await until('correction pending while the step runs', async () =>
+      Object.keys((await store.sessions()).find((r) => r.ocSessionID === ocSession)!.state.corrections ?? {}).length === 1);
+    fs.writeFileSync(gate, '');
+    await turn();
+    await until('OpenCode edit mirrored', async () =>
+      (await gw.gql(MESSAGE_Q, { id: user.id })).data.message.parts.find((p: any) => p.id === gwPart.id).text === 'edited in OpenCode');
+    await bridge.settled();
+    await events.waitFor(() => corrections(gwPart.id) >= 1);
+    await new Promise((r) => setTimeout(r, 500)); // an echo loop would show up by now
+    let m = (await gw.gql(MESSAGE_Q, { id: user.id })).data.message;
+    expect(m.parts.find((p: any) => p.id === gwPart.id)).toMatchObject({ text: 'edited in OpenCode', revision: rev0 + 1 });
+    expect(corrections(gwPart.id)).toBe(1);
+    expect((await store.sessions()).find((r) => r.ocSessionID === ocSession)!.state.corrections ?? {}).toEqual({});
+    // A correction made on the gateway reaches OpenCode; OpenCode's echo makes no second gateway correction.
+    const c = await gw.gql(`mutation($i: CorrectMessagePartInput!) { correctMessagePart(input: $i) { __typename } }`,
+      { i: { messageID: user.id, partID: gwPart.id, text: 'corrected on the gateway' } });
+    expect(c.data.correctMessagePart.__typename).toBe('MessagePartCorrected');
+    const ocText = async () => (await client.messages(ocSession)).flatMap((x) => x.parts).find((p) => p.id === ocPart.id)?.text;
+    await until('gateway correction visible in OpenCode', async () => (await ocText()) === 'corrected on the gateway');
+    await bridge.settled();
+    await new Promise((r) => setTimeout(r, 500));
+    m = (await gw.gql(MESSAGE_Q, { id: user.id })).data.message;
+    expect(m.parts.find((p: any) => p.id === gwPart.id)).toMatchObject({ text: 'corrected on the gateway', revision: rev0 + 2 });
+    expect(corrections(gwPart.id)).toBe(2);
+    expect(await ocText()).toBe('corrected on the gateway');
+    // The whole journal so far (replayed first): the gateway correction of the earlier test and these two.
+    // Nothing OpenCode re-emitted (restarts, backfills, late parts) became a correction.
+    expect(events.events.filter((e) => e.sessionEvents.type === 'message.part_corrected').length).toBe(3);
+    events.unsubscribe();
+    const after = await readSession();
+    expect(after.executions.edges.every((e: any) => e.node.status === 'SUCCEEDED')).toBe(true);
+  });
+
+  it('survives a gateway restart: what OpenCode did meanwhile is mirrored once, and gateway->OpenCode works after', async () => {
+    const before = await readSession();
+    const n = before.executions.edges.length;
+    const hostID = bridge.hostID;
+    const gate = path.join(tmp, 'gate-restart');
+    const turn = await promptAsync([gated(gate), { text: 'while the gateway was down' }], 'gateway down');
+    await until('job running in the gateway', async () => runningJob(await readSession()), 180_000);
+    await gw.restart(async () => {
+      // Down for longer than the bridge's lease (fast-forwarded), and swept meanwhile (by another instance,
+      // or by this one as it starts): the running execution is ABANDONED, its job LOST.
+      await gw.sql`UPDATE hosts SET lease_expires_at = now() - interval '1 second' WHERE id = ${hostID}`;
+      expect(await sweepExpiredLeases(gw.sql)).toEqual({ abandoned: 1, lost: 1 });
+      fs.writeFileSync(gate, '');
+      await turn(); // the step ends and a whole new step runs while the gateway is down
+    });
+    await until('steps mirrored after the gateway restart', async () => {
+      const x = await readSession();
+      return x.executions.edges.length >= n + 2 && x.executions.edges.every((e: any) => e.node.status !== 'RUNNING');
+    }, 60_000);
+    await bridge.settled();
+    const s = await readSession();
+    const execs = s.executions.edges.map((e: any) => e.node).sort((a: any, b: any) => a.sequence - b.sequence);
+    expect(execs.length).toBe(n + 2);
+    // The step the gateway gave up stays ABANDONED (final there); its job still reports its real end.
+    expect(execs.at(-2)).toMatchObject({ status: 'ABANDONED' });
+    expect(execs.at(-2).jobs.edges.map((j: any) => [j.node.status, j.node.exitCode])).toEqual([['COMPLETED', 0]]);
+    expect(execs.at(-1)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(bridge.hostID).toBe(hostID);
+    const msgs = s.messages.edges.map((e: any) => e.node);
+    const texts = msgs.flatMap((m: any) => m.parts.map((p: any) => p.text)).filter(Boolean);
+    expect(texts.filter((t: string) => t.startsWith('gateway down')).length, JSON.stringify(texts)).toBe(1);
+    expect(texts.filter((t: string) => t === 'while the gateway was down').length, JSON.stringify(texts)).toBe(1);
+    const bashParts = (x: any) => x.messages.edges.flatMap((e: any) => e.node.parts).filter((p: any) => p.__typename === 'ToolPart' && p.tool === 'bash').length;
+    expect(bashParts(s)).toBe(bashParts(before) + 1);
+    // Gateway -> OpenCode after the restart: the bridge's sessionEvents subscription came back.
+    const victim = msgs.find((m: any) => m.parts.some((p: any) => p.text === 'while the gateway was down'));
+    const ocID = (await store.message(victim.id))!.ocMessageID;
+    const r = await gw.gql(`mutation($i: RetractMessageInput!) { retractMessage(input: $i) { __typename } }`,
+      { i: { messageID: victim.id, reason: 'after the gateway restart' } });
+    expect(r.data.retractMessage.__typename).toBe('MessageRetracted');
+    await until('retraction visible in OpenCode', async () => !(await client.messages(ocSession)).some((x) => x.info.id === ocID));
   });
 
   it('seals: OpenCode\'s session is aborted, its slow shell killed, and the step interrupted', async () => {

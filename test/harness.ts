@@ -54,7 +54,8 @@ export interface TestGateway {
   ws(token?: string, opts?: Partial<Parameters<typeof createClient>[0]>): Client;
   /** Another gateway instance on the same database. */
   startInstance(): Promise<App>;
-  restart(): Promise<void>;
+  /** Stops the server and starts a new one on the same port and database; `whileDown` runs in between. */
+  restart(whileDown?: () => Promise<void>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -100,11 +101,15 @@ export async function startTestGateway(opts: { sweepIntervalMs?: number; dbUrl?:
       extra.push({ app: a, sql: s2 });
       return a;
     },
-    async restart() {
+    async restart(whileDown) {
       const port = app.port;
       await app.stop();
-      app = buildApp({ sql, port, gateway: gatewayConfig });
-      await app.start();
+      try {
+        await whileDown?.();
+      } finally {
+        app = buildApp({ sql, port, gateway: gatewayConfig });
+        await app.start();
+      }
     },
     async stop() {
       for (const c of clients) await c.dispose();

@@ -4,7 +4,7 @@
 import { OpencodeClient, OpencodeError, type OcLiveEvent, type OcMessageInfo, type OcPart, type OcSession, type OcSyncEvent } from './client.js';
 import { Gateway, GatewayError } from './gateway.js';
 import type { BridgeStore, StoredSession } from './store.js';
-import { baseType, emptyState, JOB_TOOLS, jobEnd, toGatewayParts, type PendingMessage, type SessionState, type StepState } from './mapping.js';
+import { baseType, emptyState, JOB_TOOLS, jobEnd, toGatewayParts, type PendingCorrection, type PendingMessage, type SessionState, type StepState } from './mapping.js';
 import { GraphqlSnapshotSink } from './snapshot-sink.js';
 import { defaultOpencodeDataDir, findSnapshotGitdir, observeLeftOut, readSnapshotTree, type TreeManifest } from './snapshot.js';
 
@@ -36,6 +36,13 @@ const SEL_EXEC = '... on Execution { id status }';
 const SEL_JOB = '... on Job { id status }';
 const SEL_MSG = '... on Message { id parts { id } }';
 const SEL_SESSION = '... on Session { id }';
+/** Lets the bridge tell a lapsed lease (`InvalidRequestError` on field hostID) from other refusals. */
+const SEL_FIELD = '... on InvalidRequestError { field }';
+
+/** The gateway refused new work because of the host itself: forgotten, or its lease lapsed (gateway was unreachable). */
+function hostRefused(e: unknown): e is GatewayError {
+  return e instanceof GatewayError && (e.tag === 'HostNotFoundError' || (e.tag === 'InvalidRequestError' && e.fields.field === 'hostID'));
+}
 
 export class OpencodeBridge {
   readonly oc: OpencodeClient;
@@ -54,6 +61,11 @@ export class OpencodeBridge {
   private busy = new Map<string, boolean>();
   private waiters: (() => void)[] = [];
   private followLoop: Promise<void> | null = null;
+  private renewing = false;
+  private hostSub: (() => void) | null = null;
+  private hostSubFor: string | null = null;
+  /** Gateway part id -> corrections the bridge made whose `message.part_corrected` event it has not seen yet. */
+  private ownCorrections = new Map<string, number>();
   private readonly log: (m: string) => void;
   /** Counters for tests and logs. */
   readonly stats = { applied: 0, skipped: 0, backfills: 0, connects: 0 };
@@ -84,6 +96,7 @@ export class OpencodeBridge {
       void this.enqueue(async function poll(this: OpencodeBridge) {
         try {
           await this.applyAll(await this.oc.history(this.cursors()));
+          for (const l of this.sessions.values()) await this.retryCorrections(l);
         } catch (e: any) {
           if (!(e instanceof GatewayError)) this.log(`history poll: ${e?.message ?? e}`); // OpenCode down: the stream's reconnect will backfill
           else throw e;
@@ -91,9 +104,7 @@ export class OpencodeBridge {
       }.bind(this)).catch(() => {});
     }, this.opts.pollMs ?? 15_000);
     this.pollTimer.unref();
-    this.unsubs.push(this.gw.subscribe(
-      'subscription($h: ID!) { hostCommands(hostID: $h) { id kind sessionID jobID executionID } }',
-      { h: this.hostID }, 'host', (d) => this.onCommand(d.hostCommands)));
+    this.watchHostCommands();
     for (const l of this.sessions.values()) this.watchGatewaySession(l);
     let firstConnect!: () => void;
     const connected = new Promise<void>((r) => (firstConnect = r));
@@ -107,6 +118,7 @@ export class OpencodeBridge {
     if (this.renewTimer) clearInterval(this.renewTimer);
     if (this.pollTimer) clearInterval(this.pollTimer);
     for (const u of this.unsubs) u();
+    this.hostSub?.();
     await this.followLoop?.catch(() => {});
     await this.queue.catch(() => {});
     await this.gw.close();
@@ -134,16 +146,48 @@ export class OpencodeBridge {
       if (!(e instanceof GatewayError) || !previous) throw e;
       h = await this.gw.call('registerHost', 'RegisterHostInput', '... on Host { id }', { ...input, hostID: null });
     }
+    if (previous && previous !== h.id) this.log(`the gateway forgot host ${previous}: registered again as ${h.id}`);
     this.hostID = h.id;
     await this.opts.store.setHostID(h.id);
+    if (this.hostSub && this.hostSubFor !== h.id) this.watchHostCommands();
+  }
+
+  /** (Re)subscribes the host's commands (seal: interrupt/cancel) for the current hostID. */
+  private watchHostCommands() {
+    this.hostSub?.();
+    this.hostSubFor = this.hostID;
+    this.hostSub = this.gw.subscribe(
+      'subscription($h: ID!) { hostCommands(hostID: $h) { id kind sessionID jobID executionID } }',
+      { h: this.hostID }, 'host', (d) => this.onCommand(d.hostCommands));
   }
 
   private async renew() {
-    if (this.stopped || !this.hostID) return;
+    // One renewal at a time: while the gateway is down a renewal keeps retrying (Gateway.request), and
+    // the timer must not stack more of them behind it.
+    if (this.stopped || !this.hostID || this.renewing) return;
+    this.renewing = true;
     try {
       await this.gw.call('renewHostLease', 'RenewHostLeaseInput', '... on Host { id }', { hostID: this.hostID });
     } catch (e) {
       if (e instanceof GatewayError) await this.register().catch(() => {});
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  /**
+   * A host mutation that admits new work (beginExecution, startJob). Refused because the gateway forgot the
+   * host or its lease lapsed (the gateway was down or unreachable for longer than the lease): register
+   * again (same hostID when the gateway still knows it) and try once more.
+   */
+  private async hostCall(field: string, inputType: string, selection: string, input: Record<string, unknown>): Promise<any> {
+    try {
+      return await this.gw.call(field, inputType, `${selection} ${SEL_FIELD}`, input);
+    } catch (e) {
+      if (!hostRefused(e)) throw e;
+      this.log(`${field}: ${e.message}; registering again`);
+      await this.register();
+      return await this.gw.call(field, inputType, selection, { ...input, hostID: this.hostID });
     }
   }
 
@@ -287,7 +331,7 @@ export class OpencodeBridge {
       if (type === 'message.updated') await this.onMessage(l, d.info as OcMessageInfo);
       else if (type === 'message.part.updated') await this.onPart(l, d.part as OcPart);
       else if (type === 'message.removed') await this.onMessageRemoved(l, d.messageID as string);
-      else if (type === 'message.part.removed') this.onPartRemoved(l, d.messageID as string, d.partID as string);
+      else if (type === 'message.part.removed') await this.onPartRemoved(l, d.messageID as string, d.partID as string);
       else if (type === 'session.deleted') await this.onSessionDeleted(l);
     }
     l.row.lastSeq = ev.seq;
@@ -358,7 +402,7 @@ export class OpencodeBridge {
   private async onPart(l: Live, part: OcPart) {
     if (!part) return;
     const pm = l.st.pending[part.messageID];
-    if (!pm) return; // already mirrored (late `patch` part, or the echo of a correction) or unknown
+    if (!pm) return this.onMirroredPart(l, part); // already mirrored (an edit, the echo of a correction, a late `patch` part) or unknown
     if (!pm.parts[part.id]) pm.order.push(part.id);
     pm.parts[part.id] = part;
     if (pm.role === 'user') return;
@@ -375,11 +419,88 @@ export class OpencodeBridge {
     }
   }
 
-  private onPartRemoved(l: Live, messageID: string, partID: string) {
+  private async onPartRemoved(l: Live, messageID: string, partID: string) {
     const pm = l.st.pending[messageID];
-    if (!pm) return;
+    if (!pm) {
+      // A part removed from a message already mirrored: the gateway has no way to remove one part (only to
+      // correct a TEXT part or retract the whole message), so its copy keeps the part.
+      if (l.st.echoes?.[partID]) delete l.st.echoes[partID];
+      if (await this.opts.store.messageByOc(messageID)) this.log(`OpenCode removed part ${partID} of mirrored message ${messageID}: kept on the gateway`);
+      return;
+    }
     delete pm.parts[partID];
     pm.order = pm.order.filter((x) => x !== partID);
+  }
+
+  /**
+   * A part event of a message already mirrored (no pending entry). A TEXT part whose text differs from the
+   * gateway's becomes a `correctMessagePart` (an edit made in OpenCode by another client); the echo of a
+   * gateway correction the bridge PATCHed into OpenCode, or a part re-emitted unchanged, changes nothing.
+   */
+  private async onMirroredPart(l: Live, part: OcPart) {
+    if (part.type !== 'text') return; // a late `patch` part, a tool part: nothing the gateway can correct
+    const text = part.text ?? '';
+    const echoes = l.st.echoes?.[part.id];
+    const i = echoes ? echoes.indexOf(text) : -1;
+    if (echoes && i >= 0) {
+      // Our own PATCH coming back (persisted by applyOne with the cursor).
+      echoes.splice(0, i + 1);
+      if (echoes.length === 0) delete l.st.echoes![part.id];
+      return;
+    }
+    const stored = await this.opts.store.messageByOc(part.messageID);
+    if (!stored || stored.messageID.startsWith('refused:')) return;
+    const partID = Object.keys(stored.parts).find((k) => stored.parts[k] === part.id);
+    if (!partID) {
+      this.log(`OpenCode part ${part.id} of mirrored message ${part.messageID} has no gateway part (empty or added later): not mirrored`);
+      return;
+    }
+    await this.correctGateway(l, { messageID: stored.messageID, partID, ocPartID: part.id, text });
+  }
+
+  /**
+   * Mirrors an OpenCode edit as a gateway correction, unless the gateway's part already reads that text.
+   * SessionBusyError (an execution runs: no correction may race a turn) keeps it pending in the session state,
+   * retried when a step settles, the session goes idle, or at the next history poll. A retracted or unknown
+   * message, or a text the gateway refuses (e.g. empty), drops it with a log line. Answers false while busy.
+   */
+  private async correctGateway(l: Live, c: PendingCorrection): Promise<boolean> {
+    const done = async (why?: string) => {
+      if (why) this.log(`OpenCode edit of part ${c.ocPartID} not mirrored: ${why}`);
+      if (l.st.corrections?.[c.partID]) {
+        delete l.st.corrections[c.partID];
+        await this.persist(l);
+      }
+      return true;
+    };
+    if (!c.text) return done('empty text (a gateway TEXT part is never empty)');
+    const data = await this.gw.request(`query($id: ID!) { message(id: $id) { id retraction { reason } parts { id ... on TextPart { text } } } }`,
+      { id: c.messageID }, 'plugin');
+    const m = data?.message;
+    if (!m) return done(`message ${c.messageID} not found`);
+    if (m.retraction) return done(`message ${c.messageID} is retracted`);
+    const current = m.parts.find((p: { id: string }) => p.id === c.partID);
+    if (!current) return done(`part ${c.partID} not found`);
+    if (current.text === c.text) return done();
+    this.ownCorrections.set(c.partID, (this.ownCorrections.get(c.partID) ?? 0) + 1);
+    try {
+      await this.gw.call('correctMessagePart', 'CorrectMessagePartInput', '... on MessagePartCorrected { part { id revision } }',
+        { messageID: c.messageID, partID: c.partID, text: c.text }, 'plugin');
+    } catch (e) {
+      this.ownCorrections.set(c.partID, (this.ownCorrections.get(c.partID) ?? 1) - 1);
+      if (!(e instanceof GatewayError)) throw e;
+      if (e.tag !== 'SessionBusyError') return done(e.message);
+      this.log(`OpenCode edit of part ${c.ocPartID}: session busy, correction kept pending`);
+      (l.st.corrections ??= {})[c.partID] = c;
+      await this.persist(l);
+      return false;
+    }
+    return done();
+  }
+
+  private async retryCorrections(l: Live) {
+    if (!l.row.sessionID || l.st.removed) return;
+    for (const c of Object.values(l.st.corrections ?? {})) if (!(await this.correctGateway(l, c))) return; // still busy
   }
 
   private async onMessageRemoved(l: Live, ocMessageID: string) {
@@ -447,7 +568,7 @@ export class OpencodeBridge {
     }
     const startSnapshot = step.startTree ? await this.snapshot(l, step.startTree) : null;
     try {
-      const e = await this.gw.call('beginExecution', 'BeginExecutionInput', SEL_EXEC,
+      const e = await this.hostCall('beginExecution', 'BeginExecutionInput', SEL_EXEC,
         { sessionID, hostID: this.hostID, trigger: 'PROMPT', ...(startSnapshot ? { startSnapshot } : {}), idempotencyKey: `opencode:step:${ocMessageID}` });
       step.executionID = e.id;
     } catch (err) {
@@ -466,7 +587,7 @@ export class OpencodeBridge {
       const input = part.state?.input ?? {};
       const command = String(input.command ?? input.prompt ?? input.description ?? part.tool);
       try {
-        const j = await this.gw.call('startJob', 'StartJobInput', SEL_JOB, {
+        const j = await this.hostCall('startJob', 'StartJobInput', SEL_JOB, {
           sessionID: l.row.sessionID, executionID: step.executionID, hostID: this.hostID, kind: JOB_TOOLS[part.tool!],
           title: String(input.description ?? part.state?.title ?? command).slice(0, 200), command: command.slice(0, 10_000), background: false,
           idempotencyKey: `opencode:part:${part.id}`,
@@ -514,13 +635,20 @@ export class OpencodeBridge {
       await this.gw.call('settleExecution', 'SettleExecutionInput', SEL_EXEC, {
         executionID: step.executionID, status, ...(reason ? { interruptReason: reason } : {}),
         ...(error ? { error } : {}), ...(endSnapshot ? { endSnapshot } : {}),
-      }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`settleExecution ${step.executionID}: ${e.message}`); });
+      }).catch((e) => {
+        if (!(e instanceof GatewayError)) throw e;
+        // Typically ABANDONED: the gateway was unreachable for longer than the lease and its sweep gave the
+        // execution up. That is final on the gateway; the step's messages and jobs are still reported.
+        this.log(`settleExecution ${step.executionID} (${status} in OpenCode): ${e.message}`);
+      });
     }
     step.settled = true;
     // Keep the state small: a settled step needs no more than its mark.
     delete step.startTree;
     for (const [pid, j] of Object.entries(l.st.jobs)) if (j.finished && j.ocMessageID === ocMessageID) delete l.st.jobs[pid];
     await this.persist(l);
+    // Between two steps: OpenCode edits the gateway refused while this one ran can land now.
+    await this.retryCorrections(l);
   }
 
   /** OpenCode reports the session idle: flush prompts that got no answer, and settle steps that will never finish. */
@@ -535,6 +663,7 @@ export class OpencodeBridge {
       delete l.st.steps[mid];
     }
     await this.persist(l);
+    await this.retryCorrections(l);
   }
 
   private async waitIdle(ocSessionID: string, timeoutMs: number) {
@@ -580,7 +709,7 @@ export class OpencodeBridge {
 
   private watchGatewaySession(l: Live) {
     const sessionID = l.row.sessionID;
-    if (!sessionID || this.subscribedSessions.has(sessionID)) return;
+    if (!sessionID || l.st.removed || this.subscribedSessions.has(sessionID)) return;
     this.subscribedSessions.add(sessionID);
     const q = `subscription($s: ID!, $a: String) { sessionEvents(sessionID: $s, after: $a) {
       cursor sequence type messageID partID message { id parts { id ... on TextPart { text } } } } }`;
@@ -594,12 +723,24 @@ export class OpencodeBridge {
       if (stored) {
         if (ev.type === 'message.retracted') {
           l.st.deletedByGateway = [...(l.st.deletedByGateway ?? []), stored.ocMessageID].slice(-1000);
-          await this.oc.deleteMessage(stored.ocSessionID, stored.ocMessageID).catch((e) => {
+          await this.ocRetry('OpenCode delete', () => this.oc.deleteMessage(stored.ocSessionID, stored.ocMessageID)).catch((e) => {
+            if (this.stopped) throw e; // not handled: replayed from the stored cursor on the next start
             if (!(e instanceof OpencodeError && e.status === 404)) this.log(`OpenCode delete ${stored.ocMessageID}: ${e.message}`);
           });
         } else if (ev.partID && stored.parts[ev.partID]) {
-          const text = ev.message?.parts?.find((p: any) => p.id === ev.partID)?.text;
-          if (typeof text === 'string') await this.correctInOpencode(stored.ocSessionID, stored.ocMessageID, stored.parts[ev.partID], text);
+          const own = this.ownCorrections.get(ev.partID) ?? 0;
+          if (own > 0) {
+            // The bridge's own correction (an OpenCode edit mirrored): OpenCode has that text already.
+            if (own === 1) this.ownCorrections.delete(ev.partID);
+            else this.ownCorrections.set(ev.partID, own - 1);
+          } else {
+            const text = ev.message?.parts?.find((p: any) => p.id === ev.partID)?.text;
+            const ocPartID = stored.parts[ev.partID];
+            if (typeof text === 'string') {
+              await this.ocRetry('OpenCode correction', () => this.correctInOpencode(l, stored.ocSessionID, stored.ocMessageID, ocPartID, text))
+                .catch((e) => { if (this.stopped) throw e; this.log(`OpenCode correction of ${ocPartID}: ${e.message}`); });
+            }
+          }
         }
       }
     }
@@ -610,11 +751,37 @@ export class OpencodeBridge {
     });
   }
 
-  private async correctInOpencode(ocSessionID: string, ocMessageID: string, ocPartID: string, text: string) {
+  /**
+   * An OpenCode call made for a gateway event: retried while OpenCode is unreachable (restarting) or answers
+   * 5xx, so the event is not marked handled (its cursor stored) before OpenCode got it.
+   */
+  private async ocRetry<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn();
+      } catch (e: any) {
+        if (this.stopped || (e instanceof OpencodeError && e.status < 500)) throw e;
+        if (attempt % 20 === 0) this.log(`${what}: ${e?.message ?? e}; retrying`);
+        await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 2_000)));
+      }
+    }
+  }
+
+  private async correctInOpencode(l: Live, ocSessionID: string, ocMessageID: string, ocPartID: string, text: string) {
     const msg = (await this.oc.messages(ocSessionID)).find((m) => m.info.id === ocMessageID);
     const part = msg?.parts.find((p) => p.id === ocPartID);
     if (!part || part.type !== 'text' || part.text === text) return;
-    await this.oc.updatePart({ ...part, text });
+    // Expect the echo (OpenCode's `message.part.updated` with this text) before it can arrive: it must not
+    // come back to the gateway as an OpenCode edit. Persisted with the next state write.
+    const echoes = (l.st.echoes ??= {});
+    echoes[ocPartID] = [...(echoes[ocPartID] ?? []), text].slice(-5);
+    try {
+      await this.oc.updatePart({ ...part, text });
+    } catch (e) {
+      const i = echoes[ocPartID]?.lastIndexOf(text) ?? -1;
+      if (i >= 0) echoes[ocPartID].splice(i, 1);
+      throw e;
+    }
   }
 
   /** A seal asks to interrupt an execution or cancel a job: OpenCode can only abort the whole session. */

@@ -80,12 +80,21 @@ export class OpencodeClient {
   }
 
   private async req<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await fetch(this.base + path, {
-      method,
-      headers: this.headers(body === undefined ? {} : { 'content-type': 'application/json' }),
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
-    });
+    // OpenCode never answers a connection it accepted while starting (right after a restart): a short
+    // wait for the response headers, a longer one for the whole (possibly large) body.
+    const headers = new AbortController();
+    const t = setTimeout(() => headers.abort(new Error(`OpenCode ${method} ${path}: no response`)), 10_000);
+    let res: Response;
+    try {
+      res = await fetch(this.base + path, {
+        method,
+        headers: this.headers(body === undefined ? {} : { 'content-type': 'application/json' }),
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.any([headers.signal, AbortSignal.timeout(60_000)]),
+      });
+    } finally {
+      clearTimeout(t);
+    }
     const text = await res.text();
     if (!res.ok) throw new OpencodeError(res.status, `OpenCode ${method} ${path}: HTTP ${res.status} ${text.slice(0, 300)}`);
     return (text ? JSON.parse(text) : undefined) as T;
@@ -123,22 +132,25 @@ export class OpencodeClient {
    * Follows `GET /global/event` until `signal` aborts or the stream ends (resolves) or fails (rejects).
    * The caller reconnects; every (re)connection reports `connected` first.
    */
-  async follow(onEvent: (e: OcLiveEvent) => void | Promise<void>, signal: AbortSignal, opts: { silenceMs?: number } = {}): Promise<void> {
+  async follow(onEvent: (e: OcLiveEvent) => void | Promise<void>, signal: AbortSignal, opts: { silenceMs?: number; connectMs?: number } = {}): Promise<void> {
     // OpenCode sends server.heartbeat events; a stream silent for longer than silenceMs is dropped
     // (and the caller reconnects, which backfills from history), so a stuck connection loses nothing.
     const local = new AbortController();
     const onAbort = () => local.abort();
     signal.addEventListener('abort', onAbort);
     let timer: NodeJS.Timeout | null = null;
-    const arm = () => {
+    const arm = (ms = opts.silenceMs ?? 45_000, why = 'event stream silent') => {
       if (timer) clearTimeout(timer);
-      timer = setTimeout(() => local.abort(new Error('event stream silent')), opts.silenceMs ?? 45_000);
+      timer = setTimeout(() => local.abort(new Error(why)), ms);
       timer.unref();
     };
     try {
-    arm();
+    // A connection OpenCode accepts while it is still starting (right after a restart) is never answered:
+    // give up on the response headers soon and connect again.
+    arm(opts.connectMs ?? 5_000, 'event stream: no response');
     const res = await fetch(this.base + '/global/event', { headers: this.headers({ accept: 'text/event-stream' }), signal: local.signal });
     if (!res.ok || !res.body) throw new OpencodeError(res.status, `OpenCode GET /global/event: HTTP ${res.status}`);
+    arm();
     await onEvent({ kind: 'connected' });
     const decoder = new TextDecoder();
     let buf = '';

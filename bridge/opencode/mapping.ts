@@ -35,10 +35,23 @@ export interface SessionState {
   /** Journal cursor of the gateway session's `sessionEvents` already handled (corrections, retractions). */
   eventsCursor?: string | null;
   eventsSeq?: number;
+  /**
+   * OpenCode-side edits of mirrored text parts the gateway refused with SessionBusyError (an execution was
+   * running): gateway part id -> the correction, retried once the running step settles or the session is idle.
+   */
+  corrections?: Record<string, PendingCorrection>;
+  /**
+   * Texts the bridge itself PATCHed into OpenCode parts (gateway corrections applied there), per OpenCode part
+   * id: OpenCode's `message.part.updated` carrying one of them is the echo, not an edit to mirror back.
+   */
+  echoes?: Record<string, string[]>;
   /** A seal asked this session to stop: settle its interrupted step with reason SEAL. */
   sealing?: boolean;
   removed?: boolean;
 }
+
+/** A correction of a mirrored gateway TEXT part, from an edit made in OpenCode. */
+export interface PendingCorrection { messageID: string; partID: string; ocPartID: string; text: string }
 
 export function emptyState(): SessionState {
   return { pending: {}, steps: {}, jobs: {} };
