@@ -154,6 +154,14 @@ describe.skipIf(!bin)('OpenCode bridge killed between a gateway mutation and its
         JOIN sessions s ON s.id = e.session_id WHERE s.metadata->'opencode'->>'sessionID' = ${ocSession} ORDER BY e.sequence`;
       expect(rows.map((r) => r.status)).toEqual(Array(want.executions).fill('SUCCEEDED'));
       expect(rows.map((r) => r.files)).toEqual([['b.txt'], ['c.txt'], [], ['c.txt'], []]);
+      // The first turn was read from OpenCode's history, where what OpenCode's capture skipped cannot be
+      // known: its changesets list their files but never read complete.
+      const coverage = await gw.sql`SELECT c.coverage, c.omissions FROM changesets c JOIN executions e ON e.id = c.execution_id
+        JOIN sessions s ON s.id = e.session_id WHERE s.metadata->'opencode'->>'sessionID' = ${ocSession} ORDER BY e.sequence LIMIT 3`;
+      for (const c of coverage) {
+        expect(c.coverage).toBe('OMITTED');
+        expect(c.omissions).toEqual([expect.objectContaining({ path: '.', reason: 'CAPTURE_LIMIT', detail: expect.stringContaining('read from its history') })]);
+      }
     } finally {
       await b.stop();
     }

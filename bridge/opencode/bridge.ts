@@ -158,7 +158,7 @@ export class OpencodeBridge {
     this.hostSubFor = this.hostID;
     this.hostSub = this.gw.subscribe(
       'subscription($h: ID!) { hostCommands(hostID: $h) { id kind sessionID jobID executionID } }',
-      { h: this.hostID }, 'host', (d) => this.onCommand(d.hostCommands));
+      () => (this.hostID ? { h: this.hostID } : null), 'host', (d) => this.onCommand(d.hostCommands));
   }
 
   private async renew() {
@@ -686,15 +686,17 @@ export class OpencodeBridge {
       const gitdir = findSnapshotGitdir(this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), l.st.directory);
       if (!gitdir) return null;
       const m = await readSnapshotTree(gitdir, tree);
-      const left = observeLeftOut(l.st.directory, m);
       if (this.live) {
+        // Followed live: the worktree is as OpenCode just captured it, so what its capture skipped
+        // (ignored paths, untracked files over 2 MiB) is observed now and recorded by metadata or hash.
+        const left = observeLeftOut(l.st.directory, m);
         m.files.push(...left.files);
         m.unscanned.push(...left.unscanned);
       } else {
-        // A historic step (from history): what OpenCode left out then cannot be observed now. The paths
-        // that are ignored or oversized today are reported as not scanned, never as unchanged.
-        const detail = 'historic OpenCode step: ignored paths and untracked files over 2 MiB were not captured';
-        m.unscanned.push(...left.files.map((f) => ({ path: f.path, detail })), ...left.unscanned);
+        // A step read from history: what OpenCode left out then cannot be observed now (today's worktree
+        // says nothing about it). The tree's files are what they are, but the changeset must not read
+        // complete: the snapshot is marked partial.
+        m.partial = 'OpenCode step read from its history: OpenCode does not capture ignored paths or untracked files over 2 MiB, and what it left out then cannot be observed any more';
       }
       const id = await sink.upload(l.row.sessionID!, this.hostID, m);
       if (process.env.BRIDGE_TRACE) this.log(`snapshot ${tree}: ${m.files.length} entries in ${Date.now() - t0}ms`);
@@ -713,7 +715,9 @@ export class OpencodeBridge {
     this.subscribedSessions.add(sessionID);
     const q = `subscription($s: ID!, $a: String) { sessionEvents(sessionID: $s, after: $a) {
       cursor sequence type messageID partID message { id parts { id ... on TextPart { text } } } } }`;
-    this.unsubs.push(this.gw.subscribe(q, { s: sessionID, a: l.st.eventsCursor ?? null }, 'plugin', (d) => this.onGatewayEvent(l, d.sessionEvents)));
+    // Re-subscribed from the latest handled cursor whenever the gateway ends the stream; none once removed.
+    this.unsubs.push(this.gw.subscribe(q, () => (l.st.removed ? null : { s: sessionID, a: l.st.eventsCursor ?? null }), 'plugin',
+      (d) => this.onGatewayEvent(l, d.sessionEvents)));
   }
 
   private async onGatewayEvent(l: Live, ev: { cursor: string; sequence: number; type: string; messageID?: string; partID?: string; message?: any }) {

@@ -66,17 +66,47 @@ export class Gateway {
     return v;
   }
 
-  subscribe(query: string, variables: Record<string, unknown>, role: 'host' | 'plugin', next: (data: any) => void | Promise<void>): () => void {
-    const client = this.client(role);
+  /**
+   * A subscription that stays up: graphql-ws re-sends it after a dropped socket, and when the gateway
+   * ends it (an error while its database is down, a completed stream) it is subscribed again, with
+   * backoff, with the variables `variables()` gives at that moment (e.g. the latest stored cursor).
+   * `variables()` answering null ends it for good (e.g. the session was removed).
+   */
+  subscribe(query: string, variables: Record<string, unknown> | (() => Record<string, unknown> | null), role: 'host' | 'plugin',
+    next: (data: any) => void | Promise<void>): () => void {
+    const vars = typeof variables === 'function' ? variables : () => variables;
     let chain = Promise.resolve();
-    return client.subscribe({ query, variables }, {
-      next: (v) => {
-        if (v.data) chain = chain.then(() => next(v.data)).catch((e) => this.log(`subscription handler: ${e?.message ?? e}`));
-        else if (v.errors) this.log(`subscription error: ${JSON.stringify(v.errors)}`);
-      },
-      error: (e) => this.log(`subscription ended: ${(e as any)?.message ?? e}`),
-      complete: () => {},
-    });
+    let disposed = false;
+    let current: (() => void) | null = null;
+    let timer: NodeJS.Timeout | null = null;
+    let attempt = 0;
+    const again = (why: string) => {
+      if (disposed || this.stopped) return;
+      if (attempt % 10 === 0) this.log(`subscription ended (${why}); subscribing again`);
+      const wait = Math.min(200 * 2 ** Math.min(attempt++, 8), 30_000);
+      timer = setTimeout(start, wait);
+      timer.unref();
+    };
+    const start = () => {
+      timer = null;
+      const v = disposed || this.stopped ? null : vars();
+      if (!v) return;
+      current = this.client(role).subscribe({ query, variables: v }, {
+        next: (r) => {
+          attempt = 0;
+          if (r.data) chain = chain.then(() => next(r.data)).catch((e) => this.log(`subscription handler: ${e?.message ?? e}`));
+          else if (r.errors) this.log(`subscription error: ${JSON.stringify(r.errors)}`);
+        },
+        error: (e) => again(Array.isArray(e) ? e.map((x: any) => x?.message).join('; ') : String((e as any)?.message ?? (e as any)?.reason ?? e)),
+        complete: () => again('completed by the gateway'),
+      });
+    };
+    start();
+    return () => {
+      disposed = true;
+      if (timer) clearTimeout(timer);
+      current?.();
+    };
   }
 
   private clients = new Map<string, Client>();

@@ -41,6 +41,7 @@ export class GraphqlSnapshotSink implements SnapshotSink {
         mtimeMs: f.mtimeMs ?? null, count: f.count ?? null,
       })),
       unscanned: m.unscanned,
+      ...(m.partial ? { partial: m.partial } : {}),
     });
     return s.id;
   }

@@ -21,6 +21,8 @@ export interface ManifestFile {
 export interface TreeManifest {
   files: ManifestFile[];
   unscanned: { path: string; detail: string }[];
+  /** Set when OpenCode's capture may have left out paths that cannot be named (a step read from history). */
+  partial?: string;
   /** SHA-256 (hex) -> bytes, for every FILE entry. */
   contents: Map<string, Uint8Array>;
 }
