@@ -77,6 +77,8 @@ export type CoverageUnavailableReason =
 export type CreateSessionInput = {
   /** Absolute path; defaults to the parent's directory. */
   directory?: string | null | undefined;
+  /** The host that serves the session from the start (otherwise its first beginExecution sets it). A seal of a session that never ran asks this host too. */
+  hostID?: string | null | undefined;
   /** Optional. A call repeated with the same key (after a crash or a lost answer) returns the session the first call created instead of creating another; the same key with a different request is an InvalidRequestError. Unique across the gateway; a key whose session was removed answers SessionNotFoundError. */
   idempotencyKey?: string | null | undefined;
   /** A JSON object (at most 64 KiB). */

@@ -34,6 +34,12 @@ export interface CreateSessionInput {
   metadata?: unknown;
   /** Retrying with the same key answers the session the first call created (domain/idempotency.ts). */
   idempotencyKey?: string | null;
+  /**
+   * The host that serves the session from the start (its runtime may start the session's work), as
+   * beginExecution would record it: a seal of a session that never ran then still asks that host, and
+   * answers SealUnsupportedError(ADMISSION_NOT_EXCLUSIVE) if the host can start work behind the gateway.
+   */
+  hostID?: string | null;
 }
 
 export async function createSession(sql: Sql, actor: Actor, input: CreateSessionInput): Promise<SessionRow> {
@@ -41,7 +47,8 @@ export async function createSession(sql: Sql, actor: Actor, input: CreateSession
   const title = checkText(input.title ?? '', 'title', LIMITS.title);
   const metadata = input.metadata === undefined || input.metadata === null ? {} : checkMetadata(input.metadata);
   let directory = input.directory == null ? null : checkDirectory(input.directory);
-  const key = idempotencyKey('createSession', GLOBAL_SCOPE, input.idempotencyKey, { parentID, title, directory, metadata });
+  const hostID = optionalId('host', input.hostID, 'hostID');
+  const key = idempotencyKey('createSession', GLOBAL_SCOPE, input.idempotencyKey, { parentID, title, directory, metadata, hostID });
   return sql.begin(async (tx) => {
     if (key) {
       await lockKey(tx, key);
@@ -60,12 +67,18 @@ export async function createSession(sql: Sql, actor: Actor, input: CreateSession
     }
     if (directory === null) throw new InvalidRequestError('directory', 'directory is required for a session without a parent.');
     if (!inScope(actor, directory)) throw new InvalidRequestError('directory', 'directory is outside the directory scope of this token.');
+    if (hostID) {
+      // Any registered host may be named (a plugin creates the session its host will serve); FOR SHARE
+      // keeps it from being removed under us.
+      const [h] = await tx`SELECT id FROM hosts WHERE id = ${hostID} FOR SHARE`;
+      if (!h) throw new InvalidRequestError('hostID', `No host ${hostID} is registered.`);
+    }
     const id = newId('session');
     const [s] = await tx<SessionRow[]>`
-      INSERT INTO sessions (id, parent_id, title, directory, metadata)
-      VALUES (${id}, ${parentID}, ${title}, ${directory}, ${tx.json(metadata as any)})
+      INSERT INTO sessions (id, parent_id, title, directory, metadata, host_id)
+      VALUES (${id}, ${parentID}, ${title}, ${directory}, ${tx.json(metadata as any)}, ${hostID})
       RETURNING *`;
-    await appendEvent(tx, id, 'session.created', { parentID, title, directory, metadata });
+    await appendEvent(tx, id, 'session.created', { parentID, title, directory, metadata, ...(hostID ? { hostID } : {}) });
     await rememberResult(tx, key, id, null);
     return { ...s, lastSeq: 1 };
   });

@@ -91,6 +91,7 @@ const CreateSessionInput = builder.inputType('CreateSessionInput', {
     title: t.string({ required: false }),
     directory: t.string({ required: false, description: 'Absolute path; defaults to the parent\'s directory.' }),
     metadata: t.field({ type: 'JSON', required: false, description: 'A JSON object (at most 64 KiB).' }),
+    hostID: t.id({ required: false, description: 'The host that serves the session from the start (otherwise its first beginExecution sets it). A seal of a session that never ran asks this host too.' }),
     idempotencyKey: t.string({ required: false, description: 'Optional. A call repeated with the same key (after a crash or a lost answer) returns the session the first call created instead of creating another; the same key with a different request is an InvalidRequestError. Unique across the gateway; a key whose session was removed answers SessionNotFoundError.' }),
   }),
 });
@@ -122,7 +123,7 @@ builder.mutationFields((t) => ({
     extensions: allow('plugin'),
     errors: { types: [SessionNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: CreateSessionInput, required: true }) },
-    resolve: (_r, { input }, ctx) => createSession(ctx.sql, ctx.actor, { ...input, parentID: input.parentID as string | null }),
+    resolve: (_r, { input }, ctx) => createSession(ctx.sql, ctx.actor, { ...input, parentID: input.parentID as string | null, hostID: input.hostID as string | null }),
   }),
   updateSession: t.field({
     type: SessionRef,

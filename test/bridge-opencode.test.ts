@@ -355,4 +355,14 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
     expect(lastExec.boundary).toMatchObject({ __typename: 'BoundaryUnavailable', reason: 'END_NOT_CAPTURED' });
     expect(lastExec.jobs.edges[0].node.status).toBe('CANCELLED');
   });
+
+  it('a bridged session that never ran a step is not reported sealed either (its host is the bridge from the start)', async () => {
+    const fresh = (await client.createSession({ title: 'never prompted' })).id;
+    await bridge.settled();
+    const row = (await store.sessions()).find((r) => r.ocSessionID === fresh);
+    expect(row?.sessionID).toBeTruthy();
+    const r = await gw.gql(`mutation($i: SealSessionInput!) { sealSession(input: $i) { __typename ... on SealUnsupportedError { reason } } }`,
+      { i: { sessionID: row!.sessionID, timeoutMs: 5_000 } });
+    expect(r.data.sealSession).toEqual({ __typename: 'SealUnsupportedError', reason: 'ADMISSION_NOT_EXCLUSIVE' });
+  });
 });

@@ -24,7 +24,7 @@ export async function sealKit(g: TestGateway) {
       hosts.push(h);
       return h;
     },
-    async session(input: { parentID?: string; directory?: string; title?: string } = {}): Promise<string> {
+    async session(input: { parentID?: string; directory?: string; title?: string; hostID?: string } = {}): Promise<string> {
       const r = await g.gql(`mutation($input: CreateSessionInput!) { createSession(input: $input) { __typename ... on Session { id } } }`,
         { input: { directory: input.parentID ? undefined : (input.directory ?? '/work/seal'), ...input } }, pluginToken);
       if (r.data?.createSession?.__typename !== 'Session') throw new Error(JSON.stringify(r));

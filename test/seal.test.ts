@@ -210,6 +210,20 @@ describe('sealSession', () => {
     expect((await kit.seal(s, 0))).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'ADMISSION_NOT_EXCLUSIVE' });
   });
 
+  it('a session created for such a host (createSession hostID) gets the honest reason even before anything ran; for an exclusive host it seals', async () => {
+    const open = await kit.host({ capabilities: { cancel: true, exclusiveAdmission: false } });
+    const closed = await kit.host();
+    const s1 = await kit.session({ hostID: open.id! });
+    expect(await kit.seal(s1, 0)).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'ADMISSION_NOT_EXCLUSIVE' });
+    expect((await kit.state(s1)).status).toBe('SEALING');
+    const s2 = await kit.session({ hostID: closed.id! });
+    expect((await kit.seal(s2, 0)).__typename).toBe('SessionSealed');
+    // An unknown host is refused.
+    const r = await g.gql(`mutation { createSession(input: { directory: "/work/seal", hostID: "hst_00000000000000aaaaaaaaaaaa" }) {
+      __typename ... on InvalidRequestError { field } } }`, undefined, kit.pluginToken);
+    expect(r.data.createSession).toMatchObject({ __typename: 'InvalidRequestError', field: 'hostID' });
+  });
+
   it('a lapsed lease (LOST job) gives SealUnsupportedError; after the host restarts and restores the job, the seal completes only when it is gone', async () => {
     const h1 = await kit.host({ leaseMs: 3_000 });
     const s = await kit.session();

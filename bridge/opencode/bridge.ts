@@ -345,6 +345,9 @@ export class OpencodeBridge {
       const parentGw = info.parentID ? this.sessions.get(info.parentID)?.row.sessionID ?? null : null;
       const s = await this.gw.call('createSession', 'CreateSessionInput', SEL_SESSION, {
         parentID: parentGw, title: info.title ?? '', directory: info.directory,
+        // Served by this bridge from the start: a seal before any step still learns that OpenCode
+        // admits prompts behind the gateway (ADMISSION_NOT_EXCLUSIVE), instead of a SessionSealed.
+        hostID: this.hostID,
         metadata: { opencode: { server: this.oc.base, sessionID: info.id, parentID: info.parentID ?? null } },
         // A crash after this call and before the state is saved replays the event: same session.
         idempotencyKey: `opencode:session:${info.id}`,
