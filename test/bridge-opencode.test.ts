@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import git from 'isomorphic-git';
 import { startTestGateway, subscribe, type TestGateway } from './harness.js';
 import { sweepExpiredLeases } from '../domain/hosts.js';
@@ -112,7 +113,9 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
     fs.writeFileSync(path.join(project, '.gitignore'), 'ignored/\n');
     await git.init({ fs, dir: project });
     model = await startScriptedModel();
-    oc = await startOpencode({ bin: bin!, directory: project, home: path.join(tmp, 'oc'), modelUrl: model.url });
+    // With the gateway-fence plugin (defence in depth after a seal; see the seal test).
+    oc = await startOpencode({ bin: bin!, directory: project, home: path.join(tmp, 'oc'), modelUrl: model.url,
+      plugins: [path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'bridge', 'opencode', 'plugin', 'gateway-fence.js')] });
     client = new OpencodeClient(oc.url);
     gw = await startTestGateway();
     // The bridge is its own process in production: its own small pool, not the gateway's.
@@ -354,6 +357,18 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
     expect(lastExec).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'SEAL' });
     expect(lastExec.boundary).toMatchObject({ __typename: 'BoundaryUnavailable', reason: 'END_NOT_CAPTURED' });
     expect(lastExec.jobs.edges[0].node.status).toBe('CANCELLED');
+    // The bridge fenced the OpenCode session: with the gateway-fence plugin loaded, OpenCode itself now
+    // refuses a new prompt of it (nothing stored). Defence in depth only: the plugin cannot cover every
+    // OpenCode entry point, hence the answer above.
+    const fenceFile = path.join(oc.dataDir, 'opencode', 'gateway-fence', ocSession);
+    await until('fence file written by the bridge', async () => fs.existsSync(fenceFile), 10_000);
+    const before = (await client.messages(ocSession)).length;
+    const res = await fetch(`${oc.url}/session/${ocSession}/message`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ parts: [{ type: 'text', text: 'after the seal' }], noReply: true }),
+    });
+    expect(res.ok).toBe(false);
+    expect((await client.messages(ocSession)).length).toBe(before);
   });
 
   it('a bridged session that never ran a step is not reported sealed either (its host is the bridge from the start)', async () => {

@@ -5,6 +5,8 @@ import { OpencodeClient, OpencodeError, type OcLiveEvent, type OcMessageInfo, ty
 import { Gateway, GatewayError } from './gateway.js';
 import type { BridgeStore, StoredSession } from './store.js';
 import { baseType, emptyState, JOB_TOOLS, jobEnd, toGatewayParts, type PendingCorrection, type PendingMessage, type SessionState, type StepState } from './mapping.js';
+import fs from 'node:fs';
+import path from 'node:path';
 import { GraphqlSnapshotSink } from './snapshot-sink.js';
 import { defaultOpencodeDataDir, findSnapshotGitdir, observeLeftOut, readSnapshotTree, type TreeManifest } from './snapshot.js';
 
@@ -27,6 +29,14 @@ export interface BridgeOptions {
   /** How often history is read besides the event stream (default 15 s). */
   pollMs?: number;
   snapshots?: SnapshotSink | null;
+  /**
+   * Where the optional OpenCode plugin `plugin/gateway-fence.js` looks for sealed sessions (default:
+   * $OPENCODE_GATEWAY_FENCE_DIR, else `<opencodeDataDir>/opencode/gateway-fence`). The bridge creates
+   * `<fenceDir>/<OpenCode session ID>` when a session is sealed; with the plugin loaded, OpenCode then
+   * refuses new prompts, tool calls and model calls of that session (see the plugin's header for the
+   * paths it cannot cover, which is why the seal still answers ADMISSION_NOT_EXCLUSIVE).
+   */
+  fenceDir?: string;
   log?: (m: string) => void;
 }
 
@@ -544,6 +554,7 @@ export class OpencodeBridge {
       } catch (e) {
         if (e instanceof GatewayError && e.tag === 'SessionSealedError') {
           // A prompt OpenCode admitted behind the gateway's back after a seal: stop it there.
+          this.fence(l);
           this.log(`prompt ${ocMessageID} in sealed session ${l.row.sessionID}: aborting it in OpenCode`);
           await this.oc.abort(pm.parts[ocPartIDs[0]]?.sessionID ?? '').catch(() => {});
           await this.opts.store.saveMessage({ messageID: `refused:${ocMessageID}`, sessionID: l.row.sessionID!, ocSessionID: '', ocMessageID, parts: {} });
@@ -562,6 +573,20 @@ export class OpencodeBridge {
   }
 
   private ocOf(l: Live) { return l.row.ocSessionID; }
+
+  /** Marks the OpenCode session sealed for the gateway-fence plugin (idempotent; best effort, logged). */
+  private fence(l: Live) {
+    const dir = this.opts.fenceDir ?? process.env.OPENCODE_GATEWAY_FENCE_DIR ??
+      path.join(this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), 'opencode', 'gateway-fence');
+    const file = path.join(dir, l.row.ocSessionID);
+    try {
+      if (fs.existsSync(file)) return;
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(file, JSON.stringify({ gatewaySessionID: l.row.sessionID, sealedAt: new Date().toISOString() }) + '\n');
+    } catch (e: any) {
+      this.log(`fence ${file}: ${e?.message ?? e}`);
+    }
+  }
 
   private async beginStep(l: Live, ocMessageID: string, step: StepState) {
     const sessionID = l.row.sessionID!;
@@ -725,6 +750,9 @@ export class OpencodeBridge {
 
   private async onGatewayEvent(l: Live, ev: { cursor: string; sequence: number; type: string; messageID?: string; partID?: string; message?: any }) {
     if (!ev || (l.st.eventsSeq ?? 0) >= ev.sequence) return;
+    // Sealed on the gateway (the seal's first commit): fence the OpenCode session at once, before any
+    // command for its running work arrives (an idle session gets none).
+    if (ev.type === 'session.sealing' || ev.type === 'session.sealed') this.fence(l);
     if (ev.type === 'message.part_corrected' || ev.type === 'message.retracted') {
       const stored = ev.messageID ? await this.opts.store.message(ev.messageID) : null;
       if (stored) {
@@ -797,6 +825,7 @@ export class OpencodeBridge {
     const ocSessionID = this.byGateway.get(c.sessionID);
     if (ocSessionID) {
       const l = this.sessions.get(ocSessionID)!;
+      this.fence(l); // before the abort: no new step may start once the running one ends
       await this.enqueue(async () => { l.st.sealing = true; await this.persist(l); });
       await this.oc.abort(ocSessionID).catch((e) => this.log(`abort ${ocSessionID}: ${e.message}`));
       await this.waitIdle(ocSessionID, 30_000);

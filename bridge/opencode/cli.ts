@@ -11,7 +11,7 @@ export async function runBridgeCommand(args: string[]): Promise<void> {
     args: rest,
     options: {
       url: { type: 'string' }, gateway: { type: 'string' }, token: { type: 'string' }, 'plugin-token': { type: 'string' },
-      state: { type: 'string' }, 'opencode-data': { type: 'string' }, 'opencode-password': { type: 'string' }, 'lease-ms': { type: 'string' },
+      state: { type: 'string' }, 'opencode-data': { type: 'string' }, 'fence-dir': { type: 'string' }, 'opencode-password': { type: 'string' }, 'lease-ms': { type: 'string' },
     },
   });
   if (!values.url) throw new Error('--url (the OpenCode server) is required');
@@ -36,6 +36,7 @@ export async function runBridgeCommand(args: string[]): Promise<void> {
     pluginToken: values['plugin-token'] ?? token,
     store,
     opencodeDataDir: values['opencode-data'],
+    fenceDir: values['fence-dir'],
     leaseMs: values['lease-ms'] ? Number(values['lease-ms']) : undefined,
     log: (m) => console.error(`[bridge] ${m}`),
   });

@@ -63,6 +63,8 @@ export interface StartOpencodeOptions {
   /** OpenAI-compatible base URL (ending in /v1). */
   modelUrl: string;
   port?: number;
+  /** OpenCode plugins to load (absolute paths), e.g. bridge/opencode/plugin/gateway-fence.js. */
+  plugins?: string[];
 }
 
 export async function startOpencode(o: StartOpencodeOptions): Promise<OpencodeServer> {
@@ -85,6 +87,7 @@ export async function startOpencode(o: StartOpencodeOptions): Promise<OpencodeSe
       },
     },
     permission: { edit: 'allow', bash: 'allow', webfetch: 'deny', external_directory: 'allow' },
+    ...(o.plugins?.length ? { plugin: o.plugins.map((p) => `file://${p}`) } : {}),
   }, null, 2));
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
