@@ -244,3 +244,23 @@ export async function getHostCommand(db: Db, actor: Actor, commandID: string): P
   const mine = await requireOwnHost(db, actor, c.hostId).then(() => true, () => false);
   return mine ? c : null;
 }
+
+/** How long a closed plugin request keeps its payload and reply (default of pruneHostRequests). */
+export const DEFAULT_HOST_REQUEST_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Retention of plugin requests: deletes COMPACT_SESSION and GENERATE commands closed (replied, given up,
+ * or past their deadline) for longer than `olderThanMs`. Their payload (the prompt) and reply (the
+ * generated text) are transport, not history: a compaction's outcome lives in `compactions`, and a
+ * generation is never stored. Seal commands are kept (the seal's answer is read back from them).
+ * Any instance may run it at any time; it only ever deletes rows no caller can still be waiting for.
+ */
+export async function pruneHostRequests(sql: Sql, olderThanMs = DEFAULT_HOST_REQUEST_RETENTION_MS): Promise<number> {
+  const rows = await sql`
+    DELETE FROM host_commands
+    WHERE kind IN ('COMPACT_SESSION', 'GENERATE')
+      AND coalesce(replied_at, timed_out_at, expires_at) < clock_timestamp() - ${olderThanMs} * interval '1 millisecond'
+      AND (replied_at IS NOT NULL OR timed_out_at IS NOT NULL OR expires_at < clock_timestamp())
+    RETURNING id`;
+  return rows.length;
+}

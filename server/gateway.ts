@@ -9,6 +9,7 @@ import { Sequencer } from '../subscriptions/sequencer.js';
 import { SYSTEM } from '../domain/access.js';
 import { readSettlements } from '../domain/settlements.js';
 import { pruneChangesets } from '../domain/changesets.js';
+import { pruneHostRequests } from '../domain/host-requests.js';
 
 export interface GatewayConfig {
   /** How often this instance looks for hosts whose lease lapsed. */
@@ -21,6 +22,8 @@ export interface GatewayConfig {
   sealMaxTimeoutMs?: number;
   /** Upper bound of compactSession's and generate's timeoutMs (ms). Default 120000 (issue 8). */
   hostRequestMaxTimeoutMs?: number;
+  /** How long a closed compactSession / generate request keeps its prompt and reply (ms). Default 24 h. */
+  hostRequestRetentionMs?: number;
 }
 
 /** The services one gateway instance keeps besides its connections: the bus, its feeds, the lease sweeper. */
@@ -78,7 +81,10 @@ export class Gateway {
     const retentionMs = this.config.retentionIntervalMs ?? 600_000;
     if (retentionMs > 0) {
       // Any instance may prune: concurrent runs on other instances skip (see pruneChangesets).
-      this.retention = setInterval(() => { pruneChangesets(this.sql).catch(() => { /* retried at the next tick */ }); }, retentionMs);
+      this.retention = setInterval(() => {
+        pruneChangesets(this.sql).catch(() => { /* retried at the next tick */ });
+        pruneHostRequests(this.sql, this.config.hostRequestRetentionMs).catch(() => { /* retried at the next tick */ });
+      }, retentionMs);
       this.retention.unref();
     }
   }

@@ -3,6 +3,7 @@ import { startTestGateway, type TestGateway } from './harness.js';
 import { BIG, CHEAP, requestsKit } from './support/requests-kit.js';
 import { fakeAnswer } from './support/fake-llm.js';
 import { GatewayClient, GenerateDocument } from '../client/index.js';
+import { pruneHostRequests } from '../domain/host-requests.js';
 
 let g: TestGateway;
 let kit: Awaited<ReturnType<typeof requestsKit>>;
@@ -186,5 +187,24 @@ describe('generate', () => {
     expect((await reply({ commandID: id2 })).data.replyHostCommand).toMatchObject({ __typename: 'InvalidRequestError', field: 'result' });
     expect((await reply({ commandID: id2, result: { text: 'fine', ...CHEAP, inputTokens: 3, outputTokens: 1 } })).data.replyHostCommand.__typename).toBe('HostCommand');
     expect(await p2).toEqual({ __typename: 'Generation', text: 'fine', ...CHEAP, inputTokens: 3, outputTokens: 1 });
+  });
+
+  it('retention: a closed request\'s prompt and reply are deleted after the retention period, nothing else', async () => {
+    const host = await kit.host();
+    const { sessionID } = await kit.session(host, ['hello', 'hi']);
+    expect((await kit.generate(sessionID, 'secret prompt', CHEAP, 10_000)).__typename).toBe('Generation');
+    expect((await kit.generate(sessionID, 'recent prompt', CHEAP, 10_000)).__typename).toBe('Generation');
+    const rows = await g.sql`SELECT id FROM host_commands WHERE session_id = ${sessionID} AND kind = 'GENERATE' ORDER BY id`;
+    expect(rows).toHaveLength(2);
+    // The first one closed two days ago (time moved back), the second just now.
+    await g.sql`UPDATE host_commands SET replied_at = replied_at - interval '2 days', expires_at = expires_at - interval '2 days' WHERE id = ${rows[0].id}`;
+    const before = await g.sql`SELECT count(*)::int AS n FROM host_commands WHERE kind NOT IN ('GENERATE', 'COMPACT_SESSION')`;
+    expect(await pruneHostRequests(g.sql)).toBeGreaterThanOrEqual(1);
+    const left = await g.sql`SELECT id, payload::text AS payload FROM host_commands WHERE session_id = ${sessionID} AND kind = 'GENERATE'`;
+    expect(left.map((r) => r.id)).toEqual([rows[1].id]);
+    expect(left[0].payload).toContain('recent prompt');
+    expect(await g.sql`SELECT count(*)::int AS n FROM host_commands WHERE kind NOT IN ('GENERATE', 'COMPACT_SESSION')`).toEqual(before);
+    // A second pass finds nothing more to do.
+    expect(await pruneHostRequests(g.sql)).toBe(0);
   });
 });
