@@ -239,9 +239,20 @@ export class OpencodeBridge {
       this.stats.connects++;
       this.log(`connected to OpenCode's event stream (${this.stats.connects})`);
       // Subscribed first, then backfilled: events that arrive meanwhile are applied in seq order after it.
+      // A backfill that fails (OpenCode slow to answer its first requests, e.g. while loading plugins) is
+      // tried again for as long as this connection is the current one: start() waits for a success.
+      const connection = this.stats.connects;
       return void this.enqueue(async () => {
-        await this.backfill();
-        firstConnect();
+        for (let attempt = 0; !this.stopped && connection === this.stats.connects; attempt++) {
+          try {
+            await this.backfill();
+            firstConnect();
+            return;
+          } catch (err: any) {
+            this.log(`backfill: ${err?.message ?? err}; trying again`);
+            await new Promise((r) => setTimeout(r, Math.min(250 * 2 ** attempt, 5_000)));
+          }
+        }
       }).catch((err) => this.log(`backfill: ${err?.message ?? err}`));
     }
     if (e.kind === 'status') {
