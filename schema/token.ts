@@ -34,6 +34,9 @@ builder.mutationFields((t) => ({
     extensions: allow('admin'),
     description: 'True when an active token was revoked.',
     args: { tokenID: t.arg.id({ required: true }) },
-    resolve: (_r, { tokenID }, ctx) => revokeToken(ctx.sql, String(tokenID)),
+    resolve: async (_r, { tokenID }, ctx) => {
+      // This instance refuses the token at once; the others when the notification arrives.
+      try { return await revokeToken(ctx.sql, String(tokenID)); } finally { ctx.tokens.forget(String(tokenID)); }
+    },
   }),
 }));

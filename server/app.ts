@@ -6,14 +6,13 @@ import { useServer } from 'graphql-ws/use/ws';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import type { Sql } from '../db/connection.js';
 import type { Actor } from '../domain/access.js';
-import { authenticate } from '../domain/tokens.js';
-import { createLoaders } from '../resolvers/loaders.js';
-import type { Context } from '../resolvers/context.js';
+import { lazyLoaders, type Context } from '../resolvers/context.js';
 import { schema } from '../schema/index.js';
 import { useRoles } from './access.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { Gateway, type GatewayConfig } from './gateway.js';
 import { useSharedSubscriptionExecution } from '../subscriptions/shared.js';
+import { TokenCache, type TokenCacheOptions } from './token-cache.js';
 
 export interface AppOptions {
   sql: Sql;
@@ -21,6 +20,8 @@ export interface AppOptions {
   host?: string;
   limits?: Limits;
   gateway?: Partial<GatewayConfig>;
+  /** The authenticated-token cache (server/token-cache.ts). */
+  tokenCache?: TokenCacheOptions;
 }
 
 export interface App {
@@ -28,6 +29,8 @@ export interface App {
   wsUrl: string;
   port: number;
   gateway: Gateway;
+  /** Authenticated bearer tokens of this instance (dropped on revocation, unused while the bus is unhealthy). */
+  tokens: TokenCache;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -50,6 +53,7 @@ const UNAUTHENTICATED = JSON.stringify({
 export function buildApp(opts: AppOptions): App {
   const { sql } = opts;
   const gateway = new Gateway(sql, { sweepIntervalMs: 1_000, ...opts.gateway });
+  const tokens = new TokenCache(sql, gateway.bus, opts.tokenCache);
   const actors = new WeakMap<Request, Actor>();
 
   const auth: Plugin = {
@@ -57,7 +61,7 @@ export function buildApp(opts: AppOptions): App {
       if (url.pathname !== '/graphql') return;
       const wantsGraphiQL = request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
       if (wantsGraphiQL) return;
-      const actor = await authenticate(sql, bearer(request.headers.get('authorization')));
+      const actor = await tokens.authenticate(bearer(request.headers.get('authorization')));
       if (!actor) {
         endResponse(new fetchAPI.Response(UNAUTHENTICATED, {
           status: 401,
@@ -83,7 +87,7 @@ export function buildApp(opts: AppOptions): App {
     context: ({ request, actor }) => {
       const who = actor ?? (request ? actors.get(request) : undefined);
       if (!who) throw new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' } });
-      return { sql, actor: who, loaders: createLoaders(sql, who), gateway };
+      return { sql, actor: who, loaders: lazyLoaders(sql, who), gateway, tokens };
     },
   });
 
@@ -121,12 +125,13 @@ export function buildApp(opts: AppOptions): App {
       onConnect: async (ctx) => {
         const p = ctx.connectionParams ?? {};
         const raw = (p.authorization ?? p.Authorization ?? (p.token ? `Bearer ${p.token}` : null)) as string | null;
-        const actor = await authenticate(sql, bearer(raw));
+        const actor = await tokens.authenticate(bearer(raw));
         if (!actor) return false; // closes with 4403 Forbidden
         ctx.extra.actor = actor;
-        // Revoked while connected: close with 4401, which graphql-ws clients do not retry.
+        // Revoked while connected: close with 4401, which graphql-ws clients do not retry. checkNow closes
+        // the window between authentication and registration (a revocation noticed in between).
         const socket = (ctx.extra as any).socket as { close(code: number, reason: string): void };
-        ctx.extra.unwatch = gateway.revocations.watch(actor.tokenID, () => socket.close(4401, 'Unauthorized: token revoked'));
+        ctx.extra.unwatch = gateway.revocations.watch(actor.tokenID, () => socket.close(4401, 'Unauthorized: token revoked'), { checkNow: true });
         return true;
       },
       onClose: (ctx) => { ctx.extra.unwatch?.(); },
@@ -166,6 +171,7 @@ export function buildApp(opts: AppOptions): App {
     wsUrl: '',
     port: 0,
     gateway,
+    tokens,
     async start() {
       await gateway.start();
       await new Promise<void>((resolve, reject) => {

@@ -31,6 +31,13 @@ export class PgBus {
   resyncs = 0;
   /** How many times the bus had to subscribe anew because its pings stopped coming back. */
   relistens = 0;
+  /** LISTEN is in place on the current connection (from its `onlisten` to its loss). */
+  private listening = false;
+  /**
+   * Bumped whenever notifications may have been missed (the listening connection closed, a resync,
+   * a relisten, a gap between pongs): what was derived from notifications before is not to be trusted.
+   */
+  healthEpoch = 0;
 
   /** The client whose one connection LISTENs; replaced when its pings stop coming back. */
   private listener: Sql | null = null;
@@ -62,7 +69,11 @@ export class PgBus {
         try { n = JSON.parse(payload); } catch { return; }
         if (!n || typeof n !== 'object') return;
         if ((n as { k: string }).k === 'ping') {
-          if ((n as unknown as { b: string }).b === this.id) this.lastPong = Date.now();
+          if ((n as unknown as { b: string }).b === this.id) {
+            const now = Date.now();
+            if (now - this.lastPong > 2 * this.pingMs) this.healthEpoch++; // a gap: not known healthy meanwhile
+            this.lastPong = now;
+          }
           return;
         }
         this.dispatch(topicOf(n), n);
@@ -71,15 +82,49 @@ export class PgBus {
       () => {
         if (gen !== this.generation) return;
         this.lastPong = Date.now();
+        this.listening = true;
         // Runs on the first LISTEN and again after every reconnect.
         if (this.connects++ > 0 && !this.stopped) this.fireResync();
       },
     );
     this.unlisten = sub.unlisten;
+    this.watchClose(listener);
+  }
+
+  /**
+   * Notices at once that the listening connection closed (postgres.js re-subscribes on its own and
+   * calls `onlisten` again, but has no hook for the loss itself). Uses postgres.js internals (the
+   * dedicated client behind `listen`); if they change, the pings still notice within two periods.
+   */
+  private watchClose(listener: Sql) {
+    const inner = (listener as unknown as { listen?: { sql?: { options?: { onclose?: (...a: unknown[]) => unknown } } } }).listen?.sql;
+    const o = inner?.options;
+    if (!o || (o as { gwWatched?: boolean }).gwWatched) return;
+    (o as { gwWatched?: boolean }).gwWatched = true;
+    const original = o.onclose;
+    o.onclose = (...a: unknown[]) => {
+      if (this.listener === listener) this.lost();
+      return original?.(...a);
+    };
+  }
+
+  /** Notifications may be missed from now until LISTEN is in place again. */
+  private lost() {
+    this.listening = false;
+    this.healthEpoch++;
+  }
+
+  /**
+   * Known to hear every notification: LISTEN in place and the last self-ping came back within two
+   * periods. Without pings (pingMs 0) the bus is never known healthy.
+   */
+  get healthy(): boolean {
+    return !this.stopped && this.listening && this.pingMs > 0 && Date.now() - this.lastPong <= 2 * this.pingMs;
   }
 
   private fireResync() {
     this.resyncs++;
+    this.healthEpoch++;
     for (const fn of [...this.resync]) {
       try { fn(); } catch { /* one reader's failure is its own */ }
     }
@@ -100,6 +145,7 @@ export class PgBus {
         // A fresh client: postgres.js keeps at most one LISTEN connection per client, and a client
         // whose re-subscription failed never tries again.
         this.relistens++;
+        this.lost();
         this.lastPong = Date.now();
         const old = this.listener;
         this.listener = null;
@@ -121,6 +167,7 @@ export class PgBus {
    */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.lost();
     if (this.pinger) clearInterval(this.pinger);
     this.pinger = null;
     await this.unlisten?.().catch(() => {});
@@ -154,7 +201,7 @@ export class PgBus {
   }
 
   /** Test hook: pretend the connection came back. */
-  simulateResync() { for (const fn of [...this.resync]) fn(); }
+  simulateResync() { this.healthEpoch++; for (const fn of [...this.resync]) fn(); }
 }
 
 export function topicOf(n: Notice): string {
