@@ -10,8 +10,11 @@
  * 1. Capture of a generated worktree of FILES files (plus a node_modules of IGNORED files that
  *    .gitignore excludes): the first capture with its uploads, a cold capture (new capturer: every
  *    file read and hashed; the gateway already holds the contents, so nothing is uploaded), and a warm
- *    capture (same capturer: stat-only for unchanged files), against `git status --porcelain` on the
- *    same tree (committed, so git compares against its index), medians in the same run.
+ *    capture (same capturer: stat-only for unchanged files; the manifest sent as a delta against the
+ *    capturer's previous snapshot of the session), against `git status --porcelain` on the same tree
+ *    (committed, so git compares against its index), medians in the same run. For comparison, warm
+ *    captures of a capturer forced to send whole manifests (`deltas: false`), interleaved with the
+ *    delta ones.
  * 2. Freeze: settling an execution whose changeset touches CHANGED files, against settling one that
  *    changed nothing (same manifests' size), medians.
  * 3. Read throughput of `execution(id) { changeset { coverage files patch } }` at 32 concurrent
@@ -21,7 +24,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { connect } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
@@ -82,6 +85,8 @@ async function main() {
     });
     const sessionID = ((await res.json()) as any).data.createSession.id as string;
 
+    const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+    console.log(`load average at start (1/5/15 min): ${load()}`);
     let [ms] = await timed(() => generate(root));
     console.log(`generated ${FILES} files + ${IGNORED} ignored in node_modules: ${fmt(ms)}`);
     const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
@@ -102,18 +107,36 @@ async function main() {
       const [t, s] = await timed(() => c.snapshot(host!.client, sessionID, root, host!.id));
       cold.push(t); coldWalk.push(s.capture.stats.ms); coldUploads.push(s.uploaded);
     }
-    const warm: number[] = [], warmWalk: number[] = [], warmUploads: number[] = [], warmHashed: number[] = [];
+    // Warm captures: `first` sends deltas (it made a snapshot of this session before); `whole`, with a
+    // hash cache warmed by one capture, sends the whole manifest every time. Interleaved, so machine
+    // load falls on both alike.
+    const whole = new WorktreeCapturer({ deltas: false });
+    await whole.snapshot(host!.client, sessionID, root, host!.id);
+    const warm: number[] = [], warmWalk: number[] = [], warmUploads: number[] = [], warmHashed: number[] = [], warmSent: string[] = [];
+    const full: number[] = [], fullWalk: number[] = [];
+    let manifestBytes = 0, deltaBytes = 0;
     for (let i = 0; i < 5; i++) {
       const [t, s] = await timed(() => first.snapshot(host!.client, sessionID, root, host!.id));
+      if (!s.delta) throw new Error('bench: the warm capture did not send a delta');
       warm.push(t); warmWalk.push(s.capture.stats.ms); warmUploads.push(s.uploaded); warmHashed.push(s.capture.stats.hashed);
+      warmSent.push(`${s.delta.files}+${s.delta.removed}`);
+      deltaBytes = JSON.stringify({ base: s.delta.base, files: [], removed: [] }).length;
+      const [tf, sf] = await timed(() => whole.snapshot(host!.client, sessionID, root, host!.id));
+      if (sf.delta) throw new Error('bench: deltas: false sent a delta');
+      full.push(tf); fullWalk.push(sf.capture.stats.ms);
+      manifestBytes = JSON.stringify(sf.capture.files).length;
     }
     const gitStatus: number[] = [];
     for (let i = 0; i < 5; i++) gitStatus.push((await timed(() => git('status', '--porcelain')))[0]);
     console.log(`cold capture (new capturer, contents already held): median ${fmt(median(cold))} total, walk+hash ${fmt(median(coldWalk))}, uploads ${coldUploads.join('/')}`);
-    console.log(`warm capture (same capturer): median ${fmt(median(warm))} total (walk ${fmt(median(warmWalk))}, manifest upload + createSnapshot the rest), ` +
-      `files re-hashed ${warmHashed.join('/')}, uploads ${warmUploads.join('/')}`);
+    console.log(`warm capture (same capturer, manifest sent as a delta): median ${fmt(median(warm))} total (walk ${fmt(median(warmWalk))}, ` +
+      `delta createSnapshot the rest), files re-hashed ${warmHashed.join('/')}, uploads ${warmUploads.join('/')}, ` +
+      `entries sent (changed+removed) ${warmSent.join('/')}, ~${deltaBytes} bytes of manifest input`);
+    console.log(`warm capture forced to whole manifests (deltas: false, same run, interleaved): median ${fmt(median(full))} total ` +
+      `(walk ${fmt(median(fullWalk))}, manifest upload + createSnapshot the rest, ${(manifestBytes / 1e6).toFixed(2)} MB of manifest input)`);
     console.log(`git status --porcelain: median ${fmt(median(gitStatus))}`);
-    console.log(`ratio warm capture / git status: total ${(median(warm) / median(gitStatus)).toFixed(1)}x, walk only ${(median(warmWalk) / median(gitStatus)).toFixed(1)}x`);
+    console.log(`ratio warm capture / git status: total ${(median(warm) / median(gitStatus)).toFixed(1)}x with deltas, ` +
+      `${(median(full) / median(gitStatus)).toFixed(1)}x with whole manifests; walk only ${(median(warmWalk) / median(gitStatus)).toFixed(1)}x`);
 
     // ---- freeze ----
     // Under heavy machine load an idle keep-alive socket can be reset; retry such a request once.
@@ -179,6 +202,7 @@ async function main() {
     console.log(`read throughput, ${CLIENTS} clients, ${row.fileCount}-file changeset (${(responseBytes / 1e3).toFixed(0)} KB response): ` +
       `gateway ${gqlRps.toFixed(0)} req/s, same SQL through postgres.js ${rawRps.toFixed(0)} req/s, ratio ${(gqlRps / rawRps).toFixed(2)}; ` +
       `for scale, \`execution(id) { id }\` through the gateway: ${trivialRps.toFixed(0)} req/s`);
+    console.log(`load average at end (1/5/15 min): ${load()}`);
   } finally {
     await host?.stop().catch(() => {});
     await app?.stop().catch(() => {});

@@ -88,12 +88,17 @@ export type CreateSessionInput = {
 };
 
 export type CreateSnapshotInput = {
+  /** Send the manifest as a delta against this snapshot of the same session (not pruned; otherwise InvalidRequestError on base, and the host sends the whole manifest): the stored manifest is the base's, minus the removed paths, with files added or replacing entries, validated as a whole manifest. Only the contents of files need to be held; the base's are. */
+  base?: string | null | undefined;
+  /** The manifest entries. Without base: the whole manifest. With base: the entries added or changed since the base (each replaces the base entry at its path); unchanged entries are left out. */
   files: Array<SnapshotFileInput>;
   hostID?: string | null | undefined;
-  /** Set (to the reason) when the capture may have left out paths anywhere in the worktree, e.g. a snapshot made by another tool whose filters cannot be replayed. Changesets with this boundary list their files but read CoverageOmitted, with a CAPTURE_LIMIT omission on the path ".". */
+  /** Set (to the reason) when the capture may have left out paths anywhere in the worktree, e.g. a snapshot made by another tool whose filters cannot be replayed. Changesets with this boundary list their files but read CoverageOmitted, with a CAPTURE_LIMIT omission on the path ".". Always given whole: never inherited from base. */
   partial?: string | null | undefined;
+  /** With base only: paths of base entries that no longer exist (each must be in the base and not also in files). */
+  removed?: Array<string> | null | undefined;
   sessionID: string;
-  /** Subtrees the capture stopped before scanning. */
+  /** Subtrees the capture stopped before scanning. Always given whole: never inherited from base. */
   unscanned?: Array<UnscannedInput> | null | undefined;
 };
 

@@ -12,11 +12,26 @@ import { checkText, requireId } from './validate.js';
  * snapshots and sessions), then a manifest that references them. A snapshot belongs to one session
  * and is what `beginExecution(startSnapshot)` / `settleExecution(endSnapshot)` take.
  *
+ * A manifest is sent whole, or as a delta: `base` (an unpruned snapshot of the same session) plus
+ * `removed` paths and the `files` entries added or changed since. The gateway composes the delta
+ * with the base's stored manifest and validates the result exactly as a full manifest; `unscanned`
+ * and `partial` are never inherited (they describe this capture). What is stored is always the
+ * complete manifest, so freezing and retention never follow a chain of bases.
+ *
  * Contents and manifests change state only under the content lock: shared for uploads, snapshot
  * creation, boundaries and freezing; exclusive for the retention sweep that deletes contents. So a
- * content checked to exist by one of the former cannot vanish before its transaction commits.
+ * content checked to exist by one of the former cannot vanish before its transaction commits. The
+ * sweep deletes only contents no stored manifest references (a pruned snapshot's manifest is set to
+ * NULL in the same sweep), so every stored-file content of an unpruned snapshot is held: a delta's
+ * content check covers only the entries it sends, not those it inherits from its base.
  */
 export const CONTENT_LOCK = 7_424_003;
+/** First key of the per-content upload locks (two-key advisory lock space); the second is contentLockKey. */
+const CONTENT_UPLOAD_LOCK = 7_424_010;
+/** A content's upload lock key: the first 32 bits of its SHA-256, as a signed int4. */
+function contentLockKey(hash: string): number {
+  return parseInt(hash.slice(0, 8), 16) | 0;
+}
 export async function contentLockShared(tx: Tx): Promise<void> {
   await tx`SELECT pg_advisory_xact_lock_shared(${CONTENT_LOCK})`;
 }
@@ -52,6 +67,13 @@ export interface CreateSnapshotInput {
    * its files but reads CoverageOmitted, with a CAPTURE_LIMIT omission on the path ".".
    */
   partial?: string | null;
+  /**
+   * A snapshot of the same session, not pruned: this manifest is the base's, minus the entries at
+   * `removed`, with the `files` entries added or replacing the base's entry at the same path.
+   */
+  base?: string | null;
+  /** Paths of the base's entries that this capture no longer has (only with `base`). */
+  removed?: string[] | null;
 }
 
 /** Stored manifest entry (short keys: manifests of 10,000+ files are read whole when freezing). */
@@ -180,6 +202,12 @@ export async function uploadContents(sql: Sql, input: { contents: ContentInput[]
   if (rows.length === 0) return { stored: 0, alreadyPresent: 0 };
   return sql.begin(async (tx) => {
     await contentLockShared(tx);
+    // Hosts racing to upload the same content (their first captures of one repository) take turns per
+    // content: the later ones find it stored instead of writing a second 1 MB copy that the unique
+    // index then throws away (a speculative insert leaves its TOAST behind as dead space). Locks are
+    // taken in key order, so two overlapping batches cannot deadlock.
+    const keys = [...new Set(rows.map((r) => contentLockKey(r.hash)))].sort((a, b) => a - b);
+    for (const k of keys) await tx`SELECT pg_advisory_xact_lock(${CONTENT_UPLOAD_LOCK}, ${k})`;
     let stored = 0;
     for (const r of rows) {
       const res = await tx`
@@ -191,14 +219,12 @@ export async function uploadContents(sql: Sql, input: { contents: ContentInput[]
   });
 }
 
-/** Validates a manifest into its stored form; throws InvalidRequestError naming the first bad field. */
-export function normalizeManifest(input: CreateSnapshotInput, maxFiles: number): { manifest: Manifest; fileCount: number; byteSize: number } {
+/** Validates manifest entries as sent into their stored form (field names `files[i].…`). */
+function normalizeEntries(input: CreateSnapshotInput, maxFiles: number): ManifestEntry[] {
   if (!Array.isArray(input.files)) throw new InvalidRequestError('files', 'files must be a list.');
   if (input.files.length > maxFiles) throw new InvalidRequestError('files', `A manifest holds at most ${maxFiles} entries.`);
   const files: ManifestEntry[] = [];
   const paths = new Set<string>();
-  let fileCount = 0;
-  let byteSize = 0;
   input.files.forEach((f, i) => {
     const field = `files[${i}]`;
     const p = checkPath(f.path, `${field}.path`);
@@ -215,11 +241,38 @@ export function normalizeManifest(input: CreateSnapshotInput, maxFiles: number):
     if (k === 'i' && h === null && t === null) {
       throw new InvalidRequestError(`${field}.mtimeMs`, `${field}: an ignored entry needs its hash or its modification time.`);
     }
-    if (k === 'f' || k === 'o') { fileCount++; byteSize += f.size; }
     files.push({ p, k: k as ManifestEntry['k'], h, s: f.size, m: f.mode, b: !!f.binary, t, n: f.count ?? null });
   });
+  return files;
+}
+
+/** `unscanned` and `partial` as stored (never inherited from a base: they describe this capture). */
+function normalizeExtent(input: CreateSnapshotInput): Pick<Manifest, 'unscanned' | 'partial'> {
+  const unscanned = (input.unscanned ?? []).map((u, i) => {
+    const p = checkPath(u.path, `unscanned[${i}].path`);
+    const d = typeof u.detail === 'string' ? u.detail.slice(0, 2000) : '';
+    return { p, d };
+  });
+  if (input.partial == null) return { unscanned };
+  if (typeof input.partial !== 'string' || input.partial.trim() === '') {
+    throw new InvalidRequestError('partial', 'partial must say why the capture may be incomplete (a non-empty string), or be left out.');
+  }
+  return { unscanned, partial: checkText(input.partial, 'partial', 2_000) };
+}
+
+/**
+ * The checks of a whole manifest (entry count, no entry below another) and its stored form: sorted
+ * by path, with the counts of the Snapshot row. `files` has unique paths.
+ */
+function completeManifest(files: ManifestEntry[], extent: Pick<Manifest, 'unscanned' | 'partial'>, maxFiles: number):
+  { manifest: Manifest; fileCount: number; byteSize: number } {
+  if (files.length > maxFiles) throw new InvalidRequestError('files', `A manifest holds at most ${maxFiles} entries.`);
+  const paths = new Set(files.map((e) => e.p));
+  let fileCount = 0;
+  let byteSize = 0;
   // No entry may sit below another entry (a file is not a directory; an ignored directory is opaque).
   for (const e of files) {
+    if (e.k === 'f' || e.k === 'o') { fileCount++; byteSize += e.s; }
     let i = e.p.lastIndexOf('/');
     while (i > 0) {
       const parent = e.p.slice(0, i);
@@ -227,38 +280,87 @@ export function normalizeManifest(input: CreateSnapshotInput, maxFiles: number):
       i = parent.lastIndexOf('/');
     }
   }
-  const unscanned = (input.unscanned ?? []).map((u, i) => {
-    const p = checkPath(u.path, `unscanned[${i}].path`);
-    const d = typeof u.detail === 'string' ? u.detail.slice(0, 2000) : '';
-    return { p, d };
-  });
   files.sort((a, b) => (a.p < b.p ? -1 : a.p > b.p ? 1 : 0));
-  let partial: string | undefined;
-  if (input.partial != null) {
-    if (typeof input.partial !== 'string' || input.partial.trim() === '') {
-      throw new InvalidRequestError('partial', 'partial must say why the capture may be incomplete (a non-empty string), or be left out.');
-    }
-    partial = checkText(input.partial, 'partial', 2_000);
-  }
-  return { manifest: partial === undefined ? { files, unscanned } : { files, unscanned, partial }, fileCount, byteSize };
+  const manifest: Manifest = extent.partial === undefined ? { files, unscanned: extent.unscanned } : { files, unscanned: extent.unscanned, partial: extent.partial };
+  return { manifest, fileCount, byteSize };
+}
+
+/** Validates a (full) manifest into its stored form; throws InvalidRequestError naming the first bad field. */
+export function normalizeManifest(input: CreateSnapshotInput, maxFiles: number): { manifest: Manifest; fileCount: number; byteSize: number } {
+  const files = normalizeEntries(input, maxFiles);
+  return completeManifest(files, normalizeExtent(input), maxFiles);
+}
+
+/** The paths of a delta's `removed`, checked on their own (shape, no repeat, not also in `files`). */
+function normalizeRemoved(input: CreateSnapshotInput, sent: ManifestEntry[], maxFiles: number): string[] {
+  const removed = input.removed ?? [];
+  if (!Array.isArray(removed)) throw new InvalidRequestError('removed', 'removed must be a list of paths.');
+  if (removed.length > maxFiles) throw new InvalidRequestError('removed', `A manifest holds at most ${maxFiles} entries: removed lists more.`);
+  const given = new Set(sent.map((e) => e.p));
+  const seen = new Set<string>();
+  return removed.map((r, i) => {
+    const field = `removed[${i}]`;
+    const p = checkPath(r, field);
+    if (seen.has(p)) throw new InvalidRequestError(field, `${field} repeats the path ${JSON.stringify(p)}.`);
+    seen.add(p);
+    if (given.has(p)) throw new InvalidRequestError(field, `${field}: ${JSON.stringify(p)} is also in files (a changed entry is sent in files only).`);
+    return p;
+  });
 }
 
 /**
- * Stores a manifest as a snapshot of the session's worktree. Every stored file's content must already
- * be held with the same size (ContentMissingError lists the ones that are not); nothing is stored otherwise.
+ * The complete manifest of a delta: the base's entries minus `removed`, with `sent` added or
+ * replacing the entry at the same path, then the checks of a whole manifest.
+ */
+export function composeManifest(base: Manifest, sent: ManifestEntry[], removed: string[], extent: Pick<Manifest, 'unscanned' | 'partial'>, maxFiles: number):
+  { manifest: Manifest; fileCount: number; byteSize: number } {
+  const byPath = new Map(base.files.map((e) => [e.p, e]));
+  removed.forEach((p, i) => {
+    if (!byPath.delete(p)) throw new InvalidRequestError(`removed[${i}]`, `removed[${i}]: the base snapshot has no entry at ${JSON.stringify(p)}.`);
+  });
+  for (const e of sent) byPath.set(e.p, e);
+  return completeManifest([...byPath.values()], extent, maxFiles);
+}
+
+/**
+ * Stores a manifest as a snapshot of the session's worktree, sent whole or as a delta against `base`
+ * (see the module comment). Every stored file's content that the request sends must already be held
+ * with the same size (ContentMissingError lists the ones that are not); the entries a delta inherits
+ * were checked when its base was stored and are held while the base is not pruned. Nothing is stored
+ * when any check fails.
  */
 export async function createSnapshot(sql: Sql, actor: Actor, input: CreateSnapshotInput): Promise<SnapshotRow> {
   const sessionID = requireId('session', input.sessionID, 'sessionID');
   const hostID = input.hostID == null ? null : requireId('host', input.hostID, 'hostID');
+  const baseID = input.base == null ? null : requireId('snapshot', input.base, 'base');
+  if (baseID === null && input.removed != null) {
+    throw new InvalidRequestError('removed', 'removed lists paths of a base snapshot: it is allowed only with base.');
+  }
   const policy = await readPolicy(sql);
-  const { manifest, fileCount, byteSize } = normalizeManifest(input, policy.maxManifestFiles);
+  // Everything that does not need the base is checked before the transaction.
+  const sent = normalizeEntries(input, policy.maxManifestFiles);
+  const extent = normalizeExtent(input);
+  const removed = baseID === null ? [] : normalizeRemoved(input, sent, policy.maxManifestFiles);
+  const full = baseID === null ? completeManifest(sent, extent, policy.maxManifestFiles) : null;
   return sql.begin(async (tx) => {
     const s = await getSession(tx, actor, sessionID);
     if (!s) throw new SessionNotFoundError(sessionID);
     if (hostID) await requireHost(tx, actor, hostID, { live: false });
+    // Before the base is read: the retention sweep (exclusive) cannot prune it or delete its
+    // contents until this transaction ends.
     await contentLockShared(tx);
+    let composed = full;
+    if (baseID !== null) {
+      const [b] = await tx<{ sessionId: string; prunedAt: Date | null; manifest: Manifest | null }[]>`
+        SELECT session_id, pruned_at, manifest FROM snapshots WHERE id = ${baseID}`;
+      if (!b || b.sessionId !== sessionID) throw new InvalidRequestError('base', `base ${baseID} is not a snapshot of session ${sessionID} (or it was pruned unused).`);
+      if (b.prunedAt || !b.manifest) throw new InvalidRequestError('base', `base ${baseID} has expired: send the whole manifest.`);
+      composed = composeManifest(b.manifest, sent, removed, extent, policy.maxManifestFiles);
+    }
+    const { manifest, fileCount, byteSize } = composed!;
+    // Contents: those of the entries sent (a full manifest: all of them).
     const wanted = new Map<string, number>();
-    for (const e of manifest.files) if (e.k === 'f') wanted.set(e.h!, e.s);
+    for (const e of sent) if (e.k === 'f') wanted.set(e.h!, e.s);
     const hashes = [...wanted.keys()];
     const have = hashes.length === 0 ? [] : await tx<{ hash: string; size: number }[]>`
       SELECT hash, size FROM contents WHERE hash = ANY(${hashes})`;

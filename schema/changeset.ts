@@ -204,9 +204,21 @@ const CreateSnapshotInput = builder.inputType('CreateSnapshotInput', {
   fields: (t) => ({
     sessionID: t.id({ required: true }),
     hostID: t.id({ required: false }),
-    files: t.field({ type: [SnapshotFileInput], required: true }),
-    unscanned: t.field({ type: [UnscannedInput], required: false, description: 'Subtrees the capture stopped before scanning.' }),
-    partial: t.string({ required: false, description: 'Set (to the reason) when the capture may have left out paths anywhere in the worktree, e.g. a snapshot made by another tool whose filters cannot be replayed. Changesets with this boundary list their files but read CoverageOmitted, with a CAPTURE_LIMIT omission on the path ".".' }),
+    files: t.field({
+      type: [SnapshotFileInput],
+      required: true,
+      description: 'The manifest entries. Without base: the whole manifest. With base: the entries added or changed since the base (each replaces the base entry at its path); unchanged entries are left out.',
+    }),
+    unscanned: t.field({ type: [UnscannedInput], required: false, description: 'Subtrees the capture stopped before scanning. Always given whole: never inherited from base.' }),
+    partial: t.string({ required: false, description: 'Set (to the reason) when the capture may have left out paths anywhere in the worktree, e.g. a snapshot made by another tool whose filters cannot be replayed. Changesets with this boundary list their files but read CoverageOmitted, with a CAPTURE_LIMIT omission on the path ".". Always given whole: never inherited from base.' }),
+    base: t.id({
+      required: false,
+      description: 'Send the manifest as a delta against this snapshot of the same session (not pruned; otherwise InvalidRequestError on base, and the host sends the whole manifest): the stored manifest is the base\'s, minus the removed paths, with files added or replacing entries, validated as a whole manifest. Only the contents of files need to be held; the base\'s are.',
+    }),
+    removed: t.stringList({
+      required: false,
+      description: 'With base only: paths of base entries that no longer exist (each must be in the base and not also in files).',
+    }),
   }),
 });
 
@@ -241,6 +253,8 @@ builder.mutationFields((t) => ({
         files: input.files as any,
         unscanned: input.unscanned as any,
         partial: input.partial,
+        base: input.base == null ? null : String(input.base),
+        removed: input.removed,
       }),
   }),
 }));
