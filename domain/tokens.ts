@@ -5,7 +5,6 @@ import { ROLES, type Actor, type Role } from './access.js';
 import { InvalidRequestError } from './errors.js';
 import { newId } from './ids.js';
 import { checkDirectory, checkText } from './validate.js';
-import { CHANNEL } from './journal.js';
 
 /** Bearer tokens are stored as SHA-256 hashes; the secret is shown once, when created. */
 export function hashToken(secret: string): Buffer {
@@ -38,10 +37,9 @@ export async function createToken(db: Db, input: { role: string; directory?: str
   return { id, role: input.role as Role, directory, label, secret };
 }
 
+/** Revokes a token. The token notice `{k:'t', id}` is sent by a trigger (migration 010), delivered at commit. */
 export async function revokeToken(db: Db, tokenID: string): Promise<boolean> {
-  const rows = await db`
-    WITH r AS (UPDATE tokens SET revoked_at = now() WHERE id = ${tokenID} AND revoked_at IS NULL RETURNING id)
-    SELECT id, pg_notify(${CHANNEL}, json_build_object('k', 't', 'id', id)::text) FROM r`;
+  const rows = await db`UPDATE tokens SET revoked_at = now() WHERE id = ${tokenID} AND revoked_at IS NULL RETURNING id`;
   return rows.length > 0;
 }
 

@@ -17,7 +17,8 @@ export interface TokenCacheOptions {
  * Guarantee: a revoked token is refused by the instance that revoked it at once, and by every other
  * instance as soon as the notification arrives (milliseconds); an instance whose LISTEN connection is
  * unhealthy does not use the cache.
- * - `revokeToken` sends `{k:'t', id}` on the gateway's channel in its UPDATE (delivered at commit); every
+ * - Every change of a token's revocation, role, scope or secret, and its deletion, sends `{k:'t', id}` on the
+ *   gateway's channel (a trigger, migration 010: also for a manual UPDATE; delivered at commit); every
  *   instance drops that token's entry when it arrives. The revoking instance drops it itself right after
  *   the commit (`forget`, from the mutation), without waiting for its own notification.
  * - The cache is used only while the bus is known to hear every notification (`PgBus.healthy`: LISTEN in
@@ -29,7 +30,7 @@ export interface TokenCacheOptions {
  * - Only successes are cached, so a token created a moment ago works at once, everywhere.
  * - A database read that began before an invalidation (a revocation notice, `forget`, a clear) is not
  *   stored when it ends: it may have read the token before the revocation committed.
- * - The TTL bounds anything that bypasses `revokeToken` (a manual UPDATE of `tokens` sends no notice).
+ * - The TTL bounds anything that could still slip past the notices.
  */
 export class TokenCache {
   private entries = new Map<string, { actor: Actor; expires: number }>();
