@@ -169,6 +169,8 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
     expect(msgs.filter((m: any) => m.role === 'ASSISTANT').length).toBe(3);
     expect(msgs.at(-1).parts.map((p: any) => p.text)).toContain('all done');
     expect(msgs.flatMap((m: any) => m.parts).filter((p: any) => p.__typename === 'ToolPart').map((p: any) => p.tool)).toEqual(['write', 'edit']);
+    // Six boundaries, one manifest sent whole: the others were deltas against the previous one.
+    expect((bridge as any).sink.stats).toEqual({ whole: 1, deltas: 5 });
   });
 
   it('keeps each execution\'s changeset frozen when a later step edits the same file', async () => {
