@@ -29,6 +29,7 @@ import path from 'node:path';
 import { connect } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { openDatabase } from '../db/index.js';
+import { createScratchDatabase } from '../db/scratch.js';
 import { buildApp } from '../server/app.js';
 import { createToken } from '../domain/tokens.js';
 import { ReferenceHost } from '../host/host.js';
@@ -61,12 +62,8 @@ function generate(root: string) {
 
 async function main() {
   const db = await openDatabase();
-  const admin = connect(db.url, { max: 1 });
-  const name = `gw_bench_${randomBytes(5).toString('hex')}`;
-  await admin.unsafe(`CREATE DATABASE ${name}`);
-  const u = new URL(db.url);
-  u.pathname = `/${name}`;
-  const sql = connect(u.toString(), { max: 10 });
+  const scratch = await createScratchDatabase(db.url, 'gw_bench');
+  const sql = connect(scratch.url, { max: 10 });
   const root = mkdtempSync(path.join(tmpdir(), 'gw-bench-'));
   let app: ReturnType<typeof buildApp> | null = null;
   let host: ReferenceHost | null = null;
@@ -190,7 +187,7 @@ async function main() {
       const r = await fetch(app!.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${readerToken}` }, body: trivial });
       await r.text();
     });
-    const raw = connect(u.toString(), { max: 10 });
+    const raw = connect(scratch.url, { max: 10 });
     const rawRps = await loop(async () => {
       await raw`SELECT e.* FROM executions e JOIN sessions s ON s.id = e.session_id WHERE e.id = ANY(${[changedID]})`;
       await raw`SELECT * FROM changesets WHERE execution_id = ANY(${[changedID]})`;
@@ -207,8 +204,7 @@ async function main() {
     await host?.stop().catch(() => {});
     await app?.stop().catch(() => {});
     await sql.end({ timeout: 1 });
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-    await admin.end();
+    await scratch.drop();
     try { rmSync(root, { recursive: true, force: true, maxRetries: 3 }); } catch (e) { console.error('cleanup:', (e as Error).message); }
     await db.stop();
   }

@@ -20,13 +20,13 @@
  * machine throughput and latency swing with the load of the neighbours; CPU per request much less.
  * The machine's cores are shared by Postgres, the servers and the clients.
  */
-import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { spawn } from 'node:child_process';
 import { createYoga } from 'graphql-yoga';
 import { connect } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { openDatabase } from '../db/index.js';
+import { createScratchDatabase } from '../db/scratch.js';
 import { buildApp } from '../server/app.js';
 import { createToken } from '../domain/tokens.js';
 import { createSession } from '../domain/sessions.js';
@@ -118,14 +118,10 @@ function drive(url: string, token: string | null, query: string, variables: Reco
 
 async function main() {
   const db = await openDatabase();
-  const admin = connect(db.url, { max: 1 });
-  const name = `gw_bench_req_${randomBytes(5).toString('hex')}`;
-  await admin.unsafe(`CREATE DATABASE ${name}`);
-  const u = new URL(db.url);
-  u.pathname = `/${name}`;
+  const scratch = await createScratchDatabase(db.url, 'gw_bench_req');
   let gatewayQueries = 0;
-  const sql = connect(u.toString(), { max: POOL, onQuery: () => { gatewayQueries++; } });
-  const baseSql = connect(u.toString(), { max: POOL });
+  const sql = connect(scratch.url, { max: POOL, onQuery: () => { gatewayQueries++; } });
+  const baseSql = connect(scratch.url, { max: POOL });
   let app: ReturnType<typeof buildApp> | null = null;
   let bare: Server | null = null;
   try {
@@ -190,8 +186,7 @@ async function main() {
     await app?.stop().catch(() => {});
     await sql.end({ timeout: 1 });
     await baseSql.end({ timeout: 1 });
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-    await admin.end();
+    await scratch.drop();
     await db.stop();
   }
 }

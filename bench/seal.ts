@@ -1,6 +1,6 @@
 /**
  * Seal benchmark (issue 4): a session with 20 running background shell jobs (real processes run by
- * the reference host) is sealed; repeated ROUNDS times on a fresh database of DATABASE_URL's server.
+ * the reference host) is sealed; repeated ROUNDS times on a fresh database of DATABASE_URL's server (the embedded one when unset).
  *
  * Prints, as medians over the rounds:
  * - seal time: from sending sealSession to receiving SessionSealed (plugin side);
@@ -11,11 +11,12 @@
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/seal.ts [rounds]
  */
-import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { GatewayClient, SealSessionDocument, CreateSessionDocument } from '../client/index.js';
 import { connect } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
+import { openDatabase } from '../db/index.js';
+import { createScratchDatabase } from '../db/scratch.js';
 import { createToken } from '../domain/tokens.js';
 import { ReferenceHost } from '../host/host.js';
 import { buildApp } from '../server/app.js';
@@ -24,14 +25,9 @@ const JOBS = 20;
 const ROUNDS = Number(process.argv[2] ?? 10);
 
 async function main() {
-  const base = process.env.DATABASE_URL;
-  if (!base) throw new Error('set DATABASE_URL (a Postgres server; a scratch database is created and dropped)');
-  const admin = connect(base, { max: 1 });
-  const name = `gw_bench_seal_${randomBytes(4).toString('hex')}`;
-  await admin.unsafe(`CREATE DATABASE ${name}`);
-  const u = new URL(base);
-  u.pathname = `/${name}`;
-  const sql = connect(u.toString(), { max: 20 });
+  const server = await openDatabase();
+  const scratch = await createScratchDatabase(server.url, 'gw_bench_seal');
+  const sql = connect(scratch.url, { max: 20 });
   await migrate(sql);
   const app = buildApp({ sql, gateway: { sweepIntervalMs: 1_000 } });
   await app.start();
@@ -68,8 +64,8 @@ async function main() {
     await plugin.close();
     await app.stop();
     await sql.end({ timeout: 1 });
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-    await admin.end();
+    await scratch.drop();
+    await server.stop();
   }
   const median = (xs: number[]) => { const a = [...xs].sort((x, y) => x - y); const m = a.length >> 1; return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2; };
   const f = (x: number) => x.toFixed(1);

@@ -19,12 +19,12 @@
  * The machine's cores are shared by the gateways, Postgres, the producer and the subscribers.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { connect, type Sql } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { openDatabase } from '../db/index.js';
+import { createScratchDatabase } from '../db/scratch.js';
 
 const CHILD = process.argv.includes('--child');
 
@@ -342,12 +342,8 @@ async function main() {
   const rate = Number(process.env.RATE ?? 200);
   const seconds = Number(process.env.SECONDS ?? 30);
   const server = await openDatabase();
-  const base = connect(server.url, { max: 1 });
-  const name = `gw_bench_${randomBytes(4).toString('hex')}`;
-  await base.unsafe(`CREATE DATABASE ${name}`);
-  const u = new URL(server.url);
-  u.pathname = `/${name}`;
-  const dbUrl = u.toString();
+  const scratch = await createScratchDatabase(server.url, 'gw_bench_subs');
+  const dbUrl = scratch.url;
   const sql = connect(dbUrl, { max: 20, applicationName: 'bench-producer' });
   const results: Awaited<ReturnType<typeof run>>[] = [];
   try {
@@ -368,8 +364,7 @@ async function main() {
     }
   } finally {
     await sql.end({ timeout: 1 });
-    await base.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-    await base.end();
+    await scratch.drop();
     await server.stop();
   }
   const f = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '-');

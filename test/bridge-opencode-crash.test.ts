@@ -13,24 +13,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { OpencodeClient } from '../bridge/opencode/client.js';
 import { findOpencodeBinary, startOpencode, type OpencodeServer } from '../bridge/opencode/launch.js';
-import { scriptPrompt, startScriptedModel, type ScriptedModel, type ScriptStep } from '../bridge/opencode/scripted-model.js';
+import { startScriptedModel, type ScriptedModel, type ScriptStep } from '../bridge/opencode/scripted-model.js';
+import { promptAsync, until } from './support/opencode-kit.js';
 
 const bin = findOpencodeBinary();
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) { last = e; }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-}
 
 interface BridgeProcess { exited: Promise<{ killed: boolean; code: number | null }>; stop(): Promise<void>; logs: string[] }
 
@@ -64,16 +52,7 @@ describe.skipIf(!bin)('OpenCode bridge killed between a gateway mutation and its
     };
   }
 
-  async function prompt(steps: ScriptStep[]) {
-    const before = (await client.messages(ocSession)).length;
-    await client.promptAsync(ocSession, scriptPrompt('do it', steps));
-    await until('OpenCode turn finished', async () => {
-      if ((await client.status())[ocSession]) return false;
-      const m = await client.messages(ocSession);
-      const last = m.at(-1);
-      return m.length > before + 1 && last?.info.role === 'assistant' && !!last.info.time.completed;
-    }, 180_000);
-  }
+  const prompt = async (steps: ScriptStep[]) => (await promptAsync(client, ocSession, steps))();
 
   /** What the gateway holds for the OpenCode session (every gateway session that claims to mirror it). */
   async function mirrored() {
@@ -133,7 +112,7 @@ describe.skipIf(!bin)('OpenCode bridge killed between a gateway mutation and its
     // The bridge that survives, then a live turn during which it dies after appending a message.
     let b = runBridge(null);
     const want1 = await expected();
-    await until('history mirrored', async () => JSON.stringify(await mirrored()) === JSON.stringify(want1) || null)
+    await until('history mirrored', async () => JSON.stringify(await mirrored()) === JSON.stringify(want1) || null, 90_000)
       .catch(async (e) => { throw new Error(`${e.message}\nhave ${JSON.stringify(await mirrored())}, want ${JSON.stringify(want1)}\n${b.logs.join('').slice(-3000)}`); });
     await b.stop();
     b = runBridge('appendMessage');
@@ -143,7 +122,7 @@ describe.skipIf(!bin)('OpenCode bridge killed between a gateway mutation and its
     b = runBridge(null);
     try {
       const want = await expected();
-      await until('live turn mirrored', async () => JSON.stringify(await mirrored()) === JSON.stringify(want) || null)
+      await until('live turn mirrored', async () => JSON.stringify(await mirrored()) === JSON.stringify(want) || null, 90_000)
         .catch(async (e) => { throw new Error(`${e.message}\nhave ${JSON.stringify(await mirrored())}, want ${JSON.stringify(want)}\n${b.logs.join('').slice(-3000)}`); });
       // Nothing more arrives later either (a duplicate would show up as a count above the expected one).
       await new Promise((r) => setTimeout(r, 1_500));

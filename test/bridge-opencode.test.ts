@@ -13,22 +13,10 @@ import { OpencodeBridge } from '../bridge/opencode/bridge.js';
 import { OpencodeClient } from '../bridge/opencode/client.js';
 import { PgBridgeStore } from '../bridge/opencode/store.js';
 import { findOpencodeBinary, startOpencode, type OpencodeServer } from '../bridge/opencode/launch.js';
+import { promptAsync as startPrompt, until } from './support/opencode-kit.js';
 import { scriptPrompt, startScriptedModel, type ScriptedModel, type ScriptStep } from '../bridge/opencode/scripted-model.js';
 
 const bin = findOpencodeBinary();
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) { last = e; }
-    await new Promise((r) => setTimeout(r, 150));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-}
 
 /** Processes whose command line contains `marker` (read from /proc; nothing is killed). */
 function processesWith(marker: string): number[] {
@@ -79,16 +67,7 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
   }
 
   /** Sends a scripted prompt; answers a function that waits until OpenCode has answered it and is idle. */
-  async function promptAsync(steps: ScriptStep[], intro = 'do it') {
-    const before = (await client.messages(ocSession)).length;
-    await client.promptAsync(ocSession, scriptPrompt(intro, steps));
-    return () => until('OpenCode turn finished', async () => {
-      if ((await client.status())[ocSession]) return false;
-      const m = await client.messages(ocSession);
-      const last = m.at(-1);
-      return m.length > before + 1 && last?.info.role === 'assistant' && !!last.info.time.completed;
-    }, 180_000);
-  }
+  const promptAsync = (steps: ScriptStep[], intro = 'do it') => startPrompt(client, ocSession, steps, intro);
 
   /** A shell step that runs until the test creates `gate` (so the test decides when the step ends). */
   const gated = (gate: string): ScriptStep => ({

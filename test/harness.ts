@@ -1,7 +1,7 @@
 import { inject } from 'vitest';
-import { randomBytes } from 'node:crypto';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
+import { createScratchDatabase } from '../db/scratch.js';
 import { connect, type Sql } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { createToken } from '../domain/tokens.js';
@@ -10,21 +10,7 @@ import type { Role } from '../domain/access.js';
 
 /** A database of its own for one test file, on the run's server (embedded or DATABASE_URL). */
 export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const base = inject('databaseUrl');
-  const admin = connect(base, { max: 1 });
-  const name = `gw_test_${randomBytes(6).toString('hex')}`;
-  await admin.unsafe(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(base);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const a = connect(base, { max: 1 });
-      await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-      await a.end();
-    },
-  };
+  return createScratchDatabase(inject('databaseUrl'), 'gw_test');
 }
 
 export interface GqlResult<T = any> { status: number; data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] }
