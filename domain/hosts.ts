@@ -1,5 +1,5 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
-import type { Actor } from './access.js';
+import { isUnscopedAdmin, ownsHost, type Actor } from './access.js';
 import { HostNotFoundError, InvalidRequestError } from './errors.js';
 import { newId } from './ids.js';
 import { appendEvent } from './journal.js';
@@ -64,16 +64,12 @@ export async function registerHost(sql: Sql, actor: Actor, input: RegisterHostIn
   });
 }
 
-function ownsHost(actor: Actor, h: HostRow): boolean {
-  return actor.role === 'admin' || h.tokenId === actor.tokenID;
-}
-
 /** Extends the lease by its length from now. A lapsed lease can be renewed; work already swept stays lost. */
 export async function renewHostLease(sql: Sql, actor: Actor, input: { hostID: string }): Promise<HostRow> {
   const hostID = requireId('host', input.hostID, 'hostID');
   const [h] = await sql<HostRow[]>`
     UPDATE hosts SET lease_expires_at = now() + lease_ms * interval '1 millisecond', renewed_at = now()
-    WHERE id = ${hostID} AND (${actor.role === 'admin'} OR token_id = ${actor.tokenID}) RETURNING *`;
+    WHERE id = ${hostID} AND (${isUnscopedAdmin(actor)} OR token_id = ${actor.tokenID}) RETURNING *`;
   if (!h) throw new HostNotFoundError(hostID);
   return h;
 }
