@@ -5,7 +5,7 @@ import type { Context } from '../resolvers/context.js';
 
 const READERS: Role[] = ['reader', 'plugin', 'admin'];
 
-function operationOf(doc: DocumentNode, name?: string | null): OperationDefinitionNode | undefined {
+export function operationOf(doc: DocumentNode, name?: string | null): OperationDefinitionNode | undefined {
   const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   return name ? ops.find((o) => o.name?.value === name) : ops[0];
 }
