@@ -8,7 +8,7 @@ import { baseType, emptyState, JOB_TOOLS, jobEnd, toGatewayParts, type PendingCo
 import fs from 'node:fs';
 import path from 'node:path';
 import { GraphqlSnapshotSink } from './snapshot-sink.js';
-import { defaultOpencodeDataDir, findSnapshotGitdir, observeLeftOut, readSnapshotTree, type TreeManifest } from './snapshot.js';
+import { defaultOpencodeDataDir, readStepSnapshot, SnapshotUnavailable, type TreeManifest } from './snapshot.js';
 
 export interface SnapshotSink {
   /** Uploads a manifest (and the contents the gateway lacks); answers the Snapshot id, or null if unsupported. */
@@ -722,26 +722,15 @@ export class OpencodeBridge {
     if (!sink || !l.st.directory || !this.hostID) return null; // boundary reads START_NOT_CAPTURED / END_NOT_CAPTURED
     const t0 = Date.now();
     try {
-      const gitdir = findSnapshotGitdir(this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), l.st.directory);
-      if (!gitdir) return null;
-      const m = await readSnapshotTree(gitdir, tree);
-      if (this.live) {
-        // Followed live: the worktree is as OpenCode just captured it, so what its capture skipped
-        // (ignored paths, untracked files over 2 MiB) is observed now and recorded by metadata or hash.
-        const left = observeLeftOut(l.st.directory, m);
-        m.files.push(...left.files);
-        m.unscanned.push(...left.unscanned);
-      } else {
-        // A step read from history: what OpenCode left out then cannot be observed now (today's worktree
-        // says nothing about it). The tree's files are what they are, but the changeset must not read
-        // complete: the snapshot is marked partial.
-        m.partial = 'OpenCode step read from its history: OpenCode does not capture ignored paths or untracked files over 2 MiB, and what it left out then cannot be observed any more';
-      }
+      // Followed live: the worktree is as OpenCode just captured it, so what its capture skipped (ignored
+      // paths, untracked files over 2 MiB, submodule files) is observed now. Read from history: that
+      // cannot be known any more, and the snapshot is uploaded partial (see snapshot.ts).
+      const m = readStepSnapshot({ dataDir: this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), directory: l.st.directory, tree, live: this.live });
       const id = await sink.upload(l.row.sessionID!, this.hostID, m);
       if (process.env.BRIDGE_TRACE) this.log(`snapshot ${tree}: ${m.files.length} entries in ${Date.now() - t0}ms`);
       return id;
     } catch (e: any) {
-      this.log(`snapshot ${tree}: ${e?.message ?? e}`);
+      this.log(`snapshot ${tree}: ${e instanceof SnapshotUnavailable ? e.detail : e?.message ?? e}`);
       return null;
     }
   }
