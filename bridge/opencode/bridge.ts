@@ -605,10 +605,11 @@ export class OpencodeBridge {
     for (const [mid, other] of Object.entries(l.st.steps)) {
       if (mid !== ocMessageID && other.executionID && !other.settled) await this.endStep(l, mid, 'INTERRUPTED', 'USER', null);
     }
-    const startSnapshot = step.startTree ? await this.snapshot(l, step.startTree) : null;
+    const start = step.startTree ? await this.snapshot(l, step.startTree) : null;
     try {
       const e = await this.hostCall('beginExecution', 'BeginExecutionInput', SEL_EXEC,
-        { sessionID, hostID: this.hostID, trigger: 'PROMPT', ...(startSnapshot ? { startSnapshot } : {}), idempotencyKey: `opencode:step:${ocMessageID}` });
+        { sessionID, hostID: this.hostID, trigger: 'PROMPT', ...(start?.id ? { startSnapshot: start.id } : start?.error ? { startCaptureError: start.error } : {}),
+          idempotencyKey: `opencode:step:${ocMessageID}` });
       step.executionID = e.id;
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
@@ -670,10 +671,10 @@ export class OpencodeBridge {
       await this.flushMessage(l, ocMessageID, pm, step.executionID);
     }
     if (step.executionID) {
-      const endSnapshot = endTree ? await this.snapshot(l, endTree) : null;
+      const end = endTree ? await this.snapshot(l, endTree) : null;
       await this.gw.call('settleExecution', 'SettleExecutionInput', SEL_EXEC, {
         executionID: step.executionID, status, ...(reason ? { interruptReason: reason } : {}),
-        ...(error ? { error } : {}), ...(endSnapshot ? { endSnapshot } : {}),
+        ...(error ? { error } : {}), ...(end?.id ? { endSnapshot: end.id } : end?.error ? { endCaptureError: end.error } : {}),
       }).catch((e) => {
         if (!(e instanceof GatewayError)) throw e;
         // Typically ABANDONED: the gateway was unreachable for longer than the lease and its sweep gave the
@@ -717,7 +718,8 @@ export class OpencodeBridge {
 
   // ---------------------------------------------------------------- snapshots
 
-  private async snapshot(l: Live, tree: string): Promise<string | null> {
+  /** A boundary's snapshot ID, or why it could not be captured (sent as the boundary's capture error). */
+  private async snapshot(l: Live, tree: string): Promise<{ id: string | null; error?: string } | null> {
     const sink = this.sink;
     if (!sink || !l.st.directory || !this.hostID) return null; // boundary reads START_NOT_CAPTURED / END_NOT_CAPTURED
     const t0 = Date.now();
@@ -728,10 +730,11 @@ export class OpencodeBridge {
       const m = readStepSnapshot({ dataDir: this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), directory: l.st.directory, tree, live: this.live });
       const id = await sink.upload(l.row.sessionID!, this.hostID, m);
       if (process.env.BRIDGE_TRACE) this.log(`snapshot ${tree}: ${m.files.length} entries in ${Date.now() - t0}ms`);
-      return id;
+      return { id };
     } catch (e: any) {
-      this.log(`snapshot ${tree}: ${e instanceof SnapshotUnavailable ? e.detail : e?.message ?? e}`);
-      return null;
+      const why = e instanceof SnapshotUnavailable ? e.detail : `snapshot ${tree} of ${l.st.directory} could not be uploaded: ${e?.message ?? e}`;
+      this.log(`snapshot ${tree}: ${why}`);
+      return { id: null, error: why.slice(0, 2_000) };
     }
   }
 
