@@ -26,6 +26,8 @@ export type BeginExecutionInput = {
   /** Optional. A call repeated with the same key (after a crash or a lost answer) returns what the first call created instead of creating it again; the same key with a different request is an InvalidRequestError. Unique per operation within the session. */
   idempotencyKey?: string | null | undefined;
   sessionID: string;
+  /** Why the host could not capture the start snapshot (e.g. which object is missing where); the boundary then reads START_NOT_CAPTURED with this in its detail. Not with startSnapshot. */
+  startCaptureError?: string | null | undefined;
   /** The Snapshot captured at admission; without it the boundary reads START_NOT_CAPTURED. */
   startSnapshot?: string | null | undefined;
   trigger: Trigger;
@@ -288,6 +290,8 @@ export type SessionStatus =
   | 'SEALING';
 
 export type SettleExecutionInput = {
+  /** Why the host could not capture the end snapshot; the boundary then reads END_NOT_CAPTURED with this in its detail. Not with endSnapshot. */
+  endCaptureError?: string | null | undefined;
   /** The Snapshot captured at settlement; the changeset is frozen from it. */
   endSnapshot?: string | null | undefined;
   error?: string | null | undefined;

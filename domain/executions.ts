@@ -18,6 +18,8 @@ export interface BeginExecutionInput {
   trigger: Trigger;
   /** The snapshot the host captured at admission (issue 3); without it the boundary reads START_NOT_CAPTURED. */
   startSnapshot?: string | null;
+  /** Why the host could not capture the start snapshot (then the boundary's detail says so). */
+  startCaptureError?: string | null;
   /** Retrying with the same key answers the execution the first call admitted (domain/idempotency.ts). */
   idempotencyKey?: string | null;
 }
@@ -30,6 +32,7 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
   const sessionID = requireId('session', input.sessionID, 'sessionID');
   const hostID = requireId('host', input.hostID, 'hostID');
   const key = idempotencyKey('beginExecution', sessionID, input.idempotencyKey, { hostID, trigger: input.trigger });
+  const startCaptureError = captureError(input.startSnapshot, input.startCaptureError, 'startCaptureError');
   return sql.begin(async (tx) => {
     const s = await lockSession(tx, actor, sessionID);
     const previous = await previousResult(tx, key);
@@ -45,8 +48,8 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
     const startSnapshot = input.startSnapshot == null ? null : await requireBoundarySnapshot(tx, input.startSnapshot, sessionID, 'startSnapshot');
     const sequence = s.executionCount + 1;
     const [e] = await tx<ExecutionRow[]>`
-      INSERT INTO executions (id, session_id, sequence, host_id, status, trigger, start_snapshot_id)
-      VALUES (${newId('execution')}, ${sessionID}, ${sequence}, ${hostID}, 'RUNNING', ${input.trigger}, ${startSnapshot})
+      INSERT INTO executions (id, session_id, sequence, host_id, status, trigger, start_snapshot_id, start_capture_error)
+      VALUES (${newId('execution')}, ${sessionID}, ${sequence}, ${hostID}, 'RUNNING', ${input.trigger}, ${startSnapshot}, ${startCaptureError})
       RETURNING *`;
     await tx`UPDATE sessions SET execution_count = ${sequence}, host_id = ${hostID}, updated_at = now() WHERE id = ${sessionID}`;
     await appendEvent(tx, sessionID, 'execution.started', { executionID: e.id, sequence, hostID, trigger: e.trigger, startSnapshotID: startSnapshot });
@@ -62,6 +65,16 @@ export interface SettleExecutionInput {
   error?: string | null;
   /** The snapshot the host captured at settlement (issue 3): the changeset is frozen from it. */
   endSnapshot?: string | null;
+  /** Why the host could not capture the end snapshot (then the boundary's detail says so). */
+  endCaptureError?: string | null;
+}
+
+/** A capture error: a non-empty text, never together with the snapshot it explains. */
+function captureError(snapshot: string | null | undefined, why: string | null | undefined, field: string): string | null {
+  if (why == null) return null;
+  if (snapshot != null) throw new InvalidRequestError(field, `${field} explains a missing snapshot: leave it out when the snapshot is given.`);
+  if (typeof why !== 'string' || why.trim() === '') throw new InvalidRequestError(field, `${field} must say why the snapshot could not be captured (a non-empty string), or be left out.`);
+  return checkText(why, field, 2_000);
 }
 
 const SETTLE_STATUSES: ExecutionStatus[] = ['SUCCEEDED', 'FAILED', 'INTERRUPTED'];
@@ -82,6 +95,7 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
     throw new InvalidRequestError('interruptReason', 'interruptReason is only allowed when status is INTERRUPTED.');
   }
   const error = input.error == null ? null : checkText(input.error, 'error', LIMITS.error);
+  const endCaptureError = captureError(input.endSnapshot, input.endCaptureError, 'endCaptureError');
   const [found] = await sql`SELECT session_id FROM executions WHERE id = ${executionID}`;
   if (!found) throw new ExecutionNotFoundError(executionID);
   return sql.begin(async (tx) => {
@@ -95,9 +109,10 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
     const endSnapshot = input.endSnapshot == null ? null : await requireBoundarySnapshot(tx, input.endSnapshot, s.id, 'endSnapshot');
     const [settled] = await tx<ExecutionRow[]>`
       UPDATE executions SET status = ${input.status}, interrupt_reason = ${input.interruptReason ?? null},
-        error = ${error}, settled_at = clock_timestamp(), end_snapshot_id = ${endSnapshot}
+        error = ${error}, settled_at = clock_timestamp(), end_snapshot_id = ${endSnapshot}, end_capture_error = ${endCaptureError}
       WHERE id = ${executionID} RETURNING *`;
-    await freezeChangeset(tx, { id: executionID, sessionId: s.id, startSnapshotId: (e as any).startSnapshotId ?? null, endSnapshotId: endSnapshot });
+    await freezeChangeset(tx, { id: executionID, sessionId: s.id, startSnapshotId: (e as any).startSnapshotId ?? null, endSnapshotId: endSnapshot,
+      startCaptureError: (e as any).startCaptureError ?? null, endCaptureError });
     await tx`UPDATE sessions SET updated_at = now() WHERE id = ${s.id}`;
     await appendEvent(tx, s.id, 'execution.settled', {
       executionID, status: settled.status, interruptReason: settled.interruptReason, error: settled.error, endSnapshotID: endSnapshot,

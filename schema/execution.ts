@@ -41,6 +41,7 @@ const BeginExecutionInput = builder.inputType('BeginExecutionInput', {
     hostID: t.id({ required: true }),
     trigger: t.field({ type: TriggerEnum, required: true }),
     startSnapshot: t.id({ required: false, description: 'The Snapshot captured at admission; without it the boundary reads START_NOT_CAPTURED.' }),
+    startCaptureError: t.string({ required: false, description: 'Why the host could not capture the start snapshot (e.g. which object is missing where); the boundary then reads START_NOT_CAPTURED with this in its detail. Not with startSnapshot.' }),
     idempotencyKey: t.string({ required: false, description: 'Optional. A call repeated with the same key (after a crash or a lost answer) returns what the first call created instead of creating it again; the same key with a different request is an InvalidRequestError. Unique per operation within the session.' }),
   }),
 });
@@ -52,6 +53,7 @@ const SettleExecutionInput = builder.inputType('SettleExecutionInput', {
     interruptReason: t.field({ type: InterruptReasonEnum, required: false, description: 'Required with INTERRUPTED.' }),
     error: t.string({ required: false }),
     endSnapshot: t.id({ required: false, description: 'The Snapshot captured at settlement; the changeset is frozen from it.' }),
+    endCaptureError: t.string({ required: false, description: 'Why the host could not capture the end snapshot; the boundary then reads END_NOT_CAPTURED with this in its detail. Not with endSnapshot.' }),
   }),
 });
 
@@ -63,7 +65,8 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: BeginExecutionInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       beginExecution(ctx.sql, ctx.actor, { sessionID: String(input.sessionID), hostID: String(input.hostID), trigger: input.trigger,
-        startSnapshot: input.startSnapshot == null ? null : String(input.startSnapshot), idempotencyKey: input.idempotencyKey }),
+        startSnapshot: input.startSnapshot == null ? null : String(input.startSnapshot), startCaptureError: input.startCaptureError,
+        idempotencyKey: input.idempotencyKey }),
   }),
   settleExecution: t.field({
     type: ExecutionRef,

@@ -8,7 +8,7 @@ import { baseType, emptyState, JOB_TOOLS, jobEnd, toGatewayParts, type PendingCo
 import fs from 'node:fs';
 import path from 'node:path';
 import { GraphqlSnapshotSink } from './snapshot-sink.js';
-import { defaultOpencodeDataDir, findSnapshotGitdir, observeLeftOut, readSnapshotTree, type TreeManifest } from './snapshot.js';
+import { defaultOpencodeDataDir, readStepSnapshot, SnapshotUnavailable, type TreeManifest } from './snapshot.js';
 
 export interface SnapshotSink {
   /** Uploads a manifest (and the contents the gateway lacks); answers the Snapshot id, or null if unsupported. */
@@ -605,10 +605,11 @@ export class OpencodeBridge {
     for (const [mid, other] of Object.entries(l.st.steps)) {
       if (mid !== ocMessageID && other.executionID && !other.settled) await this.endStep(l, mid, 'INTERRUPTED', 'USER', null);
     }
-    const startSnapshot = step.startTree ? await this.snapshot(l, step.startTree) : null;
+    const start = step.startTree ? await this.snapshot(l, step.startTree) : null;
     try {
       const e = await this.hostCall('beginExecution', 'BeginExecutionInput', SEL_EXEC,
-        { sessionID, hostID: this.hostID, trigger: 'PROMPT', ...(startSnapshot ? { startSnapshot } : {}), idempotencyKey: `opencode:step:${ocMessageID}` });
+        { sessionID, hostID: this.hostID, trigger: 'PROMPT', ...(start?.id ? { startSnapshot: start.id } : start?.error ? { startCaptureError: start.error } : {}),
+          idempotencyKey: `opencode:step:${ocMessageID}` });
       step.executionID = e.id;
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
@@ -670,10 +671,10 @@ export class OpencodeBridge {
       await this.flushMessage(l, ocMessageID, pm, step.executionID);
     }
     if (step.executionID) {
-      const endSnapshot = endTree ? await this.snapshot(l, endTree) : null;
+      const end = endTree ? await this.snapshot(l, endTree) : null;
       await this.gw.call('settleExecution', 'SettleExecutionInput', SEL_EXEC, {
         executionID: step.executionID, status, ...(reason ? { interruptReason: reason } : {}),
-        ...(error ? { error } : {}), ...(endSnapshot ? { endSnapshot } : {}),
+        ...(error ? { error } : {}), ...(end?.id ? { endSnapshot: end.id } : end?.error ? { endCaptureError: end.error } : {}),
       }).catch((e) => {
         if (!(e instanceof GatewayError)) throw e;
         // Typically ABANDONED: the gateway was unreachable for longer than the lease and its sweep gave the
@@ -717,32 +718,23 @@ export class OpencodeBridge {
 
   // ---------------------------------------------------------------- snapshots
 
-  private async snapshot(l: Live, tree: string): Promise<string | null> {
+  /** A boundary's snapshot ID, or why it could not be captured (sent as the boundary's capture error). */
+  private async snapshot(l: Live, tree: string): Promise<{ id: string | null; error?: string } | null> {
     const sink = this.sink;
     if (!sink || !l.st.directory || !this.hostID) return null; // boundary reads START_NOT_CAPTURED / END_NOT_CAPTURED
     const t0 = Date.now();
     try {
-      const gitdir = findSnapshotGitdir(this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), l.st.directory);
-      if (!gitdir) return null;
-      const m = await readSnapshotTree(gitdir, tree);
-      if (this.live) {
-        // Followed live: the worktree is as OpenCode just captured it, so what its capture skipped
-        // (ignored paths, untracked files over 2 MiB) is observed now and recorded by metadata or hash.
-        const left = observeLeftOut(l.st.directory, m);
-        m.files.push(...left.files);
-        m.unscanned.push(...left.unscanned);
-      } else {
-        // A step read from history: what OpenCode left out then cannot be observed now (today's worktree
-        // says nothing about it). The tree's files are what they are, but the changeset must not read
-        // complete: the snapshot is marked partial.
-        m.partial = 'OpenCode step read from its history: OpenCode does not capture ignored paths or untracked files over 2 MiB, and what it left out then cannot be observed any more';
-      }
+      // Followed live: the worktree is as OpenCode just captured it, so what its capture skipped (ignored
+      // paths, untracked files over 2 MiB, submodule files) is observed now. Read from history: that
+      // cannot be known any more, and the snapshot is uploaded partial (see snapshot.ts).
+      const m = readStepSnapshot({ dataDir: this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), directory: l.st.directory, tree, live: this.live });
       const id = await sink.upload(l.row.sessionID!, this.hostID, m);
       if (process.env.BRIDGE_TRACE) this.log(`snapshot ${tree}: ${m.files.length} entries in ${Date.now() - t0}ms`);
-      return id;
+      return { id };
     } catch (e: any) {
-      this.log(`snapshot ${tree}: ${e?.message ?? e}`);
-      return null;
+      const why = e instanceof SnapshotUnavailable ? e.detail : `snapshot ${tree} of ${l.st.directory} could not be uploaded: ${e?.message ?? e}`;
+      this.log(`snapshot ${tree}: ${why}`);
+      return { id: null, error: why.slice(0, 2_000) };
     }
   }
 
