@@ -7,13 +7,14 @@
 import { GatewayError, type Gateway } from './gateway.js';
 import type { SnapshotSink } from './bridge.js';
 import type { TreeManifest } from './snapshot.js';
+import { type SnapshotEntryKind, CreateSnapshotDocument, MissingContentsDocument, UploadContentsDocument } from '../../client/index.js';
 
 const BATCH_BYTES = 8 * 1024 * 1024;
 /** Sessions whose last manifest is remembered (least recently used dropped first). */
 const MAX_BASES = 64;
 
 interface EntryInput {
-  path: string; kind: string; hash: string | null; size: number; mode: number; binary: boolean | null; mtimeMs: number | null; count: number | null;
+  path: string; kind: SnapshotEntryKind; hash: string | null; size: number; mode: number; binary: boolean | null; mtimeMs: number | null; count: number | null;
 }
 
 export class GraphqlSnapshotSink implements SnapshotSink {
@@ -26,7 +27,7 @@ export class GraphqlSnapshotSink implements SnapshotSink {
 
   async upload(sessionID: string, hostID: string, m: TreeManifest): Promise<string | null> {
     const files: EntryInput[] = m.files.map((f) => ({
-      path: f.path, kind: f.kind, hash: f.hash ?? null, size: f.size, mode: f.mode, binary: f.binary ?? null,
+      path: f.path, kind: f.kind as SnapshotEntryKind, hash: f.hash ?? null, size: f.size, mode: f.mode, binary: f.binary ?? null,
       mtimeMs: f.mtimeMs ?? null, count: f.count ?? null,
     }));
     const keyed = new Map(files.map((f) => [f.path, JSON.stringify(f)]));
@@ -41,8 +42,7 @@ export class GraphqlSnapshotSink implements SnapshotSink {
     const extent = { unscanned: m.unscanned, ...(m.partial ? { partial: m.partial } : {}) };
     let s;
     try {
-      s = await this.gw.call('createSnapshot', 'CreateSnapshotInput', '... on Snapshot { id } ... on InvalidRequestError { field }',
-        delta ? { sessionID, hostID, ...extent, ...delta } : { sessionID, hostID, ...extent, files });
+      s = await this.gw.call(CreateSnapshotDocument, { input: delta ? { sessionID, hostID, ...extent, ...delta } : { sessionID, hostID, ...extent, files } });
     } catch (e) {
       const field = e instanceof GatewayError ? String(e.fields.field ?? '') : '';
       if (!delta || !(field === 'base' || field.startsWith('removed'))) throw e;
@@ -50,7 +50,7 @@ export class GraphqlSnapshotSink implements SnapshotSink {
       this.last.delete(sessionID);
       delta = null;
       await this.uploadMissing(m, files);
-      s = await this.gw.call('createSnapshot', 'CreateSnapshotInput', '... on Snapshot { id }', { sessionID, hostID, ...extent, files });
+      s = await this.gw.call(CreateSnapshotDocument, { input: { sessionID, hostID, ...extent, files } });
     }
     if (delta) this.stats.deltas++;
     else this.stats.whole++;
@@ -65,17 +65,14 @@ export class GraphqlSnapshotSink implements SnapshotSink {
     const hashes = [...new Set(entries.filter((f) => f.hash && m.contents.has(f.hash)).map((f) => f.hash!))];
     let missing: string[] = [];
     for (let i = 0; i < hashes.length; i += 10_000) {
-      const d = await this.gw.request(
-        'query($h: [String!]!) { r: missingContents(hashes: $h) { __typename ... on MissingContents { hashes } ... on Error { message } } }',
-        { h: hashes.slice(i, i + 10_000) });
-      if (!d.r?.hashes) throw new Error(`missingContents: ${d.r?.message ?? d.r?.__typename}`);
-      missing = missing.concat(d.r.hashes);
+      const r = await this.gw.call(MissingContentsDocument, { hashes: hashes.slice(i, i + 10_000) });
+      missing = missing.concat(r.hashes);
     }
     let batch: { hash: string; base64: string }[] = [];
     let bytes = 0;
     const send = async () => {
       if (!batch.length) return;
-      await this.gw.call('uploadContents', 'UploadContentsInput', '... on ContentsUploaded { stored }', { contents: batch });
+      await this.gw.call(UploadContentsDocument, { input: { contents: batch } });
       batch = [];
       bytes = 0;
     };
