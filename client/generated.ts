@@ -9,6 +9,8 @@ export type AcknowledgeHostCommandInput = {
 
 export type AppendMessageInput = {
   executionID?: string | null | undefined;
+  /** The host's own ID of the message (at most 200 characters). */
+  externalID?: string | null | undefined;
   /** Optional. A call repeated with the same key (after a crash or a lost answer) returns what the first call created instead of creating it again; the same key with a different request is an InvalidRequestError. Unique per operation within the session. */
   idempotencyKey?: string | null | undefined;
   origin: MessageOrigin;
@@ -22,9 +24,14 @@ export type BackgroundJobInput = {
 };
 
 export type BeginExecutionInput = {
+  agent?: string | null | undefined;
+  /** The host's own ID of the step (at most 200 characters). */
+  externalID?: string | null | undefined;
   hostID: string;
   /** Optional. A call repeated with the same key (after a crash or a lost answer) returns what the first call created instead of creating it again; the same key with a different request is an InvalidRequestError. Unique per operation within the session. */
   idempotencyKey?: string | null | undefined;
+  mode?: string | null | undefined;
+  model?: ModelInput | null | undefined;
   sessionID: string;
   /** The Snapshot captured at admission; without it the boundary reads START_NOT_CAPTURED. */
   startSnapshot?: string | null | undefined;
@@ -109,6 +116,16 @@ export type ExecutionStatus =
   | 'RUNNING'
   | 'SUCCEEDED';
 
+export type ExecutionUsageInput = {
+  cacheReadTokens?: number | null | undefined;
+  cacheWriteTokens?: number | null | undefined;
+  cost?: number | null | undefined;
+  /** Non-negative integers. */
+  inputTokens?: number | null | undefined;
+  outputTokens?: number | null | undefined;
+  reasoningTokens?: number | null | undefined;
+};
+
 export type FileChangeStatus =
   | 'ADDED'
   | 'DELETED'
@@ -143,6 +160,8 @@ export type HostCapabilitiesInput = {
   /** True (the default) when the host starts work only when the gateway admits it. False when its runtime can start work behind the gateway (e.g. an OpenCode server other clients also drive): a seal then cannot prove that nothing new starts. */
   exclusiveAdmission?: boolean | null | undefined;
   generate?: boolean | null | undefined;
+  /** The host mirrors sessions of its own runtime (e.g. the OpenCode bridge): createSession under one of its sessions, a rename and a removal are applied there first (host commands CREATE_SESSION, RENAME_SESSION, REMOVE_SESSION). */
+  sessions?: boolean | null | undefined;
 };
 
 export type HostCapability =
@@ -213,20 +232,27 @@ export type OmissionReason =
   | 'SIZE'
   | 'TRUNCATED';
 
-/** A part: TEXT takes `text`; TOOL takes `tool`, `input`, `output`, `status`; FILE takes `path`, `mime`. */
+/** A part: TEXT and REASONING take `text`; TOOL takes `tool`, `input`, `output`, `status`; FILE takes `path`, `mime`. Any part may carry the host's `externalID`, a `title`, `metadata` and its timing. */
 export type PartInput = {
+  endedAt?: string | null | undefined;
+  /** The host's own ID of the part (at most 200 characters). */
+  externalID?: string | null | undefined;
   input?: unknown;
+  metadata?: unknown;
   mime?: string | null | undefined;
   output?: string | null | undefined;
   path?: string | null | undefined;
+  startedAt?: string | null | undefined;
   status?: string | null | undefined;
   text?: string | null | undefined;
+  title?: string | null | undefined;
   tool?: string | null | undefined;
   type: PartType;
 };
 
 export type PartType =
   | 'FILE'
+  | 'REASONING'
   | 'TEXT'
   | 'TOOL';
 
@@ -288,14 +314,21 @@ export type SessionStatus =
   | 'SEALING';
 
 export type SettleExecutionInput = {
+  agent?: string | null | undefined;
   /** The Snapshot captured at settlement; the changeset is frozen from it. */
   endSnapshot?: string | null | undefined;
   error?: string | null | undefined;
+  errorName?: string | null | undefined;
   executionID: string;
+  finishReason?: string | null | undefined;
   /** Required with INTERRUPTED. */
   interruptReason?: InterruptReason | null | undefined;
+  mode?: string | null | undefined;
+  /** Replaces the model given at beginExecution, when given. */
+  model?: ModelInput | null | undefined;
   /** SUCCEEDED, FAILED or INTERRUPTED. */
   status: ExecutionStatus;
+  usage?: ExecutionUsageInput | null | undefined;
 };
 
 export type SnapshotEntryKind =
@@ -483,6 +516,7 @@ export type CompactSessionMutation = { compactSession:
     | { __typename: 'SessionBusyError', sessionID: string | null, executionID: string, message: string, code: number }
     | { __typename: 'SessionCompacted', sessionID: string | null, compactedMessages: number, summary: { id: string, role: MessageRole, origin: MessageOrigin, parts: Array<
           | { __typename: 'FilePart', id: string }
+          | { __typename: 'ReasoningPart', id: string }
           | { __typename: 'TextPart', text: string, id: string }
           | { __typename: 'ToolPart', id: string }
         > }, session: { id: string, status: SessionStatus, context: Array<{ messageID: string, role: MessageRole, text: string }> } }
@@ -637,6 +671,7 @@ export type AppendMessageMutation = { appendMessage:
     | { __typename: 'InvalidRequestError', field: string, message: string, code: number }
     | { __typename: 'Message', id: string, role: MessageRole, origin: MessageOrigin, revision: number, parts: Array<
         | { __typename: 'FilePart', id: string, index: number }
+        | { __typename: 'ReasoningPart', id: string, index: number }
         | { __typename: 'TextPart', text: string, revision: number, id: string, index: number }
         | { __typename: 'ToolPart', id: string, index: number }
       > }
@@ -745,6 +780,7 @@ export type MessageErrorFieldsFragment =
 
 export type StoredMessageFieldsFragment = { id: string, role: MessageRole, origin: MessageOrigin, revision: number, createdAt: string, retraction: { reason: string | null, retractedAt: string } | null, parts: Array<
     | { __typename: 'FilePart', path: string, mime: string | null, id: string, index: number }
+    | { __typename: 'ReasoningPart', id: string, index: number }
     | { __typename: 'TextPart', text: string, revision: number, correctedAt: string | null, id: string, index: number }
     | { __typename: 'ToolPart', tool: string, input: unknown, output: string | null, status: string | null, id: string, index: number }
   > };
@@ -759,6 +795,7 @@ export type CorrectMessagePartMutation = { correctMessagePart:
     | { __typename: 'MessageNotFoundError', sessionID: string | null, messageID: string, message: string, code: number }
     | { __typename: 'MessagePartCorrected', corrected: { id: string, role: MessageRole, origin: MessageOrigin, revision: number, createdAt: string, retraction: { reason: string | null, retractedAt: string } | null, parts: Array<
           | { __typename: 'FilePart', path: string, mime: string | null, id: string, index: number }
+          | { __typename: 'ReasoningPart', id: string, index: number }
           | { __typename: 'TextPart', text: string, revision: number, correctedAt: string | null, id: string, index: number }
           | { __typename: 'ToolPart', tool: string, input: unknown, output: string | null, status: string | null, id: string, index: number }
         > }, part: { id: string, index: number, text: string, revision: number, correctedAt: string | null } }
@@ -776,6 +813,7 @@ export type RetractMessageMutation = { retractMessage:
     | { __typename: 'MessageNotFoundError', sessionID: string | null, messageID: string, message: string, code: number }
     | { __typename: 'MessageRetracted', retracted: { id: string, role: MessageRole, origin: MessageOrigin, revision: number, createdAt: string, retraction: { reason: string | null, retractedAt: string } | null, parts: Array<
           | { __typename: 'FilePart', path: string, mime: string | null, id: string, index: number }
+          | { __typename: 'ReasoningPart', id: string, index: number }
           | { __typename: 'TextPart', text: string, revision: number, correctedAt: string | null, id: string, index: number }
           | { __typename: 'ToolPart', tool: string, input: unknown, output: string | null, status: string | null, id: string, index: number }
         > } }
@@ -789,6 +827,7 @@ export type StoredMessageQueryVariables = Exact<{
 
 export type StoredMessageQuery = { message: { id: string, role: MessageRole, origin: MessageOrigin, revision: number, createdAt: string, retraction: { reason: string | null, retractedAt: string } | null, parts: Array<
       | { __typename: 'FilePart', path: string, mime: string | null, id: string, index: number }
+      | { __typename: 'ReasoningPart', id: string, index: number }
       | { __typename: 'TextPart', text: string, revision: number, correctedAt: string | null, id: string, index: number }
       | { __typename: 'ToolPart', tool: string, input: unknown, output: string | null, status: string | null, id: string, index: number }
     > } | null };
@@ -802,6 +841,7 @@ export type SessionTranscriptQueryVariables = Exact<{
 
 export type SessionTranscriptQuery = { session: { id: string, messages: { edges: Array<{ cursor: string, node: { id: string, role: MessageRole, origin: MessageOrigin, revision: number, createdAt: string, retraction: { reason: string | null, retractedAt: string } | null, parts: Array<
             | { __typename: 'FilePart', path: string, mime: string | null, id: string, index: number }
+            | { __typename: 'ReasoningPart', id: string, index: number }
             | { __typename: 'TextPart', text: string, revision: number, correctedAt: string | null, id: string, index: number }
             | { __typename: 'ToolPart', tool: string, input: unknown, output: string | null, status: string | null, id: string, index: number }
           > } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } }, context: Array<{ messageID: string, role: MessageRole, text: string }> } | null };
@@ -814,6 +854,7 @@ export type TranscriptEventsSubscriptionVariables = Exact<{
 
 export type TranscriptEventsSubscription = { sessionEvents: { cursor: string, sequence: number, type: string, messageID: string | null, partID: string | null, executionID: string | null, message: { id: string, role: MessageRole, origin: MessageOrigin, revision: number, createdAt: string, retraction: { reason: string | null, retractedAt: string } | null, parts: Array<
         | { __typename: 'FilePart', path: string, mime: string | null, id: string, index: number }
+        | { __typename: 'ReasoningPart', id: string, index: number }
         | { __typename: 'TextPart', text: string, revision: number, correctedAt: string | null, id: string, index: number }
         | { __typename: 'ToolPart', tool: string, input: unknown, output: string | null, status: string | null, id: string, index: number }
       > } | null } };
