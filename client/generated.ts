@@ -134,7 +134,7 @@ export type FileChangeStatus =
 export type FinishJobInput = {
   exitCode?: number | null | undefined;
   jobID: string;
-  /** COMPLETED, ERROR or CANCELLED. */
+  /** COMPLETED, ERROR or CANCELLED; or LOST when the host can no longer see the job (e.g. its runtime restarted while the job ran): never a claimed end, and the real end may still be reported later. */
   status: JobStatus;
 };
 

@@ -7,10 +7,10 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import {
   AcknowledgeHostCommandDocument, AppendMessageDocument, BeginExecutionDocument, CorrectMessagePartDocument, CreateSessionDocument,
   FinishJobDocument, HostCommandStreamDocument, RegisterHostDocument, RemoveSessionDocument, RenewHostLeaseDocument,
-  RetractMessageDocument, SettleExecutionDocument, StartJobDocument, StoredMessageDocument, TranscriptEventsDocument, UpdateSessionDocument,
+  RestoreJobDocument, RetractMessageDocument, SettleExecutionDocument, StartJobDocument, StoredMessageDocument, TranscriptEventsDocument, UpdateSessionDocument,
 } from '../../client/index.js';
 import type { BridgeStore, StoredSession } from './store.js';
-import { baseType, emptyState, JOB_TOOLS, jobEnd, toGatewayParts, type PendingCorrection, type PendingMessage, type SessionState, type StepState } from './mapping.js';
+import { baseType, emptyState, JOB_TOOLS, jobEnd, stepFacts, toGatewayParts, toUsage, type PendingCorrection, type PendingMessage, type SessionState, type StepState } from './mapping.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { GraphqlSnapshotSink } from './snapshot-sink.js';
@@ -273,9 +273,10 @@ export class OpencodeBridge {
     // Idle both before and after reading the history: nothing started in between.
     const after = await this.oc.status();
     const idle = (s: Record<string, { type: string }>, id: string) => !s[id] || s[id].type === 'idle';
-    for (const id of this.sessions.keys()) {
+    for (const [id, l] of this.sessions) {
       this.busy.set(id, !idle(after, id));
       if (idle(before, id) && idle(after, id)) await this.onIdle(id);
+      else if (!idle(after, id)) await this.restoreJobs(l);
     }
   }
 
@@ -410,12 +411,17 @@ export class OpencodeBridge {
       l.st.pending[info.id] = { role: 'assistant', parentID: info.parentID, parts: {}, order: [] };
     }
     const s = l.st.steps[info.id];
+    if (!s.settled) {
+      Object.assign(s, stepFacts(info));
+      // Ended without a step-finish (aborted, failed): what the message recorded so far.
+      if (info.time?.completed) { s.usage ??= toUsage(info); s.finish ??= info.finish ?? null; }
+    }
     if (info.time?.completed && !s.settled) {
       // Completed without a step-finish: aborted (or failed) mid-step.
       if (info.error) {
         const aborted = info.error.name === 'MessageAbortedError';
         await this.endStep(l, info.id, aborted ? 'INTERRUPTED' : 'FAILED', aborted ? (l.st.sealing ? 'SEAL' : 'USER') : null, null,
-          aborted ? null : `${info.error.name}: ${info.error.data?.message ?? ''}`.slice(0, 2000));
+          aborted ? null : `${info.error.name}: ${info.error.data?.message ?? ''}`.slice(0, 2000), info.error.name);
       } else if (s.endTree === undefined && s.executionID) {
         await this.endStep(l, info.id, 'SUCCEEDED', null, null);
       }
@@ -436,6 +442,8 @@ export class OpencodeBridge {
       await this.beginStep(l, part.messageID, step);
     } else if (part.type === 'step-finish') {
       step.endTree = part.snapshot ?? undefined;
+      step.usage = toUsage(part);
+      step.finish = part.reason ?? null;
       await this.endStep(l, part.messageID, 'SUCCEEDED', null, part.snapshot ?? null);
     } else if (part.type === 'tool' && part.tool && JOB_TOOLS[part.tool]) {
       await this.onToolJob(l, part, step);
@@ -553,7 +561,7 @@ export class OpencodeBridge {
       const input = {
         sessionID: l.row.sessionID!, executionID,
         role: pm.role === 'user' ? 'USER' as const : 'ASSISTANT' as const, origin: pm.role === 'user' ? 'PROMPT' as const : 'MODEL' as const, parts,
-        idempotencyKey: `opencode:message:${ocMessageID}`,
+        idempotencyKey: `opencode:message:${ocMessageID}`, externalID: ocMessageID,
       };
       let m: any = null;
       try {
@@ -604,7 +612,8 @@ export class OpencodeBridge {
     const startSnapshot = step.startTree ? await this.snapshot(l, step.startTree) : null;
     try {
       const e = await this.hostCall(BeginExecutionDocument,
-        { sessionID, hostID: this.hostID!, trigger: 'PROMPT', ...(startSnapshot ? { startSnapshot } : {}), idempotencyKey: `opencode:step:${ocMessageID}` });
+        { sessionID, hostID: this.hostID!, trigger: 'PROMPT', ...(startSnapshot ? { startSnapshot } : {}), idempotencyKey: `opencode:step:${ocMessageID}`,
+          externalID: ocMessageID, model: step.model ?? null, agent: step.agent ?? null, mode: step.mode ?? null });
       step.executionID = e.id;
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
@@ -641,24 +650,40 @@ export class OpencodeBridge {
     if (j && !j.finished && end) await this.finishJob(l, part.id, end.status, end.exitCode);
   }
 
-  private async finishJob(l: Live, ocPartID: string, status: 'COMPLETED' | 'ERROR' | 'CANCELLED', exitCode: number | null) {
+  /**
+   * OpenCode still runs the session after the bridge was away: its running jobs are still running, whatever
+   * the gateway's lease sweep concluded meanwhile (LOST). Taken back (`restored: true`); RUNNING ones stay.
+   */
+  private async restoreJobs(l: Live) {
+    if (!l.row.sessionID || l.st.removed || !this.hostID) return;
+    for (const j of Object.values(l.st.jobs)) {
+      if (j.finished || j.lost) continue;
+      await this.gw.call(RestoreJobDocument, { input: { jobID: j.jobID, hostID: this.hostID } })
+        .catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`restoreJob ${j.jobID}: ${e.message}`); });
+    }
+  }
+
+  private async finishJob(l: Live, ocPartID: string, status: 'COMPLETED' | 'ERROR' | 'CANCELLED' | 'LOST', exitCode: number | null) {
     const j = l.st.jobs[ocPartID];
     await this.gw.call(FinishJobDocument, { input: { jobID: j.jobID, status, exitCode } })
       .catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`finishJob ${j.jobID}: ${e.message}`); });
-    j.finished = true;
+    if (status === 'LOST') j.lost = true;
+    else j.finished = true;
     await this.persist(l);
   }
 
-  private async endStep(l: Live, ocMessageID: string, status: 'SUCCEEDED' | 'FAILED' | 'INTERRUPTED', reason: 'USER' | 'SEAL' | 'SHUTDOWN' | null, endTree: string | null, error?: string | null) {
+  private async endStep(l: Live, ocMessageID: string, status: 'SUCCEEDED' | 'FAILED' | 'INTERRUPTED', reason: 'USER' | 'SEAL' | 'SHUTDOWN' | null, endTree: string | null, error?: string | null, errorName?: string | null) {
     const step = l.st.steps[ocMessageID];
     if (!step || step.settled) return;
     if (l.st.sealing && status === 'INTERRUPTED') {
       reason = 'SEAL';
       await this.waitIdle(l.row.ocSessionID, 10_000); // SessionSealed only once OpenCode reports the session idle
     }
-    // Shell jobs of the step that never reported an end were killed with it.
+    // Jobs of the step whose end OpenCode never reported: nobody saw them end. A shell runs in its own
+    // process group and may outlive OpenCode (a crash or restart mid-shell), so they are LOST, never a
+    // claimed CANCELLED; OpenCode reporting their end later (a late part update) still finishes them.
     for (const [pid, j] of Object.entries(l.st.jobs)) {
-      if (j.ocMessageID === ocMessageID && !j.finished) await this.finishJob(l, pid, status === 'SUCCEEDED' ? 'COMPLETED' : 'CANCELLED', null);
+      if (j.ocMessageID === ocMessageID && !j.finished && !j.lost) await this.finishJob(l, pid, 'LOST', null);
     }
     const pm = l.st.pending[ocMessageID];
     if (pm && !step.flushed) {
@@ -670,6 +695,8 @@ export class OpencodeBridge {
       await this.gw.call(SettleExecutionDocument, { input: {
         executionID: step.executionID, status, ...(reason ? { interruptReason: reason } : {}),
         ...(error ? { error } : {}), ...(endSnapshot ? { endSnapshot } : {}),
+        ...(errorName ? { errorName } : {}), ...(step.usage ? { usage: step.usage } : {}), ...(step.finish ? { finishReason: step.finish } : {}),
+        ...(step.model ? { model: step.model } : {}), agent: step.agent ?? null, mode: step.mode ?? null,
       } }).catch((e) => {
         if (!(e instanceof GatewayError)) throw e;
         // Typically ABANDONED: the gateway was unreachable for longer than the lease and its sweep gave the
