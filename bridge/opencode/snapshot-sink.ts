@@ -2,11 +2,10 @@
 // (host/snapshot-upload.ts: missing contents, 8 MiB batches, a delta against the session's previous
 // snapshot, whole when the base is refused). Consecutive OpenCode steps share most of their tree (step
 // N's end is step N+1's start), so a delta is a few entries instead of the whole worktree.
-import { print } from 'graphql';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { GatewayCallError } from '../../client/index.js';
 import { SnapshotUploader, type SnapshotTransport } from '../../host/snapshot-upload.js';
-import type { Gateway } from './gateway.js';
+import { GatewayError, type Gateway } from './gateway.js';
 import type { SnapshotSink } from './bridge.js';
 import type { TreeManifest } from './snapshot.js';
 
@@ -14,16 +13,15 @@ import type { TreeManifest } from './snapshot.js';
  * The typed documents over the bridge's gateway connection (which retries across gateway restarts):
  * the success member of the result union, or a thrown GatewayCallError as `GatewayClient.call` does.
  */
-export function bridgeTransport(gw: Pick<Gateway, 'request'>): SnapshotTransport {
+export function bridgeTransport(gw: Pick<Gateway, 'call'>): SnapshotTransport {
   return {
     async call<TData, TVars extends Record<string, unknown>>(doc: TypedDocumentNode<TData, TVars>, variables?: TVars) {
-      const data = await gw.request(print(doc), (variables ?? {}) as Record<string, unknown>);
-      const value = Object.values(data ?? {})[0] as any;
-      if (value?.__typename && /Error$/.test(value.__typename)) {
-        const { __typename, ...rest } = value;
-        throw new GatewayCallError({ _tag: __typename, ...rest });
+      try {
+        return await gw.call(doc, (variables ?? {}) as TVars);
+      } catch (e) {
+        if (e instanceof GatewayError) throw new GatewayCallError({ _tag: e.tag, message: String(e.fields.message ?? ''), code: Number(e.fields.code ?? 0), ...e.fields });
+        throw e;
       }
-      return value;
     },
   };
 }
@@ -35,8 +33,8 @@ export class GraphqlSnapshotSink implements SnapshotSink {
   get stats() { return this.uploader.stats; }
 
   /** `gw`: the bridge's gateway connection, or any client with `GatewayClient.call`'s contract. */
-  constructor(gw: Pick<Gateway, 'request'> | SnapshotTransport) {
-    this.transport = 'request' in gw ? bridgeTransport(gw) : gw;
+  constructor(gw: Pick<Gateway, 'call'> | SnapshotTransport) {
+    this.transport = gw instanceof Object && 'request' in gw ? bridgeTransport(gw as Pick<Gateway, 'call'>) : (gw as SnapshotTransport);
   }
 
   async upload(sessionID: string, hostID: string, m: TreeManifest): Promise<string | null> {
