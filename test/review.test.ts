@@ -9,6 +9,7 @@ import { changesetKit, write } from './support/changeset-kit.js';
 import { setPolicy } from '../domain/snapshots.js';
 import { PROJECT_DIR } from '../db/index.js';
 import { ensureReviewBuilt } from '../server/review.js';
+import { BeginExecutionDocument, GatewayClient, SettleExecutionDocument } from '../client/index.js';
 
 /**
  * The review page in a real browser (Debian's chromium through playwright-core) against a gateway
@@ -61,6 +62,9 @@ beforeAll(async () => {
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   page.setDefaultTimeout(WAIT);
   page.on('pageerror', (e) => console.error('page error:', e));
+  // Signed in as a reader for every test (the first one clears this and signs in through the form).
+  await page.goto(`${base()}/review/`);
+  await page.evaluate((t) => sessionStorage.setItem('gateway.review.token', t), reader);
 }, 180_000);
 
 afterAll(async () => {
@@ -81,6 +85,7 @@ describe('the review page', () => {
     expect((await fetch(`${base()}/review/../package.json`)).status).toBe(404);
     expect((await fetch(`${base()}/review/assets/..%2F..%2Fpackage.json`)).status).toBe(404);
 
+    await page.evaluate(() => sessionStorage.clear());
     const external: string[] = [];
     page.on('request', (r) => { if (!r.url().startsWith(base())) external.push(r.url()); });
     await open('');
@@ -247,5 +252,125 @@ describe('the review page', () => {
     expect(await page.locator('.boundary').innerText()).toContain('Boundary unavailable: START_NOT_CAPTURED');
     expect(await page.locator('ol.files li').count()).toBe(0);
     await shot('09-changeset-unavailable');
+  });
+
+  it('live: settlements appear without reload, also those made while the connection was down; a sealed session turns SEALED', async () => {
+    const sessionID = await session('live');
+    const settle = async (client = host.client) => {
+      const e: any = await client.call(BeginExecutionDocument, { input: { sessionID, hostID: host.id!, trigger: 'PROMPT' } });
+      await client.call(SettleExecutionDocument, { input: { executionID: e.id, status: 'SUCCEEDED' } });
+      return e.id as string;
+    };
+    await settle();
+    await open(`#/session/${sessionID}`);
+    await page.locator('tr.execution-row[data-sequence="1"]').waitFor();
+    await page.locator('#live[data-state="connected"]').waitFor();
+    await page.evaluate(() => { (window as any).__noReload = true; });
+    await settle();
+    await page.locator('tr.execution-row[data-sequence="2"]').waitFor();
+    await shot('10-live-settlement');
+
+    // The gateway goes away; E3 settles through another instance meanwhile; the page resumes after E2.
+    const other = await g.startInstance();
+    const viaOther = new GatewayClient({ url: other.url, token: host.opts.token }); // hosts answer to the token that registered them
+    await g.restart(async () => {
+      await page.locator('#live[data-state="reconnecting"]').waitFor();
+      await settle(viaOther);
+      await shot('11-live-disconnected');
+    });
+    await page.locator('tr.execution-row[data-sequence="3"]').waitFor();
+    expect(await page.locator('tr.execution-row').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.sequence))).toEqual(['3', '2', '1']);
+    expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
+    await page.locator('#live[data-state="connected"]').waitFor();
+
+    // Sealed while the page is open: the badge follows sessionEvents.
+    expect(await page.locator('#session-status').innerText()).toBe('IDLE');
+    const sealed = await g.gql(`mutation($input: SealSessionInput!) { sealSession(input: $input) { __typename } }`, { input: { sessionID, timeoutMs: 10_000 } });
+    expect(sealed.data.sealSession.__typename).toBe('SessionSealed');
+    await page.locator('#session-status [data-status="SEALED"]').waitFor();
+    expect(await page.locator('dd.sealed-at').innerText()).not.toBe('—');
+    expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
+    await shot('12-live-sealed');
+    await open('');
+    await page.locator(`[data-session="${sessionID}"] .session-status [data-status="SEALED"]`).waitFor();
+  });
+
+  it('the sessions list updates a row when one of its executions settles', async () => {
+    const sessionID = await session('list live');
+    const run = async () => {
+      const e: any = await host.beginExecution(sessionID, 'PROMPT');
+      await host.settleExecution(e.id, 'INTERRUPTED', { interruptReason: 'USER' });
+    };
+    await run();
+    await open('');
+    await page.locator(`[data-session="${sessionID}"] .last-settled`).waitFor();
+    expect(await page.locator(`[data-session="${sessionID}"] .last-settled`).innerText()).toContain('#1');
+    await page.evaluate(() => { (window as any).__noReload = true; });
+    await run();
+    await page.locator(`[data-session="${sessionID}"] .last-settled a`, { hasText: '#2' }).waitFor();
+    expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
+  });
+
+  it('a 500-file changeset: the list comes without patches, each patch is fetched when its file is opened, j/k move between files', async () => {
+    const sessionID = await session('five hundred files');
+    const files: Record<string, string> = {};
+    const name = (i: number) => `pkg/m${String(i).padStart(3, '0')}.ts`;
+    for (let i = 0; i < 500; i++) files[name(i)] = `export const v${i} = ${i};\n`;
+    const root = kit.worktree(files);
+    const cap = new WorktreeCapturer();
+    const e = await kit.runExecution(sessionID, root, cap, () => {
+      for (let i = 0; i < 500; i++) write(root, name(i), `export const v${i} = ${i + 1};\n`);
+    });
+    const patchRequests: string[] = [];
+    page.on('request', (r) => {
+      const body = r.postData() ?? '';
+      if (body.includes('ReviewFilePatch')) patchRequests.push(JSON.parse(body).variables.path);
+    });
+    const t0 = Date.now();
+    const listResponse = page.waitForResponse((r) => (r.request().postData() ?? '').includes('query ReviewChangeset'));
+    await open(`#/execution/${e.id}`);
+    const listBody = await (await listResponse).text();
+    await page.locator('ol.files li').nth(499).waitFor();
+    await page.locator(`.diff-pane[data-path="${name(0)}"] .d2h-file-wrapper`).waitFor();
+    const firstFileMs = Date.now() - t0;
+    expect(listBody).not.toContain('diff --git');
+    expect(await page.locator('.file-count').innerText()).toBe('500 files changed');
+    expect(patchRequests.length).toBeLessThanOrEqual(2); // the open file and the next one, prefetched
+    for (let i = 0; i < 3; i++) await page.keyboard.press('j');
+    await page.locator(`.diff-pane[data-path="${name(3)}"] .d2h-file-wrapper`).waitFor();
+    await page.keyboard.press('k');
+    await page.locator(`.diff-pane[data-path="${name(2)}"] .d2h-file-wrapper`).waitFor();
+    expect(await text('.diff-pane .d2h-ins .d2h-code-line-ctn')).toEqual(['export const v2 = 3;']);
+    expect(decodeURIComponent(page.url())).toContain(`#/execution/${e.id}/file/${name(2)}`);
+    expect(await page.locator(`ol.files li[data-path="${name(2)}"]`).getAttribute('aria-selected')).toBe('true');
+    expect(new Set(patchRequests).size).toBeLessThanOrEqual(6);
+    // A deep link to a file far down the list opens it.
+    await open(`#/execution/${e.id}/file/${encodeURIComponent(name(420))}`);
+    await page.locator(`.diff-pane[data-path="${name(420)}"] .d2h-file-wrapper`).waitFor();
+    console.log(`500-file changeset: list and first diff shown in ${firstFileMs} ms; ${new Set(patchRequests).size} patches fetched for 5 files viewed`);
+    await shot('13-changeset-500-files');
+  });
+
+  it('is readable in a narrow window: one column, no horizontal scrolling of the page', async () => {
+    await page.setViewportSize({ width: 400, height: 800 });
+    try {
+      await page.evaluate(() => localStorage.removeItem('gateway.review.layout'));
+      const { edges } = (await g.gql(`{ sessions(first: 20) { edges { node { title lastSettledExecution { id } } } } }`)).data.sessions;
+      const id = edges.find((x: any) => x.node.title === 'every omission').node.lastSettledExecution.id;
+      await open(`#/execution/${id}/file/src%2Fapp.ts`);
+      await page.locator('.diff-pane[data-path="src/app.ts"] .d2h-file-wrapper').waitFor();
+      const nav = (await page.locator('.file-nav').boundingBox())!;
+      const pane = (await page.locator('.diff-pane').boundingBox())!;
+      expect(pane.y).toBeGreaterThanOrEqual(nav.y + nav.height - 1);
+      expect(await page.locator('.diff-pane .d2h-files-diff').count()).toBe(0); // inline by default when narrow
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
+      await shot('14-narrow-changeset');
+      await open('');
+      await page.locator('ul.sessions').waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
+      await shot('15-narrow-sessions');
+    } finally {
+      await page.setViewportSize({ width: 1400, height: 900 });
+    }
   });
 });
