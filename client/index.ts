@@ -40,6 +40,8 @@ export interface GatewayClientOptions {
   wsUrl?: string;
   /** The fetch used for requests (default: the global one), e.g. one that adds a timeout. */
   fetch?: typeof fetch;
+  /** The WebSocket implementation for subscriptions: a browser passes its own (`WebSocket`); Node uses `ws`. */
+  webSocketImpl?: unknown;
 }
 
 /** The typed client shipped with the project: requests over HTTP, subscriptions over graphql-ws. */
@@ -77,7 +79,7 @@ export class GatewayClient {
   ): () => void {
     this.ws ??= createClient({
       url: this.opts.wsUrl ?? this.opts.url.replace(/^http/, 'ws'),
-      webSocketImpl: WebSocket,
+      webSocketImpl: this.opts.webSocketImpl ?? WebSocket,
       connectionParams: { authorization: `Bearer ${this.opts.token}` },
       retryAttempts: Infinity,
       // Retry lost connections and graceful restarts (1001), never an auth refusal (4401 revoked, 4403 bad token).

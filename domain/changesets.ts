@@ -421,6 +421,20 @@ export async function changesetFiles(db: Db, executionIDs: readonly string[]): P
     WHERE f.execution_id = ANY(${[...executionIDs]}) AND c.pruned_at IS NULL ORDER BY f.execution_id, f.ord`;
 }
 
+/**
+ * Single files of frozen changesets, by (execution, path): what a review UI loads as a file is opened,
+ * so a 500-file changeset never ships every patch at once. Pruned changesets answer nothing.
+ */
+export async function changesetFilesAt(db: Db, keys: readonly { executionId: string; path: string }[]): Promise<ChangesetFileRow[]> {
+  if (!keys.length) return [];
+  return db<ChangesetFileRow[]>`
+    SELECT f.execution_id, f.ord, f.path, f.status, f.additions, f.deletions, f.binary, f.patch
+    FROM changeset_files f JOIN changesets c ON c.execution_id = f.execution_id
+    JOIN unnest(${keys.map((k) => k.executionId)}::text[], ${keys.map((k) => k.path)}::text[]) AS k(execution_id, path)
+      ON k.execution_id = f.execution_id AND k.path = f.path
+    WHERE c.pruned_at IS NULL`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Retention
 

@@ -74,6 +74,16 @@ export async function readSettlements(
     ORDER BY pos LIMIT ${opts.limit}`;
 }
 
+/** The position of the last settlement the actor can see (in one session if given); 0 when there is none. */
+export async function latestSettlementPosition(db: Db, actor: Actor, opts: { sessionID?: string | null } = {}): Promise<number> {
+  const [r] = await db<{ pos: string | null }[]>`
+    SELECT max(pos) AS pos FROM settlements
+    WHERE pos IS NOT NULL
+      ${opts.sessionID ? db`AND session_id = ${opts.sessionID}` : db``}
+      AND ${scopeCondition(db, actor, 'directory')}`;
+  return r?.pos == null ? 0 : Number(r.pos);
+}
+
 export function encodeSettlementCursor(pos: number): string {
   return Buffer.from(`settlement:${pos}`).toString('base64url');
 }

@@ -4,7 +4,7 @@ import { ContentMissingError, HostNotFoundError, InvalidRequestError, SessionNot
 import { ExecutionRef } from './refs.js';
 import type { Sql } from '../db/connection.js';
 import {
-  boundaryOf, changesetFiles, changesetRows, coverageOf, hasFiles,
+  boundaryOf, changesetFiles, changesetFilesAt, changesetRows, coverageOf, hasFiles,
   type BoundaryView, type BoundedExecution, type ChangesetFileRow, type ChangesetRow, type CoverageView, type Omission,
 } from '../domain/changesets.js';
 import { createSnapshot, missingContents, readPolicy, setPolicy, uploadContents, type Policy, type SnapshotRow } from '../domain/snapshots.js';
@@ -24,6 +24,11 @@ function createChangesetLoaders(sql: Sql) {
       for (const r of rows) map.get(r.executionId)?.push(r);
       return ids.map((id) => map.get(id)!);
     }),
+    file: new DataLoader<{ executionId: string; path: string }, ChangesetFileRow | null, string>(async (keys) => {
+      const rows = await changesetFilesAt(sql, keys);
+      const map = new Map(rows.map((r) => [`${r.executionId}\0${r.path}`, r]));
+      return keys.map((k) => map.get(`${k.executionId}\0${k.path}`) ?? null);
+    }, { cacheKeyFn: (k) => `${k.executionId}\0${k.path}` }),
     snapshot: new DataLoader<string, SnapshotRow | null>(async (ids) => {
       const rows = await sql<SnapshotRow[]>`
         SELECT id, session_id, host_id, captured_at, file_count, byte_size, pruned_at FROM snapshots WHERE id = ANY(${[...ids]})`;
@@ -144,6 +149,13 @@ const ChangesetRef = builder.objectRef<ChangesetParent>('Changeset').implement({
     files: t.field({
       type: [FileChangeRef],
       resolve: async (c, _a, ctx) => ((await frozen(c, ctx)) ? loaders(ctx).files.load(c.execution.id) : []),
+    }),
+    file: t.field({
+      type: FileChangeRef,
+      nullable: true,
+      description: 'One file of the changeset by its path (null when it did not change, or coverage is unavailable): lets a client load each file\'s patch as it is opened instead of every patch at once.',
+      args: { path: t.arg.string({ required: true }) },
+      resolve: async (c, { path }, ctx) => ((await frozen(c, ctx)) ? loaders(ctx).file.load({ executionId: c.execution.id, path }) : null),
     }),
     fileCount: t.int({ resolve: async (c, _a, ctx) => (await frozen(c, ctx))?.fileCount ?? 0 }),
     additions: t.int({ resolve: async (c, _a, ctx) => (await frozen(c, ctx))?.additions ?? 0 }),

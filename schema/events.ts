@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 import { builder } from './builder.js';
-import { ExecutionRef, JobRef, MessageRef } from './refs.js';
+import { ExecutionRef, JobRef, MessageRef, SessionRef } from './refs.js';
 import { readJournal, type JournalEvent } from '../domain/journal.js';
 import { getSession } from '../domain/sessions.js';
 import { getExecution } from '../domain/executions.js';
@@ -82,3 +82,10 @@ builder.subscriptionField('sessionEvents', (t) =>
     },
   }),
 );
+
+builder.objectFields(SessionRef, (t) => ({
+  eventsCursor: t.string({
+    description: 'The cursor of the session\'s last journal event, read with the rest of the session: subscribe to sessionEvents with it as `after` to see every change after what this read shows.',
+    resolve: (s) => encodeJournalCursor(Number(s.lastSeq)),
+  }),
+}));

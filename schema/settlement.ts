@@ -5,7 +5,7 @@ import { ExecutionRef } from './refs.js';
 import { createLoaders } from '../resolvers/loaders.js';
 import { inScope } from '../domain/access.js';
 import { getExecution } from '../domain/executions.js';
-import { decodeSettlementCursor, encodeSettlementCursor, hasUnsequenced, readSettlements, sequenceSettlements, type SettlementRow } from '../domain/settlements.js';
+import { decodeSettlementCursor, encodeSettlementCursor, hasUnsequenced, latestSettlementPosition, readSettlements, sequenceSettlements, type SettlementRow } from '../domain/settlements.js';
 import { isId } from '../domain/ids.js';
 import { pageSize, toPage } from '../resolvers/pagination.js';
 import { connectionOf, pageArgs } from './connection.js';
@@ -68,6 +68,19 @@ builder.queryField('settlements', (t) =>
         sessionID,
       });
       return toPage(rows, limit, (r) => encodeSettlementCursor(r.pos));
+    },
+  }),
+);
+
+builder.queryField('latestSettlementCursor', (t) =>
+  t.string({
+    description: 'The cursor of the last settlement committed so far (of one session if given): a client that loads a page and then subscribes to executionSettled with this `after` misses nothing that settles in between.',
+    args: { sessionID: t.arg.id({ required: false }) },
+    resolve: async (_r, args, ctx) => {
+      const sessionID = sessionArg(args.sessionID);
+      // Read your writes, as `settlements` does: a settlement committed before this query is counted.
+      if (await hasUnsequenced(ctx.sql)) await sequenceSettlements(ctx.sql, { wait: true });
+      return encodeSettlementCursor(await latestSettlementPosition(ctx.sql, ctx.actor, { sessionID }));
     },
   }),
 );

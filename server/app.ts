@@ -14,6 +14,7 @@ import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { Gateway, type GatewayConfig } from './gateway.js';
 import { useSharedSubscriptionExecution } from '../subscriptions/shared.js';
 import { TokenCache, type TokenCacheOptions } from './token-cache.js';
+import { isReviewPath, serveReview } from './review.js';
 
 export interface AppOptions {
   sql: Sql;
@@ -107,6 +108,7 @@ export function buildApp(opts: AppOptions): App {
       }
       return;
     }
+    if (isReviewPath(path)) return void serveReview(req, res);
     if (path === '/') {
       res.writeHead(302, { location: '/graphql' }).end();
       return;

@@ -1,0 +1,85 @@
+import { GatewayClient, GraphQLRequestError } from '../../client/index.js';
+
+/**
+ * The page's one connection to the gateway: the project's typed client, with the browser's own
+ * WebSocket for subscriptions. The token lives in sessionStorage only (gone when the tab closes,
+ * never in the URL or a cookie).
+ */
+const KEY = 'gateway.review.token';
+
+export function storedToken(): string | null {
+  return sessionStorage.getItem(KEY);
+}
+
+export function storeToken(token: string | null): void {
+  if (token) sessionStorage.setItem(KEY, token);
+  else sessionStorage.removeItem(KEY);
+}
+
+type LiveState = 'connecting' | 'connected' | 'reconnecting' | 'offline';
+const liveListeners = new Set<(s: LiveState) => void>();
+export function onLiveState(fn: (s: LiveState) => void): () => void {
+  liveListeners.add(fn);
+  return () => liveListeners.delete(fn);
+}
+function setLive(s: LiveState) { for (const fn of liveListeners) fn(s); }
+
+/** The browser's WebSocket, reporting its state to the page's live indicator. */
+class TrackedWebSocket extends WebSocket {
+  constructor(url: string | URL, protocols?: string | string[]) {
+    super(url, protocols);
+    setLive('connecting');
+    this.addEventListener('open', () => setLive('connected'));
+    this.addEventListener('close', (e) => setLive(e.code === 1000 ? 'offline' : 'reconnecting'));
+  }
+}
+
+let client: GatewayClient | null = null;
+let clientToken: string | null = null;
+
+export function gateway(): GatewayClient {
+  const token = storedToken();
+  if (!token) throw new SignedOut();
+  if (!client || clientToken !== token) {
+    void client?.close();
+    const ws = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    client = new GatewayClient({
+      url: `${location.origin}/graphql`,
+      wsUrl: `${ws}//${location.host}/graphql`,
+      token,
+      webSocketImpl: TrackedWebSocket,
+    });
+    clientToken = token;
+  }
+  return client;
+}
+
+export async function signOut(): Promise<void> {
+  storeToken(null);
+  await client?.close();
+  client = null;
+  clientToken = null;
+}
+
+export class SignedOut extends Error {
+  constructor(message = 'Enter a token to read the gateway.') { super(message); }
+}
+
+/** An HTTP 401 (bad or revoked token) or a WebSocket refusal (4401/4403) means: ask for a token again. */
+export function isAuthFailure(e: unknown): boolean {
+  if (e instanceof SignedOut) return true;
+  if (e instanceof GraphQLRequestError) return e.status === 401;
+  const code = (e as { code?: number } | null)?.code;
+  return code === 4401 || code === 4403;
+}
+
+/** Checks a token before keeping it: the cheapest read a reader token may make. */
+export async function checkToken(token: string): Promise<void> {
+  const res = await fetch(`${location.origin}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query: '{ __typename }' }),
+  });
+  if (res.status === 401) throw new Error('The gateway refused this token (unknown or revoked).');
+  if (!res.ok) throw new Error(`The gateway answered HTTP ${res.status}.`);
+}

@@ -1,0 +1,63 @@
+/** A few DOM helpers: elements are built with text nodes, never from HTML strings. */
+
+type Child = Node | string | number | null | undefined | false;
+type Attrs = Record<string, string | number | boolean | null | undefined | ((e: any) => void)>;
+
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: (Child | Child[])[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v == null || v === false) continue;
+    if (typeof v === 'function') el.addEventListener(k.replace(/^on/, '').toLowerCase(), v);
+    else if (v === true) el.setAttribute(k, '');
+    else el.setAttribute(k, String(v));
+  }
+  for (const c of children.flat()) {
+    if (c == null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+export function badge(text: string, kind: string, title?: string): HTMLElement {
+  return h('span', { class: `badge badge-${kind}`, title: title ?? null }, text);
+}
+
+export function statusBadge(status: string): HTMLElement {
+  return h('span', { class: `badge status status-${status.toLowerCase()}`, 'data-status': status }, status);
+}
+
+export function time(iso: string | null | undefined): HTMLElement | string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return h('time', { datetime: iso, title: iso }, d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }));
+}
+
+export function duration(fromIso: string, toIso: string | null | undefined): string {
+  if (!toIso) return 'running';
+  const ms = new Date(toIso).getTime() - new Date(fromIso).getTime();
+  if (ms < 1_000) return `${ms} ms`;
+  const s = ms / 1_000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${Math.round(s % 60)} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+export function link(href: string, ...children: Child[]): HTMLAnchorElement {
+  return h('a', { href }, ...children);
+}
+
+export function loading(what = 'Loading…'): HTMLElement {
+  return h('p', { class: 'muted loading' }, what);
+}
+
+export function errorBox(e: unknown): HTMLElement {
+  const msg = e instanceof Error ? e.message : String(e);
+  return h('div', { class: 'error-box', role: 'alert' }, msg);
+}

@@ -1,0 +1,220 @@
+import {
+  ReviewContinuityDocument, ReviewJobsDocument, ReviewLatestSettlementCursorDocument, ReviewMessagesDocument,
+  ReviewSessionDocument, ReviewSessionStatusDocument,
+  type ReviewExecutionRowFragment, type ReviewJobsQuery, type ReviewMessagesQuery, type ReviewSessionQuery,
+} from '../../../client/index.js';
+import { gateway } from '../api.js';
+import { badge, duration, h, link, loading, statusBadge, time } from '../dom.js';
+import { sessionEventStream, settlementStream } from '../live.js';
+
+type Session = NonNullable<ReviewSessionQuery['session']>;
+type MessageNode = NonNullable<ReviewMessagesQuery['session']>['messages']['edges'][number]['node'];
+type JobNode = NonNullable<ReviewJobsQuery['session']>['jobs']['edges'][number]['node'];
+
+const COVERAGE_LABEL: Record<string, [string, string]> = {
+  CoverageComplete: ['complete', 'ok'],
+  CoverageOmitted: ['omissions', 'warn'],
+  CoverageUnavailable: ['unavailable', 'bad'],
+};
+
+export function coverageChip(typename: string): HTMLElement {
+  const [label, kind] = COVERAGE_LABEL[typename] ?? [typename, 'muted'];
+  return badge(`coverage: ${label}`, kind);
+}
+
+async function continuityBadge(executionID: string): Promise<HTMLElement> {
+  const { continuity: c } = await gateway().request(ReviewContinuityDocument, { executionID });
+  if (c.__typename === 'ContinuityContinuous') return badge('continuous', 'ok', 'A checkpoint taken at this execution still holds.');
+  if (c.__typename === 'ContinuityBroken') {
+    const cause = c.cause ? ` by #${c.cause.sequence}` : '';
+    return badge(`broken: ${c.reason}${cause}`, 'bad', 'A checkpoint taken at this execution no longer holds.');
+  }
+  return badge(`unknown: ${c.reason}`, 'warn', c.detail);
+}
+
+function executionRow(e: ReviewExecutionRowFragment): HTMLElement {
+  const cont = h('td', { class: 'continuity', 'data-label': 'Continuity' }, h('span', { class: 'muted' }, '…'));
+  continuityBadge(e.id).then((b) => cont.replaceChildren(b), () => cont.replaceChildren(badge('continuity: error', 'muted')));
+  const cs = e.changeset;
+  return h('tr', { class: 'execution-row', 'data-execution': e.id, 'data-sequence': e.sequence },
+    h('td', { 'data-label': 'Seq' }, link(`#/execution/${e.id}`, `#${e.sequence}`)),
+    h('td', { 'data-label': 'Status' }, statusBadge(e.status), e.interruptReason ? h('span', { class: 'interrupt' }, ` (${e.interruptReason})`) : null,
+      e.error ? h('div', { class: 'exec-error' }, e.error) : null),
+    h('td', { 'data-label': 'Trigger' }, e.trigger),
+    h('td', { 'data-label': 'Started' }, time(e.startedAt)),
+    h('td', { 'data-label': 'Settled' }, time(e.settledAt)),
+    h('td', { 'data-label': 'Duration' }, duration(e.startedAt, e.settledAt)),
+    // Tokens and cost: the API has no Execution.usage yet; this cell is where it goes once it does.
+    h('td', { class: 'usage', 'data-label': 'Tokens / cost', 'data-usage': 'absent' }, h('span', { class: 'muted', title: 'The gateway does not report usage yet' }, 'not reported')),
+    cont,
+    h('td', { 'data-label': 'Changeset' },
+      link(`#/execution/${e.id}`, `${cs.fileCount} file${cs.fileCount === 1 ? '' : 's'}`), ' ',
+      h('span', { class: 'add' }, `+${cs.additions}`), ' ', h('span', { class: 'del' }, `−${cs.deletions}`), ' ',
+      coverageChip(cs.coverage.__typename)));
+}
+
+function executionsTable(rows: ReviewExecutionRowFragment[]): HTMLTableElement {
+  return h('table', { class: 'executions' },
+    h('thead', {}, h('tr', {}, ...['Seq', 'Status', 'Trigger', 'Started', 'Settled', 'Duration', 'Tokens / cost', 'Continuity', 'Changeset'].map((t) => h('th', {}, t)))),
+    h('tbody', {}, ...rows.map(executionRow)));
+}
+
+function partView(p: MessageNode['parts'][number], retracted: boolean): HTMLElement {
+  switch (p.__typename) {
+    case 'TextPart':
+      return h('div', { class: `part text-part${p.correctedAt ? ' corrected' : ''}`, 'data-part': p.id },
+        p.correctedAt && !retracted ? badge(`corrected · rev ${p.revision}`, 'warn', `Corrected at ${p.correctedAt}`) : null,
+        h('pre', { class: 'text' }, p.text));
+    case 'ToolPart':
+      return h('div', { class: 'part tool-part' }, badge(`tool: ${p.tool}`, 'muted'), p.status ? ` ${p.status}` : '',
+        p.output ? h('details', {}, h('summary', {}, 'output'), h('pre', {}, p.output)) : null);
+    case 'FilePart':
+      return h('div', { class: 'part file-part' }, badge('file', 'muted'), ' ', h('code', {}, p.path), p.mime ? ` (${p.mime})` : '');
+    default:
+      return h('div', { class: 'part' }, (p as { __typename: string }).__typename);
+  }
+}
+
+function messageView(m: MessageNode): HTMLElement {
+  const retracted = !!m.retraction;
+  return h('li', { class: `message role-${m.role.toLowerCase()}${retracted ? ' retracted' : ''}`, 'data-message': m.id },
+    h('div', { class: 'message-head' },
+      h('strong', {}, m.role), h('span', { class: 'muted' }, ` · ${m.origin}`),
+      m.execution ? h('span', { class: 'muted' }, ' · ', link(`#/execution/${m.execution.id}`, `#${m.execution.sequence}`)) : null,
+      ' · ', time(m.createdAt),
+      m.revision > 1 ? h('span', { class: 'muted' }, ` · revision ${m.revision}`) : null,
+      retracted ? badge('retracted', 'bad', `Retracted at ${m.retraction!.retractedAt}`) : null,
+      retracted && m.retraction!.reason ? h('span', { class: 'retraction-reason' }, ` reason: ${m.retraction!.reason}`) : null),
+    ...m.parts.map((p) => partView(p, retracted)));
+}
+
+function jobRow(j: JobNode): HTMLElement {
+  return h('tr', { class: 'job-row', 'data-job': j.id },
+    h('td', { 'data-label': 'Kind' }, j.kind),
+    h('td', { 'data-label': 'Title' }, j.title, j.command ? h('code', { class: 'command' }, j.command) : null),
+    h('td', { 'data-label': 'Status' }, statusBadge(j.status), j.background ? badge('background', 'muted') : null, j.restored ? badge('restored', 'muted') : null),
+    h('td', { 'data-label': 'Exit' }, j.exitCode == null ? '—' : String(j.exitCode)),
+    h('td', { 'data-label': 'Execution' }, j.execution ? link(`#/execution/${j.execution.id}`, `#${j.execution.sequence}`) : '—'),
+    h('td', { 'data-label': 'Started' }, time(j.startedAt)),
+    h('td', { 'data-label': 'Ended' }, time(j.completedAt)));
+}
+
+function header(s: Session): HTMLElement {
+  const kids = s.children.edges.map((e) => e.node);
+  return h('section', { class: 'session-head' },
+    h('nav', { class: 'crumbs' }, link('#/', 'Sessions'), ' › ', s.parent ? [link(`#/session/${s.parent.id}`, s.parent.title || s.parent.id), ' › '] : null),
+    h('h1', {}, h('span', { id: 'session-status' }, statusBadge(s.status)), ' ', s.title || '(untitled)'),
+    h('dl', { class: 'facts' },
+      h('dt', {}, 'ID'), h('dd', {}, h('code', {}, s.id)),
+      h('dt', {}, 'Directory'), h('dd', {}, h('code', {}, s.directory)),
+      h('dt', {}, 'Created'), h('dd', {}, time(s.createdAt)),
+      h('dt', { class: 'sealed-at' }, 'Sealed'), h('dd', { class: 'sealed-at' }, time(s.sealedAt)),
+      kids.length ? [h('dt', {}, 'Children'), h('dd', {}, ...kids.flatMap((k, i) => [i ? ', ' : '', link(`#/session/${k.id}`, k.title || k.id), ' ', statusBadge(k.status)]),
+        s.children.pageInfo.hasNextPage ? ' …' : '')] : null));
+}
+
+/** A session: executions newest first (live), continuity, messages with corrections and retractions, jobs. */
+export function sessionView(root: HTMLElement, id: string): () => void {
+  root.replaceChildren(loading());
+  const stops: (() => void)[] = [];
+  let closed = false;
+  const fail = (e: unknown) => { if (!closed) root.dispatchEvent(new CustomEvent('view-error', { detail: e, bubbles: true })); };
+
+  const execSection = h('section', { class: 'executions-section' }, h('h2', {}, 'Executions'), loading());
+  const msgSection = h('section', { class: 'messages-section' }, h('h2', {}, 'Messages'), loading());
+  const jobSection = h('section', { class: 'jobs-section' }, h('h2', {}, 'Jobs'), loading());
+
+  async function renderExecutions(s?: Session) {
+    const session = s ?? (await gateway().request(ReviewSessionDocument, { id })).session;
+    if (!session || closed) return;
+    const rows = session.executions.edges.map((e) => e.node);
+    const table = executionsTable(rows);
+    let more = session.executions.pageInfo;
+    const older = h('button', { type: 'button', class: 'more', hidden: !more.hasNextPage }, 'Older executions');
+    older.addEventListener('click', async () => {
+      older.disabled = true;
+      const next = (await gateway().request(ReviewSessionDocument, { id, executionsAfter: more.endCursor })).session;
+      if (!next) return;
+      table.tBodies[0].append(...next.executions.edges.map((e) => executionRow(e.node)));
+      more = next.executions.pageInfo;
+      older.hidden = !more.hasNextPage;
+      older.disabled = false;
+    });
+    execSection.replaceChildren(h('h2', {}, 'Executions'), rows.length ? table : h('p', { class: 'muted' }, 'No executions yet.'), older);
+  }
+
+  async function renderMessages() {
+    const items: MessageNode[] = [];
+    let after: string | null = null;
+    const list = h('ol', { class: 'messages' });
+    const more = h('button', { type: 'button', class: 'more', hidden: true }, 'More messages');
+    const load = async () => {
+      const r = (await gateway().request(ReviewMessagesDocument, { id, after })).session;
+      if (!r || closed) return;
+      items.push(...r.messages.edges.map((e) => e.node));
+      list.append(...r.messages.edges.map((e) => messageView(e.node)));
+      after = r.messages.pageInfo.endCursor ?? after;
+      more.hidden = !r.messages.pageInfo.hasNextPage;
+    };
+    more.addEventListener('click', () => { load().catch(fail); });
+    await load();
+    msgSection.replaceChildren(h('h2', {}, 'Messages'), items.length ? list : h('p', { class: 'muted' }, 'No messages.'), more);
+  }
+
+  async function renderJobs() {
+    const r = (await gateway().request(ReviewJobsDocument, { id, after: null })).session;
+    if (!r || closed) return;
+    const jobs = r.jobs.edges.map((e) => e.node);
+    jobSection.replaceChildren(h('h2', {}, 'Jobs'), jobs.length
+      ? h('table', { class: 'jobs' },
+        h('thead', {}, h('tr', {}, ...['Kind', 'Title', 'Status', 'Exit', 'Execution', 'Started', 'Ended'].map((t) => h('th', {}, t)))),
+        h('tbody', {}, ...jobs.map(jobRow)))
+      : h('p', { class: 'muted' }, 'No jobs.'),
+    r.jobs.pageInfo.hasNextPage ? h('p', { class: 'muted' }, 'Showing the first 50 jobs.') : '');
+  }
+
+  async function refreshStatus() {
+    const s = (await gateway().request(ReviewSessionStatusDocument, { id })).session;
+    if (!s || closed) return;
+    root.querySelector('#session-status')?.replaceChildren(statusBadge(s.status));
+    root.querySelectorAll('dd.sealed-at').forEach((d) => d.replaceChildren(time(s.sealedAt)));
+  }
+
+  // Coalesces bursts of events into one refresh of each section.
+  const pending = new Set<'status' | 'messages' | 'jobs'>();
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const schedule = (what: 'status' | 'messages' | 'jobs') => {
+    pending.add(what);
+    timer ??= setTimeout(() => {
+      timer = null;
+      const todo = [...pending];
+      pending.clear();
+      for (const w of todo) (w === 'status' ? refreshStatus() : w === 'messages' ? renderMessages() : renderJobs()).catch(fail);
+    }, 100);
+  };
+
+  (async () => {
+    const gw = gateway();
+    const { latestSettlementCursor } = await gw.request(ReviewLatestSettlementCursorDocument, { sessionID: id });
+    const { session } = await gw.request(ReviewSessionDocument, { id });
+    if (closed) return;
+    if (!session) {
+      root.replaceChildren(h('nav', { class: 'crumbs' }, link('#/', 'Sessions')), h('p', { class: 'error-box' }, `No session ${id} (or not visible to this token).`));
+      return;
+    }
+    root.replaceChildren(header(session), execSection, jobSection, msgSection);
+    await renderExecutions(session);
+    stops.push(settlementStream(id, latestSettlementCursor, () => {
+      renderExecutions().catch(fail);
+      schedule('status');
+    }));
+    stops.push(sessionEventStream(id, session.eventsCursor, (ev) => {
+      if (ev.type.startsWith('session.') || ev.type.startsWith('execution.')) schedule('status');
+      if (ev.type.startsWith('message.') || ev.type === 'session.compacted') schedule('messages');
+      if (ev.type.startsWith('job.')) schedule('jobs');
+    }));
+    await Promise.all([renderMessages(), renderJobs()]);
+  })().catch(fail);
+
+  return () => { closed = true; if (timer) clearTimeout(timer); for (const s of stops) s(); };
+}
