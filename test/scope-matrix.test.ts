@@ -618,7 +618,12 @@ const CASES: Record<string, Case> = {
       try {
         const ev = await sub.waitFor((e) => e.some((x: any) => x.hostCommands.id === a));
         expect(ev.map((x: any) => x.hostCommands.id)).not.toContain(b);
-        noLeak(ev);
+        // Live too: B's new command is issued before A's, so once A's arrives B's would have.
+        const b2 = await freshCommand(B, c.host!);
+        const a2 = await freshCommand(A, c.host!);
+        const live = await sub.waitFor((e) => e.some((x: any) => x.hostCommands.id === a2));
+        expect(live.map((x: any) => x.hostCommands.id)).not.toContain(b2);
+        noLeak(live);
       } finally { sub.unsubscribe(); }
       // Another token's host: refused like an unknown one.
       const other = subscribe(g.ws(c.token), `subscription($h: ID!) { hostCommands(hostID: $h) { id } }`, { h: hostU.hostID });
