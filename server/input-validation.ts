@@ -24,19 +24,11 @@ import { operationOf } from './access.js';
  * every field generically; no resolver has to remember it.
  */
 
-/** True when `s` has a NUL or a UTF-16 surrogate that is not half of a pair. */
+const isWellFormed = (String.prototype as unknown as { isWellFormed: () => boolean }).isWellFormed; // Node >= 20
+
+/** True when `s` has a NUL or a UTF-16 surrogate that is not half of a pair (both native scans). */
 export function isBadString(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 0) return true;
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const n = s.charCodeAt(i + 1);
-      if (n >= 0xdc00 && n <= 0xdfff) { i++; continue; }
-      return true;
-    }
-    if (c >= 0xdc00 && c <= 0xdfff) return true;
-  }
-  return false;
+  return s.includes('\u0000') || !isWellFormed.call(s);
 }
 
 const MESSAGE = 'must not contain NUL characters or unpaired UTF-16 surrogates';
