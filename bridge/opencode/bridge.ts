@@ -319,6 +319,8 @@ export class OpencodeBridge {
 
   /** The event being applied arrived live (the worktree is as OpenCode just captured it), not from history. */
   private live = false;
+  /** The time of the part event being applied (OpenCode emits a step's tree after capturing it). */
+  private eventTime: number | null = null;
 
   private liveSession(ocSessionID: string): Live {
     let l = this.sessions.get(ocSessionID);
@@ -350,7 +352,10 @@ export class OpencodeBridge {
     }
     if (l.row.sessionID && !l.st.removed) {
       if (type === 'message.updated') await this.onMessage(l, d.info as OcMessageInfo);
-      else if (type === 'message.part.updated') await this.onPart(l, d.part as OcPart);
+      else if (type === 'message.part.updated') {
+        this.eventTime = typeof d.time === 'number' ? d.time : null; // after OpenCode's capture of a step-start/finish tree
+        await this.onPart(l, d.part as OcPart);
+      }
       else if (type === 'message.removed') await this.onMessageRemoved(l, d.messageID as string);
       else if (type === 'message.part.removed') await this.onPartRemoved(l, d.messageID as string, d.partID as string);
       else if (type === 'session.deleted') await this.onSessionDeleted(l);
@@ -727,7 +732,8 @@ export class OpencodeBridge {
       // Followed live: the worktree is as OpenCode just captured it, so what its capture skipped (ignored
       // paths, untracked files over 2 MiB, submodule files) is observed now. Read from history: that
       // cannot be known any more, and the snapshot is uploaded partial (see snapshot.ts).
-      const m = readStepSnapshot({ dataDir: this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), directory: l.st.directory, tree, live: this.live });
+      const m = readStepSnapshot({ dataDir: this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), directory: l.st.directory, tree, live: this.live,
+        capturedBefore: this.eventTime });
       const id = await sink.upload(l.row.sessionID!, this.hostID, m);
       if (process.env.BRIDGE_TRACE) this.log(`snapshot ${tree}: ${m.files.length} entries in ${Date.now() - t0}ms`);
       return { id };
