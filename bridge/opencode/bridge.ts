@@ -42,6 +42,9 @@ export interface BridgeOptions {
 
 interface Live { st: SessionState; row: StoredSession }
 
+/** A step boundary applied within this long of OpenCode's capture is observed in the worktree (snapshot.ts). */
+const OBSERVE_WINDOW_MS = 60_000;
+
 const SEL_EXEC = '... on Execution { id status }';
 const SEL_JOB = '... on Job { id status }';
 const SEL_MSG = '... on Message { id parts { id } }';
@@ -729,11 +732,13 @@ export class OpencodeBridge {
     if (!sink || !l.st.directory || !this.hostID) return null; // boundary reads START_NOT_CAPTURED / END_NOT_CAPTURED
     const t0 = Date.now();
     try {
-      // Followed live: the worktree is as OpenCode just captured it, so what its capture skipped (ignored
-      // paths, untracked files over 2 MiB, submodule files) is observed now. Read from history: that
-      // cannot be known any more, and the snapshot is uploaded partial (see snapshot.ts).
-      const m = readStepSnapshot({ dataDir: this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), directory: l.st.directory, tree, live: this.live,
-        capturedBefore: this.eventTime });
+      // Captured moments ago (followed live, or read from history right after: a poll, a gap): what OpenCode's
+      // capture skipped (ignored paths, untracked files over 2 MiB, submodule files) is observed now, and
+      // whatever changed since the capture reads as unknown. Older: that cannot be known any more, and the
+      // snapshot is uploaded partial (see snapshot.ts).
+      const recent = this.eventTime !== null && Date.now() - this.eventTime < OBSERVE_WINDOW_MS;
+      const m = readStepSnapshot({ dataDir: this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), directory: l.st.directory, tree,
+        live: this.live || recent, capturedBefore: this.eventTime });
       const id = await sink.upload(l.row.sessionID!, this.hostID, m);
       if (process.env.BRIDGE_TRACE) this.log(`snapshot ${tree}: ${m.files.length} entries in ${Date.now() - t0}ms`);
       return { id };
