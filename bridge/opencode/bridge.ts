@@ -29,6 +29,8 @@ export interface BridgeOptions {
   /** How often history is read besides the event stream (default 15 s). */
   pollMs?: number;
   snapshots?: SnapshotSink | null;
+  /** A boundary applied within this long of OpenCode's capture is observed in the worktree (default 30 s). */
+  observeWindowMs?: number;
   /**
    * Where the optional OpenCode plugin `plugin/gateway-fence.js` looks for sealed sessions (default:
    * $OPENCODE_GATEWAY_FENCE_DIR, else `<opencodeDataDir>/opencode/gateway-fence`). The bridge creates
@@ -42,8 +44,11 @@ export interface BridgeOptions {
 
 interface Live { st: SessionState; row: StoredSession }
 
-/** A step boundary applied within this long of OpenCode's capture is observed in the worktree (snapshot.ts). */
-const OBSERVE_WINDOW_MS = 60_000;
+/**
+ * A step boundary applied within this long of OpenCode's capture is observed in the worktree (snapshot.ts;
+ * BridgeOptions.observeWindowMs, env BRIDGE_OBSERVE_WINDOW_MS); an older one is uploaded partial.
+ */
+const OBSERVE_WINDOW_MS = Number(process.env.BRIDGE_OBSERVE_WINDOW_MS ?? 30_000);
 
 const SEL_EXEC = '... on Execution { id status }';
 const SEL_JOB = '... on Job { id status }';
@@ -736,7 +741,7 @@ export class OpencodeBridge {
       // capture skipped (ignored paths, untracked files over 2 MiB, submodule files) is observed now, and
       // whatever changed since the capture reads as unknown. Older: that cannot be known any more, and the
       // snapshot is uploaded partial (see snapshot.ts).
-      const recent = this.eventTime !== null && Date.now() - this.eventTime < OBSERVE_WINDOW_MS;
+      const recent = this.eventTime !== null && Date.now() - this.eventTime < (this.opts.observeWindowMs ?? OBSERVE_WINDOW_MS);
       const m = readStepSnapshot({ dataDir: this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), directory: l.st.directory, tree,
         live: this.live || recent, capturedBefore: this.eventTime });
       const id = await sink.upload(l.row.sessionID!, this.hostID, m);
