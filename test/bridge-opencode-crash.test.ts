@@ -34,6 +34,9 @@ describe.skipIf(!bin)('OpenCode bridge killed between a gateway mutation and its
   function runBridge(crashAfter: string | null): BridgeProcess {
     const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: gw.dbUrl };
     delete env.BRIDGE_CRASH_AFTER;
+    // Steps applied after the fact are never observed in the worktree here (however soon the bridge comes
+    // back): the first turn is checked as read from history.
+    env.BRIDGE_OBSERVE_WINDOW_MS = '0';
     if (crashAfter) env.BRIDGE_CRASH_AFTER = crashAfter;
     const p = spawn(TSX, [path.join(ROOT, 'cli', 'main.ts'), 'bridge', 'opencode', '--url', oc.url, '--gateway', gw.url,
       '--token', gw.admin, '--opencode-data', oc.dataDir, '--lease-ms', '10000'], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -130,6 +130,38 @@ describe('OpenCode snapshot tree reader', () => {
     expect((err as SnapshotUnavailable).detail).toContain(`no OpenCode snapshot directory for ${wt} under ${path.join(data, 'opencode', 'snapshot')}`);
   });
 
+  it('live: submodule files are captured from the worktree; what changed after the capture reads as unknown, not observed', () => {
+    const lib = repoWithHistory(path.join(tmp, 'live-lib'), 1);
+    const repo = repoWithHistory(path.join(tmp, 'live'), 1);
+    git(repo, ['submodule', 'add', '-q', lib, 'vendor/lib']);
+    git(repo, ['commit', '-q', '-m', 'submodule']);
+    fs.writeFileSync(path.join(repo, '.gitignore'), 'build/\n*.log\n');
+    fs.mkdirSync(path.join(repo, 'build'));
+    fs.writeFileSync(path.join(repo, 'build', 'out.txt'), 'out\n');
+    fs.writeFileSync(path.join(repo, 'x.log'), 'log\n');
+    const data = path.join(tmp, 'live-data');
+    const s = snapshotDir(path.join(data, 'opencode', 'snapshot', 'p', 'h'), repo, path.join(repo, '.git', 'objects'));
+    const tree = s.track();
+    const capturedBefore = Date.now() + 1000; // everything on disk was there before the capture
+    const m = readStepSnapshot({ dataDir: data, directory: repo, tree, live: true, capturedBefore });
+    const by = new Map(m.files.map((f) => [f.path, f]));
+    expect(by.get('vendor/lib/src/a.ts')).toMatchObject({ kind: 'FILE', size: 'export const a = 0;\n'.length });
+    expect(Buffer.from(m.content(by.get('vendor/lib/src/a.ts')!.hash!)!).toString()).toBe('export const a = 0;\n');
+    expect(by.get('build')).toMatchObject({ kind: 'IGNORED_DIR', count: 1 });
+    expect(by.get('x.log')).toMatchObject({ kind: 'IGNORED' });
+    expect(m.unscanned).toEqual([]);
+    // The same tree observed once the agent has moved on (files modified after the capture time).
+    const earlier = Date.now() - 60_000;
+    const late = readStepSnapshot({ dataDir: data, directory: repo, tree, live: true, capturedBefore: earlier });
+    expect(late.files.filter((f) => f.path.startsWith('vendor/') || f.path === 'build' || f.path === 'x.log')).toEqual([]);
+    expect(late.unscanned.map((u) => u.path).sort()).toEqual(expect.arrayContaining(['build', 'vendor/lib/src/a.ts', 'x.log']));
+    expect(late.unscanned.every((u) => /changed after OpenCode captured this boundary/.test(u.detail))).toBe(true);
+    // Read from history: partial, and the submodule named as not captured.
+    const h = readStepSnapshot({ dataDir: data, directory: repo, tree, live: false });
+    expect(h.partial).toBeTruthy();
+    expect(h.unscanned.map((u) => u.path)).toEqual(['vendor/lib']);
+  });
+
   it('a tree OID that is not there: which object, which directories', () => {
     const repo = repoWithHistory(path.join(tmp, 'missing'), 1);
     const data = path.join(tmp, 'missing-data');

@@ -35,6 +35,8 @@ export interface BridgeOptions {
   /** How often history is read besides the event stream (default 15 s). */
   pollMs?: number;
   snapshots?: SnapshotSink | null;
+  /** A boundary applied within this long of OpenCode's capture is observed in the worktree (default 30 s). */
+  observeWindowMs?: number;
   /**
    * Where the optional OpenCode plugin `plugin/gateway-fence.js` looks for sealed sessions (default:
    * $OPENCODE_GATEWAY_FENCE_DIR, else `<opencodeDataDir>/opencode/gateway-fence`). The bridge creates
@@ -48,6 +50,11 @@ export interface BridgeOptions {
 
 interface Live { st: SessionState; row: StoredSession }
 
+/**
+ * A step boundary applied within this long of OpenCode's capture is observed in the worktree (snapshot.ts;
+ * BridgeOptions.observeWindowMs, env BRIDGE_OBSERVE_WINDOW_MS); an older one is uploaded partial.
+ */
+const OBSERVE_WINDOW_MS = Number(process.env.BRIDGE_OBSERVE_WINDOW_MS ?? 30_000);
 
 /** The gateway refused new work because of the host itself: forgotten, or its lease lapsed (gateway was unreachable). */
 function hostRefused(e: unknown): e is GatewayError {
@@ -319,6 +326,8 @@ export class OpencodeBridge {
 
   /** The event being applied arrived live (the worktree is as OpenCode just captured it), not from history. */
   private live = false;
+  /** The time of the part event being applied (OpenCode emits a step's tree after capturing it). */
+  private eventTime: number | null = null;
 
   private liveSession(ocSessionID: string): Live {
     let l = this.sessions.get(ocSessionID);
@@ -350,7 +359,10 @@ export class OpencodeBridge {
     }
     if (l.row.sessionID && !l.st.removed) {
       if (type === 'message.updated') await this.onMessage(l, d.info as OcMessageInfo);
-      else if (type === 'message.part.updated') await this.onPart(l, d.part as OcPart);
+      else if (type === 'message.part.updated') {
+        this.eventTime = typeof d.time === 'number' ? d.time : null; // after OpenCode's capture of a step-start/finish tree
+        await this.onPart(l, d.part as OcPart);
+      }
       else if (type === 'message.removed') await this.onMessageRemoved(l, d.messageID as string);
       else if (type === 'message.part.removed') await this.onPartRemoved(l, d.messageID as string, d.partID as string);
       else if (type === 'session.deleted') await this.onSessionDeleted(l);
@@ -747,10 +759,13 @@ export class OpencodeBridge {
     if (!sink || !l.st.directory || !this.hostID) return null; // boundary reads START_NOT_CAPTURED / END_NOT_CAPTURED
     const t0 = Date.now();
     try {
-      // Followed live: the worktree is as OpenCode just captured it, so what its capture skipped (ignored
-      // paths, untracked files over 2 MiB, submodule files) is observed now. Read from history: that
-      // cannot be known any more, and the snapshot is uploaded partial (see snapshot.ts).
-      const m = readStepSnapshot({ dataDir: this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), directory: l.st.directory, tree, live: this.live });
+      // Captured moments ago (followed live, or read from history right after: a poll, a gap): what OpenCode's
+      // capture skipped (ignored paths, untracked files over 2 MiB, submodule files) is observed now, and
+      // whatever changed since the capture reads as unknown. Older: that cannot be known any more, and the
+      // snapshot is uploaded partial (see snapshot.ts).
+      const recent = this.eventTime !== null && Date.now() - this.eventTime < (this.opts.observeWindowMs ?? OBSERVE_WINDOW_MS);
+      const m = readStepSnapshot({ dataDir: this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), directory: l.st.directory, tree,
+        live: this.live || recent, capturedBefore: this.eventTime });
       const id = await sink.upload(l.row.sessionID!, this.hostID, m);
       if (process.env.BRIDGE_TRACE) this.log(`snapshot ${tree}: ${m.files.length} entries in ${Date.now() - t0}ms`);
       return { id };

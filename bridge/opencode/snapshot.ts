@@ -38,6 +38,10 @@ export class SnapshotUnavailable extends Error {
   constructor(readonly detail: string) { super(detail); }
 }
 
+/** Detail of a path that changed after OpenCode's capture, before the bridge could observe it. */
+const CHANGED_AFTER = 'changed after OpenCode captured this boundary and before the bridge could observe it (the agent had moved on): its state at the boundary is unknown';
+const changedAfter = (st: { mtimeMs: number; ctimeMs: number }, t: number | null | undefined) => t != null && Math.max(st.mtimeMs, st.ctimeMs) > t;
+
 /** OpenCode leaves untracked files over this size out of its snapshots. */
 export const OPENCODE_MAX_UNTRACKED = 2 * 1024 * 1024;
 
@@ -208,7 +212,9 @@ function globalExcludesFile(): string {
  * change to one of them reads as an omission, never as complete coverage. Submodules in the tree are skipped
  * (`captureSubmodules` handles them). Only meaningful while following live.
  */
-export function observeLeftOut(worktree: string, tree: Pick<TreeManifest, 'files'> & { gitlinks?: { path: string }[] }, opts: { maxEntries?: number; prefix?: string } = {}): Pick<TreeManifest, 'files' | 'unscanned'> {
+export function observeLeftOut(worktree: string, tree: Pick<TreeManifest, 'files'> & { gitlinks?: { path: string }[] },
+  opts: { maxEntries?: number; prefix?: string; capturedBefore?: number | null } = {}): Pick<TreeManifest, 'files' | 'unscanned'> {
+  const t = opts.capturedBefore;
   const prefix = opts.prefix ?? '';
   const inTree = new Set(tree.files.map((f) => f.path));
   const skip = new Set((tree.gitlinks ?? []).map((g) => g.path));
@@ -239,9 +245,10 @@ export function observeLeftOut(worktree: string, tree: Pick<TreeManifest, 'files
     }
     return state;
   };
-  const fingerprint = (absDir: string): { hash: string; count: number } | null => {
+  const fingerprint = (absDir: string): { hash: string; count: number; changed: boolean } | null => {
     const h = createHash('sha256');
     let count = 0;
+    let changed = false;
     const stack = [''];
     while (stack.length) {
       const rel = stack.pop()!;
@@ -254,11 +261,12 @@ export function observeLeftOut(worktree: string, tree: Pick<TreeManifest, 'files
         let st: fs.Stats;
         try { st = fs.lstatSync(path.join(absDir, r)); } catch { continue; }
         h.update(`${r}\0${st.size}\0${st.mtimeMs}\0${st.mode}\n`);
+        if (changedAfter(st, t)) changed = true;
         count++;
         if (d.isDirectory()) stack.push(r);
       }
     }
-    return { hash: h.digest('hex'), count };
+    return { hash: h.digest('hex'), count, changed };
   };
   const base = path.join(worktree, ...parts);
   const walk = (rel: string) => {
@@ -278,7 +286,8 @@ export function observeLeftOut(worktree: string, tree: Pick<TreeManifest, 'files
           const fp = fingerprint(abs);
           let st: fs.Stats;
           try { st = fs.statSync(abs); } catch { continue; }
-          if (fp) files.push({ path: r, kind: 'IGNORED_DIR', hash: fp.hash, size: 0, mode: MODE_TREE, count: fp.count, mtimeMs: st.mtimeMs });
+          if (fp && (fp.changed || changedAfter(st, t))) unscanned.push({ path: r, detail: CHANGED_AFTER });
+          else if (fp) files.push({ path: r, kind: 'IGNORED_DIR', hash: fp.hash, size: 0, mode: MODE_TREE, count: fp.count, mtimeMs: st.mtimeMs });
           else unscanned.push({ path: r, detail: 'ignored directory too large to fingerprint' });
         } else walk(r);
         continue;
@@ -287,7 +296,10 @@ export function observeLeftOut(worktree: string, tree: Pick<TreeManifest, 'files
       let st: fs.Stats;
       try { st = fs.lstatSync(abs); } catch { continue; }
       const mode = st.isSymbolicLink() ? MODE_LINK : st.mode & 0o111 ? 0o100755 : 0o100644;
-      if (ignored(fromRoot(r), false)) {
+      const left = ignored(fromRoot(r), false) || (st.isFile() && st.size > OPENCODE_MAX_UNTRACKED);
+      if (left && changedAfter(st, t)) {
+        unscanned.push({ path: r, detail: CHANGED_AFTER });
+      } else if (ignored(fromRoot(r), false)) {
         files.push({ path: r, kind: 'IGNORED', size: st.size, mode, mtimeMs: st.mtimeMs });
       } else if (st.isFile() && st.size > OPENCODE_MAX_UNTRACKED) {
         let hash: string;
@@ -307,7 +319,7 @@ export function observeLeftOut(worktree: string, tree: Pick<TreeManifest, 'files
  * the reference host captures a worktree (its own ignore rules; ignored paths by metadata): OpenCode's
  * snapshot records only a submodule's commit. Contents are read now (the worktree moves on).
  */
-export function captureSubmodules(directory: string, gitlinks: { path: string }[]):
+export function captureSubmodules(directory: string, gitlinks: { path: string }[], capturedBefore?: number | null):
   { files: ManifestFile[]; unscanned: { path: string; detail: string }[]; contents: Map<string, Uint8Array> } {
   const files: ManifestFile[] = [];
   const unscanned: { path: string; detail: string }[] = [];
@@ -318,6 +330,9 @@ export function captureSubmodules(directory: string, gitlinks: { path: string }[
     const cap = new WorktreeCapturer({ maxFiles: 20_000, maxFileBytes: OPENCODE_MAX_UNTRACKED }).capture(abs);
     for (const f of cap.files) {
       const p = g.path ? `${g.path}/${f.path}` : f.path;
+      let st: fs.Stats | null = null;
+      try { st = fs.lstatSync(path.join(abs, f.path)); } catch { /* gone since */ }
+      if (!st || changedAfter(st, capturedBefore)) { unscanned.push({ path: p, detail: `submodule file ${CHANGED_AFTER}` }); continue; }
       if (f.kind === 'FILE' && f.hash) {
         const src = cap.sources.get(f.hash);
         if (!src) continue;
@@ -342,6 +357,11 @@ export interface StepSnapshotOptions {
   tree: string;
   /** Followed live (the worktree is as OpenCode just captured it), or read from history. */
   live: boolean;
+  /**
+   * A time (ms since the epoch) known to be after OpenCode's capture (the time of the event carrying the
+   * tree): paths it left out that were modified after it are reported as unknown, not as observed.
+   */
+  capturedBefore?: number | null;
 }
 
 /**
@@ -372,8 +392,8 @@ export function readStepSnapshot(o: StepSnapshotOptions): TreeManifest {
   if (!m || !dir) throw new SnapshotUnavailable(`OpenCode snapshot tree ${o.tree} of ${o.directory} could not be read: ${failures.join('; ')}`);
   const manifest: TreeManifest = { files: m.files, unscanned: m.unscanned, content: m.content };
   if (o.live) {
-    const sub = captureSubmodules(o.directory, m.gitlinks);
-    const left = observeLeftOut(dir.worktree, m, { prefix: dir.prefix });
+    const sub = captureSubmodules(o.directory, m.gitlinks, o.capturedBefore);
+    const left = observeLeftOut(dir.worktree, m, { prefix: dir.prefix, capturedBefore: o.capturedBefore });
     manifest.files.push(...sub.files, ...left.files);
     manifest.unscanned.push(...sub.unscanned, ...left.unscanned);
     const tree = m.content;
