@@ -482,10 +482,19 @@ export class OpencodeBridge {
   private async onPartRemoved(l: Live, messageID: string, partID: string) {
     const pm = l.st.pending[messageID];
     if (!pm) {
-      // A part removed from a message already mirrored: the gateway has no way to remove one part (only to
-      // correct a TEXT part or retract the whole message), so its copy keeps the part.
+      // A part removed from a message already mirrored. The gateway removes no single part (it corrects a
+      // TEXT part or retracts a whole message), so: once no part the gateway holds is left in OpenCode, the
+      // message is retracted; before that its copy keeps the part (logged).
       if (l.st.echoes?.[partID]) delete l.st.echoes[partID];
-      if (await this.opts.store.messageByOc(messageID)) this.log(`OpenCode removed part ${partID} of mirrored message ${messageID}: kept on the gateway`);
+      const stored = await this.opts.store.messageByOc(messageID);
+      if (!stored || stored.messageID.startsWith('refused:') || !Object.values(stored.parts).includes(partID)) return;
+      const now = (await this.oc.messages(l.row.ocSessionID)).find((m) => m.info.id === messageID);
+      const left = Object.values(stored.parts).filter((id) => now?.parts.some((p) => p.id === id));
+      if (left.length > 0) {
+        this.log(`OpenCode removed part ${partID} of mirrored message ${messageID}: kept on the gateway (${left.length} mirrored parts left)`);
+        return;
+      }
+      await this.retractMirrored(l, stored.messageID, 'all its parts were removed in OpenCode');
       return;
     }
     delete pm.parts[partID];
@@ -559,6 +568,7 @@ export class OpencodeBridge {
   private async retryCorrections(l: Live) {
     if (!l.row.sessionID || l.st.removed) return;
     for (const c of Object.values(l.st.corrections ?? {})) if (!(await this.correctGateway(l, c))) return; // still busy
+    for (const [m, reason] of Object.entries(l.st.retractions ?? {})) if (!(await this.retractMirrored(l, m, reason))) return;
   }
 
   private async onMessageRemoved(l: Live, ocMessageID: string) {
@@ -573,8 +583,30 @@ export class OpencodeBridge {
     const stored = await this.opts.store.messageByOc(ocMessageID);
     if (!stored) return;
     // Deleted in OpenCode by someone else: the gateway's copy is retracted (kept, as a placeholder).
-    await this.gw.call(RetractMessageDocument, { input: { messageID: stored.messageID, reason: 'deleted in OpenCode' } }, 'plugin')
-      .catch((e) => this.log(`retractMessage: ${e.message}`));
+    await this.retractMirrored(l, stored.messageID, 'deleted in OpenCode');
+  }
+
+  /**
+   * Retracts a mirrored message on the gateway. SessionBusyError (a step runs) keeps it pending in the session
+   * state, retried with the pending corrections (after the step, when idle, at each history poll). Answers false while busy.
+   */
+  private async retractMirrored(l: Live, messageID: string, reason: string): Promise<boolean> {
+    try {
+      await this.gw.call(RetractMessageDocument, { input: { messageID, reason } }, 'plugin');
+    } catch (e) {
+      if (!(e instanceof GatewayError)) throw e;
+      if (e.tag === 'SessionBusyError') {
+        (l.st.retractions ??= {})[messageID] = reason;
+        await this.persist(l);
+        return false;
+      }
+      this.log(`retractMessage ${messageID}: ${e.message}`); // already retracted, removed: nothing to do
+    }
+    if (l.st.retractions?.[messageID]) {
+      delete l.st.retractions[messageID];
+      await this.persist(l);
+    }
+    return true;
   }
 
   private async flushPendingUsers(l: Live) {

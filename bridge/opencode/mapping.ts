@@ -49,6 +49,8 @@ export interface SessionState {
    * running): gateway part id -> the correction, retried once the running step settles or the session is idle.
    */
   corrections?: Record<string, PendingCorrection>;
+  /** Gateway messages to retract (deleted in OpenCode) that the gateway refused while a step ran: id -> reason. */
+  retractions?: Record<string, string>;
   /**
    * Texts the bridge itself PATCHed into OpenCode parts (gateway corrections applied there), per OpenCode part
    * id: OpenCode's `message.part.updated` carrying one of them is the echo, not an edit to mirror back.
