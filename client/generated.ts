@@ -88,11 +88,15 @@ export type CreateSessionInput = {
   directory?: string | null | undefined;
   /** The host that serves the session from the start (otherwise its first beginExecution sets it). A seal of a session that never ran asks this host too. */
   hostID?: string | null | undefined;
+  /** With hostID: keys owned by the host (e.g. the OpenCode bridge's `opencode`), shown in Session.metadata and kept by every updateSession. */
+  hostMetadata?: unknown;
   /** Optional. A call repeated with the same key (after a crash or a lost answer) returns the session the first call created instead of creating another; the same key with a different request is an InvalidRequestError. Unique across the gateway; a key whose session was removed answers SessionNotFoundError. */
   idempotencyKey?: string | null | undefined;
   /** A JSON object (at most 64 KiB). */
   metadata?: unknown;
   parentID?: string | null | undefined;
+  /** Under a parent whose host manages sessions (e.g. an OpenCode session): how long to wait for the host to create it (default 30000). */
+  timeoutMs?: number | null | undefined;
   title?: string | null | undefined;
 };
 
@@ -175,10 +179,16 @@ export type HostCommandKind =
   | 'CANCEL_JOB'
   /** Summarize payload.context with the host's model and reply { summary }. */
   | 'COMPACT_SESSION'
+  /** Create a child of session payload.parentID in the host's runtime with payload.title, mirror it (createSession with hostID, metadata payload.metadata) and reply { sessionID }. */
+  | 'CREATE_SESSION'
   /** Run a hidden completion of payload.prompt after payload.context with payload.model and reply { text, inputTokens, outputTokens }. */
   | 'GENERATE'
   /** Stop the execution and settle it INTERRUPTED with the command's reason. */
-  | 'INTERRUPT_EXECUTION';
+  | 'INTERRUPT_EXECUTION'
+  /** The session (already removed on the gateway) is removed: remove it in the host's runtime, stop following it, then acknowledge. */
+  | 'REMOVE_SESSION'
+  /** Set the session's title in the host's runtime to payload.title, then acknowledge. */
+  | 'RENAME_SESSION';
 
 export type HostCommandReason =
   | 'PLUGIN'
@@ -382,7 +392,7 @@ export type UnscannedInput = {
 };
 
 export type UpdateSessionInput = {
-  /** Replaces the whole metadata object. */
+  /** Replaces the plugin-owned metadata object; the host-owned keys stay (given unchanged they are ignored, changed they are an InvalidRequestError). */
   metadata?: unknown;
   sessionID: string;
   title?: string | null | undefined;
@@ -1019,6 +1029,8 @@ export type CreateSessionMutationVariables = Exact<{
 
 
 export type CreateSessionMutation = { createSession:
+    | { __typename: 'CommandTimeoutError', message: string, code: number }
+    | { __typename: 'HostUnavailableError', message: string, code: number }
     | { __typename: 'InvalidRequestError', field: string, message: string, code: number }
     | { __typename: 'Session', id: string, parentID: string | null, title: string, directory: string, metadata: unknown, status: SessionStatus, sealedAt: string | null, createdAt: string, updatedAt: string }
     | { __typename: 'SessionNotFoundError', sessionID: string | null, message: string, code: number }

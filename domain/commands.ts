@@ -12,7 +12,8 @@ import { requireId } from './validate.js';
  * every pending command on (re)connect, then new ones live. Delivery is at-least-once: the host
  * treats a command it has already obeyed as a no-op.
  */
-export type CommandKind = 'CANCEL_JOB' | 'INTERRUPT_EXECUTION' | 'COMPACT_SESSION' | 'GENERATE'; // the last two: issue 8 (domain/host-requests.ts)
+export type CommandKind = 'CANCEL_JOB' | 'INTERRUPT_EXECUTION' | 'COMPACT_SESSION' | 'GENERATE' // issue 8 (domain/host-requests.ts)
+  | 'CREATE_SESSION' | 'RENAME_SESSION' | 'REMOVE_SESSION'; // issue 12 (domain/sessions.ts)
 
 export interface HostCommandRow {
   id: string;
@@ -31,11 +32,12 @@ export const COMMAND_TOPIC = 'other:c';
 
 export async function issueCommand(
   tx: Tx,
-  c: { hostId: string; sessionId: string; kind: CommandKind; jobId?: string | null; executionId?: string | null },
+  c: { hostId: string; sessionId: string; kind: CommandKind; jobId?: string | null; executionId?: string | null; reason?: 'SEAL' | 'PLUGIN'; payload?: unknown },
 ): Promise<HostCommandRow> {
   const [row] = await tx<HostCommandRow[]>`
-    INSERT INTO host_commands (id, host_id, session_id, kind, job_id, execution_id)
-    VALUES (${newId('command')}, ${c.hostId}, ${c.sessionId}, ${c.kind}, ${c.jobId ?? null}, ${c.executionId ?? null})
+    INSERT INTO host_commands (id, host_id, session_id, kind, job_id, execution_id, reason, payload)
+    VALUES (${newId('command')}, ${c.hostId}, ${c.sessionId}, ${c.kind}, ${c.jobId ?? null}, ${c.executionId ?? null},
+      ${c.reason ?? 'SEAL'}, ${c.payload === undefined ? null : tx.json(c.payload as any)})
     RETURNING *`;
   await tx`SELECT pg_notify(${CHANNEL}, json_build_object('k', 'c', 'h', ${c.hostId}::text)::text)`;
   return row;
@@ -67,7 +69,9 @@ export async function requireOwnHost(db: Db, actor: Actor, hostID: string): Prom
 export async function findCommand<T extends HostCommandRow = HostCommandRow>(db: Db, actor: Actor, commandID: string): Promise<T | null> {
   const [c] = await db<(T & { hostTokenId: string | null })[]>`
     SELECT c.*, h.token_id AS host_token_id FROM host_commands c
-      JOIN hosts h ON h.id = c.host_id JOIN sessions s ON s.id = c.session_id
+      JOIN hosts h ON h.id = c.host_id
+      JOIN LATERAL (SELECT coalesce((SELECT directory FROM sessions WHERE id = c.session_id),
+        (SELECT directory FROM tombstones WHERE id = c.session_id AND kind = 'session')) AS directory) s ON s.directory IS NOT NULL
     WHERE c.id = ${commandID} AND ${scopeCondition(db, actor, 's.directory')}`;
   if (!c || !ownsHost(actor, { tokenId: c.hostTokenId })) return null;
   const { hostTokenId: _, ...row } = c;
@@ -83,11 +87,14 @@ export async function findCommand<T extends HostCommandRow = HostCommandRow>(db:
 export async function pendingCommands(db: Db, actor: Actor, hostID: string, limit = 1000): Promise<HostCommandRow[]> {
   return db<HostCommandRow[]>`
     SELECT c.* FROM host_commands c
-      JOIN sessions s ON s.id = c.session_id
+      JOIN LATERAL (SELECT coalesce((SELECT directory FROM sessions WHERE id = c.session_id),
+        (SELECT directory FROM tombstones WHERE id = c.session_id AND kind = 'session')) AS directory) s ON s.directory IS NOT NULL
       LEFT JOIN jobs j ON j.id = c.job_id
       LEFT JOIN executions e ON e.id = c.execution_id
     WHERE c.host_id = ${hostID} AND c.acknowledged_at IS NULL AND ${scopeCondition(db, actor, 's.directory')}
       AND (j.status IN ('RUNNING', 'CANCELLING') OR e.status = 'RUNNING'
+        -- issue 12: session mutations applied in the host's runtime, pending until acknowledged
+        OR c.kind IN ('RENAME_SESSION', 'REMOVE_SESSION')
         -- issue 8: a request (compaction, generation) is pending until replied, timed out or expired
         OR (c.expires_at IS NOT NULL AND c.replied_at IS NULL AND c.timed_out_at IS NULL AND c.expires_at > now()))
     ORDER BY c.id LIMIT ${limit}`;

@@ -38,7 +38,7 @@ export const REPLY_TOPIC = 'other:r';
 /** Upper bound of a reply's JSON result. */
 export const REPLY_MAX_BYTES = 2 * LIMITS.textBytes;
 
-export type RequestKind = 'COMPACT_SESSION' | 'GENERATE';
+export type RequestKind = 'COMPACT_SESSION' | 'GENERATE' | 'CREATE_SESSION';
 
 export interface HostRequestRow extends HostCommandRow {
   payload: any;
@@ -202,7 +202,7 @@ export async function findRequest(db: Db, actor: Actor, commandID: unknown): Pro
   // Unknown, another host's and another directory's commands read alike (nothing of them, not even the kind).
   const c = await findCommand<HostRequestRow>(db, actor, id);
   if (!c) throw unknownCommand(id);
-  if (c.kind !== 'COMPACT_SESSION' && c.kind !== 'GENERATE') {
+  if (c.kind !== 'COMPACT_SESSION' && c.kind !== 'GENERATE' && c.kind !== 'CREATE_SESSION') {
     throw new InvalidRequestError('commandID', `Command ${id} is a ${c.kind} command: acknowledge it, there is nothing to reply.`);
   }
   return c;
@@ -255,7 +255,7 @@ export const DEFAULT_HOST_REQUEST_RETENTION_MS = 24 * 60 * 60 * 1000;
 export async function pruneHostRequests(sql: Sql, olderThanMs = DEFAULT_HOST_REQUEST_RETENTION_MS): Promise<number> {
   const rows = await sql`
     DELETE FROM host_commands
-    WHERE kind IN ('COMPACT_SESSION', 'GENERATE')
+    WHERE kind IN ('COMPACT_SESSION', 'GENERATE', 'CREATE_SESSION')
       AND coalesce(replied_at, timed_out_at, expires_at) < clock_timestamp() - ${olderThanMs} * interval '1 millisecond'
       AND (replied_at IS NOT NULL OR timed_out_at IS NOT NULL OR expires_at < clock_timestamp())
     RETURNING id`;

@@ -73,6 +73,11 @@ export function checkInstant(v: unknown, field: string): string | null {
   return d.toISOString();
 }
 
+function checkPartMetadata(v: unknown, field: string): unknown {
+  if (typeof v !== 'object' || Array.isArray(v)) throw new InvalidRequestError(field, `${field} must be a JSON object.`);
+  return checkJson(v, field, LIMITS.jsonBytes);
+}
+
 function checkPart(p: PartInput, i: number): PartFields {
   const f = (name: string) => `parts[${i}].${name}`;
   const startedAt = checkInstant(p.startedAt, f('startedAt'));
@@ -82,7 +87,7 @@ function checkPart(p: PartInput, i: number): PartFields {
     index: i, type: p.type, text: null, tool: null, input: null, output: null, status: null, path: null, mime: null,
     externalId: checkExternalId(p.externalID, f('externalID')),
     title: p.title == null ? null : checkText(p.title, f('title'), LIMITS.title),
-    metadata: p.metadata == null ? null : checkJson(p.metadata, f('metadata'), LIMITS.jsonBytes),
+    metadata: p.metadata == null ? null : checkPartMetadata(p.metadata, f('metadata')),
     startedAt, endedAt,
   };
   const onlyFields = (allowed: string[]) => {

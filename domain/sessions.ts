@@ -1,10 +1,12 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
 import { inScope, scopeCondition, type Actor } from './access.js';
-import { InvalidRequestError, SessionBusyError, SessionNotFoundError } from './errors.js';
+import { HostUnavailableError, InvalidRequestError, SessionBusyError, SessionNotFoundError } from './errors.js';
+import { issueCommand } from './commands.js';
+import { awaitRequest, checkReplyResult, checkTimeout, issueRequest, markReplied, type HostRequestOptions, type HostRequestRow } from './host-requests.js';
 import { newId } from './ids.js';
 import { appendEvent } from './journal.js';
 import { GLOBAL_SCOPE, idempotencyKey, keyReused, lockKey, previousResult, rememberResult } from './idempotency.js';
-import type { SessionRow } from './rows.js';
+import type { HostRow, SessionRow } from './rows.js';
 import { checkDirectory, checkMetadata, checkText, LIMITS, optionalId, requireId } from './validate.js';
 
 /**
@@ -40,16 +42,51 @@ export interface CreateSessionInput {
    * answers SealUnsupportedError(ADMISSION_NOT_EXCLUSIVE) if the host can start work behind the gateway.
    */
   hostID?: string | null;
+  /**
+   * Issue 12: metadata owned by the session's host (with hostID only), e.g. the OpenCode bridge's
+   * `opencode` key. Shown inside Session.metadata; updateSession never changes or drops it.
+   */
+  hostMetadata?: unknown;
+  /** How long a createSession routed to the parent's host waits for it (see createSessionViaHost). */
+  timeoutMs?: number | null;
 }
 
-export async function createSession(sql: Sql, actor: Actor, input: CreateSessionInput): Promise<SessionRow> {
+/** Session.metadata as readers see it: the plugin-owned object with the host-owned keys over it. */
+export function visibleMetadata(s: SessionRow): Record<string, unknown> {
+  return { ...((s.metadata as Record<string, unknown>) ?? {}), ...(s.hostMetadata ?? {}) };
+}
+
+/** The host of a session, when it manages sessions of its own runtime (capabilities.sessions). */
+async function managingHost(tx: Tx, s: SessionRow): Promise<(HostRow & { live: boolean }) | null> {
+  if (!s.hostId) return null;
+  const [h] = await tx<(HostRow & { live: boolean })[]>`
+    SELECT *, lease_expires_at > clock_timestamp() AS live FROM hosts WHERE id = ${s.hostId}`;
+  return h?.canManageSessions ? h : null;
+}
+
+/** What a CREATE_SESSION command asks the host: create a child of `parentID` in its runtime and mirror it. */
+export interface CreateSessionPayload { parentID: string; title: string; metadata: Record<string, unknown> }
+
+/**
+ * createSession. With a parent served by a host that manages sessions (the OpenCode bridge) and no
+ * hostID of its own, the session is created in the host's runtime first: a CREATE_SESSION host command
+ * (reply expected, like compactSession), whose reply names the gateway mirror the host created; that
+ * mirror is the answer, so a plugin can prompt it in OpenCode at once. Without a live host:
+ * HostUnavailableError; a host that does not answer in time: CommandTimeoutError (nothing created on
+ * the gateway; the host may still create it in its runtime and mirror it later).
+ */
+export async function createSession(sql: Sql, actor: Actor, input: CreateSessionInput, opts?: HostRequestOptions): Promise<SessionRow> {
   const parentID = optionalId('session', input.parentID, 'parentID');
   const title = checkText(input.title ?? '', 'title', LIMITS.title);
   const metadata = input.metadata === undefined || input.metadata === null ? {} : checkMetadata(input.metadata);
   let directory = input.directory == null ? null : checkDirectory(input.directory);
   const hostID = optionalId('host', input.hostID, 'hostID');
-  const key = idempotencyKey('createSession', GLOBAL_SCOPE, input.idempotencyKey, { parentID, title, directory, metadata, hostID });
-  return sql.begin(async (tx) => {
+  const hostMetadata = input.hostMetadata == null ? {} : checkMetadata(input.hostMetadata, 'hostMetadata');
+  if (!hostID && Object.keys(hostMetadata).length > 0) throw new InvalidRequestError('hostMetadata', 'hostMetadata is owned by the session\'s host: give hostID too.');
+  const key = idempotencyKey('createSession', GLOBAL_SCOPE, input.idempotencyKey,
+    { parentID, title, directory, metadata, hostID, ...(Object.keys(hostMetadata).length ? { hostMetadata } : {}) });
+  const timeoutMs = checkTimeout(input.timeoutMs, opts?.maxTimeoutMs);
+  const created = await sql.begin(async (tx): Promise<SessionRow | HostRequestRow> => {
     if (key) {
       await lockKey(tx, key);
       const previous = await previousResult(tx, key);
@@ -63,6 +100,16 @@ export async function createSession(sql: Sql, actor: Actor, input: CreateSession
     if (parentID) {
       // FOR SHARE: a concurrent removal of the parent waits for us, or we see it gone.
       const parent = await lockSession(tx, actor, parentID, 'share');
+      const host = hostID ? null : await managingHost(tx, parent);
+      if (host && opts) {
+        // Created in the host's runtime (a child there shares its parent's directory).
+        if (directory !== null && directory !== parent.directory) {
+          throw new InvalidRequestError('directory', `A session created under ${parentID} runs in its host's runtime, in the parent's directory ${parent.directory}.`);
+        }
+        if (!host.live) throw new HostUnavailableError(parentID, host.id, 'LEASE_EXPIRED');
+        const payload: CreateSessionPayload = { parentID, title, metadata };
+        return issueRequest(tx, { hostId: host.id, sessionId: parentID, kind: 'CREATE_SESSION', payload, timeoutMs });
+      }
       directory ??= parent.directory;
     }
     if (directory === null) throw new InvalidRequestError('directory', 'directory is required for a session without a parent.');
@@ -75,12 +122,46 @@ export async function createSession(sql: Sql, actor: Actor, input: CreateSession
     }
     const id = newId('session');
     const [s] = await tx<SessionRow[]>`
-      INSERT INTO sessions (id, parent_id, title, directory, metadata, host_id)
-      VALUES (${id}, ${parentID}, ${title}, ${directory}, ${tx.json(metadata as any)}, ${hostID})
+      INSERT INTO sessions (id, parent_id, title, directory, metadata, host_id, host_metadata)
+      VALUES (${id}, ${parentID}, ${title}, ${directory}, ${tx.json(metadata as any)}, ${hostID}, ${tx.json(hostMetadata as any)})
       RETURNING *`;
-    await appendEvent(tx, id, 'session.created', { parentID, title, directory, metadata, ...(hostID ? { hostID } : {}) });
+    await appendEvent(tx, id, 'session.created', {
+      parentID, title, directory, metadata, ...(hostID ? { hostID } : {}), ...(Object.keys(hostMetadata).length ? { hostMetadata } : {}),
+    });
     await rememberResult(tx, key, id, null);
     return { ...s, lastSeq: 1 };
+  });
+  if (!('kind' in created)) return created;
+  // Routed to the parent's host: wait for its reply (woken by the reply's notification).
+  const r = (await awaitRequest(sql, created, { ...opts!, deadline: Date.now() + timeoutMs, timeoutMs, owner: true }))!;
+  const out = r.reply?.outcome;
+  if (out?.kind !== 'CREATED') throw new HostUnavailableError(parentID!, r.hostId, 'HOST_FAILED', String(out?.error ?? r.reply?.error ?? 'no usable reply'));
+  const [s] = await sql<SessionRow[]>`SELECT * FROM sessions WHERE id = ${out.sessionID}`;
+  if (!s) throw new SessionNotFoundError(out.sessionID); // removed right after
+  if (key) {
+    await sql.begin(async (tx) => {
+      await lockKey(tx, key);
+      if (!(await previousResult(tx, key))) await rememberResult(tx, key, s.id, null);
+    });
+  }
+  return s;
+}
+
+/**
+ * The host's reply to CREATE_SESSION: `{ sessionID }`, the gateway mirror it created (with hostID) as a
+ * child of the payload's parent; or an error (the caller gets HostUnavailableError(HOST_FAILED)).
+ */
+export async function replySessionCreated(sql: Sql, c: HostRequestRow, result: unknown, error: string | null): Promise<HostRequestRow> {
+  return sql.begin(async (tx) => {
+    if (error !== null) return markReplied(tx, c, { error, outcome: { kind: 'FAILED', error } });
+    const r = checkReplyResult(result);
+    const sessionID = requireId('session', r.sessionID, 'result.sessionID');
+    const [s] = await tx<SessionRow[]>`SELECT * FROM sessions WHERE id = ${sessionID}`;
+    const p = c.payload as CreateSessionPayload;
+    if (!s || s.parentId !== p.parentID || s.hostId !== c.hostId) {
+      throw new InvalidRequestError('result.sessionID', `Session ${sessionID} is not a session of this host under ${p.parentID}.`);
+    }
+    return markReplied(tx, c, { outcome: { kind: 'CREATED', sessionID } });
   });
 }
 
@@ -90,13 +171,35 @@ export interface UpdateSessionInput {
   metadata?: unknown;
 }
 
-/** Title and metadata are replaced when given (metadata as a whole object), left alone when omitted. */
+/**
+ * Title and metadata are replaced when given, left alone when omitted. `metadata` replaces the
+ * plugin-owned object as a whole; the host-owned keys (hostMetadata, e.g. `opencode`) are kept: given
+ * with their current value (a read-modify-write of Session.metadata) they are ignored, given with another
+ * value they are refused (InvalidRequestError on `metadata.<key>`). A new title of a session whose host
+ * manages sessions is sent to it as a RENAME_SESSION command in the same transaction.
+ */
 export async function updateSession(sql: Sql, actor: Actor, input: UpdateSessionInput): Promise<SessionRow> {
   const sessionID = requireId('session', input.sessionID, 'sessionID');
   const title = input.title == null ? null : checkText(input.title, 'title', LIMITS.title);
-  const metadata = input.metadata == null ? null : checkMetadata(input.metadata);
+  let metadata = input.metadata == null ? null : checkMetadata(input.metadata);
   return sql.begin(async (tx) => {
-    await lockSession(tx, actor, sessionID);
+    const before = await lockSession(tx, actor, sessionID);
+    if (metadata) {
+      const owned = before.hostMetadata ?? {};
+      for (const k of Object.keys(metadata)) {
+        if (!(k in owned)) continue;
+        if (JSON.stringify(metadata[k]) !== JSON.stringify(owned[k])) {
+          throw new InvalidRequestError(`metadata.${k}`, `metadata.${k} is owned by the session's host and cannot be changed.`);
+        }
+      }
+      metadata = Object.fromEntries(Object.entries(metadata).filter(([k]) => !(k in owned)));
+    }
+    if (title !== null && title !== before.title) {
+      const host = await managingHost(tx, before);
+      if (host) {
+        await issueCommand(tx, { hostId: host.id, sessionId: sessionID, kind: 'RENAME_SESSION', reason: 'PLUGIN', payload: { title } });
+      }
+    }
     const [s] = await tx<SessionRow[]>`
       UPDATE sessions SET
         title = coalesce(${title}, title),
@@ -141,6 +244,15 @@ export async function removeSession(sql: Sql, actor: Actor, input: { sessionID: 
       SELECT id, session_id FROM executions WHERE session_id = ANY(${ids}) AND status = 'RUNNING' ORDER BY session_id LIMIT 1`;
     if (running) throw new SessionBusyError(running.sessionId, running.id);
     for (const id of ids) await appendEvent(tx, id, 'session.removed', { rootSessionID: sessionID });
+    // Commands of removed sessions go with them (host_commands.session_id is not a foreign key since 012);
+    // a host that manages sessions is told to remove each one in its runtime (REMOVE_SESSION, acknowledged).
+    await tx`DELETE FROM host_commands WHERE session_id = ANY(${ids}) AND kind <> 'REMOVE_SESSION'`;
+    const managed = await tx<{ id: string; hostId: string }[]>`
+      SELECT s.id, s.host_id FROM sessions s JOIN hosts h ON h.id = s.host_id
+      WHERE s.id = ANY(${ids}) AND h.can_manage_sessions ORDER BY s.id`;
+    for (const m of managed) {
+      await issueCommand(tx, { hostId: m.hostId, sessionId: m.id, kind: 'REMOVE_SESSION', reason: 'PLUGIN', payload: { rootSessionID: sessionID } });
+    }
     await tx`
       INSERT INTO tombstones (id, kind, session_id, directory)
       SELECT id, 'session', id, directory FROM sessions WHERE id = ANY(${ids})

@@ -13,6 +13,10 @@ export const HostCommandKindEnum = builder.enumType('HostCommandKind', {
     // Issue 8: requests with a payload that the host answers with replyHostCommand (schema/compaction.ts).
     COMPACT_SESSION: { description: 'Summarize payload.context with the host\'s model and reply { summary }.' },
     GENERATE: { description: 'Run a hidden completion of payload.prompt after payload.context with payload.model and reply { text, inputTokens, outputTokens }.' },
+    // Issue 12: session mutations of a host that manages sessions (capabilities.sessions).
+    CREATE_SESSION: { description: 'Create a child of session payload.parentID in the host\'s runtime with payload.title, mirror it (createSession with hostID, metadata payload.metadata) and reply { sessionID }.' },
+    RENAME_SESSION: { description: 'Set the session\'s title in the host\'s runtime to payload.title, then acknowledge.' },
+    REMOVE_SESSION: { description: 'The session (already removed on the gateway) is removed: remove it in the host\'s runtime, stop following it, then acknowledge.' },
   } as const,
 });
 export const HostCommandReasonEnum = builder.enumType('HostCommandReason', { values: ['SEAL', 'PLUGIN'] as const }); // PLUGIN: issue 8

@@ -7,6 +7,7 @@ import { HostCommandRef } from './commands.js';
 import { MessageRef, SessionRef } from './refs.js';
 import { compactSession, replyCompaction, type SessionCompacted } from '../domain/compaction.js';
 import { replyGeneration } from '../domain/generation.js';
+import { replySessionCreated } from '../domain/sessions.js';
 import {
   checkReplyError, DEFAULT_HOST_REQUEST_MAX_TIMEOUT_MS, findRequest, getHostCommand, type HostRequestRow,
 } from '../domain/host-requests.js';
@@ -76,6 +77,7 @@ builder.mutationField('replyHostCommand', (t) =>
       if (error === null && (input.result === null || input.result === undefined)) {
         throw new InvalidRequestError('result', 'Give result or error.');
       }
+      if (c.kind === 'CREATE_SESSION') return replySessionCreated(ctx.sql, c, input.result, error);
       return c.kind === 'COMPACT_SESSION'
         ? replyCompaction(ctx.sql, ctx.actor, c, input.result, error)
         : replyGeneration(ctx.sql, c, input.result, error);

@@ -1,9 +1,10 @@
 import { builder, allow } from './builder.js';
 import { connectionOf, pageArgs } from './connection.js';
 import { SessionStatusEnum } from './enums.js';
-import { InvalidRequestError, SessionBusyError, SessionNotFoundError } from './errors.js';
+import { CommandTimeoutError, HostUnavailableError, InvalidRequestError, SessionBusyError, SessionNotFoundError } from './errors.js';
+import { hostRequestOptions } from './compaction.js';
 import { ExecutionRef, JobRef, MessageRef, NodeRef, SessionRef } from './refs.js';
-import { createSession, removeSession, sessionStatus, updateSession, type RemovedSessions } from '../domain/sessions.js';
+import { createSession, removeSession, sessionStatus, updateSession, visibleMetadata, type RemovedSessions } from '../domain/sessions.js';
 import { listSessions } from '../resolvers/sessions.js';
 import type { SessionRow } from '../domain/rows.js';
 
@@ -31,7 +32,7 @@ SessionRef.implement({
     }),
     title: t.exposeString('title'),
     directory: t.exposeString('directory'),
-    metadata: t.field({ type: 'JSON', resolve: (s) => s.metadata }),
+    metadata: t.field({ type: 'JSON', description: 'The plugin-owned object, with the keys owned by the session\'s host (e.g. `opencode`) over it; updateSession never changes those.', resolve: (s) => visibleMetadata(s) }),
     status: t.field({
       type: SessionStatusEnum,
       resolve: async (s, _a, ctx) => sessionStatus(s, !!(await ctx.loaders.runningExecution.load(s.id))),
@@ -92,6 +93,8 @@ const CreateSessionInput = builder.inputType('CreateSessionInput', {
     directory: t.string({ required: false, description: 'Absolute path; defaults to the parent\'s directory.' }),
     metadata: t.field({ type: 'JSON', required: false, description: 'A JSON object (at most 64 KiB).' }),
     hostID: t.id({ required: false, description: 'The host that serves the session from the start (otherwise its first beginExecution sets it). A seal of a session that never ran asks this host too.' }),
+    hostMetadata: t.field({ type: 'JSON', required: false, description: 'With hostID: keys owned by the host (e.g. the OpenCode bridge\'s `opencode`), shown in Session.metadata and kept by every updateSession.' }),
+    timeoutMs: t.int({ required: false, description: 'Under a parent whose host manages sessions (e.g. an OpenCode session): how long to wait for the host to create it (default 30000).' }),
     idempotencyKey: t.string({ required: false, description: 'Optional. A call repeated with the same key (after a crash or a lost answer) returns the session the first call created instead of creating another; the same key with a different request is an InvalidRequestError. Unique across the gateway; a key whose session was removed answers SessionNotFoundError.' }),
   }),
 });
@@ -100,7 +103,7 @@ const UpdateSessionInput = builder.inputType('UpdateSessionInput', {
   fields: (t) => ({
     sessionID: t.id({ required: true }),
     title: t.string({ required: false }),
-    metadata: t.field({ type: 'JSON', required: false, description: 'Replaces the whole metadata object.' }),
+    metadata: t.field({ type: 'JSON', required: false, description: 'Replaces the plugin-owned metadata object; the host-owned keys stay (given unchanged they are ignored, changed they are an InvalidRequestError).' }),
   }),
 });
 
@@ -121,9 +124,10 @@ builder.mutationFields((t) => ({
   createSession: t.field({
     type: SessionRef,
     extensions: allow('plugin'),
-    errors: { types: [SessionNotFoundError, InvalidRequestError] },
+    errors: { types: [SessionNotFoundError, InvalidRequestError, HostUnavailableError, CommandTimeoutError] },
     args: { input: t.arg({ type: CreateSessionInput, required: true }) },
-    resolve: (_r, { input }, ctx) => createSession(ctx.sql, ctx.actor, { ...input, parentID: input.parentID as string | null, hostID: input.hostID as string | null }),
+    resolve: (_r, { input }, ctx) => createSession(ctx.sql, ctx.actor,
+      { ...input, parentID: input.parentID as string | null, hostID: input.hostID as string | null }, hostRequestOptions(ctx)),
   }),
   updateSession: t.field({
     type: SessionRef,

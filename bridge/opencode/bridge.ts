@@ -7,7 +7,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import {
   AcknowledgeHostCommandDocument, AppendMessageDocument, BeginExecutionDocument, CorrectMessagePartDocument, CreateSessionDocument,
   FinishJobDocument, HostCommandStreamDocument, RegisterHostDocument, RemoveSessionDocument, RenewHostLeaseDocument,
-  RestoreJobDocument, RetractMessageDocument, SettleExecutionDocument, StartJobDocument, StoredMessageDocument, TranscriptEventsDocument, UpdateSessionDocument,
+  ReplyHostCommandDocument, RestoreJobDocument, RetractMessageDocument, SettleExecutionDocument, StartJobDocument, StoredMessageDocument, TranscriptEventsDocument, UpdateSessionDocument,
 } from '../../client/index.js';
 import type { BridgeStore, StoredSession } from './store.js';
 import { baseType, emptyState, JOB_TOOLS, jobEnd, stepFacts, toGatewayParts, toUsage, type PendingCorrection, type PendingMessage, type SessionState, type StepState } from './mapping.js';
@@ -74,6 +74,8 @@ export class OpencodeBridge {
   private pollTimer: NodeJS.Timeout | null = null;
   private pendingPoll = false;
   private unsubs: (() => void)[] = [];
+  /** Gateway session id -> its sessionEvents subscription. */
+  private sessionSubs = new Map<string, () => void>();
   private subscribedSessions = new Set<string>();
   private busy = new Map<string, boolean>();
   private waiters: (() => void)[] = [];
@@ -135,6 +137,7 @@ export class OpencodeBridge {
     if (this.renewTimer) clearInterval(this.renewTimer);
     if (this.pollTimer) clearInterval(this.pollTimer);
     for (const u of this.unsubs) u();
+    for (const u of this.sessionSubs.values()) u();
     this.hostSub?.();
     await this.followLoop?.catch(() => {});
     await this.queue.catch(() => {});
@@ -154,7 +157,9 @@ export class OpencodeBridge {
     const input = {
       hostID: previous, name: `opencode ${this.oc.base}`, leaseMs: this.opts.leaseMs ?? 30_000,
       // OpenCode also admits prompts from its other clients: the gateway's fence is not exclusive.
-      capabilities: { cancel: true, compact: false, generate: false, exclusiveAdmission: false }, models: [],
+      // compact: OpenCode's summarize; generate: a hidden session; sessions: create/rename/remove there.
+      capabilities: { cancel: true, compact: true, generate: true, exclusiveAdmission: false, sessions: true },
+      models: await this.opencodeModels(),
     };
     let h;
     try {
@@ -168,6 +173,17 @@ export class OpencodeBridge {
     await this.opts.store.setHostID(h.id);
     if (this.hostSub && this.hostSubFor !== h.id) this.watchHostCommands();
   }
+
+  /** The models OpenCode's configured providers list (what `generate` may ask for; anything else is ModelNotFoundError). */
+  private async opencodeModels(): Promise<{ providerID: string; modelID: string }[]> {
+    // OpenCode unreachable (not started yet, restarting): the last list; registered again once it answers.
+    const p = await this.oc.providers().catch((e) => { this.log(`OpenCode providers: ${e.message}`); return null; });
+    if (p) this.models = (p.providers ?? []).flatMap((x) => Object.keys(x.models ?? {}).map((m) => ({ providerID: x.id, modelID: m }))).slice(0, 2_000);
+    this.registeredModels = JSON.stringify(this.models);
+    return this.models;
+  }
+  private models: { providerID: string; modelID: string }[] = [];
+  private registeredModels = '[]';
 
   /** (Re)subscribes the host's commands (seal: interrupt/cancel) for the current hostID. */
   private watchHostCommands() {
@@ -253,6 +269,10 @@ export class OpencodeBridge {
           try {
             await this.backfill();
             firstConnect();
+            // OpenCode's providers may have changed (or were unknown at start): declare its models again.
+            const p = await this.oc.providers().catch(() => null);
+            const now = p ? JSON.stringify((p.providers ?? []).flatMap((x) => Object.keys(x.models ?? {}).map((m) => ({ providerID: x.id, modelID: m }))).slice(0, 2_000)) : null;
+            if (now && now !== this.registeredModels) await this.register().catch((e) => this.log(`register: ${e?.message ?? e}`));
             return;
           } catch (err: any) {
             this.log(`backfill: ${err?.message ?? err}; trying again`);
@@ -372,8 +392,8 @@ export class OpencodeBridge {
     this.stats.applied++;
   }
 
-  private async onSession(l: Live, info: OcSession) {
-    if (!info) return;
+  private async onSession(l: Live, info: OcSession, metadata: Record<string, unknown> = {}) {
+    if (!info || l.st.removed || l.st.hidden) return;
     if (!l.row.sessionID) {
       const parentGw = info.parentID ? this.sessions.get(info.parentID)?.row.sessionID ?? null : null;
       const s = await this.gw.call(CreateSessionDocument, { input: {
@@ -381,7 +401,9 @@ export class OpencodeBridge {
         // Served by this bridge from the start: a seal before any step still learns that OpenCode
         // admits prompts behind the gateway (ADMISSION_NOT_EXCLUSIVE), instead of a SessionSealed.
         hostID: this.hostID,
-        metadata: { opencode: { server: this.oc.base, sessionID: info.id, parentID: info.parentID ?? null } },
+        // Host-owned: shown in Session.metadata, never changed or dropped by a plugin's updateSession.
+        hostMetadata: { opencode: { server: this.oc.base, sessionID: info.id, parentID: info.parentID ?? null } },
+        ...(Object.keys(metadata).length ? { metadata } : {}),
         // A crash after this call and before the state is saved replays the event: same session.
         idempotencyKey: `opencode:session:${info.id}`,
       } }, 'plugin');
@@ -412,6 +434,13 @@ export class OpencodeBridge {
     const stored = await this.opts.store.messageByOc(info.id);
     if (info.role === 'user') {
       if (!stored) l.st.pending[info.id] ??= { role: 'user', parts: {}, order: [] };
+      return;
+    }
+    if (info.summary || l.st.compactionMessages?.includes(info.id) || (l.st.compacting && !l.st.steps[info.id])) {
+      // The summary of a compaction the bridge ran for compactSession: the gateway records it itself.
+      if (!l.st.compactionMessages?.includes(info.id)) l.st.compactionMessages = [...(l.st.compactionMessages ?? []), info.id].slice(-100);
+      delete l.st.pending[info.id];
+      delete l.st.steps[info.id];
       return;
     }
     // An assistant message: its user prompt is complete by now.
@@ -465,10 +494,19 @@ export class OpencodeBridge {
   private async onPartRemoved(l: Live, messageID: string, partID: string) {
     const pm = l.st.pending[messageID];
     if (!pm) {
-      // A part removed from a message already mirrored: the gateway has no way to remove one part (only to
-      // correct a TEXT part or retract the whole message), so its copy keeps the part.
+      // A part removed from a message already mirrored. The gateway removes no single part (it corrects a
+      // TEXT part or retracts a whole message), so: once no part the gateway holds is left in OpenCode, the
+      // message is retracted; before that its copy keeps the part (logged).
       if (l.st.echoes?.[partID]) delete l.st.echoes[partID];
-      if (await this.opts.store.messageByOc(messageID)) this.log(`OpenCode removed part ${partID} of mirrored message ${messageID}: kept on the gateway`);
+      const stored = await this.opts.store.messageByOc(messageID);
+      if (!stored || stored.messageID.startsWith('refused:') || !Object.values(stored.parts).includes(partID)) return;
+      const now = (await this.oc.messages(l.row.ocSessionID)).find((m) => m.info.id === messageID);
+      const left = Object.values(stored.parts).filter((id) => now?.parts.some((p) => p.id === id));
+      if (left.length > 0) {
+        this.log(`OpenCode removed part ${partID} of mirrored message ${messageID}: kept on the gateway (${left.length} mirrored parts left)`);
+        return;
+      }
+      await this.retractMirrored(l, stored.messageID, 'all its parts were removed in OpenCode');
       return;
     }
     delete pm.parts[partID];
@@ -542,6 +580,7 @@ export class OpencodeBridge {
   private async retryCorrections(l: Live) {
     if (!l.row.sessionID || l.st.removed) return;
     for (const c of Object.values(l.st.corrections ?? {})) if (!(await this.correctGateway(l, c))) return; // still busy
+    for (const [m, reason] of Object.entries(l.st.retractions ?? {})) if (!(await this.retractMirrored(l, m, reason))) return;
   }
 
   private async onMessageRemoved(l: Live, ocMessageID: string) {
@@ -556,8 +595,30 @@ export class OpencodeBridge {
     const stored = await this.opts.store.messageByOc(ocMessageID);
     if (!stored) return;
     // Deleted in OpenCode by someone else: the gateway's copy is retracted (kept, as a placeholder).
-    await this.gw.call(RetractMessageDocument, { input: { messageID: stored.messageID, reason: 'deleted in OpenCode' } }, 'plugin')
-      .catch((e) => this.log(`retractMessage: ${e.message}`));
+    await this.retractMirrored(l, stored.messageID, 'deleted in OpenCode');
+  }
+
+  /**
+   * Retracts a mirrored message on the gateway. SessionBusyError (a step runs) keeps it pending in the session
+   * state, retried with the pending corrections (after the step, when idle, at each history poll). Answers false while busy.
+   */
+  private async retractMirrored(l: Live, messageID: string, reason: string): Promise<boolean> {
+    try {
+      await this.gw.call(RetractMessageDocument, { input: { messageID, reason } }, 'plugin');
+    } catch (e) {
+      if (!(e instanceof GatewayError)) throw e;
+      if (e.tag === 'SessionBusyError') {
+        (l.st.retractions ??= {})[messageID] = reason;
+        await this.persist(l);
+        return false;
+      }
+      this.log(`retractMessage ${messageID}: ${e.message}`); // already retracted, removed: nothing to do
+    }
+    if (l.st.retractions?.[messageID]) {
+      delete l.st.retractions[messageID];
+      await this.persist(l);
+    }
+    return true;
   }
 
   private async flushPendingUsers(l: Live) {
@@ -783,7 +844,7 @@ export class OpencodeBridge {
     if (!sessionID || l.st.removed || this.subscribedSessions.has(sessionID)) return;
     this.subscribedSessions.add(sessionID);
     // Re-subscribed from the latest handled cursor whenever the gateway ends the stream; none once removed.
-    this.unsubs.push(this.gw.subscribe(TranscriptEventsDocument,
+    this.sessionSubs.set(sessionID, this.gw.subscribe(TranscriptEventsDocument,
       () => (l.st.removed ? null : { sessionID, after: l.st.eventsCursor ?? null }), 'plugin',
       (d) => this.onGatewayEvent(l, d.sessionEvents)));
   }
@@ -793,6 +854,12 @@ export class OpencodeBridge {
     // Sealed on the gateway (the seal's first commit): fence the OpenCode session at once, before any
     // command for its running work arrives (an idle session gets none).
     if (ev.type === 'session.sealing' || ev.type === 'session.sealed') this.fence(l);
+    if (ev.type === 'session.removed') {
+      // Removed on the gateway (its REMOVE_SESSION command removes it in OpenCode): nothing more to follow.
+      await this.enqueue(async () => { l.st.removed = true; await this.persist(l); });
+      this.sessionSubs.get(l.row.sessionID!)?.();
+      return;
+    }
     if (ev.type === 'message.part_corrected' || ev.type === 'message.retracted') {
       const stored = ev.messageID ? await this.opts.store.message(ev.messageID) : null;
       if (stored) {
@@ -859,9 +926,168 @@ export class OpencodeBridge {
     }
   }
 
-  /** A seal asks to interrupt an execution or cancel a job: OpenCode can only abort the whole session. */
-  private async onCommand(c: { id: string; kind: string; sessionID: string; jobID: string | null; executionID: string | null; payload?: unknown }) {
+  /**
+   * A command of the gateway. Seal: interrupt an execution or cancel a job (OpenCode can only abort the whole
+   * session). Plugin requests: compaction, generation, and the session mutations (create, rename, remove).
+   */
+  private async onCommand(c: Command) {
     if (!c) return;
+    try {
+      switch (c.kind) {
+        case 'CREATE_SESSION': return await this.reply(c, () => this.createInOpencode(c));
+        case 'COMPACT_SESSION': return await this.reply(c, () => this.compactInOpencode(c));
+        case 'GENERATE': return await this.reply(c, () => this.generateInOpencode(c));
+        case 'RENAME_SESSION': await this.renameInOpencode(c); break;
+        case 'REMOVE_SESSION': await this.removeInOpencode(c); break;
+        default: await this.abortForSeal(c);
+      }
+    } catch (e: any) {
+      if (this.stopped) return; // not acknowledged: delivered again on the next start
+      this.log(`command ${c.kind} ${c.id}: ${e?.message ?? e}`);
+    }
+    await this.gw.call(AcknowledgeHostCommandDocument, { input: { commandID: c.id } })
+      .catch((e) => this.log(`acknowledge ${c.id}: ${e.message}`));
+  }
+
+  /** Runs a request and sends its result (or its error) with replyHostCommand. */
+  private async reply(c: Command, fn: () => Promise<Record<string, unknown>>) {
+    let result: Record<string, unknown> | null = null;
+    let error: string | null = null;
+    try {
+      result = await fn();
+    } catch (e: any) {
+      if (this.stopped) return;
+      error = String(e?.message ?? e).slice(0, 2_000) || 'failed';
+      this.log(`${c.kind} ${c.id}: ${error}`);
+    }
+    await this.gw.call(ReplyHostCommandDocument, { input: { commandID: c.id, ...(error !== null ? { error } : { result }) } })
+      .catch((e) => this.log(`reply ${c.id}: ${e.message}`));
+  }
+
+  private liveOf(sessionID: string): Live {
+    const oc = this.byGateway.get(sessionID);
+    const l = oc ? this.sessions.get(oc) : undefined;
+    if (!l || l.st.removed) throw new Error(`session ${sessionID} is not an OpenCode session this bridge follows`);
+    return l;
+  }
+
+  /** CREATE_SESSION: the child is created in OpenCode, then mirrored at once (its later session.created changes nothing). */
+  private async createInOpencode(c: Command) {
+    const p = c.payload as { parentID: string; title?: string; metadata?: Record<string, unknown> };
+    const parent = this.liveOf(p.parentID);
+    return this.enqueue(async () => {
+      let ocID = parent.st.created?.[c.id];
+      if (!ocID) {
+        const info = await this.oc.createSession({ parentID: parent.row.ocSessionID, ...(p.title ? { title: p.title } : {}) });
+        ocID = info.id;
+        (parent.st.created ??= {})[c.id] = ocID;
+        await this.persist(parent);
+      }
+      const l = this.liveSession(ocID);
+      if (!l.row.sessionID) await this.onSession(l, await this.oc.getSession(ocID), p.metadata ?? {});
+      if (!l.row.sessionID) throw new Error(`OpenCode session ${ocID} could not be mirrored`);
+      return { sessionID: l.row.sessionID };
+    });
+  }
+
+  /** RENAME_SESSION: OpenCode's title follows; its session.updated echo then matches the stored title. */
+  private async renameInOpencode(c: Command) {
+    const title = String((c.payload as { title?: string })?.title ?? '');
+    const l = this.liveOf(c.sessionID);
+    await this.enqueue(async () => { l.st.title = title; await this.persist(l); });
+    const now = await this.ocRetry('OpenCode session', () => this.oc.getSession(l.row.ocSessionID));
+    if (now.title !== title) await this.ocRetry('OpenCode rename', () => this.oc.updateSession(l.row.ocSessionID, { title }));
+  }
+
+  /** REMOVE_SESSION: removed on the gateway already; removed in OpenCode, and no longer followed. */
+  private async removeInOpencode(c: Command) {
+    const ocID = this.byGateway.get(c.sessionID);
+    const l = ocID ? this.sessions.get(ocID) : undefined;
+    if (!l) return; // not one of ours (or already forgotten)
+    await this.enqueue(async () => { l.st.removed = true; l.st.pending = {}; await this.persist(l); });
+    this.sessionSubs.get(c.sessionID)?.();
+    this.sessionSubs.delete(c.sessionID);
+    await this.ocRetry('OpenCode delete session', () => this.oc.deleteSession(l.row.ocSessionID)).catch((e) => {
+      if (!(e instanceof OpencodeError && e.status === 404)) throw e;
+    });
+  }
+
+  /** The model a request runs with when it names none: the session's last step's, else OpenCode's default. */
+  private async defaultModel(l: Live): Promise<{ providerID: string; modelID: string }> {
+    const last = Object.values(l.st.steps).reverse().find((s) => s.model)?.model;
+    if (last) return last;
+    const cfg = await this.oc.config();
+    const m = (cfg.model ?? '').split('/');
+    if (m.length >= 2) return { providerID: m[0], modelID: m.slice(1).join('/') };
+    throw new Error('OpenCode has no default model');
+  }
+
+  /**
+   * COMPACT_SESSION: OpenCode's own summarize. The summary message it writes is not mirrored as a step (the
+   * gateway records the reply's summary as its compaction); its text is the reply.
+   */
+  private async compactInOpencode(c: Command) {
+    const l = this.liveOf(c.sessionID);
+    const ocID = l.row.ocSessionID;
+    const model = await this.defaultModel(l);
+    const before = new Set((await this.oc.messages(ocID)).map((m) => m.info.id));
+    await this.enqueue(async () => { l.st.compacting = true; await this.persist(l); });
+    try {
+      await this.oc.summarize(ocID, model);
+      const msgs = await this.oc.messages(ocID);
+      const summary = msgs.filter((m) => !before.has(m.info.id) && m.info.role === 'assistant' && m.info.summary).at(-1)
+        ?? msgs.filter((m) => !before.has(m.info.id) && m.info.role === 'assistant').at(-1);
+      if (!summary) throw new Error('OpenCode wrote no summary');
+      if (summary.info.error) throw new Error(`OpenCode's summary failed: ${summary.info.error.name}`);
+      const text = summary.parts.filter((p) => p.type === 'text' && p.text).map((p) => p.text).join('\n').trim();
+      if (!text) throw new Error('OpenCode\'s summary is empty');
+      await this.enqueue(async () => {
+        l.st.compactionMessages = [...(l.st.compactionMessages ?? []), ...msgs.filter((m) => !before.has(m.info.id)).map((m) => m.info.id)].slice(-100);
+        await this.persist(l);
+      });
+      return { summary: text };
+    } finally {
+      await this.enqueue(async () => { l.st.compacting = false; await this.persist(l); });
+    }
+  }
+
+  /**
+   * GENERATE: a hidden completion. A temporary OpenCode session (never mirrored) gets the gateway's context
+   * and the prompt, with the requested model and every tool off; it is deleted afterwards. The session
+   * itself is untouched.
+   */
+  private async generateInOpencode(c: Command) {
+    const p = c.payload as { prompt: string; model: { providerID: string; modelID: string }; context: { role: string; text: string }[] };
+    const l = this.liveOf(c.sessionID);
+    const tmp = await this.enqueue(async () => {
+      const info = await this.oc.createSession({ title: `gateway generate ${c.id} (hidden)` });
+      const h = this.liveSession(info.id);
+      h.st.hidden = true;
+      h.st.removed = true;
+      h.st.directory = l.st.directory;
+      await this.persist(h);
+      return info.id;
+    });
+    try {
+      const tools = Object.fromEntries((await this.oc.toolIDs().catch(() => [] as string[])).map((t) => [t, false]));
+      const context = p.context.map((m) => `${m.role}: ${m.text}`).join('\n\n');
+      const text = context ? `Conversation so far:\n\n${context}\n\n---\n\n${p.prompt}` : p.prompt;
+      const r = await this.oc.prompt(tmp, { parts: [{ type: 'text', text }], model: p.model, tools });
+      if (r.info.error) throw new Error(`${r.info.error.name}: ${r.info.error.data?.message ?? ''}`);
+      if (r.info.providerID !== p.model.providerID || r.info.modelID !== p.model.modelID) {
+        throw new Error(`OpenCode answered with ${r.info.providerID}/${r.info.modelID}, not the model asked for`);
+      }
+      return {
+        text: r.parts.filter((x) => x.type === 'text' && x.text).map((x) => x.text).join('\n'),
+        inputTokens: Math.round(r.info.tokens?.input ?? 0), outputTokens: Math.round(r.info.tokens?.output ?? 0),
+        providerID: r.info.providerID, modelID: r.info.modelID,
+      };
+    } finally {
+      await this.oc.deleteSession(tmp).catch((e) => this.log(`delete hidden session ${tmp}: ${e.message}`));
+    }
+  }
+
+  private async abortForSeal(c: Command) {
     const ocSessionID = this.byGateway.get(c.sessionID);
     if (ocSessionID) {
       const l = this.sessions.get(ocSessionID)!;
@@ -873,7 +1099,7 @@ export class OpencodeBridge {
       await this.settled().catch(() => {});
       await this.enqueue(() => this.onIdle(ocSessionID));
     }
-    await this.gw.call(AcknowledgeHostCommandDocument, { input: { commandID: c.id } })
-      .catch((e) => this.log(`acknowledge ${c.id}: ${e.message}`));
   }
 }
+
+type Command = { id: string; kind: string; sessionID: string; jobID: string | null; executionID: string | null; payload?: unknown };

@@ -119,6 +119,22 @@ export class OpencodeClient {
   listSessions() { return this.req<OcSession[]>('GET', '/session'); }
   getSession(id: string) { return this.req<OcSession>('GET', `/session/${encodeURIComponent(id)}`); }
   createSession(input: { title?: string; parentID?: string } = {}) { return this.req<OcSession>('POST', '/session', input); }
+  updateSession(id: string, input: { title?: string }) { return this.req<OcSession>('PATCH', `/session/${encodeURIComponent(id)}`, input); }
+  deleteSession(id: string) { return this.req<boolean>('DELETE', `/session/${encodeURIComponent(id)}`); }
+  /** OpenCode's own compaction: summarizes the session's history with the model (answers when done). */
+  summarize(id: string, model: { providerID: string; modelID: string }) {
+    return this.req<boolean>('POST', `/session/${encodeURIComponent(id)}/summarize`, { ...model, auto: false });
+  }
+  /** A prompt answered synchronously (`POST /session/{id}/message`): the assistant message and its parts. */
+  prompt(id: string, body: { parts: { type: 'text'; text: string }[]; model?: { providerID: string; modelID: string }; tools?: Record<string, boolean>; system?: string }) {
+    return this.req<{ info: OcMessageInfo; parts: OcPart[] }>('POST', `/session/${encodeURIComponent(id)}/message`, body);
+  }
+  /** The models of OpenCode's configured providers, and its default model per provider. */
+  providers() {
+    return this.req<{ providers: { id: string; models: Record<string, { id: string }> }[]; default: Record<string, string> }>('GET', '/config/providers');
+  }
+  config() { return this.req<{ model?: string; small_model?: string }>('GET', '/config'); }
+  toolIDs() { return this.req<string[]>('GET', '/experimental/tool/ids'); }
   status() { return this.req<Record<string, OcStatus>>('GET', '/session/status'); }
   abort(id: string) { return this.req<boolean>('POST', `/session/${encodeURIComponent(id)}/abort`); }
   messages(id: string) { return this.req<{ info: OcMessageInfo; parts: OcPart[] }[]>('GET', `/session/${encodeURIComponent(id)}/message`); }

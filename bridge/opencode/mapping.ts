@@ -49,6 +49,8 @@ export interface SessionState {
    * running): gateway part id -> the correction, retried once the running step settles or the session is idle.
    */
   corrections?: Record<string, PendingCorrection>;
+  /** Gateway messages to retract (deleted in OpenCode) that the gateway refused while a step ran: id -> reason. */
+  retractions?: Record<string, string>;
   /**
    * Texts the bridge itself PATCHed into OpenCode parts (gateway corrections applied there), per OpenCode part
    * id: OpenCode's `message.part.updated` carrying one of them is the echo, not an edit to mirror back.
@@ -57,6 +59,14 @@ export interface SessionState {
   /** A seal asked this session to stop: settle its interrupted step with reason SEAL. */
   sealing?: boolean;
   removed?: boolean;
+  /** A session the bridge made for its own use (a `generate` completion): never mirrored. */
+  hidden?: boolean;
+  /** CREATE_SESSION commands already done under this (parent) session: command id -> OpenCode child id. */
+  created?: Record<string, string>;
+  /** OpenCode messages of a compaction the bridge ran for compactSession (its summary): not mirrored as steps. */
+  compactionMessages?: string[];
+  /** A compactSession is running in OpenCode (summarize): the messages it creates are not mirrored. */
+  compacting?: boolean;
 }
 
 /** A correction of a mirrored gateway TEXT part, from an edit made in OpenCode. */

@@ -5,7 +5,9 @@
 // model response: `{ "text": "..." }` or `{ "tool": "write", "args": {...} }` (several tool calls in one step:
 // `{ "tools": [{ "tool", "args" }, ...] }`). The step to answer is the number of assistant turns after the last
 // user message that carries a script; past the end of the script the model answers "done." and stops.
-// Requests without tools (title generation and the like) get a short plain text.
+// Requests without tools (title generation and the like) get a short plain text; one whose last user message has
+// a line `REPLY:<text>` gets that text. A step may carry `reasoning` (streamed as reasoning_content) and `usage`
+// (the usage of that response, OpenAI style: prompt_tokens, completion_tokens, prompt_tokens_details...).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -14,6 +16,8 @@ export interface ScriptStep {
   tool?: string;
   args?: Record<string, unknown>;
   tools?: Array<{ tool: string; args: Record<string, unknown> }>;
+  reasoning?: string;
+  usage?: Record<string, unknown>;
 }
 
 export interface ScriptedModel {
@@ -79,7 +83,10 @@ export async function startScriptedModel(port = 0): Promise<ScriptedModel> {
       }
       const messages = parsed.messages ?? [];
       const picked = parsed.tools && parsed.tools.length > 0 ? pickStep(messages) : "none";
-      const step: ScriptStep = picked === "none" ? { text: "Scripted session" } : picked;
+      const lastUser = [...messages].reverse().find((m) => m.role === "user");
+      const reply = lastUser ? /(?:^|\n)REPLY:([^\n]*)/.exec(textOf(lastUser.content))?.[1] : undefined;
+      const step: ScriptStep = picked === "none" ? { text: reply ?? "Scripted session" } : picked;
+      const usage = step.usage ?? { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
       const id = `chatcmpl-${++seq}`;
       const model = parsed.model ?? "scripted";
       const created = Math.floor(Date.now() / 1000);
@@ -96,7 +103,7 @@ export async function startScriptedModel(port = 0): Promise<ScriptedModel> {
                 : { role: "assistant", content: step.text ?? "" },
               finish_reason: calls.length ? "tool_calls" : "stop",
             }],
-            usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+            usage,
           }),
         );
         return;
@@ -105,11 +112,12 @@ export async function startScriptedModel(port = 0): Promise<ScriptedModel> {
       const send = (delta: unknown, finish: string | null, usage?: unknown) =>
         res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`);
       send({ role: "assistant", content: "" }, null);
+      if (step.reasoning) send({ reasoning_content: step.reasoning }, null);
       if (step.text) send({ content: step.text }, null);
       calls.forEach((c, i) =>
         send({ tool_calls: [{ index: i, id: `call_${seq}_${i}`, type: "function", function: { name: c.tool, arguments: JSON.stringify(c.args) } }] }, null),
       );
-      send({}, calls.length ? "tool_calls" : "stop", { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
+      send({}, calls.length ? "tool_calls" : "stop", usage);
       res.write("data: [DONE]\n\n");
       res.end();
     });
