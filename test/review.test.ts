@@ -293,6 +293,26 @@ describe('the review page', () => {
     await shot('12-live-sealed');
     await open('');
     await page.locator(`[data-session="${sessionID}"] .session-status [data-status="SEALED"]`).waitFor();
+    await shot('13-sessions-with-sealed');
+  });
+
+  it('a running execution\'s page shows its changeset as soon as it settles', async () => {
+    const sessionID = await session('running');
+    const root = kit.worktree({ 'a.txt': 'before\n' });
+    const cap = new WorktreeCapturer();
+    const start = await cap.snapshot(host.client, sessionID, root, host.id);
+    const e: any = await host.beginExecution(sessionID, 'PROMPT', { startSnapshot: start.id });
+    await open(`#/execution/${e.id}`);
+    await page.locator('[data-coverage="UNAVAILABLE"]').waitFor();
+    expect(await page.locator('.coverage h2').innerText()).toBe('✖ Coverage unavailable: NOT_SETTLED');
+    await page.evaluate(() => { (window as any).__noReload = true; });
+    write(root, 'a.txt', 'after\n');
+    const end = await cap.snapshot(host.client, sessionID, root, host.id);
+    await host.settleExecution(e.id, 'SUCCEEDED', { endSnapshot: end.id });
+    await page.locator('[data-coverage="COMPLETE"]').waitFor();
+    await page.locator('.diff-pane[data-path="a.txt"] .d2h-file-wrapper').waitFor();
+    expect(await text('.diff-pane .d2h-ins .d2h-code-line-ctn')).toEqual(['after']);
+    expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
   });
 
   it('the sessions list updates a row when one of its executions settles', async () => {
@@ -347,8 +367,8 @@ describe('the review page', () => {
     // A deep link to a file far down the list opens it.
     await open(`#/execution/${e.id}/file/${encodeURIComponent(name(420))}`);
     await page.locator(`.diff-pane[data-path="${name(420)}"] .d2h-file-wrapper`).waitFor();
-    console.log(`500-file changeset: list and first diff shown in ${firstFileMs} ms; ${new Set(patchRequests).size} patches fetched for 5 files viewed`);
-    await shot('13-changeset-500-files');
+    console.log(`500-file changeset: list and first diff shown in ${firstFileMs} ms (list response ${listBody.length} bytes); ${new Set(patchRequests).size} patches fetched (5 files opened, each next one prefetched)`);
+    await shot('14-changeset-500-files');
   });
 
   it('is readable in a narrow window: one column, no horizontal scrolling of the page', async () => {
@@ -364,11 +384,11 @@ describe('the review page', () => {
       expect(pane.y).toBeGreaterThanOrEqual(nav.y + nav.height - 1);
       expect(await page.locator('.diff-pane .d2h-files-diff').count()).toBe(0); // inline by default when narrow
       expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
-      await shot('14-narrow-changeset');
+      await shot('15-narrow-changeset');
       await open('');
       await page.locator('ul.sessions').waitFor();
       expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
-      await shot('15-narrow-sessions');
+      await shot('16-narrow-sessions');
     } finally {
       await page.setViewportSize({ width: 1400, height: 900 });
     }

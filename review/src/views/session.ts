@@ -110,7 +110,10 @@ function header(s: Session): HTMLElement {
       h('dt', {}, 'Created'), h('dd', {}, time(s.createdAt)),
       h('dt', { class: 'sealed-at' }, 'Sealed'), h('dd', { class: 'sealed-at' }, time(s.sealedAt)),
       kids.length ? [h('dt', {}, 'Children'), h('dd', {}, ...kids.flatMap((k, i) => [i ? ', ' : '', link(`#/session/${k.id}`, k.title || k.id), ' ', statusBadge(k.status)]),
-        s.children.pageInfo.hasNextPage ? ' …' : '')] : null));
+        s.children.pageInfo.hasNextPage ? ' …' : '')] : null),
+    Object.keys((s.metadata ?? {}) as object).length
+      ? h('details', { class: 'metadata' }, h('summary', {}, 'Metadata'), h('pre', {}, JSON.stringify(s.metadata, null, 2)))
+      : null);
 }
 
 /** A session: executions newest first (live), continuity, messages with corrections and retractions, jobs. */
