@@ -289,6 +289,7 @@ describe('the review page', () => {
     expect(sealed.data.sealSession.__typename).toBe('SessionSealed');
     await page.locator('#session-status [data-status="SEALED"]').waitFor();
     expect(await page.locator('dd.sealed-at').innerText()).not.toBe('—');
+    await page.locator('tr.execution-row[data-sequence="3"] .continuity', { hasText: 'broken: SESSION_SEALED' }).waitFor();
     expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
     await shot('12-live-sealed');
     await open('');
@@ -371,11 +372,39 @@ describe('the review page', () => {
     await shot('14-changeset-500-files');
   });
 
+  it('pages the sessions list, newest first, and shows parents and children', async () => {
+    const parent = await session('paging parent');
+    const child = (await g.gql(`mutation($p: ID!) { createSession(input: { title: "paging child", parentID: $p }) { ... on Session { id } } }`, { p: parent })).data.createSession.id;
+    for (let i = 0; i < 21; i++) await session(`filler ${String(i).padStart(2, '0')}`);
+    const all: string[] = [];
+    let after: string | null = null;
+    for (;;) {
+      const r: any = (await g.gql(`query($a: String) { sessions(first: 100, after: $a) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`, { a: after })).data.sessions;
+      all.push(...r.edges.map((e: any) => e.node.id));
+      if (!r.pageInfo.hasNextPage) break;
+      after = r.pageInfo.endCursor;
+    }
+    await open('');
+    await page.locator('ul.sessions li').nth(19).waitFor();
+    const first = await page.locator('li.session-row').evaluateAll((li) => li.map((x) => (x as HTMLElement).dataset.session));
+    expect(first).toEqual(all.slice(0, 20));
+    await page.click('nav.pager a:has-text("Older")');
+    await page.locator(`li.session-row[data-session="${all[20]}"]`).waitFor();
+    const second = await page.locator('li.session-row').evaluateAll((li) => li.map((x) => (x as HTMLElement).dataset.session));
+    expect(second).toEqual(all.slice(20, 40));
+    expect(second).toContain(parent);
+    expect(await page.locator(`li.session-row[data-session="${parent}"] .children`).innerText()).toContain('paging child');
+    expect(await page.locator(`li.session-row[data-session="${child}"] .parent`).innerText()).toContain('paging parent');
+    await shot('17-sessions-second-page');
+    await page.click('nav.pager a:has-text("Newest")');
+    await page.locator(`li.session-row[data-session="${all[0]}"]`).waitFor();
+  });
+
   it('is readable in a narrow window: one column, no horizontal scrolling of the page', async () => {
     await page.setViewportSize({ width: 400, height: 800 });
     try {
       await page.evaluate(() => localStorage.removeItem('gateway.review.layout'));
-      const { edges } = (await g.gql(`{ sessions(first: 20) { edges { node { title lastSettledExecution { id } } } } }`)).data.sessions;
+      const { edges } = (await g.gql(`{ sessions(first: 100) { edges { node { title lastSettledExecution { id } } } } }`)).data.sessions;
       const id = edges.find((x: any) => x.node.title === 'every omission').node.lastSettledExecution.id;
       await open(`#/execution/${id}/file/src%2Fapp.ts`);
       await page.locator('.diff-pane[data-path="src/app.ts"] .d2h-file-wrapper').waitFor();

@@ -184,15 +184,19 @@ export function sessionView(root: HTMLElement, id: string): () => void {
   }
 
   // Coalesces bursts of events into one refresh of each section.
-  const pending = new Set<'status' | 'messages' | 'jobs'>();
+  type Part = 'status' | 'messages' | 'jobs' | 'executions';
+  const pending = new Set<Part>();
   let timer: ReturnType<typeof setTimeout> | null = null;
-  const schedule = (what: 'status' | 'messages' | 'jobs') => {
+  const refresh: Record<Part, () => Promise<void>> = {
+    status: refreshStatus, messages: renderMessages, jobs: renderJobs, executions: () => renderExecutions(),
+  };
+  const schedule = (what: Part) => {
     pending.add(what);
     timer ??= setTimeout(() => {
       timer = null;
       const todo = [...pending];
       pending.clear();
-      for (const w of todo) (w === 'status' ? refreshStatus() : w === 'messages' ? renderMessages() : renderJobs()).catch(fail);
+      for (const w of todo) refresh[w]().catch(fail);
     }, 100);
   };
 
@@ -213,6 +217,8 @@ export function sessionView(root: HTMLElement, id: string): () => void {
     }));
     stops.push(sessionEventStream(id, session.eventsCursor, (ev) => {
       if (ev.type.startsWith('session.') || ev.type.startsWith('execution.')) schedule('status');
+      // A seal breaks the last execution's continuity; a started or abandoned one changes the list.
+      if (['session.sealed', 'execution.started', 'execution.abandoned'].includes(ev.type)) schedule('executions');
       if (ev.type.startsWith('message.') || ev.type === 'session.compacted') schedule('messages');
       if (ev.type.startsWith('job.')) schedule('jobs');
     }));
