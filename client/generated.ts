@@ -9,6 +9,8 @@ export type AcknowledgeHostCommandInput = {
 
 export type AppendMessageInput = {
   executionID?: string | null | undefined;
+  /** The host's own ID of the message (at most 200 characters). */
+  externalID?: string | null | undefined;
   /** Optional. A call repeated with the same key (after a crash or a lost answer) returns what the first call created instead of creating it again; the same key with a different request is an InvalidRequestError. Unique per operation within the session. */
   idempotencyKey?: string | null | undefined;
   origin: MessageOrigin;
@@ -22,10 +24,17 @@ export type BackgroundJobInput = {
 };
 
 export type BeginExecutionInput = {
+  agent?: string | null | undefined;
+  /** The host's own ID of the step (at most 200 characters). */
+  externalID?: string | null | undefined;
   hostID: string;
   /** Optional. A call repeated with the same key (after a crash or a lost answer) returns what the first call created instead of creating it again; the same key with a different request is an InvalidRequestError. Unique per operation within the session. */
   idempotencyKey?: string | null | undefined;
+  mode?: string | null | undefined;
+  model?: ModelInput | null | undefined;
   sessionID: string;
+  /** Why the host could not capture the start snapshot (e.g. which object is missing where); the boundary then reads START_NOT_CAPTURED with this in its detail. Not with startSnapshot. */
+  startCaptureError?: string | null | undefined;
   /** The Snapshot captured at admission; without it the boundary reads START_NOT_CAPTURED. */
   startSnapshot?: string | null | undefined;
   trigger: Trigger;
@@ -109,6 +118,16 @@ export type ExecutionStatus =
   | 'RUNNING'
   | 'SUCCEEDED';
 
+export type ExecutionUsageInput = {
+  cacheReadTokens?: number | null | undefined;
+  cacheWriteTokens?: number | null | undefined;
+  cost?: number | null | undefined;
+  /** Non-negative integers. */
+  inputTokens?: number | null | undefined;
+  outputTokens?: number | null | undefined;
+  reasoningTokens?: number | null | undefined;
+};
+
 export type FileChangeStatus =
   | 'ADDED'
   | 'DELETED'
@@ -117,7 +136,7 @@ export type FileChangeStatus =
 export type FinishJobInput = {
   exitCode?: number | null | undefined;
   jobID: string;
-  /** COMPLETED, ERROR or CANCELLED. */
+  /** COMPLETED, ERROR or CANCELLED; or LOST when the host can no longer see the job (e.g. its runtime restarted while the job ran): never a claimed end, and the real end may still be reported later. */
   status: JobStatus;
 };
 
@@ -143,6 +162,8 @@ export type HostCapabilitiesInput = {
   /** True (the default) when the host starts work only when the gateway admits it. False when its runtime can start work behind the gateway (e.g. an OpenCode server other clients also drive): a seal then cannot prove that nothing new starts. */
   exclusiveAdmission?: boolean | null | undefined;
   generate?: boolean | null | undefined;
+  /** The host mirrors sessions of its own runtime (e.g. the OpenCode bridge): createSession under one of its sessions, a rename and a removal are applied there first (host commands CREATE_SESSION, RENAME_SESSION, REMOVE_SESSION). */
+  sessions?: boolean | null | undefined;
 };
 
 export type HostCapability =
@@ -213,20 +234,27 @@ export type OmissionReason =
   | 'SIZE'
   | 'TRUNCATED';
 
-/** A part: TEXT takes `text`; TOOL takes `tool`, `input`, `output`, `status`; FILE takes `path`, `mime`. */
+/** A part: TEXT and REASONING take `text`; TOOL takes `tool`, `input`, `output`, `status`; FILE takes `path`, `mime`. Any part may carry the host's `externalID`, a `title`, `metadata` and its timing. */
 export type PartInput = {
+  endedAt?: string | null | undefined;
+  /** The host's own ID of the part (at most 200 characters). */
+  externalID?: string | null | undefined;
   input?: unknown;
+  metadata?: unknown;
   mime?: string | null | undefined;
   output?: string | null | undefined;
   path?: string | null | undefined;
+  startedAt?: string | null | undefined;
   status?: string | null | undefined;
   text?: string | null | undefined;
+  title?: string | null | undefined;
   tool?: string | null | undefined;
   type: PartType;
 };
 
 export type PartType =
   | 'FILE'
+  | 'REASONING'
   | 'TEXT'
   | 'TOOL';
 
@@ -288,14 +316,23 @@ export type SessionStatus =
   | 'SEALING';
 
 export type SettleExecutionInput = {
+  agent?: string | null | undefined;
+  /** Why the host could not capture the end snapshot; the boundary then reads END_NOT_CAPTURED with this in its detail. Not with endSnapshot. */
+  endCaptureError?: string | null | undefined;
   /** The Snapshot captured at settlement; the changeset is frozen from it. */
   endSnapshot?: string | null | undefined;
   error?: string | null | undefined;
+  errorName?: string | null | undefined;
   executionID: string;
+  finishReason?: string | null | undefined;
   /** Required with INTERRUPTED. */
   interruptReason?: InterruptReason | null | undefined;
+  mode?: string | null | undefined;
+  /** Replaces the model given at beginExecution, when given. */
+  model?: ModelInput | null | undefined;
   /** SUCCEEDED, FAILED or INTERRUPTED. */
   status: ExecutionStatus;
+  usage?: ExecutionUsageInput | null | undefined;
 };
 
 export type SnapshotEntryKind =
@@ -354,6 +391,13 @@ export type UpdateSessionInput = {
 export type UploadContentsInput = {
   contents: Array<ContentInput>;
 };
+
+export type HostCommandStreamSubscriptionVariables = Exact<{
+  hostID: string;
+}>;
+
+
+export type HostCommandStreamSubscription = { hostCommands: { id: string, kind: HostCommandKind, reason: HostCommandReason, sessionID: string, jobID: string | null, executionID: string | null, payload: unknown, expiresAt: string | null } };
 
 export type MissingContentsQueryVariables = Exact<{
   hashes: Array<string> | string;
@@ -476,6 +520,7 @@ export type CompactSessionMutation = { compactSession:
     | { __typename: 'SessionBusyError', sessionID: string | null, executionID: string, message: string, code: number }
     | { __typename: 'SessionCompacted', sessionID: string | null, compactedMessages: number, summary: { id: string, role: MessageRole, origin: MessageOrigin, parts: Array<
           | { __typename: 'FilePart', id: string }
+          | { __typename: 'ReasoningPart', id: string }
           | { __typename: 'TextPart', text: string, id: string }
           | { __typename: 'ToolPart', id: string }
         > }, session: { id: string, status: SessionStatus, context: Array<{ messageID: string, role: MessageRole, text: string }> } }
@@ -630,6 +675,7 @@ export type AppendMessageMutation = { appendMessage:
     | { __typename: 'InvalidRequestError', field: string, message: string, code: number }
     | { __typename: 'Message', id: string, role: MessageRole, origin: MessageOrigin, revision: number, parts: Array<
         | { __typename: 'FilePart', id: string, index: number }
+        | { __typename: 'ReasoningPart', id: string, index: number }
         | { __typename: 'TextPart', text: string, revision: number, id: string, index: number }
         | { __typename: 'ToolPart', id: string, index: number }
       > }
@@ -738,6 +784,7 @@ export type MessageErrorFieldsFragment =
 
 export type StoredMessageFieldsFragment = { id: string, role: MessageRole, origin: MessageOrigin, revision: number, createdAt: string, retraction: { reason: string | null, retractedAt: string } | null, parts: Array<
     | { __typename: 'FilePart', path: string, mime: string | null, id: string, index: number }
+    | { __typename: 'ReasoningPart', id: string, index: number }
     | { __typename: 'TextPart', text: string, revision: number, correctedAt: string | null, id: string, index: number }
     | { __typename: 'ToolPart', tool: string, input: unknown, output: string | null, status: string | null, id: string, index: number }
   > };
@@ -752,6 +799,7 @@ export type CorrectMessagePartMutation = { correctMessagePart:
     | { __typename: 'MessageNotFoundError', sessionID: string | null, messageID: string, message: string, code: number }
     | { __typename: 'MessagePartCorrected', corrected: { id: string, role: MessageRole, origin: MessageOrigin, revision: number, createdAt: string, retraction: { reason: string | null, retractedAt: string } | null, parts: Array<
           | { __typename: 'FilePart', path: string, mime: string | null, id: string, index: number }
+          | { __typename: 'ReasoningPart', id: string, index: number }
           | { __typename: 'TextPart', text: string, revision: number, correctedAt: string | null, id: string, index: number }
           | { __typename: 'ToolPart', tool: string, input: unknown, output: string | null, status: string | null, id: string, index: number }
         > }, part: { id: string, index: number, text: string, revision: number, correctedAt: string | null } }
@@ -769,6 +817,7 @@ export type RetractMessageMutation = { retractMessage:
     | { __typename: 'MessageNotFoundError', sessionID: string | null, messageID: string, message: string, code: number }
     | { __typename: 'MessageRetracted', retracted: { id: string, role: MessageRole, origin: MessageOrigin, revision: number, createdAt: string, retraction: { reason: string | null, retractedAt: string } | null, parts: Array<
           | { __typename: 'FilePart', path: string, mime: string | null, id: string, index: number }
+          | { __typename: 'ReasoningPart', id: string, index: number }
           | { __typename: 'TextPart', text: string, revision: number, correctedAt: string | null, id: string, index: number }
           | { __typename: 'ToolPart', tool: string, input: unknown, output: string | null, status: string | null, id: string, index: number }
         > } }
@@ -782,6 +831,7 @@ export type StoredMessageQueryVariables = Exact<{
 
 export type StoredMessageQuery = { message: { id: string, role: MessageRole, origin: MessageOrigin, revision: number, createdAt: string, retraction: { reason: string | null, retractedAt: string } | null, parts: Array<
       | { __typename: 'FilePart', path: string, mime: string | null, id: string, index: number }
+      | { __typename: 'ReasoningPart', id: string, index: number }
       | { __typename: 'TextPart', text: string, revision: number, correctedAt: string | null, id: string, index: number }
       | { __typename: 'ToolPart', tool: string, input: unknown, output: string | null, status: string | null, id: string, index: number }
     > } | null };
@@ -795,6 +845,7 @@ export type SessionTranscriptQueryVariables = Exact<{
 
 export type SessionTranscriptQuery = { session: { id: string, messages: { edges: Array<{ cursor: string, node: { id: string, role: MessageRole, origin: MessageOrigin, revision: number, createdAt: string, retraction: { reason: string | null, retractedAt: string } | null, parts: Array<
             | { __typename: 'FilePart', path: string, mime: string | null, id: string, index: number }
+            | { __typename: 'ReasoningPart', id: string, index: number }
             | { __typename: 'TextPart', text: string, revision: number, correctedAt: string | null, id: string, index: number }
             | { __typename: 'ToolPart', tool: string, input: unknown, output: string | null, status: string | null, id: string, index: number }
           > } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } }, context: Array<{ messageID: string, role: MessageRole, text: string }> } | null };
@@ -807,6 +858,7 @@ export type TranscriptEventsSubscriptionVariables = Exact<{
 
 export type TranscriptEventsSubscription = { sessionEvents: { cursor: string, sequence: number, type: string, messageID: string | null, partID: string | null, executionID: string | null, message: { id: string, role: MessageRole, origin: MessageOrigin, revision: number, createdAt: string, retraction: { reason: string | null, retractedAt: string } | null, parts: Array<
         | { __typename: 'FilePart', path: string, mime: string | null, id: string, index: number }
+        | { __typename: 'ReasoningPart', id: string, index: number }
         | { __typename: 'TextPart', text: string, revision: number, correctedAt: string | null, id: string, index: number }
         | { __typename: 'ToolPart', tool: string, input: unknown, output: string | null, status: string | null, id: string, index: number }
       > } | null } };
@@ -847,6 +899,7 @@ export type ReviewMessagesQueryVariables = Exact<{
 
 export type ReviewMessagesQuery = { session: { id: string, messages: { edges: Array<{ node: { id: string, role: MessageRole, origin: MessageOrigin, revision: number, createdAt: string, execution: { id: string, sequence: number } | null, retraction: { reason: string | null, retractedAt: string } | null, parts: Array<
             | { __typename: 'FilePart', path: string, mime: string | null, id: string, index: number }
+            | { __typename: 'ReasoningPart', id: string, index: number }
             | { __typename: 'TextPart', text: string, revision: number, correctedAt: string | null, id: string, index: number }
             | { __typename: 'ToolPart', tool: string, status: string | null, output: string | null, id: string, index: number }
           > } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
@@ -1018,6 +1071,7 @@ export const ReviewSessionSummaryFragmentDoc = {"kind":"Document","definitions":
 export const ReviewExecutionRowFragmentDoc = {"kind":"Document","definitions":[{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ReviewExecutionRow"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Execution"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"sequence"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"trigger"}},{"kind":"Field","name":{"kind":"Name","value":"interruptReason"}},{"kind":"Field","name":{"kind":"Name","value":"startedAt"}},{"kind":"Field","name":{"kind":"Name","value":"settledAt"}},{"kind":"Field","name":{"kind":"Name","value":"error"}},{"kind":"Field","name":{"kind":"Name","value":"hostID"}},{"kind":"Field","name":{"kind":"Name","value":"changeset"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"fileCount"}},{"kind":"Field","name":{"kind":"Name","value":"additions"}},{"kind":"Field","name":{"kind":"Name","value":"deletions"}},{"kind":"Field","name":{"kind":"Name","value":"coverage"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}}]}}]}}]}}]} as unknown as DocumentNode<ReviewExecutionRowFragment, unknown>;
 export const SealJobFieldsFragmentDoc = {"kind":"Document","definitions":[{"kind":"FragmentDefinition","name":{"kind":"Name","value":"SealJobFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Job"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"kind"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"background"}},{"kind":"Field","name":{"kind":"Name","value":"restored"}},{"kind":"Field","name":{"kind":"Name","value":"exitCode"}},{"kind":"Field","name":{"kind":"Name","value":"hostID"}}]}}]} as unknown as DocumentNode<SealJobFieldsFragment, unknown>;
 export const SessionFieldsFragmentDoc = {"kind":"Document","definitions":[{"kind":"FragmentDefinition","name":{"kind":"Name","value":"SessionFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Session"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"parentID"}},{"kind":"Field","name":{"kind":"Name","value":"title"}},{"kind":"Field","name":{"kind":"Name","value":"directory"}},{"kind":"Field","name":{"kind":"Name","value":"metadata"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"sealedAt"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"updatedAt"}}]}}]} as unknown as DocumentNode<SessionFieldsFragment, unknown>;
+export const HostCommandStreamDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"HostCommandStream"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"hostID"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"hostCommands"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"hostID"},"value":{"kind":"Variable","name":{"kind":"Name","value":"hostID"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"kind"}},{"kind":"Field","name":{"kind":"Name","value":"reason"}},{"kind":"Field","name":{"kind":"Name","value":"sessionID"}},{"kind":"Field","name":{"kind":"Name","value":"jobID"}},{"kind":"Field","name":{"kind":"Name","value":"executionID"}},{"kind":"Field","name":{"kind":"Name","value":"payload"}},{"kind":"Field","name":{"kind":"Name","value":"expiresAt"}}]}}]}}]} as unknown as DocumentNode<HostCommandStreamSubscription, HostCommandStreamSubscriptionVariables>;
 export const MissingContentsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"MissingContents"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"hashes"}},"type":{"kind":"NonNullType","type":{"kind":"ListType","type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"missingContents"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"hashes"},"value":{"kind":"Variable","name":{"kind":"Name","value":"hashes"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"MissingContents"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"hashes"}}]}},{"kind":"FragmentSpread","name":{"kind":"Name","value":"ErrorFields"}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ErrorFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Error"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"code"}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"SessionNotFoundError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sessionID"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"SessionBusyError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sessionID"}},{"kind":"Field","name":{"kind":"Name","value":"executionID"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"SessionSealedError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sessionID"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"InvalidRequestError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"HostNotFoundError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"hostID"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"JobNotFoundError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"jobID"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"ExecutionNotFoundError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"executionID"}}]}}]}}]} as unknown as DocumentNode<MissingContentsQuery, MissingContentsQueryVariables>;
 export const UploadContentsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"UploadContents"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"UploadContentsInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"uploadContents"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"ContentsUploaded"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"stored"}},{"kind":"Field","name":{"kind":"Name","value":"alreadyPresent"}}]}},{"kind":"FragmentSpread","name":{"kind":"Name","value":"ErrorFields"}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ErrorFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Error"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"code"}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"SessionNotFoundError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sessionID"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"SessionBusyError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sessionID"}},{"kind":"Field","name":{"kind":"Name","value":"executionID"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"SessionSealedError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sessionID"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"InvalidRequestError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"HostNotFoundError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"hostID"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"JobNotFoundError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"jobID"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"ExecutionNotFoundError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"executionID"}}]}}]}}]} as unknown as DocumentNode<UploadContentsMutation, UploadContentsMutationVariables>;
 export const CreateSnapshotDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"CreateSnapshot"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CreateSnapshotInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"createSnapshot"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Snapshot"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"capturedAt"}},{"kind":"Field","name":{"kind":"Name","value":"fileCount"}},{"kind":"Field","name":{"kind":"Name","value":"byteSize"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"ContentMissingError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sessionID"}},{"kind":"Field","name":{"kind":"Name","value":"hashes"}}]}},{"kind":"FragmentSpread","name":{"kind":"Name","value":"ErrorFields"}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ErrorFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Error"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"code"}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"SessionNotFoundError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sessionID"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"SessionBusyError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sessionID"}},{"kind":"Field","name":{"kind":"Name","value":"executionID"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"SessionSealedError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sessionID"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"InvalidRequestError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"HostNotFoundError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"hostID"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"JobNotFoundError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"jobID"}}]}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"ExecutionNotFoundError"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"executionID"}}]}}]}}]} as unknown as DocumentNode<CreateSnapshotMutation, CreateSnapshotMutationVariables>;

@@ -38,6 +38,8 @@ export interface GatewayClientOptions {
   url: string;
   token: string;
   wsUrl?: string;
+  /** The fetch used for requests (default: the global one), e.g. one that adds a timeout. */
+  fetch?: typeof fetch;
   /** The WebSocket implementation for subscriptions: a browser passes its own (`WebSocket`); Node uses `ws`. */
   webSocketImpl?: unknown;
 }
@@ -48,7 +50,7 @@ export class GatewayClient {
   constructor(readonly opts: GatewayClientOptions) {}
 
   async request<TData, TVars extends Record<string, unknown>>(doc: TypedDocumentNode<TData, TVars>, variables?: TVars): Promise<TData> {
-    const res = await fetch(this.opts.url, {
+    const res = await (this.opts.fetch ?? fetch)(this.opts.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${this.opts.token}` },
       body: JSON.stringify({ query: print(doc), variables }),

@@ -304,13 +304,22 @@ export function computeChangeset(start: Manifest, end: Manifest, contents: Map<s
  * Computes and stores the changeset of an execution that this transaction settles. The caller
  * holds the session lock and has checked both snapshot IDs (requireBoundarySnapshot).
  */
-export async function freezeChangeset(tx: Tx, e: { id: string; sessionId: string; startSnapshotId: string | null; endSnapshotId: string | null }): Promise<void> {
+export async function freezeChangeset(tx: Tx, e: { id: string; sessionId: string; startSnapshotId: string | null; endSnapshotId: string | null;
+  startCaptureError?: string | null; endCaptureError?: string | null }): Promise<void> {
   const unavailable = async (reason: BoundaryReason, detail: string) => {
     await tx`INSERT INTO changesets (execution_id, session_id, coverage, unavailable_reason, detail)
       VALUES (${e.id}, ${e.sessionId}, 'UNAVAILABLE', ${reason}, ${detail})`;
   };
-  if (!e.startSnapshotId) return unavailable('START_NOT_CAPTURED', 'The host did not capture a snapshot when the execution began.');
-  if (!e.endSnapshotId) return unavailable('END_NOT_CAPTURED', 'The host did not capture a snapshot when the execution settled.');
+  if (!e.startSnapshotId) {
+    return unavailable('START_NOT_CAPTURED', e.startCaptureError
+      ? `The host could not capture a snapshot when the execution began: ${e.startCaptureError}`
+      : 'The host did not capture a snapshot when the execution began.');
+  }
+  if (!e.endSnapshotId) {
+    return unavailable('END_NOT_CAPTURED', e.endCaptureError
+      ? `The host could not capture a snapshot when the execution settled: ${e.endCaptureError}`
+      : 'The host did not capture a snapshot when the execution settled.');
+  }
   await contentLockShared(tx);
   const snaps = await tx<{ id: string; manifest: Manifest | null }[]>`
     SELECT id, manifest FROM snapshots WHERE id = ANY(${[e.startSnapshotId, e.endSnapshotId]})`;

@@ -1,5 +1,5 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
-import type { Actor } from './access.js';
+import { ownsHost, scopeCondition, type Actor } from './access.js';
 import { CHANNEL } from './journal.js';
 import { HostNotFoundError, InvalidRequestError } from './errors.js';
 import { newId } from './ids.js';
@@ -53,22 +53,40 @@ export async function requestJobCancel(tx: Tx, sessionId: string, job: { id: str
   return cmd;
 }
 
-/** The host, checked to belong to the caller (admin: any host). Unknown and foreign hosts look alike. */
+/** The host, checked to belong to the caller (an unscoped admin: any host). Unknown and foreign hosts look alike. */
 export async function requireOwnHost(db: Db, actor: Actor, hostID: string): Promise<void> {
-  const [h] = await db`SELECT token_id FROM hosts WHERE id = ${hostID}`;
-  if (!h || (actor.role !== 'admin' && h.tokenId !== actor.tokenID)) throw new HostNotFoundError(hostID);
+  const [h] = await db<{ tokenId: string | null }[]>`SELECT token_id FROM hosts WHERE id = ${hostID}`;
+  if (!h || !ownsHost(actor, h)) throw new HostNotFoundError(hostID);
+}
+
+/**
+ * A command as the caller may know it: its host is the caller's (domain/access.ts ownsHost) and its
+ * session is within the caller's directory scope. Anything else (unknown, another host's, another
+ * directory's) is null, so every caller answers all three alike.
+ */
+export async function findCommand<T extends HostCommandRow = HostCommandRow>(db: Db, actor: Actor, commandID: string): Promise<T | null> {
+  const [c] = await db<(T & { hostTokenId: string | null })[]>`
+    SELECT c.*, h.token_id AS host_token_id FROM host_commands c
+      JOIN hosts h ON h.id = c.host_id JOIN sessions s ON s.id = c.session_id
+    WHERE c.id = ${commandID} AND ${scopeCondition(db, actor, 's.directory')}`;
+  if (!c || !ownsHost(actor, { tokenId: c.hostTokenId })) return null;
+  const { hostTokenId: _, ...row } = c;
+  return row as unknown as T;
 }
 
 /**
  * Commands of a host that still need doing: not acknowledged, and their target not over yet (a
- * cancel of a job that has already ended, or an interrupt of a settled execution, is moot).
+ * cancel of a job that has already ended, or an interrupt of a settled execution, is moot). Only
+ * commands of sessions within the actor's directory scope: a host scoped to /a never receives (or
+ * learns of) a command for a session under /b, even when that session names it as its host.
  */
-export async function pendingCommands(db: Db, hostID: string, limit = 1000): Promise<HostCommandRow[]> {
+export async function pendingCommands(db: Db, actor: Actor, hostID: string, limit = 1000): Promise<HostCommandRow[]> {
   return db<HostCommandRow[]>`
     SELECT c.* FROM host_commands c
+      JOIN sessions s ON s.id = c.session_id
       LEFT JOIN jobs j ON j.id = c.job_id
       LEFT JOIN executions e ON e.id = c.execution_id
-    WHERE c.host_id = ${hostID} AND c.acknowledged_at IS NULL
+    WHERE c.host_id = ${hostID} AND c.acknowledged_at IS NULL AND ${scopeCondition(db, actor, 's.directory')}
       AND (j.status IN ('RUNNING', 'CANCELLING') OR e.status = 'RUNNING'
         -- issue 8: a request (compaction, generation) is pending until replied, timed out or expired
         OR (c.expires_at IS NOT NULL AND c.replied_at IS NULL AND c.timed_out_at IS NULL AND c.expires_at > now()))
@@ -78,12 +96,17 @@ export async function pendingCommands(db: Db, hostID: string, limit = 1000): Pro
 /** The host says it has obeyed (or dropped as moot) a command. Idempotent. */
 export async function acknowledgeCommand(sql: Sql, actor: Actor, input: { commandID: string }): Promise<HostCommandRow> {
   const commandID = requireId('command', input.commandID, 'commandID');
-  const [c] = await sql<HostCommandRow[]>`SELECT * FROM host_commands WHERE id = ${commandID}`;
-  if (!c) throw new InvalidRequestError('commandID', `No command ${commandID} is known.`);
-  await requireOwnHost(sql, actor, c.hostId).catch(() => { throw new InvalidRequestError('commandID', `No command ${commandID} is known.`); });
+  const c = await findCommand(sql, actor, commandID);
+  if (!c) throw unknownCommand(commandID);
   const [u] = await sql<HostCommandRow[]>`
     UPDATE host_commands SET acknowledged_at = coalesce(acknowledged_at, now()) WHERE id = ${commandID} RETURNING *`;
+  if (!u) throw unknownCommand(commandID); // removed with its session meanwhile
   return u;
+}
+
+/** The one answer for a command the caller may not know of, whatever the reason. */
+export function unknownCommand(commandID: string): InvalidRequestError {
+  return new InvalidRequestError('commandID', `No command ${commandID} is known.`);
 }
 
 /**

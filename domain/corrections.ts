@@ -101,7 +101,7 @@ export async function retractMessage(sql: Sql, actor: Actor, input: RetractMessa
       UPDATE messages SET retracted_at = now(), retraction_reason = ${reason}, revision = revision + 1
       WHERE id = ${messageID} RETURNING *`;
     await tx`
-      UPDATE parts SET text = NULL, tool = NULL, input = NULL, output = NULL, status = NULL, path = NULL, mime = NULL
+      UPDATE parts SET text = NULL, tool = NULL, input = NULL, output = NULL, status = NULL, path = NULL, mime = NULL, title = NULL, metadata = NULL
       WHERE message_id = ${messageID}`;
     await tx`UPDATE sessions SET updated_at = now() WHERE id = ${session.id}`;
     return { message: m };
@@ -122,6 +122,7 @@ export function placeholderPart(m: MessageRow, parts: PartRow[]): PartRow {
     revision: (first?.revision ?? 1) + 1,
     correctedAt: m.retractedAt,
     tool: null, input: null, output: null, status: null, path: null, mime: null,
+    externalId: first?.externalId ?? null, title: null, metadata: null, startedAt: null, endedAt: null,
   };
 }
 

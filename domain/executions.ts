@@ -18,8 +18,68 @@ export interface BeginExecutionInput {
   trigger: Trigger;
   /** The snapshot the host captured at admission (issue 3); without it the boundary reads START_NOT_CAPTURED. */
   startSnapshot?: string | null;
+  /** Why the host could not capture the start snapshot (then the boundary's detail says so). */
+  startCaptureError?: string | null;
   /** Retrying with the same key answers the execution the first call admitted (domain/idempotency.ts). */
   idempotencyKey?: string | null;
+  /** Issue 12: the host's own ID of the step (OpenCode: its assistant message msg_…), model, agent, mode. */
+  externalID?: string | null;
+  model?: { providerID: string; modelID: string } | null;
+  agent?: string | null;
+  mode?: string | null;
+}
+
+/** What a host recorded about one step (issue 12): each optional, validated, as columns of `executions`. */
+export interface StepUsage {
+  inputTokens?: number | null;
+  outputTokens?: number | null;
+  reasoningTokens?: number | null;
+  cacheReadTokens?: number | null;
+  cacheWriteTokens?: number | null;
+  cost?: number | null;
+}
+
+function count(v: unknown, field: string): number | null {
+  if (v == null) return null;
+  if (!Number.isSafeInteger(v) || (v as number) < 0) throw new InvalidRequestError(field, `${field} must be a non-negative integer.`);
+  return v as number;
+}
+
+function label(v: unknown, field: string): string | null {
+  if (v == null) return null;
+  if (typeof v !== 'string') throw new InvalidRequestError(field, `${field} must be a string.`);
+  return checkText(v, field, 200, { nonEmpty: true });
+}
+
+/** The optional step facts of beginExecution / settleExecution, as column values (null: not given). */
+function stepFacts(input: { model?: { providerID: string; modelID: string } | null; agent?: string | null; mode?: string | null }) {
+  const m = input.model;
+  if (m != null && (typeof m !== 'object' || m.providerID == null || m.modelID == null)) {
+    throw new InvalidRequestError('model', 'model needs providerID and modelID.');
+  }
+  return {
+    providerId: m ? label(m.providerID, 'model.providerID') : null,
+    modelId: m ? label(m.modelID, 'model.modelID') : null,
+    agent: label(input.agent, 'agent'),
+    mode: label(input.mode, 'mode'),
+  };
+}
+
+function usageFacts(u: StepUsage | null | undefined) {
+  if (u == null) return { inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cost: null };
+  if (typeof u !== 'object') throw new InvalidRequestError('usage', 'usage must be an object.');
+  const cost = u.cost == null ? null : u.cost;
+  if (cost !== null && (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0)) {
+    throw new InvalidRequestError('usage.cost', 'usage.cost must be a non-negative number.');
+  }
+  return {
+    inputTokens: count(u.inputTokens, 'usage.inputTokens'),
+    outputTokens: count(u.outputTokens, 'usage.outputTokens'),
+    reasoningTokens: count(u.reasoningTokens, 'usage.reasoningTokens'),
+    cacheReadTokens: count(u.cacheReadTokens, 'usage.cacheReadTokens'),
+    cacheWriteTokens: count(u.cacheWriteTokens, 'usage.cacheWriteTokens'),
+    cost,
+  };
 }
 
 /**
@@ -30,6 +90,9 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
   const sessionID = requireId('session', input.sessionID, 'sessionID');
   const hostID = requireId('host', input.hostID, 'hostID');
   const key = idempotencyKey('beginExecution', sessionID, input.idempotencyKey, { hostID, trigger: input.trigger });
+  const startCaptureError = captureError(input.startSnapshot, input.startCaptureError, 'startCaptureError');
+  const facts = stepFacts(input);
+  const externalId = label(input.externalID, 'externalID');
   return sql.begin(async (tx) => {
     const s = await lockSession(tx, actor, sessionID);
     const previous = await previousResult(tx, key);
@@ -45,8 +108,9 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
     const startSnapshot = input.startSnapshot == null ? null : await requireBoundarySnapshot(tx, input.startSnapshot, sessionID, 'startSnapshot');
     const sequence = s.executionCount + 1;
     const [e] = await tx<ExecutionRow[]>`
-      INSERT INTO executions (id, session_id, sequence, host_id, status, trigger, start_snapshot_id)
-      VALUES (${newId('execution')}, ${sessionID}, ${sequence}, ${hostID}, 'RUNNING', ${input.trigger}, ${startSnapshot})
+      INSERT INTO executions (id, session_id, sequence, host_id, status, trigger, start_snapshot_id, start_capture_error, external_id, provider_id, model_id, agent, mode)
+      VALUES (${newId('execution')}, ${sessionID}, ${sequence}, ${hostID}, 'RUNNING', ${input.trigger}, ${startSnapshot}, ${startCaptureError},
+        ${externalId}, ${facts.providerId}, ${facts.modelId}, ${facts.agent}, ${facts.mode})
       RETURNING *`;
     await tx`UPDATE sessions SET execution_count = ${sequence}, host_id = ${hostID}, updated_at = now() WHERE id = ${sessionID}`;
     await appendEvent(tx, sessionID, 'execution.started', { executionID: e.id, sequence, hostID, trigger: e.trigger, startSnapshotID: startSnapshot });
@@ -62,6 +126,23 @@ export interface SettleExecutionInput {
   error?: string | null;
   /** The snapshot the host captured at settlement (issue 3): the changeset is frozen from it. */
   endSnapshot?: string | null;
+  /** Why the host could not capture the end snapshot (then the boundary's detail says so). */
+  endCaptureError?: string | null;
+  /** Issue 12 (optional): the step's usage, model, agent, mode, finish reason and error name. */
+  usage?: StepUsage | null;
+  model?: { providerID: string; modelID: string } | null;
+  agent?: string | null;
+  mode?: string | null;
+  finishReason?: string | null;
+  errorName?: string | null;
+}
+
+/** A capture error: a non-empty text, never together with the snapshot it explains. */
+function captureError(snapshot: string | null | undefined, why: string | null | undefined, field: string): string | null {
+  if (why == null) return null;
+  if (snapshot != null) throw new InvalidRequestError(field, `${field} explains a missing snapshot: leave it out when the snapshot is given.`);
+  if (typeof why !== 'string' || why.trim() === '') throw new InvalidRequestError(field, `${field} must say why the snapshot could not be captured (a non-empty string), or be left out.`);
+  return checkText(why, field, 2_000);
 }
 
 const SETTLE_STATUSES: ExecutionStatus[] = ['SUCCEEDED', 'FAILED', 'INTERRUPTED'];
@@ -82,6 +163,11 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
     throw new InvalidRequestError('interruptReason', 'interruptReason is only allowed when status is INTERRUPTED.');
   }
   const error = input.error == null ? null : checkText(input.error, 'error', LIMITS.error);
+  const endCaptureError = captureError(input.endSnapshot, input.endCaptureError, 'endCaptureError');
+  const facts = stepFacts(input);
+  const usage = usageFacts(input.usage);
+  const finishReason = label(input.finishReason, 'finishReason');
+  const errorName = label(input.errorName, 'errorName');
   const [found] = await sql`SELECT session_id FROM executions WHERE id = ${executionID}`;
   if (!found) throw new ExecutionNotFoundError(executionID);
   return sql.begin(async (tx) => {
@@ -95,9 +181,15 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
     const endSnapshot = input.endSnapshot == null ? null : await requireBoundarySnapshot(tx, input.endSnapshot, s.id, 'endSnapshot');
     const [settled] = await tx<ExecutionRow[]>`
       UPDATE executions SET status = ${input.status}, interrupt_reason = ${input.interruptReason ?? null},
-        error = ${error}, settled_at = clock_timestamp(), end_snapshot_id = ${endSnapshot}
+        error = ${error}, settled_at = clock_timestamp(), end_snapshot_id = ${endSnapshot}, end_capture_error = ${endCaptureError},
+        provider_id = coalesce(${facts.providerId}, provider_id), model_id = coalesce(${facts.modelId}, model_id),
+        agent = coalesce(${facts.agent}, agent), mode = coalesce(${facts.mode}, mode),
+        finish_reason = ${finishReason}, error_name = ${errorName},
+        input_tokens = ${usage.inputTokens}, output_tokens = ${usage.outputTokens}, reasoning_tokens = ${usage.reasoningTokens},
+        cache_read_tokens = ${usage.cacheReadTokens}, cache_write_tokens = ${usage.cacheWriteTokens}, cost = ${usage.cost}
       WHERE id = ${executionID} RETURNING *`;
-    await freezeChangeset(tx, { id: executionID, sessionId: s.id, startSnapshotId: (e as any).startSnapshotId ?? null, endSnapshotId: endSnapshot });
+    await freezeChangeset(tx, { id: executionID, sessionId: s.id, startSnapshotId: (e as any).startSnapshotId ?? null, endSnapshotId: endSnapshot,
+      startCaptureError: (e as any).startCaptureError ?? null, endCaptureError });
     await tx`UPDATE sessions SET updated_at = now() WHERE id = ${s.id}`;
     await appendEvent(tx, s.id, 'execution.settled', {
       executionID, status: settled.status, interruptReason: settled.interruptReason, error: settled.error, endSnapshotID: endSnapshot,

@@ -1,7 +1,7 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
 import type { Actor } from './access.js';
 import { CHANNEL } from './journal.js';
-import { requireOwnHost, type HostCommandRow } from './commands.js';
+import { findCommand, unknownCommand, type HostCommandRow } from './commands.js';
 import {
   CommandTimeoutError, HostUnavailableError, InvalidRequestError, SessionNotFoundError, UnsupportedError,
   type HostCapability,
@@ -199,9 +199,9 @@ export async function awaitRequest(
  */
 export async function findRequest(db: Db, actor: Actor, commandID: unknown): Promise<HostRequestRow> {
   const id = requireId('command', commandID, 'commandID');
-  const [c] = await db<HostRequestRow[]>`SELECT * FROM host_commands WHERE id = ${id}`;
-  if (!c) throw new InvalidRequestError('commandID', `No command ${id} is known.`);
-  await requireOwnHost(db, actor, c.hostId).catch(() => { throw new InvalidRequestError('commandID', `No command ${id} is known.`); });
+  // Unknown, another host's and another directory's commands read alike (nothing of them, not even the kind).
+  const c = await findCommand<HostRequestRow>(db, actor, id);
+  if (!c) throw unknownCommand(id);
   if (c.kind !== 'COMPACT_SESSION' && c.kind !== 'GENERATE') {
     throw new InvalidRequestError('commandID', `Command ${id} is a ${c.kind} command: acknowledge it, there is nothing to reply.`);
   }
@@ -237,12 +237,9 @@ export function checkReplyResult(result: unknown): Record<string, unknown> {
   return checkJson(result, 'result', REPLY_MAX_BYTES) as Record<string, unknown>;
 }
 
-/** For the host's hostCommand query: one of its own commands, with its payload. */
+/** For the host's hostCommand query: one of its own commands of a session in its scope, with its payload; else null. */
 export async function getHostCommand(db: Db, actor: Actor, commandID: string): Promise<HostRequestRow | null> {
-  const [c] = await db<HostRequestRow[]>`SELECT * FROM host_commands WHERE id = ${commandID}`;
-  if (!c) return null;
-  const mine = await requireOwnHost(db, actor, c.hostId).then(() => true, () => false);
-  return mine ? c : null;
+  return findCommand<HostRequestRow>(db, actor, commandID);
 }
 
 /** How long a closed plugin request keeps its payload and reply (default of pruneHostRequests). */

@@ -1,5 +1,5 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
-import type { Actor } from './access.js';
+import { isUnscopedAdmin, ownsHost, type Actor } from './access.js';
 import { HostNotFoundError, InvalidRequestError } from './errors.js';
 import { newId } from './ids.js';
 import { appendEvent } from './journal.js';
@@ -15,7 +15,7 @@ export interface ModelInput { providerID: string; modelID: string }
 export interface RegisterHostInput {
   hostID?: string | null;
   name: string;
-  capabilities?: { cancel?: boolean | null; compact?: boolean | null; generate?: boolean | null; exclusiveAdmission?: boolean | null } | null;
+  capabilities?: { cancel?: boolean | null; compact?: boolean | null; generate?: boolean | null; exclusiveAdmission?: boolean | null; sessions?: boolean | null } | null;
   models?: ModelInput[] | null;
   leaseMs?: number | null;
 }
@@ -43,6 +43,7 @@ export async function registerHost(sql: Sql, actor: Actor, input: RegisterHostIn
     canCompact: caps.compact ?? false,
     canGenerate: caps.generate ?? false,
     exclusiveAdmission: caps.exclusiveAdmission ?? true,
+    canManageSessions: caps.sessions ?? false,
   };
   return sql.begin(async (tx) => {
     if (hostID) {
@@ -50,22 +51,18 @@ export async function registerHost(sql: Sql, actor: Actor, input: RegisterHostIn
       if (!existing || !ownsHost(actor, existing)) throw new HostNotFoundError(hostID);
       const [h] = await tx<HostRow[]>`
         UPDATE hosts SET name = ${row.name}, can_cancel = ${row.canCancel}, can_compact = ${row.canCompact},
-          can_generate = ${row.canGenerate}, exclusive_admission = ${row.exclusiveAdmission}, models = ${tx.json(models)}, lease_ms = ${leaseMs},
+          can_generate = ${row.canGenerate}, exclusive_admission = ${row.exclusiveAdmission}, can_manage_sessions = ${row.canManageSessions}, models = ${tx.json(models)}, lease_ms = ${leaseMs},
           lease_expires_at = now() + ${leaseMs} * interval '1 millisecond', renewed_at = now()
         WHERE id = ${hostID} RETURNING *`;
       return h;
     }
     const [h] = await tx<HostRow[]>`
-      INSERT INTO hosts (id, name, can_cancel, can_compact, can_generate, exclusive_admission, models, lease_ms, lease_expires_at, token_id)
-      VALUES (${newId('host')}, ${row.name}, ${row.canCancel}, ${row.canCompact}, ${row.canGenerate}, ${row.exclusiveAdmission},
+      INSERT INTO hosts (id, name, can_cancel, can_compact, can_generate, exclusive_admission, can_manage_sessions, models, lease_ms, lease_expires_at, token_id)
+      VALUES (${newId('host')}, ${row.name}, ${row.canCancel}, ${row.canCompact}, ${row.canGenerate}, ${row.exclusiveAdmission}, ${row.canManageSessions},
         ${tx.json(models)}, ${leaseMs}, now() + ${leaseMs} * interval '1 millisecond', ${actor.tokenID})
       RETURNING *`;
     return h;
   });
-}
-
-function ownsHost(actor: Actor, h: HostRow): boolean {
-  return actor.role === 'admin' || h.tokenId === actor.tokenID;
 }
 
 /** Extends the lease by its length from now. A lapsed lease can be renewed; work already swept stays lost. */
@@ -73,7 +70,7 @@ export async function renewHostLease(sql: Sql, actor: Actor, input: { hostID: st
   const hostID = requireId('host', input.hostID, 'hostID');
   const [h] = await sql<HostRow[]>`
     UPDATE hosts SET lease_expires_at = now() + lease_ms * interval '1 millisecond', renewed_at = now()
-    WHERE id = ${hostID} AND (${actor.role === 'admin'} OR token_id = ${actor.tokenID}) RETURNING *`;
+    WHERE id = ${hostID} AND (${isUnscopedAdmin(actor)} OR token_id = ${actor.tokenID}) RETURNING *`;
   if (!h) throw new HostNotFoundError(hostID);
   return h;
 }

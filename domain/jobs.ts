@@ -85,9 +85,14 @@ export async function backgroundJob(sql: Sql, actor: Actor, input: { jobID: stri
   });
 }
 
-const FINISH_STATUSES: JobStatus[] = ['COMPLETED', 'ERROR', 'CANCELLED'];
+const FINISH_STATUSES: JobStatus[] = ['COMPLETED', 'ERROR', 'CANCELLED', 'LOST'];
 
-/** The host reports a job's end. Reporting twice is an error; a LOST job may still report its end. */
+/**
+ * The host reports a job's end. Reporting twice is an error; a LOST job may still report its end.
+ * LOST is the host's own "I can no longer see it" (issue 12: e.g. OpenCode restarted while its shell ran,
+ * and the shell may well still be running): never a claimed end. The job keeps no completedAt then, and
+ * the host may report its real end later or restore it.
+ */
 export async function finishJob(sql: Sql, actor: Actor, input: { jobID: string; status: JobStatus; exitCode?: number | null }): Promise<JobRow> {
   const jobID = requireId('job', input.jobID, 'jobID');
   if (!FINISH_STATUSES.includes(input.status)) throw new InvalidRequestError('status', `status must be one of ${FINISH_STATUSES.join(', ')}.`);
@@ -95,6 +100,13 @@ export async function finishJob(sql: Sql, actor: Actor, input: { jobID: string; 
     const { s, j } = await lockJob(tx, actor, jobID);
     if (!['RUNNING', 'CANCELLING', 'LOST'].includes(j.status)) {
       throw new InvalidRequestError('jobID', `Job ${jobID} has already finished (${j.status}).`);
+    }
+    if (input.status === 'LOST') {
+      if (j.status === 'LOST') return j; // already lost (the lease sweep, or an earlier report): nothing changes
+      if (input.exitCode != null) throw new InvalidRequestError('exitCode', 'A LOST job has no exit code.');
+      const [u] = await tx<JobRow[]>`UPDATE jobs SET status = 'LOST' WHERE id = ${jobID} RETURNING *`;
+      await appendEvent(tx, s.id, 'job.lost', { jobID, hostID: j.hostId, reportedBy: 'host' });
+      return u;
     }
     const [u] = await tx<JobRow[]>`
       UPDATE jobs SET status = ${input.status}, exit_code = ${input.exitCode ?? null}, completed_at = clock_timestamp()

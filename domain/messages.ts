@@ -17,6 +17,12 @@ export interface PartInput {
   status?: string | null;
   path?: string | null;
   mime?: string | null;
+  /** Issue 12 (any part type, all optional): the host's own part ID, a title, metadata and timing. */
+  externalID?: string | null;
+  title?: string | null;
+  metadata?: unknown;
+  startedAt?: string | Date | null;
+  endedAt?: string | Date | null;
 }
 
 export interface AppendMessageInput {
@@ -25,6 +31,8 @@ export interface AppendMessageInput {
   role: Role;
   origin: Origin;
   parts: PartInput[];
+  /** The host's own ID of the message (OpenCode: msg_…), where a plugin would look it up. */
+  externalID?: string | null;
   /** Retrying with the same key answers the message the first call stored (domain/idempotency.ts). */
   idempotencyKey?: string | null;
 }
@@ -32,9 +40,51 @@ export interface AppendMessageInput {
 /** Origins that are admissions (they can wake the session); a seal closes them. */
 const ADMISSION_ORIGINS: Origin[] = ['PROMPT', 'SYNTHETIC'];
 
-function checkPart(p: PartInput, i: number): Omit<PartRow, 'id' | 'messageId' | 'sessionId' | 'revision' | 'correctedAt'> {
+/** A part as checked and stored (also the `parts` of the `message.appended` event; timestamps as ISO text). */
+export interface PartFields {
+  index: number;
+  type: PartType;
+  text: string | null;
+  tool: string | null;
+  input: unknown;
+  output: string | null;
+  status: string | null;
+  path: string | null;
+  mime: string | null;
+  externalId?: string | null;
+  title?: string | null;
+  metadata?: unknown;
+  startedAt?: string | null;
+  endedAt?: string | null;
+}
+
+/** An optional host ID (OpenCode's msg_…/prt_…/ses_…): bounded text, or null. */
+export function checkExternalId(v: unknown, field: string): string | null {
+  if (v == null) return null;
+  if (typeof v !== 'string') throw new InvalidRequestError(field, `${field} must be a string.`);
+  return checkText(v, field, 200, { nonEmpty: true });
+}
+
+/** An optional instant given as ISO 8601 text (or a Date): its ISO form, or null. */
+export function checkInstant(v: unknown, field: string): string | null {
+  if (v == null) return null;
+  const d = v instanceof Date ? v : typeof v === 'string' ? new Date(v) : null;
+  if (!d || Number.isNaN(d.getTime())) throw new InvalidRequestError(field, `${field} must be an ISO 8601 date-time.`);
+  return d.toISOString();
+}
+
+function checkPart(p: PartInput, i: number): PartFields {
   const f = (name: string) => `parts[${i}].${name}`;
-  const base = { index: i, type: p.type, text: null, tool: null, input: null, output: null, status: null, path: null, mime: null };
+  const startedAt = checkInstant(p.startedAt, f('startedAt'));
+  const endedAt = checkInstant(p.endedAt, f('endedAt'));
+  if (startedAt && endedAt && endedAt < startedAt) throw new InvalidRequestError(f('endedAt'), `${f('endedAt')} is before ${f('startedAt')}.`);
+  const base: PartFields = {
+    index: i, type: p.type, text: null, tool: null, input: null, output: null, status: null, path: null, mime: null,
+    externalId: checkExternalId(p.externalID, f('externalID')),
+    title: p.title == null ? null : checkText(p.title, f('title'), LIMITS.title),
+    metadata: p.metadata == null ? null : checkJson(p.metadata, f('metadata'), LIMITS.jsonBytes),
+    startedAt, endedAt,
+  };
   const onlyFields = (allowed: string[]) => {
     for (const k of ['text', 'tool', 'input', 'output', 'status', 'path', 'mime'] as const) {
       if (!allowed.includes(k) && p[k] != null) throw new InvalidRequestError(f(k), `${f(k)} is not a field of a ${p.type} part.`);
@@ -42,8 +92,9 @@ function checkPart(p: PartInput, i: number): Omit<PartRow, 'id' | 'messageId' | 
   };
   switch (p.type) {
     case 'TEXT':
+    case 'REASONING':
       onlyFields(['text']);
-      if (p.text == null) throw new InvalidRequestError(f('text'), `${f('text')} is required for a TEXT part.`);
+      if (p.text == null) throw new InvalidRequestError(f('text'), `${f('text')} is required for a ${p.type} part.`);
       return { ...base, text: checkText(p.text, f('text'), LIMITS.textBytes) };
     case 'TOOL':
       onlyFields(['tool', 'input', 'output', 'status']);
@@ -64,7 +115,7 @@ function checkPart(p: PartInput, i: number): Omit<PartRow, 'id' | 'messageId' | 
         mime: p.mime == null ? null : checkText(p.mime, f('mime'), 200),
       };
     default:
-      throw new InvalidRequestError(f('type'), `${f('type')} must be TEXT, TOOL or FILE.`);
+      throw new InvalidRequestError(f('type'), `${f('type')} must be TEXT, REASONING, TOOL or FILE.`);
   }
 }
 
@@ -83,7 +134,9 @@ export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessage
   if (input.origin === 'MODEL' && input.role !== 'ASSISTANT') {
     throw new InvalidRequestError('role', 'MODEL output has the ASSISTANT role.');
   }
-  const key = idempotencyKey('appendMessage', sessionID, input.idempotencyKey, { executionID, role: input.role, origin: input.origin, parts });
+  const externalId = checkExternalId(input.externalID, 'externalID');
+  const key = idempotencyKey('appendMessage', sessionID, input.idempotencyKey,
+    { executionID, role: input.role, origin: input.origin, parts, ...(externalId ? { externalId } : {}) });
   return sql.begin(async (tx) => {
     const s = await lockSession(tx, actor, sessionID);
     const previous = await previousResult(tx, key);
@@ -101,11 +154,11 @@ export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessage
     const messageID = newId('message');
     const stored = parts.map((p) => ({ ...p, id: newId('part') }));
     const seq = await appendEvent(tx, sessionID, 'message.appended', {
-      messageID, executionID, role: input.role, origin: input.origin, parts: stored,
+      messageID, executionID, role: input.role, origin: input.origin, parts: stored, ...(externalId ? { externalID: externalId } : {}),
     });
     const [m] = await tx<MessageRow[]>`
-      INSERT INTO messages (id, session_id, execution_id, position, role, origin)
-      VALUES (${messageID}, ${sessionID}, ${executionID}, ${seq}, ${input.role}, ${input.origin})
+      INSERT INTO messages (id, session_id, execution_id, position, role, origin, external_id)
+      VALUES (${messageID}, ${sessionID}, ${executionID}, ${seq}, ${input.role}, ${input.origin}, ${externalId})
       RETURNING *`;
     await insertParts(tx, sessionID, messageID, stored);
     await tx`UPDATE sessions SET updated_at = now() WHERE id = ${sessionID}`;
@@ -114,15 +167,19 @@ export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessage
   });
 }
 
-type StoredPart = ReturnType<typeof checkPart> & { id: string };
+type StoredPart = PartFields & { id: string };
 
 export async function insertParts(db: Db, sessionID: string, messageID: string, parts: StoredPart[]): Promise<void> {
   const rows = parts.map((p) => ({
     id: p.id, message_id: messageID, session_id: sessionID, index: p.index, type: p.type, text: p.text,
     tool: p.tool, input: p.input === null || p.input === undefined ? null : db.json(p.input as any),
     output: p.output, status: p.status, path: p.path, mime: p.mime,
+    external_id: p.externalId ?? null, title: p.title ?? null,
+    metadata: p.metadata === null || p.metadata === undefined ? null : db.json(p.metadata as any),
+    started_at: p.startedAt ?? null, ended_at: p.endedAt ?? null,
   }));
-  await db`INSERT INTO parts ${db(rows, 'id', 'message_id', 'session_id', 'index', 'type', 'text', 'tool', 'input', 'output', 'status', 'path', 'mime')}`;
+  await db`INSERT INTO parts ${db(rows, 'id', 'message_id', 'session_id', 'index', 'type', 'text', 'tool', 'input', 'output', 'status', 'path', 'mime',
+    'external_id', 'title', 'metadata', 'started_at', 'ended_at')}`;
 }
 
 export async function getMessage(db: Db, actor: Actor, messageID: string): Promise<MessageRow | null> {

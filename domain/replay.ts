@@ -34,6 +34,7 @@ interface MessageState {
   retracted_at: string | null;
   retraction_reason: string | null;
   created_at: string;
+  external_id: string | null;
 }
 
 interface PartState {
@@ -51,6 +52,11 @@ interface PartState {
   status: string | null;
   path: string | null;
   mime: string | null;
+  external_id: string | null;
+  title: string | null;
+  metadata: unknown;
+  started_at: string | null;
+  ended_at: string | null;
 }
 
 export class ReplayError extends Error {}
@@ -76,12 +82,15 @@ export class SessionProjection {
         this.messages.set(p.messageID, {
           id: p.messageID, session_id: this.sessionID, execution_id: p.executionID ?? null, position: e.seq,
           role: p.role, origin: p.origin, revision: 1, retracted_at: null, retraction_reason: null, created_at: e.at,
+          external_id: p.externalID ?? null,
         });
         this.parts.set(p.messageID, (p.parts as any[]).map((x) => ({
           id: x.id, message_id: p.messageID, session_id: this.sessionID, index: x.index, type: x.type,
           text: x.text ?? null, revision: 1, corrected_at: null, tool: x.tool ?? null,
           input: x.input === undefined || x.input === null ? null : x.input,
           output: x.output ?? null, status: x.status ?? null, path: x.path ?? null, mime: x.mime ?? null,
+          external_id: x.externalId ?? null, title: x.title ?? null, metadata: x.metadata ?? null,
+          started_at: x.startedAt ?? null, ended_at: x.endedAt ?? null,
         })));
         return;
       }
@@ -101,8 +110,8 @@ export class SessionProjection {
         m.retraction_reason = p.reason ?? null;
         m.revision += 1;
         for (const x of this.parts.get(m.id)!) {
-          x.text = x.tool = x.output = x.status = x.path = x.mime = null;
-          x.input = null;
+          x.text = x.tool = x.output = x.status = x.path = x.mime = x.title = null;
+          x.input = x.metadata = null;
         }
         return;
       }
@@ -172,8 +181,9 @@ async function replayInto(tx: Tx, target: ReplayTarget): Promise<ReplayStats> {
 }
 
 const COLUMNS = {
-  messages: ['session_id', 'execution_id', 'position', 'role', 'origin', 'revision', 'retracted_at', 'retraction_reason', 'created_at'],
-  parts: ['message_id', 'session_id', 'index', 'type', 'text', 'revision', 'corrected_at', 'tool', 'input', 'output', 'status', 'path', 'mime'],
+  messages: ['session_id', 'execution_id', 'position', 'role', 'origin', 'revision', 'retracted_at', 'retraction_reason', 'created_at', 'external_id'],
+  parts: ['message_id', 'session_id', 'index', 'type', 'text', 'revision', 'corrected_at', 'tool', 'input', 'output', 'status', 'path', 'mime',
+    'external_id', 'title', 'metadata', 'started_at', 'ended_at'],
 } as const;
 
 export interface RebuildStats extends ReplayStats {

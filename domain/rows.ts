@@ -6,6 +6,8 @@ export interface SessionRow {
   title: string;
   directory: string;
   metadata: unknown;
+  /** Host-owned metadata (issue 12): shown inside Session.metadata, never changed by updateSession. */
+  hostMetadata: Record<string, unknown>;
   hostId: string | null;
   sealRequestedAt: Date | null;
   sealedAt: Date | null;
@@ -32,6 +34,20 @@ export interface ExecutionRow {
   error: string | null;
   startedAt: Date;
   settledAt: Date | null;
+  /** Issue 12: what the host recorded about the step (all optional). */
+  externalId: string | null;
+  providerId: string | null;
+  modelId: string | null;
+  agent: string | null;
+  mode: string | null;
+  finishReason: string | null;
+  errorName: string | null;
+  inputTokens: string | number | null;
+  outputTokens: string | number | null;
+  reasoningTokens: string | number | null;
+  cacheReadTokens: string | number | null;
+  cacheWriteTokens: string | number | null;
+  cost: number | null;
 }
 
 export type JobKind = 'SHELL' | 'SUBAGENT' | 'OTHER';
@@ -68,9 +84,10 @@ export interface MessageRow {
   retractedAt: Date | null;
   retractionReason: string | null;
   createdAt: Date;
+  externalId: string | null;
 }
 
-export type PartType = 'TEXT' | 'TOOL' | 'FILE';
+export type PartType = 'TEXT' | 'TOOL' | 'FILE' | 'REASONING';
 export interface PartRow {
   id: string;
   messageId: string;
@@ -86,6 +103,11 @@ export interface PartRow {
   status: string | null;
   path: string | null;
   mime: string | null;
+  externalId: string | null;
+  title: string | null;
+  metadata: unknown;
+  startedAt: Date | null;
+  endedAt: Date | null;
 }
 
 export interface HostRow {
@@ -96,6 +118,8 @@ export interface HostRow {
   canGenerate: boolean;
   /** False when the host's runtime can start work without the gateway's admission. */
   exclusiveAdmission: boolean;
+  /** Issue 12: session mutations of its sessions are routed to it (CREATE/RENAME/REMOVE_SESSION commands). */
+  canManageSessions: boolean;
   models: unknown;
   leaseMs: number;
   leaseExpiresAt: Date;

@@ -1,7 +1,7 @@
 import * as crypto from 'node:crypto';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db, Sql } from '../db/connection.js';
-import { ROLES, type Actor, type Role } from './access.js';
+import { coversScope, ROLES, scopeCondition, SYSTEM, type Actor, type Role } from './access.js';
 import { InvalidRequestError } from './errors.js';
 import { newId } from './ids.js';
 import { checkDirectory, checkText } from './validate.js';
@@ -27,9 +27,21 @@ export interface CreatedToken {
   secret: string;
 }
 
-export async function createToken(db: Db, input: { role: string; directory?: string | null; label?: string | null }): Promise<CreatedToken> {
+/**
+ * Creates a token. `actor` is who asks (the CLI and first start: SYSTEM). A directory-scoped actor
+ * creates only tokens scoped at or below its own directory: without `directory` the new token gets
+ * the actor's own scope, never none; a directory outside it is an InvalidRequestError.
+ */
+export async function createToken(
+  db: Db,
+  input: { role: string; directory?: string | null; label?: string | null },
+  actor: Actor = SYSTEM,
+): Promise<CreatedToken> {
   if (!ROLES.includes(input.role as Role)) throw new InvalidRequestError('role', `role must be one of ${ROLES.join(', ')}.`);
-  const directory = input.directory == null ? null : checkDirectory(input.directory);
+  const directory = input.directory == null ? actor.directory : checkDirectory(input.directory);
+  if (!coversScope(actor, directory)) {
+    throw new InvalidRequestError('directory', `A token scoped to ${actor.directory} creates only tokens scoped at or below it.`);
+  }
   const label = checkText(input.label ?? '', 'label', 200);
   const id = newId('token');
   const secret = 'gw_' + randomBytes(24).toString('base64url');
@@ -37,10 +49,42 @@ export async function createToken(db: Db, input: { role: string; directory?: str
   return { id, role: input.role as Role, directory, label, secret };
 }
 
-/** Revokes a token. The token notice `{k:'t', id}` is sent by a trigger (migration 010), delivered at commit. */
-export async function revokeToken(db: Db, tokenID: string): Promise<boolean> {
-  const rows = await db`UPDATE tokens SET revoked_at = now() WHERE id = ${tokenID} AND revoked_at IS NULL RETURNING id`;
+/**
+ * Revokes a token. A scoped actor revokes only tokens scoped at or below its directory; any other
+ * reads like an unknown token (false). The token notice `{k:'t', id}` is sent by a trigger
+ * (migration 010), delivered at commit.
+ */
+export async function revokeToken(db: Db, tokenID: string, actor: Actor = SYSTEM): Promise<boolean> {
+  const rows = await db`
+    UPDATE tokens SET revoked_at = now()
+    WHERE id = ${tokenID} AND revoked_at IS NULL AND ${scopeCondition(db, actor, 'directory')} RETURNING id`;
   return rows.length > 0;
+}
+
+export interface TokenRow {
+  id: string;
+  role: Role;
+  directory: string | null;
+  label: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+/**
+ * The tokens the actor may manage, newest first (never their secrets or hashes): for a scoped actor
+ * only those scoped at or below its directory. `limit + 1` rows at most (the extra one says "more").
+ */
+export async function listTokens(
+  db: Db,
+  actor: Actor,
+  opts: { limit: number; after: string | null; includeRevoked: boolean },
+): Promise<TokenRow[]> {
+  return db<TokenRow[]>`
+    SELECT id, role, directory, label, created_at, revoked_at FROM tokens
+    WHERE ${scopeCondition(db, actor, 'directory')}
+      ${opts.includeRevoked ? db`` : db`AND revoked_at IS NULL`}
+      ${opts.after ? db`AND id < ${opts.after}` : db``}
+    ORDER BY id DESC LIMIT ${opts.limit + 1}`;
 }
 
 export async function authenticate(db: Db, secret: string | null | undefined): Promise<Actor | null> {

@@ -2,8 +2,11 @@ import { createHash } from 'node:crypto';
 import { closeSync, lstatSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, type Dirent, type Stats } from 'node:fs';
 import path from 'node:path';
 import ignore, { type Ignore } from 'ignore';
-import { GatewayCallError, type GatewayClient } from '../client/index.js';
-import { CreateSnapshotDocument, MissingContentsDocument, UploadContentsDocument, type SnapshotFileInput, type UnscannedInput } from '../client/generated.js';
+import type { GatewayClient } from '../client/index.js';
+import type { SnapshotFileInput, UnscannedInput } from '../client/generated.js';
+import { SnapshotUploader, type SnapshotDelta } from './snapshot-upload.js';
+
+export type { SnapshotDelta } from './snapshot-upload.js';
 
 /**
  * Worktree capture for the reference host: walks a worktree and produces a snapshot manifest (path,
@@ -19,11 +22,9 @@ import { CreateSnapshotDocument, MissingContentsDocument, UploadContentsDocument
  * - A capturer remembers (size, mtime, ctime, inode) → hash per path, like git's index, so a warm
  *   capture reads only files that changed; and the hashes the gateway confirmed, so an unchanged
  *   worktree uploads nothing and asks nothing about contents.
- * - It also remembers, per session, the last snapshot it created and that snapshot's entries, and
- *   sends the next manifest as a delta against it (`base`, the changed entries in `files`, the paths
- *   gone in `removed`): a warm capture of an unchanged 10,000-file worktree sends no entries instead
- *   of a ~1.5 MB manifest. Without such a snapshot, or when the gateway refuses the base (pruned, or
- *   gone), it sends the whole manifest. The gateway stores complete manifests either way.
+ * - Uploading is the shared protocol of `host/snapshot-upload.ts` (missing contents, 8 MiB batches,
+ *   the manifest as a delta against the session's last snapshot, whole when the base is refused): a
+ *   warm capture of an unchanged 10,000-file worktree sends no entries instead of a ~1.5 MB manifest.
  */
 export interface CaptureOptions {
   /** Files larger than this are recorded as OVERSIZE (hash and size only). Default 4 MiB. */
@@ -35,9 +36,6 @@ export interface CaptureOptions {
   /** Send manifests as deltas against the session's last snapshot made by this capturer. Default true. */
   deltas?: boolean;
 }
-
-/** What a delta sent: its base, the entries added or changed, the paths removed. */
-export interface SnapshotDelta { base: string; files: number; removed: number }
 
 export interface Capture {
   root: string;
@@ -52,14 +50,6 @@ const MODE_FILE = 0o100644;
 const MODE_EXEC = 0o100755;
 const MODE_LINK = 0o120000;
 const MODE_DIR = 0o040000;
-/** Whether two entries are stored alike (the gateway's stored form: absent hash, mtime, count are null). */
-function sameEntry(a: SnapshotFileInput, b: SnapshotFileInput): boolean {
-  return a.kind === b.kind && (a.hash ?? null) === (b.hash ?? null) && a.size === b.size && a.mode === b.mode &&
-    !!a.binary === !!b.binary && (a.mtimeMs ?? null) === (b.mtimeMs ?? null) && (a.count ?? null) === (b.count ?? null);
-}
-
-/** Sessions whose last snapshot a capturer remembers (least recently used forgotten first). */
-const MAX_BASES = 64;
 
 /** Cached hashes of files modified this close to the caching moment are not trusted (racy clean). */
 const RACY_MS = 2_000;
@@ -91,35 +81,17 @@ function readIgnoreFile(file: string): string | null {
   try { return readFileSync(file, 'utf8'); } catch { return null; }
 }
 
-/**
- * Retries a request that failed on the network before any answer (a keep-alive socket reset by the
- * server as it was reused, e.g. after a long synchronous walk). Every request here is safe to repeat:
- * queries, idempotent uploads, and snapshot creation (a repeat only makes an unused snapshot).
- */
-async function retrying<T>(f: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await f();
-    } catch (e: any) {
-      const code = e?.cause?.code ?? e?.code;
-      if (attempt >= 3 || !(e instanceof TypeError) || !['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNREFUSED'].includes(code)) throw e;
-      await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
-    }
-  }
-}
-
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 export class WorktreeCapturer {
   private cache = new Map<string, { size: number; mtimeMs: number; ctimeMs: number; ino: number; hash: string; binary: boolean; at: number }>();
-  /** Hashes the gateway confirmed holding. */
-  private known = new Set<string>();
-  /** Per session: the last snapshot this capturer created and its entries by path (the next delta's base). */
-  private last = new Map<string, { id: string; entries: Map<string, SnapshotFileInput> }>();
+  /** The upload protocol's state: contents the gateway holds, each session's last snapshot. */
+  private uploader: SnapshotUploader;
   readonly opts: Required<CaptureOptions>;
 
   constructor(opts: CaptureOptions = {}) {
     this.opts = { maxFileBytes: 4 * 1024 * 1024, maxFiles: 100_000, maxIgnoredEntries: 1_000_000, deltas: true, ...opts };
+    this.uploader = new SnapshotUploader({ deltas: this.opts.deltas });
   }
 
   capture(root: string): Capture {
@@ -281,100 +253,31 @@ export class WorktreeCapturer {
   }
 
   /** Forget what the gateway is known to hold (after it reports a content missing). */
-  forgetKnown(): void { this.known.clear(); }
+  forgetKnown(): void { this.uploader.forgetKnown(); }
 
   /** Forget the session's last snapshot: its next manifest is sent whole. */
-  forgetBase(sessionID: string): void { this.last.delete(sessionID); }
-
-  /** The manifest part of createSnapshot's input: a delta against the session's last snapshot, or whole. */
-  private manifestInput(sessionID: string, cap: Capture):
-    { files: SnapshotFileInput[]; base?: string; removed?: string[]; delta: SnapshotDelta | null } {
-    const prev = this.opts.deltas ? this.last.get(sessionID) : undefined;
-    if (!prev) return { files: cap.files, delta: null };
-    const files = cap.files.filter((f) => { const b = prev.entries.get(f.path); return !b || !sameEntry(b, f); });
-    const now = new Set(cap.files.map((f) => f.path));
-    const removed = [...prev.entries.keys()].filter((p) => !now.has(p));
-    return { files, base: prev.id, removed, delta: { base: prev.id, files: files.length, removed: removed.length } };
-  }
+  forgetBase(sessionID: string): void { this.uploader.forgetBase(sessionID); }
 
   /**
    * Uploads the contents the gateway lacks, then the manifest (a delta when this capturer made a
-   * snapshot of the session before; see the module comment); returns the Snapshot. `uploaded`
+   * snapshot of the session before; see host/snapshot-upload.ts); returns the Snapshot. `uploaded`
    * counts the contents sent in this call (0 for an unchanged worktree); `delta` says what a delta
    * sent (null: the whole manifest was sent).
    */
   async upload(client: GatewayClient, sessionID: string, cap: Capture, hostID?: string | null):
     Promise<{ id: string; fileCount: number; byteSize: number; uploaded: number; uploadedBytes: number; delta: SnapshotDelta | null }> {
-    let uploaded = 0;
-    let uploadedBytes = 0;
-    const send = async (hashes: string[]) => {
-      let batch: { hash: string; base64: string }[] = [];
-      let bytes = 0;
-      const flush = async () => {
-        if (!batch.length) return;
-        const contents = batch;
-        await retrying(() => client.call(UploadContentsDocument, { input: { contents } }));
-        batch = [];
-        bytes = 0;
-      };
-      for (const h of hashes) {
+    return this.uploader.upload(client, {
+      sessionID, hostID, files: cap.files, unscanned: cap.unscanned,
+      content: (h) => {
         const src = cap.sources.get(h);
         if (!src) throw new Error(`capture: no source for content ${h}`);
         const data = src.link ? Buffer.from(readlinkSync(src.abs), 'utf8') : readFileSync(src.abs);
         if (createHash('sha256').update(data).digest('hex') !== h) {
           throw new Error(`capture: ${src.abs} changed while it was being captured; capture again`);
         }
-        if (bytes + data.length > 8 * 1024 * 1024) await flush();
-        batch.push({ hash: h, base64: data.toString('base64') });
-        bytes += data.length;
-        uploaded++;
-        uploadedBytes += data.length;
-      }
-      await flush();
-      for (const h of hashes) this.known.add(h);
-    };
-    const ask = async (hashes: string[]) => {
-      const missing: string[] = [];
-      for (let i = 0; i < hashes.length; i += 20_000) {
-        const r: any = await retrying(() => client.call(MissingContentsDocument, { hashes: hashes.slice(i, i + 20_000) }));
-        missing.push(...r.hashes);
-      }
-      const m = new Set(missing);
-      for (const h of hashes) if (!m.has(h)) this.known.add(h);
-      return missing;
-    };
-    const unknown = [...cap.sources.keys()].filter((h) => !this.known.has(h));
-    if (unknown.length) await send(await ask(unknown));
-    let m = this.manifestInput(sessionID, cap);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const { delta, ...manifest } = m;
-        const s: any = await retrying(() => client.call(CreateSnapshotDocument, {
-          input: { sessionID, hostID: hostID ?? null, ...manifest, unscanned: cap.unscanned },
-        }));
-        if (this.opts.deltas) {
-          this.last.delete(sessionID);
-          this.last.set(sessionID, { id: s.id, entries: new Map(cap.files.map((f) => [f.path, f])) });
-          if (this.last.size > MAX_BASES) this.last.delete(this.last.keys().next().value!);
-        }
-        return { id: s.id, fileCount: s.fileCount, byteSize: s.byteSize, uploaded, uploadedBytes, delta };
-      } catch (e) {
-        if (attempt < 20 && e instanceof GatewayCallError && e.error._tag === 'ContentMissingError') {
-          const hashes = e.error.hashes as string[];
-          for (const h of hashes) this.known.delete(h);
-          await send(hashes);
-          continue;
-        }
-        // The base was refused (pruned, removed, or not what this capturer remembers): send it whole.
-        const field = e instanceof GatewayCallError && e.error._tag === 'InvalidRequestError' ? String(e.error.field ?? '') : '';
-        if (m.delta && (field === 'base' || field.startsWith('removed'))) {
-          this.forgetBase(sessionID);
-          m = { files: cap.files, delta: null };
-          continue;
-        }
-        throw e;
-      }
-    }
+        return data;
+      },
+    });
   }
 
   /** Capture and upload in one step. */

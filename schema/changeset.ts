@@ -298,13 +298,22 @@ const PolicyInput = builder.inputType('ChangesetPolicyInput', {
     graceMs: t.float({ required: false }),
   }),
 });
+// Readable by every role (readers, plugins and hosts alike: hosts size their uploads by it); it is the
+// instance's configuration, the same for every directory, so a scoped token learns nothing of another's.
 builder.queryField('changesetPolicy', (t) =>
-  t.field({ type: PolicyRef, extensions: allow('admin'), resolve: (_r, _a, ctx) => readPolicy(ctx.sql) }),
+  t.field({
+    type: PolicyRef,
+    extensions: allow('reader', 'plugin', 'host'),
+    description: 'The instance\'s patch budgets, upload limits and retention (any role). Changed by setChangesetPolicy (unscoped admin).',
+    resolve: (_r, _a, ctx) => readPolicy(ctx.sql),
+  }),
 );
 builder.mutationField('setChangesetPolicy', (t) =>
   t.field({
     type: PolicyRef,
-    extensions: allow('admin'),
+    // Instance-wide (every directory's budgets and retention): refused with FORBIDDEN to a scoped admin.
+    extensions: { ...allow('admin'), instanceWide: true },
+    description: 'Changes the instance\'s changeset policy (unscoped admin only; a directory-scoped admin gets FORBIDDEN).',
     errors: { types: [InvalidRequestError] },
     args: { input: t.arg({ type: PolicyInput, required: true }) },
     resolve: (_r, { input }, ctx) => setPolicy(ctx.sql, input as Partial<Policy>),

@@ -65,7 +65,7 @@ function commandStream(ctx: Context, hostID: string): AsyncIterableIterator<Host
           continue;
         }
         dirty = false;
-        const rows = await pendingCommands(ctx.sql, hostID);
+        const rows = await pendingCommands(ctx.sql, ctx.actor, hostID);
         const live = new Set(rows.map((r) => r.id));
         for (const id of delivered) if (!live.has(id)) delivered.delete(id);
         for (const r of rows) {

@@ -12,5 +12,5 @@ export const JobStatusEnum = builder.enumType('JobStatus', {
 });
 export const MessageRoleEnum = builder.enumType('MessageRole', { values: ['USER', 'ASSISTANT', 'SYSTEM'] as const });
 export const MessageOriginEnum = builder.enumType('MessageOrigin', { values: ['PROMPT', 'SYNTHETIC', 'MODEL', 'HOST'] as const });
-export const PartTypeEnum = builder.enumType('PartType', { values: ['TEXT', 'TOOL', 'FILE'] as const });
+export const PartTypeEnum = builder.enumType('PartType', { values: ['TEXT', 'TOOL', 'FILE', 'REASONING'] as const });
 export const TokenRoleEnum = builder.enumType('TokenRole', { values: ['admin', 'host', 'plugin', 'reader'] as const });

@@ -5,6 +5,36 @@ import { ExecutionRef, NodeRef, SessionRef } from './refs.js';
 import { JobConnection, MessageConnection } from './session.js';
 import { pageArgs } from './connection.js';
 import { beginExecution, settleExecution } from '../domain/executions.js';
+import { ModelInput, ModelRef } from './host.js';
+import type { ExecutionRow } from '../domain/rows.js';
+
+const num = (v: string | number | null) => (v == null ? null : Number(v));
+
+const UsageRef = builder.objectRef<ExecutionRow>('ExecutionUsage').implement({
+  description: 'What the step cost, as its host recorded it (OpenCode: the step-finish part). A count the host did not report is null.',
+  fields: (t) => ({
+    inputTokens: t.int({ nullable: true, resolve: (e) => num(e.inputTokens) }),
+    outputTokens: t.int({ nullable: true, resolve: (e) => num(e.outputTokens) }),
+    reasoningTokens: t.int({ nullable: true, resolve: (e) => num(e.reasoningTokens) }),
+    cacheReadTokens: t.int({ nullable: true, resolve: (e) => num(e.cacheReadTokens) }),
+    cacheWriteTokens: t.int({ nullable: true, resolve: (e) => num(e.cacheWriteTokens) }),
+    cost: t.float({ nullable: true, description: 'In the currency of the host\'s price table (OpenCode: US dollars).', resolve: (e) => e.cost }),
+  }),
+});
+
+const hasUsage = (e: ExecutionRow) =>
+  [e.inputTokens, e.outputTokens, e.reasoningTokens, e.cacheReadTokens, e.cacheWriteTokens, e.cost].some((v) => v != null);
+
+const UsageInput = builder.inputType('ExecutionUsageInput', {
+  fields: (t) => ({
+    inputTokens: t.int({ required: false, description: 'Non-negative integers.' }),
+    outputTokens: t.int({ required: false }),
+    reasoningTokens: t.int({ required: false }),
+    cacheReadTokens: t.int({ required: false }),
+    cacheWriteTokens: t.int({ required: false }),
+    cost: t.float({ required: false }),
+  }),
+});
 
 ExecutionRef.implement({
   description: 'One run of the agent loop in a session, admitted by the gateway and settled by its host.',
@@ -21,6 +51,14 @@ ExecutionRef.implement({
     settledAt: t.field({ type: 'DateTime', nullable: true, resolve: (e) => e.settledAt }),
     error: t.exposeString('error', { nullable: true }),
     hostID: t.exposeID('hostId'),
+    externalID: t.exposeString('externalId', { nullable: true, description: 'The host\'s own ID of the step (OpenCode: its assistant message msg_…).' }),
+    model: t.field({ type: ModelRef, nullable: true, description: 'The model the step ran with, when the host said.',
+      resolve: (e) => (e.providerId && e.modelId ? { providerID: e.providerId, modelID: e.modelId } : null) }),
+    agent: t.exposeString('agent', { nullable: true }),
+    mode: t.exposeString('mode', { nullable: true }),
+    finishReason: t.exposeString('finishReason', { nullable: true, description: 'Why the model stopped (OpenCode: e.g. "stop", "tool-calls").' }),
+    errorName: t.exposeString('errorName', { nullable: true, description: 'The host\'s name of the error the step ended with (OpenCode: e.g. "MessageAbortedError", "APIError").' }),
+    usage: t.field({ type: UsageRef, nullable: true, description: 'Tokens and cost of the step; null when the host reported none.', resolve: (e) => (hasUsage(e) ? e : null) }),
     messages: t.field({ type: MessageConnection, args: pageArgs, resolve: (e, args, ctx) => ctx.loaders.messagesOfExecution(e.id, args) }),
     jobs: t.field({ type: JobConnection, args: pageArgs, resolve: (e, args, ctx) => ctx.loaders.jobsOfExecution(e.id, args) }),
   }),
@@ -41,7 +79,12 @@ const BeginExecutionInput = builder.inputType('BeginExecutionInput', {
     hostID: t.id({ required: true }),
     trigger: t.field({ type: TriggerEnum, required: true }),
     startSnapshot: t.id({ required: false, description: 'The Snapshot captured at admission; without it the boundary reads START_NOT_CAPTURED.' }),
+    startCaptureError: t.string({ required: false, description: 'Why the host could not capture the start snapshot (e.g. which object is missing where); the boundary then reads START_NOT_CAPTURED with this in its detail. Not with startSnapshot.' }),
     idempotencyKey: t.string({ required: false, description: 'Optional. A call repeated with the same key (after a crash or a lost answer) returns what the first call created instead of creating it again; the same key with a different request is an InvalidRequestError. Unique per operation within the session.' }),
+    externalID: t.string({ required: false, description: 'The host\'s own ID of the step (at most 200 characters).' }),
+    model: t.field({ type: ModelInput, required: false }),
+    agent: t.string({ required: false }),
+    mode: t.string({ required: false }),
   }),
 });
 
@@ -52,6 +95,13 @@ const SettleExecutionInput = builder.inputType('SettleExecutionInput', {
     interruptReason: t.field({ type: InterruptReasonEnum, required: false, description: 'Required with INTERRUPTED.' }),
     error: t.string({ required: false }),
     endSnapshot: t.id({ required: false, description: 'The Snapshot captured at settlement; the changeset is frozen from it.' }),
+    endCaptureError: t.string({ required: false, description: 'Why the host could not capture the end snapshot; the boundary then reads END_NOT_CAPTURED with this in its detail. Not with endSnapshot.' }),
+    usage: t.field({ type: UsageInput, required: false }),
+    model: t.field({ type: ModelInput, required: false, description: 'Replaces the model given at beginExecution, when given.' }),
+    agent: t.string({ required: false }),
+    mode: t.string({ required: false }),
+    finishReason: t.string({ required: false }),
+    errorName: t.string({ required: false }),
   }),
 });
 
@@ -63,7 +113,9 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: BeginExecutionInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       beginExecution(ctx.sql, ctx.actor, { sessionID: String(input.sessionID), hostID: String(input.hostID), trigger: input.trigger,
-        startSnapshot: input.startSnapshot == null ? null : String(input.startSnapshot), idempotencyKey: input.idempotencyKey }),
+        startSnapshot: input.startSnapshot == null ? null : String(input.startSnapshot), startCaptureError: input.startCaptureError,
+        idempotencyKey: input.idempotencyKey,
+        externalID: input.externalID, model: input.model, agent: input.agent, mode: input.mode }),
   }),
   settleExecution: t.field({
     type: ExecutionRef,

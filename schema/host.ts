@@ -3,14 +3,14 @@ import { HostNotFoundError, InvalidRequestError } from './errors.js';
 import { HostRef } from './refs.js';
 import { registerHost, renewHostLease } from '../domain/hosts.js';
 
-const ModelRef = builder.objectRef<{ providerID: string; modelID: string }>('Model').implement({
+export const ModelRef = builder.objectRef<{ providerID: string; modelID: string }>('Model').implement({
   fields: (t) => ({ providerID: t.exposeString('providerID'), modelID: t.exposeString('modelID') }),
 });
 
-const CapabilitiesRef = builder.objectRef<{ cancel: boolean; compact: boolean; generate: boolean; exclusiveAdmission: boolean }>('HostCapabilities').implement({
+const CapabilitiesRef = builder.objectRef<{ cancel: boolean; compact: boolean; generate: boolean; exclusiveAdmission: boolean; sessions: boolean }>('HostCapabilities').implement({
   fields: (t) => ({
     cancel: t.exposeBoolean('cancel'), compact: t.exposeBoolean('compact'), generate: t.exposeBoolean('generate'),
-    exclusiveAdmission: t.exposeBoolean('exclusiveAdmission'),
+    exclusiveAdmission: t.exposeBoolean('exclusiveAdmission'), sessions: t.exposeBoolean('sessions'),
   }),
 });
 
@@ -21,7 +21,7 @@ HostRef.implement({
     name: t.exposeString('name'),
     capabilities: t.field({
       type: CapabilitiesRef,
-      resolve: (h) => ({ cancel: h.canCancel, compact: h.canCompact, generate: h.canGenerate, exclusiveAdmission: h.exclusiveAdmission }),
+      resolve: (h) => ({ cancel: h.canCancel, compact: h.canCompact, generate: h.canGenerate, exclusiveAdmission: h.exclusiveAdmission, sessions: h.canManageSessions }),
     }),
     models: t.field({ type: [ModelRef], resolve: (h) => h.models as any }),
     leaseMs: t.exposeInt('leaseMs'),
@@ -38,9 +38,13 @@ const CapabilitiesInput = builder.inputType('HostCapabilitiesInput', {
       required: false,
       description: 'True (the default) when the host starts work only when the gateway admits it. False when its runtime can start work behind the gateway (e.g. an OpenCode server other clients also drive): a seal then cannot prove that nothing new starts.',
     }),
+    sessions: t.boolean({
+      required: false,
+      description: 'The host mirrors sessions of its own runtime (e.g. the OpenCode bridge): createSession under one of its sessions, a rename and a removal are applied there first (host commands CREATE_SESSION, RENAME_SESSION, REMOVE_SESSION).',
+    }),
   }),
 });
-const ModelInput = builder.inputType('ModelInput', {
+export const ModelInput = builder.inputType('ModelInput', {
   fields: (t) => ({ providerID: t.string({ required: true }), modelID: t.string({ required: true }) }),
 });
 const RegisterHostInput = builder.inputType('RegisterHostInput', {

@@ -55,7 +55,7 @@ const BackgroundJobInput = builder.inputType('BackgroundJobInput', { fields: (t)
 const FinishJobInput = builder.inputType('FinishJobInput', {
   fields: (t) => ({
     jobID: t.id({ required: true }),
-    status: t.field({ type: JobStatusEnum, required: true, description: 'COMPLETED, ERROR or CANCELLED.' }),
+    status: t.field({ type: JobStatusEnum, required: true, description: 'COMPLETED, ERROR or CANCELLED; or LOST when the host can no longer see the job (e.g. its runtime restarted while the job ran): never a claimed end, and the real end may still be reported later.' }),
     exitCode: t.int({ required: false }),
   }),
 });

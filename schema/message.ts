@@ -8,10 +8,21 @@ import type { MessageRow, PartRow } from '../domain/rows.js';
 
 PartRef.implement({
   description: 'One part of a message.',
-  resolveType: (p) => (p.type === 'TEXT' ? 'TextPart' : p.type === 'TOOL' ? 'ToolPart' : 'FilePart'),
+  resolveType: (p) => (p.type === 'TEXT' ? 'TextPart' : p.type === 'TOOL' ? 'ToolPart' : p.type === 'REASONING' ? 'ReasoningPart' : 'FilePart'),
   fields: (t) => ({
     id: t.exposeID('id'),
     index: t.exposeInt('index'),
+    externalID: t.exposeString('externalId', { nullable: true, description: 'The host\'s own ID of the part (OpenCode: prt_…), when it sent one.' }),
+    startedAt: t.field({ type: 'DateTime', nullable: true, description: 'When the host started producing the part (e.g. a tool call started), when it said.', resolve: (p) => p.startedAt }),
+    endedAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => p.endedAt }),
+  }),
+});
+
+builder.objectRef<PartRow>('ReasoningPart').implement({
+  description: 'The model\'s reasoning as the host recorded it. Not part of Session.context (a model request does not see it).',
+  interfaces: [PartRef],
+  fields: (t) => ({
+    text: t.string({ resolve: (p) => p.text ?? '' }),
   }),
 });
 
@@ -31,6 +42,8 @@ builder.objectRef<PartRow>('ToolPart').implement({
     input: t.field({ type: 'JSON', nullable: true, resolve: (p) => p.input }),
     output: t.exposeString('output', { nullable: true }),
     status: t.exposeString('status', { nullable: true }),
+    title: t.exposeString('title', { nullable: true, description: 'The host\'s title of the call (OpenCode: the tool state\'s title).' }),
+    metadata: t.field({ type: 'JSON', nullable: true, description: 'The host\'s metadata of the call (OpenCode: e.g. a shell\'s exit code and output).', resolve: (p) => p.metadata ?? null }),
   }),
 });
 
@@ -72,6 +85,7 @@ MessageRef.implement({
     retraction: t.field({ type: RetractionRef, nullable: true, resolve: (m) => (m.retractedAt ? m : null) }),
     revision: t.exposeInt('revision', { description: 'Starts at 1 and increases with every correction or retraction.' }),
     createdAt: t.field({ type: 'DateTime', resolve: (m) => m.createdAt }),
+    externalID: t.exposeString('externalId', { nullable: true, description: 'The host\'s own ID of the message (OpenCode: msg_…), when it sent one.' }),
   }),
 });
 
@@ -85,7 +99,7 @@ builder.queryField('message', (t) =>
 );
 
 const PartInput = builder.inputType('PartInput', {
-  description: 'A part: TEXT takes `text`; TOOL takes `tool`, `input`, `output`, `status`; FILE takes `path`, `mime`.',
+  description: 'A part: TEXT and REASONING take `text`; TOOL takes `tool`, `input`, `output`, `status`; FILE takes `path`, `mime`. Any part may carry the host\'s `externalID`, a `title`, `metadata` and its timing.',
   fields: (t) => ({
     type: t.field({ type: PartTypeEnum, required: true }),
     text: t.string({ required: false }),
@@ -95,6 +109,11 @@ const PartInput = builder.inputType('PartInput', {
     status: t.string({ required: false }),
     path: t.string({ required: false }),
     mime: t.string({ required: false }),
+    externalID: t.string({ required: false, description: 'The host\'s own ID of the part (at most 200 characters).' }),
+    title: t.string({ required: false }),
+    metadata: t.field({ type: 'JSON', required: false }),
+    startedAt: t.field({ type: 'DateTime', required: false }),
+    endedAt: t.field({ type: 'DateTime', required: false }),
   }),
 });
 
@@ -105,6 +124,7 @@ const AppendMessageInput = builder.inputType('AppendMessageInput', {
     role: t.field({ type: MessageRoleEnum, required: true }),
     origin: t.field({ type: MessageOriginEnum, required: true }),
     parts: t.field({ type: [PartInput], required: true }),
+    externalID: t.string({ required: false, description: 'The host\'s own ID of the message (at most 200 characters).' }),
     idempotencyKey: t.string({ required: false, description: 'Optional. A call repeated with the same key (after a crash or a lost answer) returns what the first call created instead of creating it again; the same key with a different request is an InvalidRequestError. Unique per operation within the session.' }),
   }),
 });

@@ -1,7 +1,9 @@
 import { builder, allow } from './builder.js';
+import { connectionOf, pageArgs } from './connection.js';
 import { TokenRoleEnum } from './enums.js';
 import { InvalidRequestError } from './errors.js';
-import { createToken, revokeToken, type CreatedToken } from '../domain/tokens.js';
+import { createToken, listTokens, revokeToken, type CreatedToken, type TokenRow } from '../domain/tokens.js';
+import { decodeCursor, encodeCursor, pageSize, toPage } from '../resolvers/pagination.js';
 
 const CreatedTokenRef = builder.objectRef<CreatedToken>('CreatedToken').implement({
   description: 'A new bearer token. `secret` is shown this once; only its hash is stored.',
@@ -14,13 +16,44 @@ const CreatedTokenRef = builder.objectRef<CreatedToken>('CreatedToken').implemen
   }),
 });
 
+const TokenRef = builder.objectRef<TokenRow>('Token').implement({
+  description: 'A bearer token as an admin sees it: never its secret or hash.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    role: t.field({ type: TokenRoleEnum, resolve: (c) => c.role }),
+    directory: t.exposeString('directory', { nullable: true, description: 'Its directory scope; null: unscoped.' }),
+    label: t.exposeString('label'),
+    createdAt: t.field({ type: 'DateTime', resolve: (c) => c.createdAt }),
+    revokedAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.revokedAt }),
+  }),
+});
+const TokenConnection = connectionOf<TokenRow>('Token', TokenRef);
+
 const CreateTokenInput = builder.inputType('CreateTokenInput', {
   fields: (t) => ({
     role: t.field({ type: TokenRoleEnum, required: true }),
-    directory: t.string({ required: false, description: 'Scope the token to sessions under this directory.' }),
+    directory: t.string({
+      required: false,
+      description: 'Scope the token to sessions under this directory. A scoped admin creates only tokens at or below its own directory (without this: its own).',
+    }),
     label: t.string({ required: false }),
   }),
 });
+
+builder.queryField('tokens', (t) =>
+  t.field({
+    type: TokenConnection,
+    extensions: allow('admin'),
+    description: 'Tokens, newest first (admin). A scoped admin lists only tokens scoped at or below its directory.',
+    args: { ...pageArgs, includeRevoked: t.arg.boolean({ required: false, description: 'Also list revoked tokens (default false).' }) },
+    resolve: async (_r, args, ctx) => {
+      const limit = pageSize(args.first);
+      const after = decodeCursor('token', args.after, false);
+      const rows = await listTokens(ctx.sql, ctx.actor, { limit, after, includeRevoked: args.includeRevoked ?? false });
+      return toPage(rows, limit, (r) => encodeCursor('token', r.id));
+    },
+  }),
+);
 
 builder.mutationFields((t) => ({
   createToken: t.field({
@@ -28,15 +61,17 @@ builder.mutationFields((t) => ({
     extensions: allow('admin'),
     errors: { types: [InvalidRequestError] },
     args: { input: t.arg({ type: CreateTokenInput, required: true }) },
-    resolve: (_r, { input }, ctx) => createToken(ctx.sql, input),
+    resolve: (_r, { input }, ctx) => createToken(ctx.sql, input, ctx.actor),
   }),
   revokeToken: t.boolean({
     extensions: allow('admin'),
-    description: 'True when an active token was revoked.',
+    description: 'True when an active token was revoked. False for an unknown token, one already revoked, and (for a scoped admin) one not scoped at or below its directory.',
     args: { tokenID: t.arg.id({ required: true }) },
     resolve: async (_r, { tokenID }, ctx) => {
       // This instance refuses the token at once; the others when the notification arrives.
-      try { return await revokeToken(ctx.sql, String(tokenID)); } finally { ctx.tokens.forget(String(tokenID)); }
+      // (forget in finally: also when the answer is lost after the commit; dropping a cached entry is harmless).
+      const id = String(tokenID);
+      try { return await revokeToken(ctx.sql, id, ctx.actor); } finally { ctx.tokens.forget(id); }
     },
   }),
 }));

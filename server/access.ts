@@ -1,11 +1,11 @@
 import { GraphQLError, Kind, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode, type GraphQLField } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { Role } from '../domain/access.js';
+import type { Actor, Role } from '../domain/access.js';
 import type { Context } from '../resolvers/context.js';
 
 const READERS: Role[] = ['reader', 'plugin', 'admin'];
 
-function operationOf(doc: DocumentNode, name?: string | null): OperationDefinitionNode | undefined {
+export function operationOf(doc: DocumentNode, name?: string | null): OperationDefinitionNode | undefined {
   const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   return name ? ops.find((o) => o.name?.value === name) : ops[0];
 }
@@ -24,8 +24,12 @@ function rootFields(doc: DocumentNode, sel: SelectionSetNode, out = new Set<stri
   return out;
 }
 
-/** The roles that may call each root field of this operation; null when all may. */
-export function forbiddenField(schema: GraphQLSchema, doc: DocumentNode, operationName: string | null | undefined, role: Role): string | null {
+/**
+ * The first root field of this operation the caller may not use, and why; null when it may use all.
+ * A field's `extensions.roles` lists the roles that may call it (default: the readers); a field with
+ * `extensions.instanceWide` changes something of the whole instance and needs an unscoped token.
+ */
+export function forbiddenUse(schema: GraphQLSchema, doc: DocumentNode, operationName: string | null | undefined, actor: Pick<Actor, 'role' | 'directory'>): { field: string; message: string } | null {
   const op = operationOf(doc, operationName);
   if (!op) return null;
   const type = op.operation === 'query' ? schema.getQueryType() : op.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
@@ -35,22 +39,25 @@ export function forbiddenField(schema: GraphQLSchema, doc: DocumentNode, operati
     if (name.startsWith('__')) continue;
     const field = fields[name] as GraphQLField<unknown, unknown> | undefined;
     if (!field) continue; // validation reports unknown fields
-    const roles = ((field.extensions as any)?.roles as Role[] | undefined) ?? READERS;
-    if (!roles.includes(role)) return name;
+    const ext = (field.extensions ?? {}) as { roles?: Role[]; instanceWide?: boolean };
+    const roles = ext.roles ?? READERS;
+    if (!roles.includes(actor.role)) return { field: name, message: `The ${actor.role} role may not use ${name}.` };
+    if (ext.instanceWide && actor.directory !== null) {
+      return { field: name, message: `${name} changes the whole instance: it needs an unscoped token (this one is scoped to ${actor.directory}).` };
+    }
   }
   return null;
 }
 
 /**
  * Role check before anything executes: an operation with a root field the caller's role may not call
- * is answered with a FORBIDDEN error and none of its fields run. Same hook for HTTP and WebSocket.
+ * (or an instance-wide one, with a scoped token) is answered with a FORBIDDEN error and none of its
+ * fields run. Same hook for HTTP and WebSocket.
  */
 export function useRoles(): Plugin<Context> {
   const check = (args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null; contextValue: Context }) => {
-    const field = forbiddenField(args.schema, args.document, args.operationName, args.contextValue.actor.role);
-    return field
-      ? new GraphQLError(`The ${args.contextValue.actor.role} role may not use ${field}.`, { extensions: { code: 'FORBIDDEN' } })
-      : null;
+    const no = forbiddenUse(args.schema, args.document, args.operationName, args.contextValue.actor);
+    return no ? new GraphQLError(no.message, { extensions: { code: 'FORBIDDEN' } }) : null;
   };
   return {
     onExecute({ args, setResultAndStopExecution }) {

@@ -9,6 +9,7 @@ import type { Actor } from '../domain/access.js';
 import { lazyLoaders, type Context } from '../resolvers/context.js';
 import { schema } from '../schema/index.js';
 import { useRoles } from './access.js';
+import { useInputValidation } from './input-validation.js';
 import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { Gateway, type GatewayConfig } from './gateway.js';
 import { useSharedSubscriptionExecution } from '../subscriptions/shared.js';
@@ -84,7 +85,7 @@ export function buildApp(opts: AppOptions): App {
       subscriptionsProtocol: 'WS',
       headers: JSON.stringify({ Authorization: 'Bearer <paste the admin token printed at first start>' }),
     },
-    plugins: [auth, useRoles(), ...useLimits(opts.limits ?? DEFAULT_LIMITS), useSharedSubscriptionExecution()],
+    plugins: [auth, useRoles(), useInputValidation(), ...useLimits(opts.limits ?? DEFAULT_LIMITS), useSharedSubscriptionExecution()],
     context: ({ request, actor }) => {
       const who = actor ?? (request ? actors.get(request) : undefined);
       if (!who) throw new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' } });

@@ -309,7 +309,7 @@ describe('bad input: a typed error and nothing stored', () => {
     expect(denied.errors?.[0].extensions?.code).toBe('FORBIDDEN');
   });
 
-  it('admins read and change the policy; bad values change nothing; others may not', async () => {
+  it('every role reads the policy, only admins change it; bad values change nothing', async () => {
     const P = `mutation($input: ChangesetPolicyInput!) { setChangesetPolicy(input: $input) {
       __typename ... on ChangesetPolicy { filePatchBytes retainExecutions } ... on InvalidRequestError { field } } }`;
     let r = await g.gql(P, { input: { retainExecutions: 3, filePatchBytes: 2048 } });
@@ -318,8 +318,13 @@ describe('bad input: a typed error and nothing stored', () => {
     expect(r.data.setChangesetPolicy).toEqual({ __typename: 'InvalidRequestError', field: 'filePatchBytes' });
     r = await g.gql(`{ changesetPolicy { filePatchBytes retainExecutions } }`);
     expect(r.data.changesetPolicy).toEqual({ filePatchBytes: 2048, retainExecutions: 3 });
-    const denied = await g.gql(`{ changesetPolicy { retainMs } }`, undefined, await g.token('plugin'));
+    // Every role reads the policy (CONTRACT 8: readers get every query); only admins change it.
+    const read = await g.gql(`{ changesetPolicy { retainExecutions } }`, undefined, await g.token('reader'));
+    expect(read.data.changesetPolicy).toEqual({ retainExecutions: 3 });
+    const denied = await g.gql(P, { input: { retainExecutions: 1 } }, await g.token('plugin'));
     expect(denied.errors?.[0].extensions?.code).toBe('FORBIDDEN');
+    r = await g.gql(`{ changesetPolicy { retainExecutions } }`);
+    expect(r.data.changesetPolicy).toEqual({ retainExecutions: 3 });
     await setPolicy(g.sql, { retainExecutions: 10, filePatchBytes: 1_048_576 });
   });
 

@@ -2,13 +2,19 @@
 // gateway (backfill from POST /sync/history, then the global event stream, resuming from a stored
 // per-session sequence), and applies the gateway's corrections, retractions and seals to OpenCode.
 import { OpencodeClient, OpencodeError, type OcLiveEvent, type OcMessageInfo, type OcPart, type OcSession, type OcSyncEvent } from './client.js';
-import { Gateway, GatewayError } from './gateway.js';
+import { Gateway, GatewayError, type Success } from './gateway.js';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import {
+  AcknowledgeHostCommandDocument, AppendMessageDocument, BeginExecutionDocument, CorrectMessagePartDocument, CreateSessionDocument,
+  FinishJobDocument, HostCommandStreamDocument, RegisterHostDocument, RemoveSessionDocument, RenewHostLeaseDocument,
+  RestoreJobDocument, RetractMessageDocument, SettleExecutionDocument, StartJobDocument, StoredMessageDocument, TranscriptEventsDocument, UpdateSessionDocument,
+} from '../../client/index.js';
 import type { BridgeStore, StoredSession } from './store.js';
-import { baseType, emptyState, JOB_TOOLS, jobEnd, toGatewayParts, type PendingCorrection, type PendingMessage, type SessionState, type StepState } from './mapping.js';
+import { baseType, emptyState, JOB_TOOLS, jobEnd, stepFacts, toGatewayParts, toUsage, type PendingCorrection, type PendingMessage, type SessionState, type StepState } from './mapping.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { GraphqlSnapshotSink } from './snapshot-sink.js';
-import { defaultOpencodeDataDir, findSnapshotGitdir, observeLeftOut, readSnapshotTree, type TreeManifest } from './snapshot.js';
+import { defaultOpencodeDataDir, readStepSnapshot, SnapshotUnavailable, type TreeManifest } from './snapshot.js';
 
 export interface SnapshotSink {
   /** Uploads a manifest (and the contents the gateway lacks); answers the Snapshot id, or null if unsupported. */
@@ -42,12 +48,6 @@ export interface BridgeOptions {
 
 interface Live { st: SessionState; row: StoredSession }
 
-const SEL_EXEC = '... on Execution { id status }';
-const SEL_JOB = '... on Job { id status }';
-const SEL_MSG = '... on Message { id parts { id } }';
-const SEL_SESSION = '... on Session { id }';
-/** Lets the bridge tell a lapsed lease (`InvalidRequestError` on field hostID) from other refusals. */
-const SEL_FIELD = '... on InvalidRequestError { field }';
 
 /** The gateway refused new work because of the host itself: forgotten, or its lease lapsed (gateway was unreachable). */
 function hostRefused(e: unknown): e is GatewayError {
@@ -151,10 +151,10 @@ export class OpencodeBridge {
     };
     let h;
     try {
-      h = await this.gw.call('registerHost', 'RegisterHostInput', '... on Host { id }', input);
+      h = await this.gw.call(RegisterHostDocument, { input });
     } catch (e) {
       if (!(e instanceof GatewayError) || !previous) throw e;
-      h = await this.gw.call('registerHost', 'RegisterHostInput', '... on Host { id }', { ...input, hostID: null });
+      h = await this.gw.call(RegisterHostDocument, { input: { ...input, hostID: null } });
     }
     if (previous && previous !== h.id) this.log(`the gateway forgot host ${previous}: registered again as ${h.id}`);
     this.hostID = h.id;
@@ -166,9 +166,8 @@ export class OpencodeBridge {
   private watchHostCommands() {
     this.hostSub?.();
     this.hostSubFor = this.hostID;
-    this.hostSub = this.gw.subscribe(
-      'subscription($h: ID!) { hostCommands(hostID: $h) { id kind sessionID jobID executionID } }',
-      () => (this.hostID ? { h: this.hostID } : null), 'host', (d) => this.onCommand(d.hostCommands));
+    this.hostSub = this.gw.subscribe(HostCommandStreamDocument,
+      () => (this.hostID ? { hostID: this.hostID } : null), 'host', (d) => this.onCommand(d.hostCommands));
   }
 
   private async renew() {
@@ -177,7 +176,7 @@ export class OpencodeBridge {
     if (this.stopped || !this.hostID || this.renewing) return;
     this.renewing = true;
     try {
-      await this.gw.call('renewHostLease', 'RenewHostLeaseInput', '... on Host { id }', { hostID: this.hostID });
+      await this.gw.call(RenewHostLeaseDocument, { input: { hostID: this.hostID } });
     } catch (e) {
       if (e instanceof GatewayError) await this.register().catch(() => {});
     } finally {
@@ -190,14 +189,14 @@ export class OpencodeBridge {
    * host or its lease lapsed (the gateway was down or unreachable for longer than the lease): register
    * again (same hostID when the gateway still knows it) and try once more.
    */
-  private async hostCall(field: string, inputType: string, selection: string, input: Record<string, unknown>): Promise<any> {
+  private async hostCall<TData, TInput extends { hostID: string }>(doc: TypedDocumentNode<TData, { input: TInput }>, input: TInput): Promise<Success<TData>> {
     try {
-      return await this.gw.call(field, inputType, `${selection} ${SEL_FIELD}`, input);
+      return await this.gw.call(doc, { input });
     } catch (e) {
       if (!hostRefused(e)) throw e;
-      this.log(`${field}: ${e.message}; registering again`);
+      this.log(`${e.message}; registering again`);
       await this.register();
-      return await this.gw.call(field, inputType, selection, { ...input, hostID: this.hostID });
+      return await this.gw.call(doc, { input: { ...input, hostID: this.hostID! } });
     }
   }
 
@@ -274,9 +273,10 @@ export class OpencodeBridge {
     // Idle both before and after reading the history: nothing started in between.
     const after = await this.oc.status();
     const idle = (s: Record<string, { type: string }>, id: string) => !s[id] || s[id].type === 'idle';
-    for (const id of this.sessions.keys()) {
+    for (const [id, l] of this.sessions) {
       this.busy.set(id, !idle(after, id));
       if (idle(before, id) && idle(after, id)) await this.onIdle(id);
+      else if (!idle(after, id)) await this.restoreJobs(l);
     }
   }
 
@@ -364,7 +364,7 @@ export class OpencodeBridge {
     if (!info) return;
     if (!l.row.sessionID) {
       const parentGw = info.parentID ? this.sessions.get(info.parentID)?.row.sessionID ?? null : null;
-      const s = await this.gw.call('createSession', 'CreateSessionInput', SEL_SESSION, {
+      const s = await this.gw.call(CreateSessionDocument, { input: {
         parentID: parentGw, title: info.title ?? '', directory: info.directory,
         // Served by this bridge from the start: a seal before any step still learns that OpenCode
         // admits prompts behind the gateway (ADMISSION_NOT_EXCLUSIVE), instead of a SessionSealed.
@@ -372,7 +372,7 @@ export class OpencodeBridge {
         metadata: { opencode: { server: this.oc.base, sessionID: info.id, parentID: info.parentID ?? null } },
         // A crash after this call and before the state is saved replays the event: same session.
         idempotencyKey: `opencode:session:${info.id}`,
-      }, 'plugin');
+      } }, 'plugin');
       l.row.sessionID = s.id;
       l.st.title = info.title;
       l.st.directory = info.directory;
@@ -382,7 +382,7 @@ export class OpencodeBridge {
       this.watchGatewaySession(l);
     } else if (info.title && info.title !== l.st.title) {
       l.st.title = info.title;
-      await this.gw.call('updateSession', 'UpdateSessionInput', SEL_SESSION, { sessionID: l.row.sessionID, title: info.title }, 'plugin')
+      await this.gw.call(UpdateSessionDocument, { input: { sessionID: l.row.sessionID, title: info.title } }, 'plugin')
         .catch((e) => this.log(`updateSession: ${e.message}`));
     }
   }
@@ -391,7 +391,7 @@ export class OpencodeBridge {
     await this.flushPendingUsers(l);
     for (const [mid, step] of Object.entries(l.st.steps)) if (!step.settled) await this.endStep(l, mid, 'INTERRUPTED', 'USER', null);
     l.st.removed = true;
-    await this.gw.call('removeSession', 'RemoveSessionInput', '... on SessionRemoved { sessionID }', { sessionID: l.row.sessionID }, 'plugin')
+    await this.gw.call(RemoveSessionDocument, { input: { sessionID: l.row.sessionID! } }, 'plugin')
       .catch((e) => this.log(`removeSession: ${e.message}`));
   }
 
@@ -411,12 +411,17 @@ export class OpencodeBridge {
       l.st.pending[info.id] = { role: 'assistant', parentID: info.parentID, parts: {}, order: [] };
     }
     const s = l.st.steps[info.id];
+    if (!s.settled) {
+      Object.assign(s, stepFacts(info));
+      // Ended without a step-finish (aborted, failed): what the message recorded so far.
+      if (info.time?.completed) { s.usage ??= toUsage(info); s.finish ??= info.finish ?? null; }
+    }
     if (info.time?.completed && !s.settled) {
       // Completed without a step-finish: aborted (or failed) mid-step.
       if (info.error) {
         const aborted = info.error.name === 'MessageAbortedError';
         await this.endStep(l, info.id, aborted ? 'INTERRUPTED' : 'FAILED', aborted ? (l.st.sealing ? 'SEAL' : 'USER') : null, null,
-          aborted ? null : `${info.error.name}: ${info.error.data?.message ?? ''}`.slice(0, 2000));
+          aborted ? null : `${info.error.name}: ${info.error.data?.message ?? ''}`.slice(0, 2000), info.error.name);
       } else if (s.endTree === undefined && s.executionID) {
         await this.endStep(l, info.id, 'SUCCEEDED', null, null);
       }
@@ -437,6 +442,8 @@ export class OpencodeBridge {
       await this.beginStep(l, part.messageID, step);
     } else if (part.type === 'step-finish') {
       step.endTree = part.snapshot ?? undefined;
+      step.usage = toUsage(part);
+      step.finish = part.reason ?? null;
       await this.endStep(l, part.messageID, 'SUCCEEDED', null, part.snapshot ?? null);
     } else if (part.type === 'tool' && part.tool && JOB_TOOLS[part.tool]) {
       await this.onToolJob(l, part, step);
@@ -498,18 +505,16 @@ export class OpencodeBridge {
       return true;
     };
     if (!c.text) return done('empty text (a gateway TEXT part is never empty)');
-    const data = await this.gw.request(`query($id: ID!) { message(id: $id) { id retraction { reason } parts { id ... on TextPart { text } } } }`,
-      { id: c.messageID }, 'plugin');
+    const data = await this.gw.request(StoredMessageDocument, { id: c.messageID }, 'plugin');
     const m = data?.message;
     if (!m) return done(`message ${c.messageID} not found`);
     if (m.retraction) return done(`message ${c.messageID} is retracted`);
-    const current = m.parts.find((p: { id: string }) => p.id === c.partID);
+    const current = m.parts.find((p) => p.id === c.partID);
     if (!current) return done(`part ${c.partID} not found`);
-    if (current.text === c.text) return done();
+    if (current.__typename !== 'TextPart' || current.text === c.text) return done();
     this.ownCorrections.set(c.partID, (this.ownCorrections.get(c.partID) ?? 0) + 1);
     try {
-      await this.gw.call('correctMessagePart', 'CorrectMessagePartInput', '... on MessagePartCorrected { part { id revision } }',
-        { messageID: c.messageID, partID: c.partID, text: c.text }, 'plugin');
+      await this.gw.call(CorrectMessagePartDocument, { input: { messageID: c.messageID, partID: c.partID, text: c.text } }, 'plugin');
     } catch (e) {
       this.ownCorrections.set(c.partID, (this.ownCorrections.get(c.partID) ?? 1) - 1);
       if (!(e instanceof GatewayError)) throw e;
@@ -539,8 +544,7 @@ export class OpencodeBridge {
     const stored = await this.opts.store.messageByOc(ocMessageID);
     if (!stored) return;
     // Deleted in OpenCode by someone else: the gateway's copy is retracted (kept, as a placeholder).
-    await this.gw.call('retractMessage', 'RetractMessageInput', '... on MessageRetracted { message { id } }',
-      { messageID: stored.messageID, reason: 'deleted in OpenCode' }, 'plugin')
+    await this.gw.call(RetractMessageDocument, { input: { messageID: stored.messageID, reason: 'deleted in OpenCode' } }, 'plugin')
       .catch((e) => this.log(`retractMessage: ${e.message}`));
   }
 
@@ -555,13 +559,13 @@ export class OpencodeBridge {
     const { parts, ocPartIDs } = toGatewayParts(pm);
     if (parts.length > 0) {
       const input = {
-        sessionID: l.row.sessionID, executionID,
-        role: pm.role === 'user' ? 'USER' : 'ASSISTANT', origin: pm.role === 'user' ? 'PROMPT' : 'MODEL', parts,
-        idempotencyKey: `opencode:message:${ocMessageID}`,
+        sessionID: l.row.sessionID!, executionID,
+        role: pm.role === 'user' ? 'USER' as const : 'ASSISTANT' as const, origin: pm.role === 'user' ? 'PROMPT' as const : 'MODEL' as const, parts,
+        idempotencyKey: `opencode:message:${ocMessageID}`, externalID: ocMessageID,
       };
       let m: any = null;
       try {
-        m = await this.gw.call('appendMessage', 'AppendMessageInput', SEL_MSG, input);
+        m = await this.gw.call(AppendMessageDocument, { input });
       } catch (e) {
         if (e instanceof GatewayError && e.tag === 'SessionSealedError') {
           // A prompt OpenCode admitted behind the gateway's back after a seal: stop it there.
@@ -605,10 +609,12 @@ export class OpencodeBridge {
     for (const [mid, other] of Object.entries(l.st.steps)) {
       if (mid !== ocMessageID && other.executionID && !other.settled) await this.endStep(l, mid, 'INTERRUPTED', 'USER', null);
     }
-    const startSnapshot = step.startTree ? await this.snapshot(l, step.startTree) : null;
+    const start = step.startTree ? await this.snapshot(l, step.startTree) : null;
     try {
-      const e = await this.hostCall('beginExecution', 'BeginExecutionInput', SEL_EXEC,
-        { sessionID, hostID: this.hostID, trigger: 'PROMPT', ...(startSnapshot ? { startSnapshot } : {}), idempotencyKey: `opencode:step:${ocMessageID}` });
+      const e = await this.hostCall(BeginExecutionDocument,
+        { sessionID, hostID: this.hostID!, trigger: 'PROMPT', ...(start?.id ? { startSnapshot: start.id } : start?.error ? { startCaptureError: start.error } : {}),
+          idempotencyKey: `opencode:step:${ocMessageID}`,
+          externalID: ocMessageID, model: step.model ?? null, agent: step.agent ?? null, mode: step.mode ?? null });
       step.executionID = e.id;
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
@@ -626,8 +632,8 @@ export class OpencodeBridge {
       const input = part.state?.input ?? {};
       const command = String(input.command ?? input.prompt ?? input.description ?? part.tool);
       try {
-        const j = await this.hostCall('startJob', 'StartJobInput', SEL_JOB, {
-          sessionID: l.row.sessionID, executionID: step.executionID, hostID: this.hostID, kind: JOB_TOOLS[part.tool!],
+        const j = await this.hostCall(StartJobDocument, {
+          sessionID: l.row.sessionID!, executionID: step.executionID, hostID: this.hostID!, kind: JOB_TOOLS[part.tool!],
           title: String(input.description ?? part.state?.title ?? command).slice(0, 200), command: command.slice(0, 10_000), background: false,
           idempotencyKey: `opencode:part:${part.id}`,
         });
@@ -645,24 +651,40 @@ export class OpencodeBridge {
     if (j && !j.finished && end) await this.finishJob(l, part.id, end.status, end.exitCode);
   }
 
-  private async finishJob(l: Live, ocPartID: string, status: 'COMPLETED' | 'ERROR' | 'CANCELLED', exitCode: number | null) {
+  /**
+   * OpenCode still runs the session after the bridge was away: its running jobs are still running, whatever
+   * the gateway's lease sweep concluded meanwhile (LOST). Taken back (`restored: true`); RUNNING ones stay.
+   */
+  private async restoreJobs(l: Live) {
+    if (!l.row.sessionID || l.st.removed || !this.hostID) return;
+    for (const j of Object.values(l.st.jobs)) {
+      if (j.finished || j.lost) continue;
+      await this.gw.call(RestoreJobDocument, { input: { jobID: j.jobID, hostID: this.hostID } })
+        .catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`restoreJob ${j.jobID}: ${e.message}`); });
+    }
+  }
+
+  private async finishJob(l: Live, ocPartID: string, status: 'COMPLETED' | 'ERROR' | 'CANCELLED' | 'LOST', exitCode: number | null) {
     const j = l.st.jobs[ocPartID];
-    await this.gw.call('finishJob', 'FinishJobInput', SEL_JOB, { jobID: j.jobID, status, exitCode })
+    await this.gw.call(FinishJobDocument, { input: { jobID: j.jobID, status, exitCode } })
       .catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`finishJob ${j.jobID}: ${e.message}`); });
-    j.finished = true;
+    if (status === 'LOST') j.lost = true;
+    else j.finished = true;
     await this.persist(l);
   }
 
-  private async endStep(l: Live, ocMessageID: string, status: 'SUCCEEDED' | 'FAILED' | 'INTERRUPTED', reason: 'USER' | 'SEAL' | 'SHUTDOWN' | null, endTree: string | null, error?: string | null) {
+  private async endStep(l: Live, ocMessageID: string, status: 'SUCCEEDED' | 'FAILED' | 'INTERRUPTED', reason: 'USER' | 'SEAL' | 'SHUTDOWN' | null, endTree: string | null, error?: string | null, errorName?: string | null) {
     const step = l.st.steps[ocMessageID];
     if (!step || step.settled) return;
     if (l.st.sealing && status === 'INTERRUPTED') {
       reason = 'SEAL';
       await this.waitIdle(l.row.ocSessionID, 10_000); // SessionSealed only once OpenCode reports the session idle
     }
-    // Shell jobs of the step that never reported an end were killed with it.
+    // Jobs of the step whose end OpenCode never reported: nobody saw them end. A shell runs in its own
+    // process group and may outlive OpenCode (a crash or restart mid-shell), so they are LOST, never a
+    // claimed CANCELLED; OpenCode reporting their end later (a late part update) still finishes them.
     for (const [pid, j] of Object.entries(l.st.jobs)) {
-      if (j.ocMessageID === ocMessageID && !j.finished) await this.finishJob(l, pid, status === 'SUCCEEDED' ? 'COMPLETED' : 'CANCELLED', null);
+      if (j.ocMessageID === ocMessageID && !j.finished && !j.lost) await this.finishJob(l, pid, 'LOST', null);
     }
     const pm = l.st.pending[ocMessageID];
     if (pm && !step.flushed) {
@@ -670,11 +692,13 @@ export class OpencodeBridge {
       await this.flushMessage(l, ocMessageID, pm, step.executionID);
     }
     if (step.executionID) {
-      const endSnapshot = endTree ? await this.snapshot(l, endTree) : null;
-      await this.gw.call('settleExecution', 'SettleExecutionInput', SEL_EXEC, {
+      const end = endTree ? await this.snapshot(l, endTree) : null;
+      await this.gw.call(SettleExecutionDocument, { input: {
         executionID: step.executionID, status, ...(reason ? { interruptReason: reason } : {}),
-        ...(error ? { error } : {}), ...(endSnapshot ? { endSnapshot } : {}),
-      }).catch((e) => {
+        ...(error ? { error } : {}), ...(end?.id ? { endSnapshot: end.id } : end?.error ? { endCaptureError: end.error } : {}),
+        ...(errorName ? { errorName } : {}), ...(step.usage ? { usage: step.usage } : {}), ...(step.finish ? { finishReason: step.finish } : {}),
+        ...(step.model ? { model: step.model } : {}), agent: step.agent ?? null, mode: step.mode ?? null,
+      } }).catch((e) => {
         if (!(e instanceof GatewayError)) throw e;
         // Typically ABANDONED: the gateway was unreachable for longer than the lease and its sweep gave the
         // execution up. That is final on the gateway; the step's messages and jobs are still reported.
@@ -717,32 +741,23 @@ export class OpencodeBridge {
 
   // ---------------------------------------------------------------- snapshots
 
-  private async snapshot(l: Live, tree: string): Promise<string | null> {
+  /** A boundary's snapshot ID, or why it could not be captured (sent as the boundary's capture error). */
+  private async snapshot(l: Live, tree: string): Promise<{ id: string | null; error?: string } | null> {
     const sink = this.sink;
     if (!sink || !l.st.directory || !this.hostID) return null; // boundary reads START_NOT_CAPTURED / END_NOT_CAPTURED
     const t0 = Date.now();
     try {
-      const gitdir = findSnapshotGitdir(this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), l.st.directory);
-      if (!gitdir) return null;
-      const m = await readSnapshotTree(gitdir, tree);
-      if (this.live) {
-        // Followed live: the worktree is as OpenCode just captured it, so what its capture skipped
-        // (ignored paths, untracked files over 2 MiB) is observed now and recorded by metadata or hash.
-        const left = observeLeftOut(l.st.directory, m);
-        m.files.push(...left.files);
-        m.unscanned.push(...left.unscanned);
-      } else {
-        // A step read from history: what OpenCode left out then cannot be observed now (today's worktree
-        // says nothing about it). The tree's files are what they are, but the changeset must not read
-        // complete: the snapshot is marked partial.
-        m.partial = 'OpenCode step read from its history: OpenCode does not capture ignored paths or untracked files over 2 MiB, and what it left out then cannot be observed any more';
-      }
+      // Followed live: the worktree is as OpenCode just captured it, so what its capture skipped (ignored
+      // paths, untracked files over 2 MiB, submodule files) is observed now. Read from history: that
+      // cannot be known any more, and the snapshot is uploaded partial (see snapshot.ts).
+      const m = readStepSnapshot({ dataDir: this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), directory: l.st.directory, tree, live: this.live });
       const id = await sink.upload(l.row.sessionID!, this.hostID, m);
       if (process.env.BRIDGE_TRACE) this.log(`snapshot ${tree}: ${m.files.length} entries in ${Date.now() - t0}ms`);
-      return id;
+      return { id };
     } catch (e: any) {
-      this.log(`snapshot ${tree}: ${e?.message ?? e}`);
-      return null;
+      const why = e instanceof SnapshotUnavailable ? e.detail : `snapshot ${tree} of ${l.st.directory} could not be uploaded: ${e?.message ?? e}`;
+      this.log(`snapshot ${tree}: ${why}`);
+      return { id: null, error: why.slice(0, 2_000) };
     }
   }
 
@@ -752,14 +767,13 @@ export class OpencodeBridge {
     const sessionID = l.row.sessionID;
     if (!sessionID || l.st.removed || this.subscribedSessions.has(sessionID)) return;
     this.subscribedSessions.add(sessionID);
-    const q = `subscription($s: ID!, $a: String) { sessionEvents(sessionID: $s, after: $a) {
-      cursor sequence type messageID partID message { id parts { id ... on TextPart { text } } } } }`;
     // Re-subscribed from the latest handled cursor whenever the gateway ends the stream; none once removed.
-    this.unsubs.push(this.gw.subscribe(q, () => (l.st.removed ? null : { s: sessionID, a: l.st.eventsCursor ?? null }), 'plugin',
+    this.unsubs.push(this.gw.subscribe(TranscriptEventsDocument,
+      () => (l.st.removed ? null : { sessionID, after: l.st.eventsCursor ?? null }), 'plugin',
       (d) => this.onGatewayEvent(l, d.sessionEvents)));
   }
 
-  private async onGatewayEvent(l: Live, ev: { cursor: string; sequence: number; type: string; messageID?: string; partID?: string; message?: any }) {
+  private async onGatewayEvent(l: Live, ev: { cursor: string; sequence: number; type: string; messageID: string | null; partID: string | null; message: any }) {
     if (!ev || (l.st.eventsSeq ?? 0) >= ev.sequence) return;
     // Sealed on the gateway (the seal's first commit): fence the OpenCode session at once, before any
     // command for its running work arrives (an idle session gets none).
@@ -831,7 +845,7 @@ export class OpencodeBridge {
   }
 
   /** A seal asks to interrupt an execution or cancel a job: OpenCode can only abort the whole session. */
-  private async onCommand(c: { id: string; kind: string; sessionID: string; jobID?: string; executionID?: string }) {
+  private async onCommand(c: { id: string; kind: string; sessionID: string; jobID: string | null; executionID: string | null; payload?: unknown }) {
     if (!c) return;
     const ocSessionID = this.byGateway.get(c.sessionID);
     if (ocSessionID) {
@@ -844,7 +858,7 @@ export class OpencodeBridge {
       await this.settled().catch(() => {});
       await this.enqueue(() => this.onIdle(ocSessionID));
     }
-    await this.gw.call('acknowledgeHostCommand', 'AcknowledgeHostCommandInput', '... on HostCommand { id }', { commandID: c.id })
+    await this.gw.call(AcknowledgeHostCommandDocument, { input: { commandID: c.id } })
       .catch((e) => this.log(`acknowledge ${c.id}: ${e.message}`));
   }
 }

@@ -17,7 +17,18 @@ export interface OcMessageInfo {
   time: { created: number; completed?: number };
   error?: { name: string; data?: { message?: string } };
   finish?: string;
+  /** Assistant messages: the model, agent and mode of the step, and its usage. */
+  providerID?: string;
+  modelID?: string;
+  mode?: string;
+  agent?: string;
+  cost?: number;
+  tokens?: OcTokens;
+  /** The summary message of a compaction (OpenCode's summarize). */
+  summary?: boolean;
 }
+
+export interface OcTokens { input?: number; output?: number; reasoning?: number; cache?: { read?: number; write?: number } }
 
 export interface OcPart {
   id: string;
@@ -35,7 +46,11 @@ export interface OcPart {
     error?: string;
     title?: string;
     metadata?: Record<string, unknown>;
+    time?: { start?: number; end?: number };
   };
+  time?: { start?: number; end?: number };
+  cost?: number;
+  tokens?: OcTokens;
   snapshot?: string;
   reason?: string;
   mime?: string;

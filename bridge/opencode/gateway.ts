@@ -1,7 +1,11 @@
-// The bridge's side of the gateway: GraphQL calls (with retries across gateway restarts) and
-// graphql-ws subscriptions, with the two roles the bridge needs (host: lifecycle; plugin: sessions).
-import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
+// The bridge's side of the gateway: the project's typed client (client/index.ts) with the generated
+// documents of client/operations/*.graphql, so no document the bridge sends can be invalid at run time.
+// Adds what a long-running host needs: retries across gateway restarts, the two roles (host: lifecycle;
+// plugin: sessions, corrections, sessionEvents), and subscriptions that are subscribed again when the
+// gateway ends them.
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import type { OperationDefinitionNode } from 'graphql';
+import { GatewayCallError, GatewayClient, GraphQLRequestError } from '../../client/index.js';
 
 /** An error member of a result union (`{ _tag: "SessionSealedError", ... }`). */
 export class GatewayError extends Error {
@@ -9,8 +13,6 @@ export class GatewayError extends Error {
     super(`${tag}: ${String(fields.message ?? '')}`);
   }
 }
-
-const ERR = `__typename ... on Error { message code }`;
 
 /**
  * Failpoint of the crash tests (test/bridge-opencode-crash.test.ts): with BRIDGE_CRASH_AFTER=<mutation>
@@ -23,46 +25,55 @@ function crashPoint(field: string) {
   if (CRASH_AFTER !== null && field === CRASH_AFTER) process.kill(process.pid, 'SIGKILL');
 }
 
+type Role = 'host' | 'plugin';
+/** The success member of a one-field mutation result (the union minus its error members). */
+export type Success<TData> = Exclude<TData[keyof TData], { __typename: `${string}Error` } | null | undefined>;
+
+function rootField(doc: TypedDocumentNode<any, any>): string {
+  const op = doc.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
+  const sel = op?.selectionSet.selections[0];
+  return sel && sel.kind === 'Field' ? sel.name.value : '?';
+}
+
+/** A fetch with a bounded wait (a gateway that accepted the connection but never answers). */
+const timedFetch: typeof fetch = (input, init) => fetch(input, { ...init, signal: AbortSignal.timeout(60_000) });
+
 export class Gateway {
-  private ws: Client | null = null;
   stopped = false;
-  constructor(readonly url: string, readonly hostToken: string, readonly pluginToken: string, private readonly log: (m: string) => void = () => {}) {}
+  private readonly clients: Record<Role, GatewayClient>;
+  constructor(readonly url: string, hostToken: string, pluginToken: string, private readonly log: (m: string) => void = () => {}) {
+    this.clients = {
+      host: new GatewayClient({ url, token: hostToken, fetch: timedFetch }),
+      plugin: new GatewayClient({ url, token: pluginToken, fetch: timedFetch }),
+    };
+  }
 
   /** Runs one operation; retries while the gateway is unreachable or answers 5xx (it restarts). */
-  async request(query: string, variables: Record<string, unknown>, role: 'host' | 'plugin' = 'host'): Promise<any> {
+  async request<TData, TVars extends Record<string, unknown>>(doc: TypedDocumentNode<TData, TVars>, variables: TVars, role: Role = 'host'): Promise<TData> {
     for (let attempt = 0; ; attempt++) {
-      let res: Response | null = null;
+      let why: string;
       try {
-        res = await fetch(this.url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${role === 'host' ? this.hostToken : this.pluginToken}` },
-          body: JSON.stringify({ query, variables }),
-          signal: AbortSignal.timeout(60_000),
-        });
+        return await this.clients[role].request(doc, variables);
       } catch (e) {
+        if (e instanceof GraphQLRequestError && e.status < 500) throw new Error(`gateway ${rootField(doc)}: ${e.message}`);
         if (this.stopped) throw e;
-      }
-      if (res && res.status < 500) {
-        const body: any = await res.json().catch(() => ({}));
-        if (body.errors?.length) throw new Error(`gateway: ${body.errors.map((e: any) => e.message).join('; ')}`);
-        return body.data;
+        why = e instanceof GraphQLRequestError ? `HTTP ${e.status}` : 'no connection';
       }
       if (this.stopped) throw new Error('bridge stopped');
-      if (attempt % 10 === 0) this.log(`gateway unreachable (${res ? `HTTP ${res.status}` : 'no connection'}); retrying`);
+      if (attempt % 10 === 0) this.log(`gateway unreachable (${why}); retrying`);
       await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 2_000)));
     }
   }
 
   /** A mutation whose root field is a result union: the success member, or a thrown GatewayError. */
-  async call(field: string, inputType: string, selection: string, input: Record<string, unknown>, role: 'host' | 'plugin' = 'host'): Promise<any> {
-    const q = `mutation($input: ${inputType}!) { r: ${field}(input: $input) { ${ERR} ${selection} } }`;
-    const data = await this.request(q, { input }, role);
-    const v = data.r;
+  async call<TData, TVars extends Record<string, unknown>>(doc: TypedDocumentNode<TData, TVars>, variables: TVars, role: Role = 'host'): Promise<Success<TData>> {
+    const data = await this.request(doc, variables, role);
+    const v = Object.values(data as object)[0] as any;
     if (v?.__typename?.endsWith('Error')) {
       const { __typename, ...rest } = v;
       throw new GatewayError(__typename, rest);
     }
-    crashPoint(field);
+    crashPoint(rootField(doc));
     return v;
   }
 
@@ -72,9 +83,8 @@ export class Gateway {
    * backoff, with the variables `variables()` gives at that moment (e.g. the latest stored cursor).
    * `variables()` answering null ends it for good (e.g. the session was removed).
    */
-  subscribe(query: string, variables: Record<string, unknown> | (() => Record<string, unknown> | null), role: 'host' | 'plugin',
-    next: (data: any) => void | Promise<void>): () => void {
-    const vars = typeof variables === 'function' ? variables : () => variables;
+  subscribe<TData, TVars extends Record<string, unknown>>(doc: TypedDocumentNode<TData, TVars>, variables: () => TVars | null, role: Role,
+    next: (data: TData) => void | Promise<void>): () => void {
     let chain = Promise.resolve();
     let disposed = false;
     let current: (() => void) | null = null;
@@ -82,22 +92,24 @@ export class Gateway {
     let attempt = 0;
     const again = (why: string) => {
       if (disposed || this.stopped) return;
-      if (attempt % 10 === 0) this.log(`subscription ended (${why}); subscribing again`);
+      if (attempt % 10 === 0) this.log(`subscription ${rootField(doc)} ended (${why}); subscribing again`);
       const wait = Math.min(200 * 2 ** Math.min(attempt++, 8), 30_000);
       timer = setTimeout(start, wait);
       timer.unref();
     };
     const start = () => {
       timer = null;
-      const v = disposed || this.stopped ? null : vars();
+      const v = disposed || this.stopped ? null : variables();
       if (!v) return;
-      current = this.client(role).subscribe({ query, variables: v }, {
-        next: (r) => {
+      current = this.clients[role].subscribe(doc, v, {
+        next: (data) => {
           attempt = 0;
-          if (r.data) chain = chain.then(() => next(r.data)).catch((e) => this.log(`subscription handler: ${e?.message ?? e}`));
-          else if (r.errors) this.log(`subscription error: ${JSON.stringify(r.errors)}`);
+          chain = chain.then(() => next(data)).catch((e) => this.log(`subscription handler: ${e?.message ?? e}`));
         },
-        error: (e) => again(Array.isArray(e) ? e.map((x: any) => x?.message).join('; ') : String((e as any)?.message ?? (e as any)?.reason ?? e)),
+        error: (e) => {
+          current?.();
+          again(Array.isArray(e) ? e.map((x: any) => x?.message).join('; ') : String((e as any)?.message ?? (e as any)?.reason ?? e));
+        },
         complete: () => again('completed by the gateway'),
       });
     };
@@ -109,28 +121,10 @@ export class Gateway {
     };
   }
 
-  private clients = new Map<string, Client>();
-  private client(role: 'host' | 'plugin'): Client {
-    let c = this.clients.get(role);
-    if (!c) {
-      c = createClient({
-        url: this.url.replace(/^http/, 'ws'),
-        webSocketImpl: WebSocket,
-        connectionParams: { authorization: `Bearer ${role === 'host' ? this.hostToken : this.pluginToken}` },
-        retryAttempts: Infinity,
-        shouldRetry: () => !this.stopped,
-        retryWait: async (n) => new Promise((r) => setTimeout(r, Math.min(100 * 2 ** n, 2_000))),
-        lazy: true,
-      });
-      this.clients.set(role, c);
-    }
-    return c;
-  }
-
   async close() {
     this.stopped = true;
-    for (const c of this.clients.values()) await c.dispose();
-    this.clients.clear();
-    void this.ws;
+    await Promise.all(Object.values(this.clients).map((c) => c.close()));
   }
 }
+
+export { GatewayCallError };

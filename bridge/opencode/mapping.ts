@@ -1,5 +1,5 @@
 // Pure parts of the mapping from OpenCode's history to the gateway's model (see NOTES.md / README).
-import type { OcPart } from './client.js';
+import type { OcMessageInfo, OcPart, OcTokens } from './client.js';
 
 /** One OpenCode message being mirrored; flushed to the gateway as one message once complete. */
 export interface PendingMessage {
@@ -18,9 +18,18 @@ export interface StepState {
   endTree?: string;
   settled?: boolean;
   flushed?: boolean;
+  /** What OpenCode recorded about the step (its assistant message and step-finish part). */
+  model?: { providerID: string; modelID: string } | null;
+  agent?: string | null;
+  mode?: string | null;
+  usage?: StepUsage | null;
+  finish?: string | null;
 }
 
-export interface JobState { jobID: string; finished: boolean; ocMessageID: string }
+export interface StepUsage { inputTokens: number | null; outputTokens: number | null; reasoningTokens: number | null; cacheReadTokens: number | null; cacheWriteTokens: number | null; cost: number | null }
+
+/** lost: reported LOST (its end unseen); a later end OpenCode reports still finishes it. */
+export interface JobState { jobID: string; finished: boolean; ocMessageID: string; lost?: boolean }
 
 /** Everything the bridge must remember about one OpenCode session between events (stored as JSON). */
 export interface SessionState {
@@ -57,7 +66,33 @@ export function emptyState(): SessionState {
   return { pending: {}, steps: {}, jobs: {} };
 }
 
-export interface GatewayPart { type: 'TEXT' | 'TOOL' | 'FILE'; text?: string; tool?: string; input?: unknown; output?: string | null; status?: string | null; path?: string; mime?: string | null }
+export interface GatewayPart {
+  type: 'TEXT' | 'TOOL' | 'FILE' | 'REASONING'; text?: string; tool?: string; input?: unknown; output?: string | null; status?: string | null; path?: string; mime?: string | null;
+  externalID?: string; title?: string | null; metadata?: unknown; startedAt?: string | null; endedAt?: string | null;
+}
+
+const iso = (ms: unknown) => (typeof ms === 'number' && Number.isFinite(ms) && ms > 0 ? new Date(ms).toISOString() : null);
+const int = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : null);
+
+/** A step's usage as OpenCode recorded it (step-finish part, else the assistant message). */
+export function toUsage(src: { tokens?: OcTokens; cost?: number } | null | undefined): StepUsage | null {
+  if (!src || (!src.tokens && src.cost === undefined)) return null;
+  const t = src.tokens ?? {};
+  return {
+    inputTokens: int(t.input), outputTokens: int(t.output), reasoningTokens: int(t.reasoning),
+    cacheReadTokens: int(t.cache?.read), cacheWriteTokens: int(t.cache?.write),
+    cost: typeof src.cost === 'number' && Number.isFinite(src.cost) && src.cost >= 0 ? src.cost : null,
+  };
+}
+
+/** The model, agent and mode of an OpenCode assistant message. */
+export function stepFacts(info: OcMessageInfo): Pick<StepState, 'model' | 'agent' | 'mode'> {
+  return {
+    model: info.providerID && info.modelID ? { providerID: info.providerID, modelID: info.modelID } : null,
+    agent: info.agent ?? null,
+    mode: info.mode ?? null,
+  };
+}
 
 /** OpenCode parts -> gateway parts (with the OpenCode part ID of each), in order. Structural parts are dropped. */
 export function toGatewayParts(m: PendingMessage): { parts: GatewayPart[]; ocPartIDs: string[] } {
@@ -66,19 +101,22 @@ export function toGatewayParts(m: PendingMessage): { parts: GatewayPart[]; ocPar
   for (const id of m.order) {
     const p = m.parts[id];
     if (!p) continue;
-    if (p.type === 'text') {
+    const ids = { externalID: p.id };
+    if (p.type === 'text' || p.type === 'reasoning') {
       if (!p.text) continue;
-      parts.push({ type: 'TEXT', text: p.text });
+      parts.push({ type: p.type === 'text' ? 'TEXT' : 'REASONING', text: p.text, ...ids, startedAt: iso(p.time?.start), endedAt: iso(p.time?.end) });
     } else if (p.type === 'tool' && p.tool) {
       const s = p.state;
       parts.push({
         type: 'TOOL', tool: p.tool, input: s?.input ?? null,
         output: s?.status === 'error' ? (s.error ?? null) : (s?.output ?? null), status: s?.status ?? null,
+        ...ids, title: s?.title ? s.title.slice(0, 200) : null, metadata: s?.metadata ?? null,
+        startedAt: iso(s?.time?.start), endedAt: iso(s?.time?.end),
       });
     } else if (p.type === 'file') {
       const path = p.filename ?? p.url;
       if (!path) continue;
-      parts.push({ type: 'FILE', path, mime: p.mime ?? null });
+      parts.push({ type: 'FILE', path, mime: p.mime ?? null, ...ids });
     } else continue;
     ocPartIDs.push(id);
   }

@@ -1,0 +1,263 @@
+import {
+  GraphQLError, Kind, getNullableType, isUnionType,
+  type ArgumentNode, type DirectiveNode, type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLField,
+  type GraphQLSchema, type SelectionSetNode, type ValueNode, type VariableDefinitionNode,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { wrapOrThrow } from '@pothos/plugin-errors';
+import { InvalidRequestError } from '../domain/errors.js';
+import { operationOf } from './access.js';
+
+/**
+ * Bad bytes (issue 13): a NUL character or a lone UTF-16 surrogate in any string of a request's
+ * arguments (inline literals, variables, nested input objects, lists, JSON scalars, object keys) is
+ * refused before any resolver runs, so it never reaches SQL (Postgres refuses NUL in text and jsonb,
+ * and a lone surrogate would be stored as U+FFFD or refused in jsonb).
+ *
+ * - A mutation root field whose result union has `InvalidRequestError`, with the bad string in its own
+ *   arguments, answers `InvalidRequestError { field }` (the path inside `input`, e.g. `parts[0].text`);
+ *   its resolver never runs, the operation's other root fields run as usual.
+ * - Anything else (queries, subscriptions, mutations without that member, arguments of nested fields)
+ *   is a GraphQL error with `extensions.code: BAD_USER_INPUT` and nothing of the operation runs.
+ *
+ * The check walks the operation's syntax and the raw variable values, so it covers every argument of
+ * every field generically; no resolver has to remember it.
+ */
+
+/** True when `s` has a NUL or a UTF-16 surrogate that is not half of a pair. */
+export function isBadString(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0) return true;
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const n = s.charCodeAt(i + 1);
+      if (n >= 0xdc00 && n <= 0xdfff) { i++; continue; }
+      return true;
+    }
+    if (c >= 0xdc00 && c <= 0xdfff) return true;
+  }
+  return false;
+}
+
+const MESSAGE = 'must not contain NUL characters or unpaired UTF-16 surrogates';
+
+/** The path of the first bad string (or object key) in a variable's JSON value, or null. Iterative: any depth. */
+function badInJson(value: unknown, path: string): string | null {
+  const stack: [unknown, string][] = [[value, path]];
+  while (stack.length) {
+    const [v, p] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (isBadString(v)) return p;
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${p}[${i}]`]);
+    } else if (v !== null && typeof v === 'object') {
+      const entries = Object.entries(v);
+      for (const [k] of entries) if (isBadString(k)) return p; // a bad key: name the object, never echo the key
+      for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i][1], `${p}.${entries[i][0]}`]);
+    }
+  }
+  return null;
+}
+
+interface Scan {
+  variables: Record<string, unknown>;
+  defaults: Map<string, ValueNode>;
+  fragments: Map<string, FragmentDefinitionNode>;
+}
+
+function badInLiteral(node: ValueNode, path: string, scan: Scan): string | null {
+  switch (node.kind) {
+    case Kind.STRING:
+      return isBadString(node.value) ? path : null;
+    case Kind.LIST:
+      for (let i = 0; i < node.values.length; i++) {
+        const r = badInLiteral(node.values[i], `${path}[${i}]`, scan);
+        if (r) return r;
+      }
+      return null;
+    case Kind.OBJECT:
+      for (const f of node.fields) {
+        const r = badInLiteral(f.value, `${path}.${f.name.value}`, scan);
+        if (r) return r;
+      }
+      return null;
+    case Kind.VARIABLE: {
+      const name = node.name.value;
+      if (Object.prototype.hasOwnProperty.call(scan.variables, name)) return badInJson(scan.variables[name], path);
+      const d = scan.defaults.get(name);
+      return d ? badInLiteral(d, path, scan) : null;
+    }
+    default:
+      return null;
+  }
+}
+
+function badInArguments(args: readonly ArgumentNode[] | undefined, scan: Scan): string | null {
+  for (const a of args ?? []) {
+    const r = badInLiteral(a.value, a.name.value, scan);
+    if (r) return r;
+  }
+  return null;
+}
+
+function badInDirectives(dirs: readonly DirectiveNode[] | undefined, scan: Scan): string | null {
+  for (const d of dirs ?? []) {
+    const r = badInArguments(d.arguments, scan);
+    if (r) return `@${d.name.value}(${r})`;
+  }
+  return null;
+}
+
+/** The first bad string anywhere below a selection set (arguments and directives of nested fields). */
+function badInSelections(sel: SelectionSetNode | undefined, scan: Scan, seen: Set<string>): { field: string; path: string } | null {
+  for (const s of sel?.selections ?? []) {
+    const d = badInDirectives(s.directives, scan);
+    if (d) return { field: s.kind === Kind.FIELD ? s.name.value : '...', path: d };
+    if (s.kind === Kind.FIELD) {
+      const a = badInArguments(s.arguments, scan);
+      if (a) return { field: s.name.value, path: a };
+      const r = badInSelections(s.selectionSet, scan, seen);
+      if (r) return r;
+    } else if (s.kind === Kind.INLINE_FRAGMENT) {
+      const r = badInSelections(s.selectionSet, scan, seen);
+      if (r) return r;
+    } else if (!seen.has(s.name.value)) {
+      seen.add(s.name.value);
+      const r = badInSelections(scan.fragments.get(s.name.value)?.selectionSet, scan, seen);
+      if (r) return r;
+    }
+  }
+  return null;
+}
+
+/** Root fields of the operation, through root-level fragments. */
+function rootFieldNodes(sel: SelectionSetNode, scan: Scan, out: FieldNode[] = [], seen = new Set<string>()): FieldNode[] {
+  for (const s of sel.selections) {
+    if (s.kind === Kind.FIELD) out.push(s);
+    else if (s.kind === Kind.INLINE_FRAGMENT) rootFieldNodes(s.selectionSet, scan, out, seen);
+    else if (!seen.has(s.name.value)) {
+      seen.add(s.name.value);
+      const f = scan.fragments.get(s.name.value);
+      if (f) rootFieldNodes(f.selectionSet, scan, out, seen);
+    }
+  }
+  return out;
+}
+
+/** Does this mutation field's result union have an InvalidRequestError member? */
+function answersInvalidRequest(field: GraphQLField<unknown, unknown> | undefined): boolean {
+  const t = field && getNullableType(field.type);
+  return !!t && isUnionType(t) && t.getTypes().some((m) => m.name === 'InvalidRequestError');
+}
+
+export interface BadInput {
+  /** The operation is refused as a whole (BAD_USER_INPUT). */
+  error: GraphQLError | null;
+  /** Root response key → the typed answer of that mutation field. */
+  refusals: Map<string, InvalidRequestError>;
+}
+
+/** Checks one operation. Null when every string is fine. */
+export function checkOperation(
+  schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown> | null | undefined,
+): BadInput | null {
+  const op = operationOf(document, operationName);
+  if (!op) return null;
+  const scan: Scan = {
+    variables: variables && typeof variables === 'object' ? variables : {},
+    defaults: new Map(
+      (op.variableDefinitions ?? [])
+        .filter((v): v is VariableDefinitionNode & { defaultValue: ValueNode } => !!v.defaultValue)
+        .map((v) => [v.variable.name.value, v.defaultValue]),
+    ),
+    fragments: new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f])),
+  };
+  const refuse = (field: string, path: string) =>
+    new GraphQLError(`Argument ${path} of ${field} ${MESSAGE}.`, { extensions: { code: 'BAD_USER_INPUT', field: path } });
+
+  const opDirective = badInDirectives(op.directives, scan);
+  if (opDirective) return { error: refuse(op.operation, opDirective), refusals: new Map() };
+  // Anything below the root fields (and root-level fragment directives) can only be refused as a whole.
+  const below = badInSelectionsBelowRoot(op.selectionSet, scan);
+  if (below) return { error: refuse(below.field, below.path), refusals: new Map() };
+
+  const mutationFields = op.operation === 'mutation' ? schema.getMutationType()?.getFields() : undefined;
+  const refusals = new Map<string, InvalidRequestError>();
+  for (const f of rootFieldNodes(op.selectionSet, scan)) {
+    const path = badInArguments(f.arguments, scan) ?? badInDirectives(f.directives, scan);
+    if (!path) continue;
+    const typed = !path.startsWith('@') && mutationFields && answersInvalidRequest(mutationFields[f.name.value]);
+    if (!typed) return { error: refuse(f.name.value, path), refusals: new Map() };
+    const field = path.startsWith('input.') ? path.slice('input.'.length) : path;
+    refusals.set(f.alias?.value ?? f.name.value, new InvalidRequestError(field, `${field} ${MESSAGE}.`));
+  }
+  return refusals.size ? { error: null, refusals } : null;
+}
+
+/** Bad strings in the selections of root fields, or in directives of root-level fragments. */
+function badInSelectionsBelowRoot(sel: SelectionSetNode, scan: Scan, seen = new Set<string>()): { field: string; path: string } | null {
+  for (const s of sel.selections) {
+    if (s.kind === Kind.FIELD) {
+      const r = badInSelections(s.selectionSet, scan, new Set());
+      if (r) return r;
+      continue;
+    }
+    const d = badInDirectives(s.directives, scan);
+    if (d) return { field: '...', path: d };
+    if (s.kind === Kind.INLINE_FRAGMENT) {
+      const r = badInSelectionsBelowRoot(s.selectionSet, scan, seen);
+      if (r) return r;
+    } else if (!seen.has(s.name.value)) {
+      seen.add(s.name.value);
+      const f = scan.fragments.get(s.name.value);
+      if (f) {
+        const r = badInSelectionsBelowRoot(f.selectionSet, scan, seen);
+        if (r) return r;
+      }
+    }
+  }
+  return null;
+}
+
+// ---- Typed answers: the refused mutation field resolves to its InvalidRequestError ---------------
+
+const REFUSALS = new WeakMap<object, Map<string, unknown>>();
+const GUARDED = new WeakSet<GraphQLSchema>();
+
+/**
+ * Once per schema: each mutation field whose result union has InvalidRequestError answers the
+ * request's refusal for its response key instead of running its resolver. The refusal is wrapped as
+ * the errors plugin wraps an error its resolvers throw (wrapOrThrow), so the union resolves it to
+ * InvalidRequestError exactly as if the domain had thrown it.
+ */
+function guard(schema: GraphQLSchema) {
+  if (GUARDED.has(schema)) return;
+  GUARDED.add(schema);
+  for (const field of Object.values(schema.getMutationType()?.getFields() ?? {})) {
+    if (!answersInvalidRequest(field)) continue;
+    const resolve = field.resolve;
+    field.resolve = (source, args, context, info) => {
+      const refusal = context && REFUSALS.get(context)?.get(String(info.path.key));
+      if (refusal) return refusal;
+      return resolve ? resolve(source, args, context, info) : (source as any)?.[info.fieldName];
+    };
+  }
+}
+
+/**
+ * The envelop plugin (register it after the role check): HTTP and WebSocket operations alike.
+ */
+export function useInputValidation(): Plugin {
+  const check = (args: any, stop: (r: { errors: GraphQLError[] }) => void) => {
+    const bad = checkOperation(args.schema, args.document, args.operationName, args.variableValues);
+    if (!bad) return;
+    if (bad.error) return stop({ errors: [bad.error] });
+    guard(args.schema);
+    REFUSALS.set(args.contextValue, new Map([...bad.refusals].map(([key, e]) => [key, wrapOrThrow(e, [InvalidRequestError])])));
+  };
+  return {
+    onSchemaChange({ schema }) { guard(schema); },
+    onExecute({ args, setResultAndStopExecution }) { check(args, setResultAndStopExecution); },
+    onSubscribe({ args, setResultAndStopExecution }) { check(args, setResultAndStopExecution); },
+  };
+}
