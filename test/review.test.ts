@@ -120,7 +120,10 @@ describe('the review page', () => {
     const e2: any = await host.beginExecution(sessionID, 'PROMPT', { startSnapshot: s1.id });
     write(root, 'a.txt', 'three\n');
     const s2 = await cap.snapshot(host.client, sessionID, root, host.id);
-    await host.settleExecution(e2.id, 'SUCCEEDED', { endSnapshot: s2.id });
+    await host.client.call(SettleExecutionDocument, { input: {
+      executionID: e2.id, status: 'SUCCEEDED', endSnapshot: s2.id,
+      usage: { inputTokens: 1234, outputTokens: 56, cacheReadTokens: 7, cost: 0.0125 }, model: { providerID: 'local', modelID: 'scripted' },
+    } });
     const fix = await g.gql(`mutation($input: CorrectMessagePartInput!) { correctMessagePart(input: $input) { __typename } }`,
       { input: { messageID: said.id, partID: said.parts[0].id, text: 'I changed a.txt to two.' } });
     expect(fix.data.correctMessagePart.__typename).toBe('MessagePartCorrected');
@@ -141,7 +144,10 @@ describe('the review page', () => {
     await page.locator(`tr[data-execution="${e2.id}"] .continuity .badge`).waitFor();
     expect(await page.locator(`tr[data-execution="${e1.id}"] .continuity`).innerText()).toBe('broken: LATER_EXECUTION by #2');
     expect(await page.locator(`tr[data-execution="${e2.id}"] .continuity`).innerText()).toBe('continuous');
-    expect(await page.locator(`tr[data-execution="${e1.id}"] .usage`).getAttribute('data-usage')).toBe('absent');
+    expect(await page.locator(`tr[data-execution="${e1.id}"] .usage`).innerText()).toBe('not reported');
+    expect(await page.locator(`tr[data-execution="${e2.id}"] .usage .tokens`).innerText()).toBe('1,234 in · 56 out · 7 cache read');
+    expect(await page.locator(`tr[data-execution="${e2.id}"] .usage .cost`).innerText()).toBe('$0.0125');
+    expect(await page.locator(`tr[data-execution="${e2.id}"] .usage .model`).innerText()).toBe('local/scripted');
     // Messages: the correction and the retraction are marked; the retracted text is not shown.
     await page.locator(`[data-message="${said.id}"]`).waitFor();
     expect(await page.locator(`[data-message="${said.id}"]`).innerText()).toContain('corrected · rev 2');

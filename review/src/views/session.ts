@@ -39,18 +39,33 @@ function executionRow(e: ReviewExecutionRowFragment): HTMLElement {
   return h('tr', { class: 'execution-row', 'data-execution': e.id, 'data-sequence': e.sequence },
     h('td', { 'data-label': 'Seq' }, link(`#/execution/${e.id}`, `#${e.sequence}`)),
     h('td', { 'data-label': 'Status' }, statusBadge(e.status), e.interruptReason ? h('span', { class: 'interrupt' }, ` (${e.interruptReason})`) : null,
-      e.error ? h('div', { class: 'exec-error' }, e.error) : null),
+      e.error ? h('div', { class: 'exec-error' }, e.errorName ? `${e.errorName}: ` : '', e.error) : null),
     h('td', { 'data-label': 'Trigger' }, e.trigger),
     h('td', { 'data-label': 'Started' }, time(e.startedAt)),
     h('td', { 'data-label': 'Settled' }, time(e.settledAt)),
     h('td', { 'data-label': 'Duration' }, duration(e.startedAt, e.settledAt)),
-    // Tokens and cost: the API has no Execution.usage yet; this cell is where it goes once it does.
-    h('td', { class: 'usage', 'data-label': 'Tokens / cost', 'data-usage': 'absent' }, h('span', { class: 'muted', title: 'The gateway does not report usage yet' }, 'not reported')),
+    usageCell(e),
     cont,
     h('td', { 'data-label': 'Changeset' },
       link(`#/execution/${e.id}`, `${cs.fileCount} file${cs.fileCount === 1 ? '' : 's'}`), ' ',
       h('span', { class: 'add' }, `+${cs.additions}`), ' ', h('span', { class: 'del' }, `−${cs.deletions}`), ' ',
       coverageChip(cs.coverage.__typename)));
+}
+
+const n = (x: number | null | undefined) => (x == null ? null : x.toLocaleString('en-US'));
+
+/** Tokens and cost as the host reported them (Execution.usage), and the model; counts it did not report are left out. */
+function usageCell(e: ReviewExecutionRowFragment): HTMLElement {
+  const u = e.usage;
+  const model = e.model ? h('div', { class: 'muted model' }, `${e.model.providerID}/${e.model.modelID}`) : null;
+  if (!u) return h('td', { class: 'usage', 'data-label': 'Tokens / cost', 'data-usage': 'none' }, h('span', { class: 'muted', title: 'The host reported no usage for this execution' }, 'not reported'), model);
+  const counts = [
+    [u.inputTokens, 'in'], [u.outputTokens, 'out'], [u.reasoningTokens, 'reasoning'], [u.cacheReadTokens, 'cache read'], [u.cacheWriteTokens, 'cache write'],
+  ].filter(([v]) => v != null).map(([v, label]) => `${n(v as number)} ${label}`);
+  return h('td', { class: 'usage', 'data-label': 'Tokens / cost', 'data-usage': 'reported' },
+    h('div', { class: 'tokens' }, counts.length ? counts.join(' · ') : '—'),
+    u.cost == null ? null : h('div', { class: 'cost' }, `$${u.cost.toFixed(4)}`),
+    model);
 }
 
 function executionsTable(rows: ReviewExecutionRowFragment[]): HTMLTableElement {
@@ -68,6 +83,8 @@ function partView(p: MessageNode['parts'][number], retracted: boolean): HTMLElem
     case 'ToolPart':
       return h('div', { class: 'part tool-part' }, badge(`tool: ${p.tool}`, 'muted'), p.status ? ` ${p.status}` : '',
         p.output ? h('details', {}, h('summary', {}, 'output'), h('pre', {}, p.output)) : null);
+    case 'ReasoningPart':
+      return h('div', { class: 'part reasoning-part' }, h('details', {}, h('summary', {}, 'reasoning'), h('pre', { class: 'text' }, p.reasoning)));
     case 'FilePart':
       return h('div', { class: 'part file-part' }, badge('file', 'muted'), ' ', h('code', {}, p.path), p.mime ? ` (${p.mime})` : '');
     default:
