@@ -322,7 +322,7 @@ describe('the review page', () => {
     expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
   });
 
-  it('the sessions list updates a row when one of its executions settles', async () => {
+  it('the sessions list updates a row when one of its executions settles, and its badge when it is sealed', async () => {
     const sessionID = await session('list live');
     const run = async () => {
       const e: any = await host.beginExecution(sessionID, 'PROMPT');
@@ -335,6 +335,9 @@ describe('the review page', () => {
     await page.evaluate(() => { (window as any).__noReload = true; });
     await run();
     await page.locator(`[data-session="${sessionID}"] .last-settled a`, { hasText: '#2' }).waitFor();
+    const sealed = await g.gql(`mutation($input: SealSessionInput!) { sealSession(input: $input) { __typename } }`, { input: { sessionID, timeoutMs: 10_000 } });
+    expect(sealed.data.sealSession.__typename).toBe('SessionSealed');
+    await page.locator(`[data-session="${sessionID}"] .session-status [data-status="SEALED"]`).waitFor();
     expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
   });
 
