@@ -9,6 +9,7 @@ import { changesetKit, write } from './support/changeset-kit.js';
 import { setPolicy } from '../domain/snapshots.js';
 import { PROJECT_DIR } from '../db/index.js';
 import { ensureReviewBuilt } from '../server/review.js';
+import { createToken } from '../domain/tokens.js';
 import { BeginExecutionDocument, GatewayClient, SettleExecutionDocument } from '../client/index.js';
 
 /**
@@ -430,5 +431,37 @@ describe('the review page', () => {
     } finally {
       await page.setViewportSize({ width: 1400, height: 900 });
     }
+  });
+
+  it('bad input: unknown or malformed IDs and a path that did not change say so; a revoked token asks for a new one', async () => {
+    const sessionID = await session('bad input');
+    const e: any = await host.beginExecution(sessionID, 'PROMPT');
+    await host.settleExecution(e.id, 'SUCCEEDED');
+    const missing = sessionID.slice(0, -4) + (sessionID.endsWith('aaaa') ? 'bbbb' : 'aaaa');
+    await open(`#/session/${missing}`);
+    await page.locator('.error-box', { hasText: `No session ${missing}` }).waitFor();
+    await open('#/session/not-an-id');
+    await page.locator('.error-box').first().waitFor();
+    await open(`#/execution/${e.id.slice(0, -4)}zzzz`);
+    await page.locator('.error-box', { hasText: 'No execution' }).waitFor();
+
+    const root = kit.worktree({ 'a.txt': '1\n' });
+    const cap = new WorktreeCapturer();
+    const x = await kit.runExecution(sessionID, root, cap, () => write(root, 'a.txt', '2\n'));
+    await open(`#/execution/${x.id}/file/${encodeURIComponent('not/changed.txt')}`);
+    await page.locator('.diff-pane .error-box', { hasText: 'not/changed.txt did not change in this execution.' }).waitFor();
+    await shot('18-bad-input');
+
+    // A token revoked while the page is live: its subscriptions end (4401) and the page asks again.
+    const t = await createToken(g.sql, { role: 'reader', label: 'revoked in the review test' });
+    await page.evaluate((v) => sessionStorage.setItem('gateway.review.token', v), t.secret);
+    await open(`#/session/${sessionID}`);
+    await page.locator('#live[data-state="connected"]').waitFor();
+    const r = await g.gql(`mutation($id: ID!) { revokeToken(tokenID: $id) }`, { id: t.id });
+    expect(r.data.revokeToken).toBe(true);
+    await page.locator('form.sign-in', { hasText: 'refused the token' }).waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('gateway.review.token'))).toBeNull();
+    await shot('19-revoked-token');
+    await page.evaluate((v) => sessionStorage.setItem('gateway.review.token', v), reader);
   });
 });
