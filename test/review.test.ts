@@ -83,6 +83,14 @@ describe('the review page', () => {
     const html = await (await fetch(`${base()}/review/`)).text();
     expect(html).toContain('/review/assets/');
     expect(html).not.toMatch(/https?:\/\//); // nothing from the internet
+    const page0 = await fetch(`${base()}/review/`);
+    expect(page0.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(page0.headers.get('cache-control')).toBe('no-cache');
+    const asset = /\/review\/(assets\/[^"]+\.js)/.exec(html)![1];
+    const js = await fetch(`${base()}/review/${asset}`);
+    expect([js.status, js.headers.get('content-type'), js.headers.get('cache-control')]).toEqual([200, 'text/javascript; charset=utf-8', 'public, max-age=31536000, immutable']);
+    expect((await fetch(`${base()}/review/`, { method: 'POST' })).status).toBe(405);
+    expect((await fetch(`${base()}/review/nope.js`)).status).toBe(404);
     expect((await fetch(`${base()}/review/../package.json`)).status).toBe(404);
     expect((await fetch(`${base()}/review/assets/..%2F..%2Fpackage.json`)).status).toBe(404);
 
@@ -370,6 +378,13 @@ describe('the review page', () => {
     for (let i = 0; i < 3; i++) await page.keyboard.press('j');
     await page.locator(`.diff-pane[data-path="${name(3)}"] .d2h-file-wrapper`).waitFor();
     await page.keyboard.press('k');
+    await page.locator(`.diff-pane[data-path="${name(2)}"] .d2h-file-wrapper`).waitFor();
+    // The arrow keys move too while the file list has the focus.
+    await page.focus(`ol.files li[data-path="${name(2)}"] a`);
+    await page.keyboard.press('ArrowDown');
+    await page.locator(`.diff-pane[data-path="${name(3)}"] .d2h-file-wrapper`).waitFor();
+    expect(await page.evaluate(() => document.activeElement?.closest('li')?.dataset.path)).toBe(name(3));
+    await page.keyboard.press('ArrowUp');
     await page.locator(`.diff-pane[data-path="${name(2)}"] .d2h-file-wrapper`).waitFor();
     expect(await text('.diff-pane .d2h-ins .d2h-code-line-ctn')).toEqual(['export const v2 = 3;']);
     expect(decodeURIComponent(page.url())).toContain(`#/execution/${e.id}/file/${name(2)}`);

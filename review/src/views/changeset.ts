@@ -196,7 +196,7 @@ export class ChangesetView {
         fileContentToggle: false,
         stickyFileHeaders: false,
         synchronisedScroll: true,
-        colorScheme: 'auto' as any,
+        colorScheme: 'light' as any, // the page's own palette is light
       }).draw();
     } else {
       const why = omissions.filter((o) => o.path === path);

@@ -228,6 +228,7 @@ export function sessionView(root: HTMLElement, id: string): () => void {
     }
     root.replaceChildren(header(session), execSection, jobSection, msgSection);
     await renderExecutions(session);
+    if (closed) return;
     stops.push(settlementStream(id, latestSettlementCursor, () => {
       renderExecutions().catch(fail);
       schedule('status');
