@@ -425,6 +425,22 @@ describe('the review page', () => {
     await page.locator(`li.session-row[data-session="${all[0]}"]`).waitFor();
   });
 
+  it('pages a session\'s executions, newest first', async () => {
+    const sessionID = await session('many executions');
+    for (let i = 0; i < 23; i++) {
+      const e: any = await host.beginExecution(sessionID, 'PROMPT');
+      await host.settleExecution(e.id, 'SUCCEEDED');
+    }
+    await open(`#/session/${sessionID}`);
+    await page.locator('tr.execution-row').nth(19).waitFor();
+    const seqs = () => page.locator('tr.execution-row').evaluateAll((rows) => rows.map((r) => Number((r as HTMLElement).dataset.sequence)));
+    expect(await seqs()).toEqual(Array.from({ length: 20 }, (_, i) => 23 - i));
+    await page.click('button.more:has-text("Older executions")');
+    await page.locator('tr.execution-row[data-sequence="1"]').waitFor();
+    expect(await seqs()).toEqual(Array.from({ length: 23 }, (_, i) => 23 - i));
+    expect(await page.locator('button.more:has-text("Older executions")').isHidden()).toBe(true);
+  });
+
   it('is readable in a narrow window: one column, no horizontal scrolling of the page', async () => {
     await page.setViewportSize({ width: 400, height: 800 });
     try {

@@ -182,15 +182,26 @@ export function sessionView(root: HTMLElement, id: string): () => void {
   }
 
   async function renderJobs() {
-    const r = (await gateway().request(ReviewJobsDocument, { id, after: null })).session;
-    if (!r || closed) return;
-    const jobs = r.jobs.edges.map((e) => e.node);
-    jobSection.replaceChildren(h('h2', {}, 'Jobs'), jobs.length
+    let after: string | null = null;
+    const body = h('tbody', {});
+    const more = h('button', { type: 'button', class: 'more', hidden: true }, 'More jobs');
+    const load = async () => {
+      const r = (await gateway().request(ReviewJobsDocument, { id, after })).session;
+      if (!r || closed) return 0;
+      body.append(...r.jobs.edges.map((e) => jobRow(e.node)));
+      after = r.jobs.pageInfo.endCursor ?? after;
+      more.hidden = !r.jobs.pageInfo.hasNextPage;
+      return r.jobs.edges.length;
+    };
+    more.addEventListener('click', () => { load().catch(fail); });
+    const n = await load();
+    if (closed) return;
+    jobSection.replaceChildren(h('h2', {}, 'Jobs'), n
       ? h('table', { class: 'jobs' },
         h('thead', {}, h('tr', {}, ...['Kind', 'Title', 'Status', 'Exit', 'Execution', 'Started', 'Ended'].map((t) => h('th', {}, t)))),
-        h('tbody', {}, ...jobs.map(jobRow)))
+        body)
       : h('p', { class: 'muted' }, 'No jobs.'),
-    r.jobs.pageInfo.hasNextPage ? h('p', { class: 'muted' }, 'Showing the first 50 jobs.') : '');
+    more);
   }
 
   async function refreshStatus() {
