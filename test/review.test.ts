@@ -9,6 +9,7 @@ import { changesetKit, write } from './support/changeset-kit.js';
 import { setPolicy } from '../domain/snapshots.js';
 import { PROJECT_DIR } from '../db/index.js';
 import { ensureReviewBuilt } from '../server/review.js';
+import { createToken } from '../domain/tokens.js';
 import { BeginExecutionDocument, GatewayClient, SettleExecutionDocument } from '../client/index.js';
 
 /**
@@ -82,6 +83,14 @@ describe('the review page', () => {
     const html = await (await fetch(`${base()}/review/`)).text();
     expect(html).toContain('/review/assets/');
     expect(html).not.toMatch(/https?:\/\//); // nothing from the internet
+    const page0 = await fetch(`${base()}/review/`);
+    expect(page0.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(page0.headers.get('cache-control')).toBe('no-cache');
+    const asset = /\/review\/(assets\/[^"]+\.js)/.exec(html)![1];
+    const js = await fetch(`${base()}/review/${asset}`);
+    expect([js.status, js.headers.get('content-type'), js.headers.get('cache-control')]).toEqual([200, 'text/javascript; charset=utf-8', 'public, max-age=31536000, immutable']);
+    expect((await fetch(`${base()}/review/`, { method: 'POST' })).status).toBe(405);
+    expect((await fetch(`${base()}/review/nope.js`)).status).toBe(404);
     expect((await fetch(`${base()}/review/../package.json`)).status).toBe(404);
     expect((await fetch(`${base()}/review/assets/..%2F..%2Fpackage.json`)).status).toBe(404);
 
@@ -120,7 +129,10 @@ describe('the review page', () => {
     const e2: any = await host.beginExecution(sessionID, 'PROMPT', { startSnapshot: s1.id });
     write(root, 'a.txt', 'three\n');
     const s2 = await cap.snapshot(host.client, sessionID, root, host.id);
-    await host.settleExecution(e2.id, 'SUCCEEDED', { endSnapshot: s2.id });
+    await host.client.call(SettleExecutionDocument, { input: {
+      executionID: e2.id, status: 'SUCCEEDED', endSnapshot: s2.id,
+      usage: { inputTokens: 1234, outputTokens: 56, cacheReadTokens: 7, cost: 0.0125 }, model: { providerID: 'local', modelID: 'scripted' },
+    } });
     const fix = await g.gql(`mutation($input: CorrectMessagePartInput!) { correctMessagePart(input: $input) { __typename } }`,
       { input: { messageID: said.id, partID: said.parts[0].id, text: 'I changed a.txt to two.' } });
     expect(fix.data.correctMessagePart.__typename).toBe('MessagePartCorrected');
@@ -141,7 +153,10 @@ describe('the review page', () => {
     await page.locator(`tr[data-execution="${e2.id}"] .continuity .badge`).waitFor();
     expect(await page.locator(`tr[data-execution="${e1.id}"] .continuity`).innerText()).toBe('broken: LATER_EXECUTION by #2');
     expect(await page.locator(`tr[data-execution="${e2.id}"] .continuity`).innerText()).toBe('continuous');
-    expect(await page.locator(`tr[data-execution="${e1.id}"] .usage`).getAttribute('data-usage')).toBe('absent');
+    expect(await page.locator(`tr[data-execution="${e1.id}"] .usage`).innerText()).toBe('not reported');
+    expect(await page.locator(`tr[data-execution="${e2.id}"] .usage .tokens`).innerText()).toBe('1,234 in · 56 out · 7 cache read');
+    expect(await page.locator(`tr[data-execution="${e2.id}"] .usage .cost`).innerText()).toBe('$0.0125');
+    expect(await page.locator(`tr[data-execution="${e2.id}"] .usage .model`).innerText()).toBe('local/scripted');
     // Messages: the correction and the retraction are marked; the retracted text is not shown.
     await page.locator(`[data-message="${said.id}"]`).waitFor();
     expect(await page.locator(`[data-message="${said.id}"]`).innerText()).toContain('corrected · rev 2');
@@ -289,13 +304,34 @@ describe('the review page', () => {
     expect(sealed.data.sealSession.__typename).toBe('SessionSealed');
     await page.locator('#session-status [data-status="SEALED"]').waitFor();
     expect(await page.locator('dd.sealed-at').innerText()).not.toBe('—');
+    await page.locator('tr.execution-row[data-sequence="3"] .continuity', { hasText: 'broken: SESSION_SEALED' }).waitFor();
     expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
     await shot('12-live-sealed');
     await open('');
     await page.locator(`[data-session="${sessionID}"] .session-status [data-status="SEALED"]`).waitFor();
+    await shot('13-sessions-with-sealed');
   });
 
-  it('the sessions list updates a row when one of its executions settles', async () => {
+  it('a running execution\'s page shows its changeset as soon as it settles', async () => {
+    const sessionID = await session('running');
+    const root = kit.worktree({ 'a.txt': 'before\n' });
+    const cap = new WorktreeCapturer();
+    const start = await cap.snapshot(host.client, sessionID, root, host.id);
+    const e: any = await host.beginExecution(sessionID, 'PROMPT', { startSnapshot: start.id });
+    await open(`#/execution/${e.id}`);
+    await page.locator('[data-coverage="UNAVAILABLE"]').waitFor();
+    expect(await page.locator('.coverage h2').innerText()).toBe('✖ Coverage unavailable: NOT_SETTLED');
+    await page.evaluate(() => { (window as any).__noReload = true; });
+    write(root, 'a.txt', 'after\n');
+    const end = await cap.snapshot(host.client, sessionID, root, host.id);
+    await host.settleExecution(e.id, 'SUCCEEDED', { endSnapshot: end.id });
+    await page.locator('[data-coverage="COMPLETE"]').waitFor();
+    await page.locator('.diff-pane[data-path="a.txt"] .d2h-file-wrapper').waitFor();
+    expect(await text('.diff-pane .d2h-ins .d2h-code-line-ctn')).toEqual(['after']);
+    expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
+  });
+
+  it('the sessions list updates a row when one of its executions settles, and its badge when it is sealed', async () => {
     const sessionID = await session('list live');
     const run = async () => {
       const e: any = await host.beginExecution(sessionID, 'PROMPT');
@@ -308,6 +344,9 @@ describe('the review page', () => {
     await page.evaluate(() => { (window as any).__noReload = true; });
     await run();
     await page.locator(`[data-session="${sessionID}"] .last-settled a`, { hasText: '#2' }).waitFor();
+    const sealed = await g.gql(`mutation($input: SealSessionInput!) { sealSession(input: $input) { __typename } }`, { input: { sessionID, timeoutMs: 10_000 } });
+    expect(sealed.data.sealSession.__typename).toBe('SessionSealed');
+    await page.locator(`[data-session="${sessionID}"] .session-status [data-status="SEALED"]`).waitFor();
     expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
   });
 
@@ -340,6 +379,13 @@ describe('the review page', () => {
     await page.locator(`.diff-pane[data-path="${name(3)}"] .d2h-file-wrapper`).waitFor();
     await page.keyboard.press('k');
     await page.locator(`.diff-pane[data-path="${name(2)}"] .d2h-file-wrapper`).waitFor();
+    // The arrow keys move too while the file list has the focus.
+    await page.focus(`ol.files li[data-path="${name(2)}"] a`);
+    await page.keyboard.press('ArrowDown');
+    await page.locator(`.diff-pane[data-path="${name(3)}"] .d2h-file-wrapper`).waitFor();
+    expect(await page.evaluate(() => document.activeElement?.closest('li')?.dataset.path)).toBe(name(3));
+    await page.keyboard.press('ArrowUp');
+    await page.locator(`.diff-pane[data-path="${name(2)}"] .d2h-file-wrapper`).waitFor();
     expect(await text('.diff-pane .d2h-ins .d2h-code-line-ctn')).toEqual(['export const v2 = 3;']);
     expect(decodeURIComponent(page.url())).toContain(`#/execution/${e.id}/file/${name(2)}`);
     expect(await page.locator(`ol.files li[data-path="${name(2)}"]`).getAttribute('aria-selected')).toBe('true');
@@ -347,15 +393,59 @@ describe('the review page', () => {
     // A deep link to a file far down the list opens it.
     await open(`#/execution/${e.id}/file/${encodeURIComponent(name(420))}`);
     await page.locator(`.diff-pane[data-path="${name(420)}"] .d2h-file-wrapper`).waitFor();
-    console.log(`500-file changeset: list and first diff shown in ${firstFileMs} ms; ${new Set(patchRequests).size} patches fetched for 5 files viewed`);
-    await shot('13-changeset-500-files');
+    console.log(`500-file changeset: list and first diff shown in ${firstFileMs} ms (list response ${listBody.length} bytes); ${new Set(patchRequests).size} patches fetched (5 files opened, each next one prefetched)`);
+    await shot('14-changeset-500-files');
+  });
+
+  it('pages the sessions list, newest first, and shows parents and children', async () => {
+    const parent = await session('paging parent');
+    const child = (await g.gql(`mutation($p: ID!) { createSession(input: { title: "paging child", parentID: $p }) { ... on Session { id } } }`, { p: parent })).data.createSession.id;
+    for (let i = 0; i < 21; i++) await session(`filler ${String(i).padStart(2, '0')}`);
+    const all: string[] = [];
+    let after: string | null = null;
+    for (;;) {
+      const r: any = (await g.gql(`query($a: String) { sessions(first: 100, after: $a) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`, { a: after })).data.sessions;
+      all.push(...r.edges.map((e: any) => e.node.id));
+      if (!r.pageInfo.hasNextPage) break;
+      after = r.pageInfo.endCursor;
+    }
+    await open('');
+    await page.locator('ul.sessions li').nth(19).waitFor();
+    const first = await page.locator('li.session-row').evaluateAll((li) => li.map((x) => (x as HTMLElement).dataset.session));
+    expect(first).toEqual(all.slice(0, 20));
+    await page.click('nav.pager a:has-text("Older")');
+    await page.locator(`li.session-row[data-session="${all[20]}"]`).waitFor();
+    const second = await page.locator('li.session-row').evaluateAll((li) => li.map((x) => (x as HTMLElement).dataset.session));
+    expect(second).toEqual(all.slice(20, 40));
+    expect(second).toContain(parent);
+    expect(await page.locator(`li.session-row[data-session="${parent}"] .children`).innerText()).toContain('paging child');
+    expect(await page.locator(`li.session-row[data-session="${child}"] .parent`).innerText()).toContain('paging parent');
+    await shot('17-sessions-second-page');
+    await page.click('nav.pager a:has-text("Newest")');
+    await page.locator(`li.session-row[data-session="${all[0]}"]`).waitFor();
+  });
+
+  it('pages a session\'s executions, newest first', async () => {
+    const sessionID = await session('many executions');
+    for (let i = 0; i < 23; i++) {
+      const e: any = await host.beginExecution(sessionID, 'PROMPT');
+      await host.settleExecution(e.id, 'SUCCEEDED');
+    }
+    await open(`#/session/${sessionID}`);
+    await page.locator('tr.execution-row').nth(19).waitFor();
+    const seqs = () => page.locator('tr.execution-row').evaluateAll((rows) => rows.map((r) => Number((r as HTMLElement).dataset.sequence)));
+    expect(await seqs()).toEqual(Array.from({ length: 20 }, (_, i) => 23 - i));
+    await page.click('button.more:has-text("Older executions")');
+    await page.locator('tr.execution-row[data-sequence="1"]').waitFor();
+    expect(await seqs()).toEqual(Array.from({ length: 23 }, (_, i) => 23 - i));
+    expect(await page.locator('button.more:has-text("Older executions")').isHidden()).toBe(true);
   });
 
   it('is readable in a narrow window: one column, no horizontal scrolling of the page', async () => {
     await page.setViewportSize({ width: 400, height: 800 });
     try {
       await page.evaluate(() => localStorage.removeItem('gateway.review.layout'));
-      const { edges } = (await g.gql(`{ sessions(first: 20) { edges { node { title lastSettledExecution { id } } } } }`)).data.sessions;
+      const { edges } = (await g.gql(`{ sessions(first: 100) { edges { node { title lastSettledExecution { id } } } } }`)).data.sessions;
       const id = edges.find((x: any) => x.node.title === 'every omission').node.lastSettledExecution.id;
       await open(`#/execution/${id}/file/src%2Fapp.ts`);
       await page.locator('.diff-pane[data-path="src/app.ts"] .d2h-file-wrapper').waitFor();
@@ -364,13 +454,45 @@ describe('the review page', () => {
       expect(pane.y).toBeGreaterThanOrEqual(nav.y + nav.height - 1);
       expect(await page.locator('.diff-pane .d2h-files-diff').count()).toBe(0); // inline by default when narrow
       expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
-      await shot('14-narrow-changeset');
+      await shot('15-narrow-changeset');
       await open('');
       await page.locator('ul.sessions').waitFor();
       expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
-      await shot('15-narrow-sessions');
+      await shot('16-narrow-sessions');
     } finally {
       await page.setViewportSize({ width: 1400, height: 900 });
     }
+  });
+
+  it('bad input: unknown or malformed IDs and a path that did not change say so; a revoked token asks for a new one', async () => {
+    const sessionID = await session('bad input');
+    const e: any = await host.beginExecution(sessionID, 'PROMPT');
+    await host.settleExecution(e.id, 'SUCCEEDED');
+    const missing = sessionID.slice(0, -4) + (sessionID.endsWith('aaaa') ? 'bbbb' : 'aaaa');
+    await open(`#/session/${missing}`);
+    await page.locator('.error-box', { hasText: `No session ${missing}` }).waitFor();
+    await open('#/session/not-an-id');
+    await page.locator('.error-box').first().waitFor();
+    await open(`#/execution/${e.id.slice(0, -4)}zzzz`);
+    await page.locator('.error-box', { hasText: 'No execution' }).waitFor();
+
+    const root = kit.worktree({ 'a.txt': '1\n' });
+    const cap = new WorktreeCapturer();
+    const x = await kit.runExecution(sessionID, root, cap, () => write(root, 'a.txt', '2\n'));
+    await open(`#/execution/${x.id}/file/${encodeURIComponent('not/changed.txt')}`);
+    await page.locator('.diff-pane .error-box', { hasText: 'not/changed.txt did not change in this execution.' }).waitFor();
+    await shot('18-bad-input');
+
+    // A token revoked while the page is live: its subscriptions end (4401) and the page asks again.
+    const t = await createToken(g.sql, { role: 'reader', label: 'revoked in the review test' });
+    await page.evaluate((v) => sessionStorage.setItem('gateway.review.token', v), t.secret);
+    await open(`#/session/${sessionID}`);
+    await page.locator('#live[data-state="connected"]').waitFor();
+    const r = await g.gql(`mutation($id: ID!) { revokeToken(tokenID: $id) }`, { id: t.id });
+    expect(r.data.revokeToken).toBe(true);
+    await page.locator('form.sign-in', { hasText: 'refused the token' }).waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('gateway.review.token'))).toBeNull();
+    await shot('19-revoked-token');
+    await page.evaluate((v) => sessionStorage.setItem('gateway.review.token', v), reader);
   });
 });

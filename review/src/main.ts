@@ -36,7 +36,7 @@ function setLive(state: string, text = state) {
   live.textContent = text;
 }
 let liveEvents = 0;
-onLiveState((s) => setLive(s, s === 'connected' ? `live · ${liveEvents}` : s));
+onLiveState((s) => setLive(s, s === 'connected' ? `live · ${liveEvents}` : s === 'offline' ? 'not live' : s));
 document.addEventListener('live-event', () => { liveEvents++; if (live.dataset.state === 'connected') live.textContent = `live · ${liveEvents}`; });
 document.addEventListener('live-error', (e) => handleError((e as CustomEvent).detail));
 app.addEventListener('view-error', (e) => handleError((e as CustomEvent).detail));
@@ -54,7 +54,7 @@ function signIn(message?: string) {
   closeView = null;
   changeset = null;
   signOutButton.hidden = true;
-  setLive('offline');
+  setLive('offline', 'not live');
   const input = h('input', { type: 'password', name: 'token', id: 'token', autocomplete: 'off', required: true, placeholder: 'gw_…', spellcheck: 'false' });
   const status = h('p', { class: 'muted', role: 'status' }, message ?? '');
   const form = h('form', { class: 'sign-in' },

@@ -1,7 +1,8 @@
 import { Diff2HtmlUI } from 'diff2html/lib-esm/ui/js/diff2html-ui-slim.js';
-import { ReviewChangesetDocument, ReviewFilePatchDocument, type ReviewChangesetQuery } from '../../../client/index.js';
+import { ReviewChangesetDocument, ReviewFilePatchDocument, ReviewLatestSettlementCursorDocument, type ReviewChangesetQuery } from '../../../client/index.js';
 import { gateway } from '../api.js';
 import { badge, bytes, duration, h, link, loading, statusBadge, time } from '../dom.js';
+import { settlementStream } from '../live.js';
 
 type Execution = NonNullable<ReviewChangesetQuery['execution']>;
 type FileChange = Execution['changeset']['files'][number];
@@ -29,13 +30,16 @@ function coverageBanner(e: Execution): HTMLElement {
         : `Both boundaries were captured and nothing was left out: the ${c.fileCount} changed file${c.fileCount === 1 ? ' is' : 's are'} all shown below.`));
   }
   if (c.__typename === 'CoverageOmitted') {
+    const byReason = new Map<string, number>();
+    for (const o of c.omissions) byReason.set(o.reason, (byReason.get(o.reason) ?? 0) + 1);
     return h('section', { class: 'coverage coverage-omitted', 'data-coverage': 'OMITTED', role: 'alert' },
       h('h2', {}, `⚠ Coverage incomplete: ${c.omissions.length} omission${c.omissions.length === 1 ? '' : 's'}`),
-      h('p', {}, 'The changes below are real, but some evidence is missing. What was left out, and why:'),
-      h('table', { class: 'omissions' },
+      h('p', {}, 'The changes below are real, but some evidence is missing. What was left out, and why: ',
+        ...[...byReason].map(([r, n]) => badge(`${r} × ${n}`, 'warn'))),
+      h('div', { class: 'omissions-scroll' }, h('table', { class: 'omissions' },
         h('thead', {}, h('tr', {}, h('th', {}, 'Path'), h('th', {}, 'Reason'), h('th', {}, 'Detail'))),
         h('tbody', {}, ...c.omissions.map((o) => h('tr', { class: 'omission', 'data-reason': o.reason, 'data-path': o.path },
-          h('td', {}, h('code', {}, o.path)), h('td', {}, badge(o.reason, 'warn')), h('td', {}, o.detail))))));
+          h('td', {}, h('code', {}, o.path)), h('td', {}, badge(o.reason, 'warn')), h('td', {}, o.detail)))))));
   }
   if (c.__typename === 'CoverageUnavailable') {
     return h('section', { class: 'coverage coverage-unavailable', 'data-coverage': 'UNAVAILABLE', role: 'alert' },
@@ -76,6 +80,7 @@ export class ChangesetView {
   private fileList = h('ol', { class: 'files', role: 'listbox', 'aria-label': 'Changed files' });
   private diffPane = h('section', { class: 'diff-pane', tabindex: '-1' });
   private closed = false;
+  private stopLive = () => {};
   private layout: Layout;
   private readonly onKey = (ev: KeyboardEvent) => this.key(ev);
 
@@ -89,12 +94,22 @@ export class ChangesetView {
 
   close() {
     this.closed = true;
+    this.stopLive();
     document.removeEventListener('keydown', this.onKey);
   }
 
   private async load(path: string | null) {
+    // A running execution has no changeset yet: the page reloads it when it settles (cursor read first).
+    const { latestSettlementCursor } = await gateway().request(ReviewLatestSettlementCursorDocument, {});
     const { execution: e } = await gateway().request(ReviewChangesetDocument, { id: this.executionID });
     if (this.closed) return;
+    if (e?.status === 'RUNNING') {
+      this.stopLive = settlementStream(e.session.id, latestSettlementCursor, (ev) => {
+        if (ev.executionID !== this.executionID) return;
+        this.stopLive();
+        this.load(path ?? this.current).catch((x) => this.root.dispatchEvent(new CustomEvent('view-error', { detail: x, bubbles: true })));
+      });
+    }
     if (!e) {
       this.root.replaceChildren(h('nav', { class: 'crumbs' }, link('#/', 'Sessions')), h('p', { class: 'error-box' }, `No execution ${this.executionID} (or not visible to this token).`));
       return;
@@ -181,7 +196,7 @@ export class ChangesetView {
         fileContentToggle: false,
         stickyFileHeaders: false,
         synchronisedScroll: true,
-        colorScheme: 'auto' as any,
+        colorScheme: 'light' as any, // the page's own palette is light
       }).draw();
     } else {
       const why = omissions.filter((o) => o.path === path);

@@ -39,18 +39,33 @@ function executionRow(e: ReviewExecutionRowFragment): HTMLElement {
   return h('tr', { class: 'execution-row', 'data-execution': e.id, 'data-sequence': e.sequence },
     h('td', { 'data-label': 'Seq' }, link(`#/execution/${e.id}`, `#${e.sequence}`)),
     h('td', { 'data-label': 'Status' }, statusBadge(e.status), e.interruptReason ? h('span', { class: 'interrupt' }, ` (${e.interruptReason})`) : null,
-      e.error ? h('div', { class: 'exec-error' }, e.error) : null),
+      e.error ? h('div', { class: 'exec-error' }, e.errorName ? `${e.errorName}: ` : '', e.error) : null),
     h('td', { 'data-label': 'Trigger' }, e.trigger),
     h('td', { 'data-label': 'Started' }, time(e.startedAt)),
     h('td', { 'data-label': 'Settled' }, time(e.settledAt)),
     h('td', { 'data-label': 'Duration' }, duration(e.startedAt, e.settledAt)),
-    // Tokens and cost: the API has no Execution.usage yet; this cell is where it goes once it does.
-    h('td', { class: 'usage', 'data-label': 'Tokens / cost', 'data-usage': 'absent' }, h('span', { class: 'muted', title: 'The gateway does not report usage yet' }, 'not reported')),
+    usageCell(e),
     cont,
     h('td', { 'data-label': 'Changeset' },
       link(`#/execution/${e.id}`, `${cs.fileCount} file${cs.fileCount === 1 ? '' : 's'}`), ' ',
       h('span', { class: 'add' }, `+${cs.additions}`), ' ', h('span', { class: 'del' }, `−${cs.deletions}`), ' ',
       coverageChip(cs.coverage.__typename)));
+}
+
+const n = (x: number | null | undefined) => (x == null ? null : x.toLocaleString('en-US'));
+
+/** Tokens and cost as the host reported them (Execution.usage), and the model; counts it did not report are left out. */
+function usageCell(e: ReviewExecutionRowFragment): HTMLElement {
+  const u = e.usage;
+  const model = e.model ? h('div', { class: 'muted model' }, `${e.model.providerID}/${e.model.modelID}`) : null;
+  if (!u) return h('td', { class: 'usage', 'data-label': 'Tokens / cost', 'data-usage': 'none' }, h('span', { class: 'muted', title: 'The host reported no usage for this execution' }, 'not reported'), model);
+  const counts = [
+    [u.inputTokens, 'in'], [u.outputTokens, 'out'], [u.reasoningTokens, 'reasoning'], [u.cacheReadTokens, 'cache read'], [u.cacheWriteTokens, 'cache write'],
+  ].filter(([v]) => v != null).map(([v, label]) => `${n(v as number)} ${label}`);
+  return h('td', { class: 'usage', 'data-label': 'Tokens / cost', 'data-usage': 'reported' },
+    h('div', { class: 'tokens' }, counts.length ? counts.join(' · ') : '—'),
+    u.cost == null ? null : h('div', { class: 'cost' }, `$${u.cost.toFixed(4)}`),
+    model);
 }
 
 function executionsTable(rows: ReviewExecutionRowFragment[]): HTMLTableElement {
@@ -68,6 +83,8 @@ function partView(p: MessageNode['parts'][number], retracted: boolean): HTMLElem
     case 'ToolPart':
       return h('div', { class: 'part tool-part' }, badge(`tool: ${p.tool}`, 'muted'), p.status ? ` ${p.status}` : '',
         p.output ? h('details', {}, h('summary', {}, 'output'), h('pre', {}, p.output)) : null);
+    case 'ReasoningPart':
+      return h('div', { class: 'part reasoning-part' }, h('details', {}, h('summary', {}, 'reasoning'), h('pre', { class: 'text' }, p.reasoning)));
     case 'FilePart':
       return h('div', { class: 'part file-part' }, badge('file', 'muted'), ' ', h('code', {}, p.path), p.mime ? ` (${p.mime})` : '');
     default:
@@ -110,7 +127,10 @@ function header(s: Session): HTMLElement {
       h('dt', {}, 'Created'), h('dd', {}, time(s.createdAt)),
       h('dt', { class: 'sealed-at' }, 'Sealed'), h('dd', { class: 'sealed-at' }, time(s.sealedAt)),
       kids.length ? [h('dt', {}, 'Children'), h('dd', {}, ...kids.flatMap((k, i) => [i ? ', ' : '', link(`#/session/${k.id}`, k.title || k.id), ' ', statusBadge(k.status)]),
-        s.children.pageInfo.hasNextPage ? ' …' : '')] : null));
+        s.children.pageInfo.hasNextPage ? ' …' : '')] : null),
+    Object.keys((s.metadata ?? {}) as object).length
+      ? h('details', { class: 'metadata' }, h('summary', {}, 'Metadata'), h('pre', {}, JSON.stringify(s.metadata, null, 2)))
+      : null);
 }
 
 /** A session: executions newest first (live), continuity, messages with corrections and retractions, jobs. */
@@ -162,15 +182,26 @@ export function sessionView(root: HTMLElement, id: string): () => void {
   }
 
   async function renderJobs() {
-    const r = (await gateway().request(ReviewJobsDocument, { id, after: null })).session;
-    if (!r || closed) return;
-    const jobs = r.jobs.edges.map((e) => e.node);
-    jobSection.replaceChildren(h('h2', {}, 'Jobs'), jobs.length
+    let after: string | null = null;
+    const body = h('tbody', {});
+    const more = h('button', { type: 'button', class: 'more', hidden: true }, 'More jobs');
+    const load = async () => {
+      const r = (await gateway().request(ReviewJobsDocument, { id, after })).session;
+      if (!r || closed) return 0;
+      body.append(...r.jobs.edges.map((e) => jobRow(e.node)));
+      after = r.jobs.pageInfo.endCursor ?? after;
+      more.hidden = !r.jobs.pageInfo.hasNextPage;
+      return r.jobs.edges.length;
+    };
+    more.addEventListener('click', () => { load().catch(fail); });
+    const n = await load();
+    if (closed) return;
+    jobSection.replaceChildren(h('h2', {}, 'Jobs'), n
       ? h('table', { class: 'jobs' },
         h('thead', {}, h('tr', {}, ...['Kind', 'Title', 'Status', 'Exit', 'Execution', 'Started', 'Ended'].map((t) => h('th', {}, t)))),
-        h('tbody', {}, ...jobs.map(jobRow)))
+        body)
       : h('p', { class: 'muted' }, 'No jobs.'),
-    r.jobs.pageInfo.hasNextPage ? h('p', { class: 'muted' }, 'Showing the first 50 jobs.') : '');
+    more);
   }
 
   async function refreshStatus() {
@@ -181,15 +212,19 @@ export function sessionView(root: HTMLElement, id: string): () => void {
   }
 
   // Coalesces bursts of events into one refresh of each section.
-  const pending = new Set<'status' | 'messages' | 'jobs'>();
+  type Part = 'status' | 'messages' | 'jobs' | 'executions';
+  const pending = new Set<Part>();
   let timer: ReturnType<typeof setTimeout> | null = null;
-  const schedule = (what: 'status' | 'messages' | 'jobs') => {
+  const refresh: Record<Part, () => Promise<void>> = {
+    status: refreshStatus, messages: renderMessages, jobs: renderJobs, executions: () => renderExecutions(),
+  };
+  const schedule = (what: Part) => {
     pending.add(what);
     timer ??= setTimeout(() => {
       timer = null;
       const todo = [...pending];
       pending.clear();
-      for (const w of todo) (w === 'status' ? refreshStatus() : w === 'messages' ? renderMessages() : renderJobs()).catch(fail);
+      for (const w of todo) refresh[w]().catch(fail);
     }, 100);
   };
 
@@ -204,12 +239,15 @@ export function sessionView(root: HTMLElement, id: string): () => void {
     }
     root.replaceChildren(header(session), execSection, jobSection, msgSection);
     await renderExecutions(session);
+    if (closed) return;
     stops.push(settlementStream(id, latestSettlementCursor, () => {
       renderExecutions().catch(fail);
       schedule('status');
     }));
     stops.push(sessionEventStream(id, session.eventsCursor, (ev) => {
       if (ev.type.startsWith('session.') || ev.type.startsWith('execution.')) schedule('status');
+      // A seal breaks the last execution's continuity; a started or abandoned one changes the list.
+      if (['session.sealed', 'execution.started', 'execution.abandoned'].includes(ev.type)) schedule('executions');
       if (ev.type.startsWith('message.') || ev.type === 'session.compacted') schedule('messages');
       if (ev.type.startsWith('job.')) schedule('jobs');
     }));

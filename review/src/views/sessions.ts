@@ -1,7 +1,7 @@
-import { ReviewLatestSettlementCursorDocument, ReviewSessionsDocument, type ReviewSessionSummaryFragment, type ReviewSettlementsSubscription } from '../../../client/index.js';
+import { ReviewLatestSettlementCursorDocument, ReviewSessionStatusDocument, ReviewSessionsDocument, type ReviewSessionSummaryFragment, type ReviewSettlementsSubscription } from '../../../client/index.js';
 import { gateway } from '../api.js';
 import { h, link, loading, statusBadge, time } from '../dom.js';
-import { settlementStream } from '../live.js';
+import { sessionEventStream, settlementStream } from '../live.js';
 
 const PAGE = 20;
 
@@ -36,7 +36,7 @@ export function sessionRow(s: ReviewSessionSummaryFragment): HTMLElement {
 /** The sessions list, newest first, paged; rows update live as their executions settle. */
 export function sessionsView(root: HTMLElement, after: string | null): () => void {
   root.replaceChildren(h('h1', {}, 'Sessions'), loading());
-  let stop = () => {};
+  const stops: (() => void)[] = [];
   let closed = false;
   (async () => {
     const gw = gateway();
@@ -52,7 +52,17 @@ export function sessionsView(root: HTMLElement, after: string | null): () => voi
     const notice = h('p', { class: 'notice', hidden: true });
     root.replaceChildren(h('h1', {}, 'Sessions'), notice,
       page.sessions.edges.length ? list : h('p', { class: 'muted' }, 'No sessions yet.'), pager);
-    stop = settlementStream(null, latestSettlementCursor, (ev: ReviewSettlementsSubscription['executionSettled']) => {
+    // Each listed session's journal, after what this page read: its badge follows seals as they happen.
+    for (const { node } of page.sessions.edges) {
+      stops.push(sessionEventStream(node.id, node.eventsCursor, (ev) => {
+        if (!ev.type.startsWith('session.')) return;
+        gw.request(ReviewSessionStatusDocument, { id: node.id }).then(({ session: s }) => {
+          const row = list.querySelector<HTMLElement>(`[data-session="${CSS.escape(node.id)}"]`);
+          if (s && row) row.querySelector('.session-status')?.replaceChildren(statusBadge(s.status));
+        }, () => {});
+      }));
+    }
+    stops.push(settlementStream(null, latestSettlementCursor, (ev: ReviewSettlementsSubscription['executionSettled']) => {
       const s = ev.execution?.session;
       const row = list.querySelector<HTMLElement>(`[data-session="${CSS.escape(ev.sessionID)}"]`);
       if (row && s) {
@@ -65,7 +75,7 @@ export function sessionsView(root: HTMLElement, after: string | null): () => voi
         notice.hidden = false;
         notice.replaceChildren('New settlements in sessions not shown here. ', link(`#/?t=${Date.now()}`, 'Show newest'));
       }
-    });
+    }));
   })().catch((e) => { if (!closed) root.dispatchEvent(new CustomEvent('view-error', { detail: e, bubbles: true })); });
-  return () => { closed = true; stop(); };
+  return () => { closed = true; for (const s of stops) s(); };
 }
