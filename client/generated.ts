@@ -152,6 +152,8 @@ export type HostCapability =
 export type HostCommandKind =
   /** Terminate the job (its whole process group: SIGTERM, SIGKILL after a grace period) and report its end with finishJob. */
   | 'CANCEL_JOB'
+  /** Stop forwarding work for the session, wait for what was forwarded, stop everything it runs, and acknowledge once the runtime reports the session idle: the acknowledgement closes the host's admissions of the session. */
+  | 'CLOSE_ADMISSIONS'
   /** Summarize payload.context with the host's model and reply { summary }. */
   | 'COMPACT_SESSION'
   /** Run a hidden completion of payload.prompt after payload.context with payload.model and reply { text, inputTokens, outputTokens }. */

@@ -4,6 +4,7 @@ import { CHANNEL } from './journal.js';
 import { HostNotFoundError, InvalidRequestError } from './errors.js';
 import { newId } from './ids.js';
 import { requireId } from './validate.js';
+import { closeAdmissions } from './admission.js';
 
 /**
  * Durable host commands (CONTRACT 1a/7): the gateway asks a host to cancel a job or interrupt an
@@ -12,7 +13,8 @@ import { requireId } from './validate.js';
  * every pending command on (re)connect, then new ones live. Delivery is at-least-once: the host
  * treats a command it has already obeyed as a no-op.
  */
-export type CommandKind = 'CANCEL_JOB' | 'INTERRUPT_EXECUTION' | 'COMPACT_SESSION' | 'GENERATE'; // the last two: issue 8 (domain/host-requests.ts)
+export type CommandKind = 'CANCEL_JOB' | 'INTERRUPT_EXECUTION' | 'COMPACT_SESSION' | 'GENERATE' // these two: issue 8 (domain/host-requests.ts)
+  | 'CLOSE_ADMISSIONS'; // issue 12 (domain/admission.ts)
 
 export interface HostCommandRow {
   id: string;
@@ -70,6 +72,8 @@ export async function pendingCommands(db: Db, hostID: string, limit = 1000): Pro
       LEFT JOIN executions e ON e.id = c.execution_id
     WHERE c.host_id = ${hostID} AND c.acknowledged_at IS NULL
       AND (j.status IN ('RUNNING', 'CANCELLING') OR e.status = 'RUNNING'
+        -- issue 12: a seal waits for the host to quiesce the session (domain/admission.ts)
+        OR c.kind = 'CLOSE_ADMISSIONS'
         -- issue 8: a request (compaction, generation) is pending until replied, timed out or expired
         OR (c.expires_at IS NOT NULL AND c.replied_at IS NULL AND c.timed_out_at IS NULL AND c.expires_at > now()))
     ORDER BY c.id LIMIT ${limit}`;
@@ -81,6 +85,7 @@ export async function acknowledgeCommand(sql: Sql, actor: Actor, input: { comman
   const [c] = await sql<HostCommandRow[]>`SELECT * FROM host_commands WHERE id = ${commandID}`;
   if (!c) throw new InvalidRequestError('commandID', `No command ${commandID} is known.`);
   await requireOwnHost(sql, actor, c.hostId).catch(() => { throw new InvalidRequestError('commandID', `No command ${commandID} is known.`); });
+  if (c.kind === 'CLOSE_ADMISSIONS') return closeAdmissions(sql, actor, c);
   const [u] = await sql<HostCommandRow[]>`
     UPDATE host_commands SET acknowledged_at = coalesce(acknowledged_at, now()) WHERE id = ${commandID} RETURNING *`;
   return u;

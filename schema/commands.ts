@@ -13,6 +13,8 @@ export const HostCommandKindEnum = builder.enumType('HostCommandKind', {
     // Issue 8: requests with a payload that the host answers with replyHostCommand (schema/compaction.ts).
     COMPACT_SESSION: { description: 'Summarize payload.context with the host\'s model and reply { summary }.' },
     GENERATE: { description: 'Run a hidden completion of payload.prompt after payload.context with payload.model and reply { text, inputTokens, outputTokens }.' },
+    // Issue 12: a seal of a session the host admitted work in through admitWork (domain/admission.ts).
+    CLOSE_ADMISSIONS: { description: 'Stop forwarding work for the session, wait for what was forwarded, stop everything it runs, and acknowledge once the runtime reports the session idle: the acknowledgement closes the host\'s admissions of the session.' },
   } as const,
 });
 export const HostCommandReasonEnum = builder.enumType('HostCommandReason', { values: ['SEAL', 'PLUGIN'] as const }); // PLUGIN: issue 8
