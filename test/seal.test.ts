@@ -206,9 +206,10 @@ describe('sealSession', () => {
     // It names the jobs it did cancel, and says why it is unproven (not that it "cannot cancel").
     expect(r).toMatchObject({ __typename: 'SealUnsupportedError', code: 501, sessionID: s, reason: 'ADMISSION_NOT_EXCLUSIVE',
       jobs: [{ id: job.id, status: 'CANCELLED' }] });
-    expect(r.message).toContain('1 job(s) cancelled');
-    expect(r.message).toContain('without the gateway');
-    expect(r.message).not.toContain('cannot cancel');
+    const msg = (r as { message?: string }).message ?? '';
+    expect(msg).toContain('1 job(s) cancelled');
+    expect(msg).toContain('without the gateway');
+    expect(msg).not.toContain('cannot cancel');
     // Nothing known runs and admissions are closed: SEALED, not SEALING forever.
     expect(st.status).toBe('SEALED');
     expect(st.sealedAt).not.toBeNull();
