@@ -37,6 +37,13 @@ export interface BridgeOptions {
    * paths it cannot cover, which is why the seal still answers ADMISSION_NOT_EXCLUSIVE).
    */
   fenceDir?: string;
+  /**
+   * Issue 12 (bridge/opencode/serve.ts): OpenCode is reachable only through the admission proxy, so the
+   * bridge registers with capabilities.exclusiveAdmission (default false), and a seal's CLOSE_ADMISSIONS
+   * command first calls `quiesce` (the proxy stops forwarding for the session and waits for what it
+   * forwarded), then aborts the session and acknowledges once OpenCode reports it idle.
+   */
+  admission?: { quiesce(ocSessionID: string, abort: () => Promise<unknown>): Promise<boolean> };
   log?: (m: string) => void;
 }
 
@@ -146,8 +153,8 @@ export class OpencodeBridge {
     const previous = this.hostID ?? (await this.opts.store.hostID());
     const input = {
       hostID: previous, name: `opencode ${this.oc.base}`, leaseMs: this.opts.leaseMs ?? 30_000,
-      // OpenCode also admits prompts from its other clients: the gateway's fence is not exclusive.
-      capabilities: { cancel: true, compact: false, generate: false, exclusiveAdmission: false }, models: [],
+      // Without the admission proxy OpenCode also admits prompts from its other clients: not exclusive.
+      capabilities: { cancel: true, compact: false, generate: false, exclusiveAdmission: !!this.opts.admission }, models: [],
     };
     let h;
     try {
@@ -830,9 +837,43 @@ export class OpencodeBridge {
     }
   }
 
+  /** The gateway session mirroring an OpenCode session, if the bridge has mirrored it (the proxy's admission). */
+  gatewaySessionOf(ocSessionID: string): string | null {
+    return this.sessions.get(ocSessionID)?.row.sessionID ?? null;
+  }
+
+  /**
+   * CLOSE_ADMISSIONS (issue 12): the proxy stops forwarding for the session and waits for what it
+   * forwarded; then abort until OpenCode reports the session idle, apply what the abort recorded, and
+   * only then acknowledge: the acknowledgement tells the gateway that nothing admitted can still run.
+   */
+  private async closeAdmissions(c: { id: string; sessionID: string }) {
+    const ocSessionID = this.byGateway.get(c.sessionID);
+    if (ocSessionID) {
+      const l = this.sessions.get(ocSessionID)!;
+      this.fence(l);
+      await this.enqueue(async () => { l.st.sealing = true; await this.persist(l); });
+      const abort = () => this.oc.abort(ocSessionID).catch((e) => this.log(`abort ${ocSessionID}: ${e.message}`));
+      while (!(await this.opts.admission!.quiesce(ocSessionID, abort))) {
+        if (this.stopped) return;
+        this.log(`seal of ${ocSessionID}: a forwarded request is still running; aborting again`);
+      }
+      for (;;) {
+        await abort();
+        if (await this.waitIdle(ocSessionID, 30_000)) break;
+        if (this.stopped) return;
+      }
+      await this.settled().catch(() => {});
+      await this.enqueue(() => this.onIdle(ocSessionID));
+    }
+    await this.gw.call('acknowledgeHostCommand', 'AcknowledgeHostCommandInput', '... on HostCommand { id }', { commandID: c.id })
+      .catch((e) => this.log(`acknowledge ${c.id}: ${e.message}`));
+  }
+
   /** A seal asks to interrupt an execution or cancel a job: OpenCode can only abort the whole session. */
   private async onCommand(c: { id: string; kind: string; sessionID: string; jobID?: string; executionID?: string }) {
     if (!c) return;
+    if (c.kind === 'CLOSE_ADMISSIONS') return this.closeAdmissions(c);
     const ocSessionID = this.byGateway.get(c.sessionID);
     if (ocSessionID) {
       const l = this.sessions.get(ocSessionID)!;
