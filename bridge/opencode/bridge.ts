@@ -216,6 +216,9 @@ export class OpencodeBridge {
       try { return await fn(); } finally { clearTimeout(t); }
     });
     this.queue = p.catch((e) => this.log(`bridge: ${e?.stack ?? e}`));
+    // Callers that do not await (`void this.enqueue(…)`) must not leave an unhandled rejection (e.g.
+    // "bridge stopped" from a gateway call retrying when SIGTERM arrives): the error is logged above.
+    p.catch(() => {});
     return p;
   }
 
