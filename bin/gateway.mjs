@@ -1,9 +1,6 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx (a dependency), so `npx gateway …` works from the package.
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import path from 'node:path';
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const tsx = path.join(root, 'node_modules', '.bin', 'tsx');
-const r = spawnSync(tsx, [path.join(root, 'cli', 'main.ts'), ...process.argv.slice(2)], { stdio: 'inherit' });
-process.exit(r.status ?? 1);
+// Runs the TypeScript CLI in this very process: tsx's loader is registered in-process (no spawned
+// tsx/node child), so the PID a supervisor starts is the one that serves and gets its signals.
+import { register } from 'tsx/esm/api';
+register();
+await import('../cli/main.ts');

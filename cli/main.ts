@@ -18,6 +18,9 @@ const USAGE = `Usage: gateway <command>
                                           drive a few sessions through the reference host against a running gateway
   bridge opencode --url <OpenCode URL> [--gateway <graphql url>] --token <host token> [--plugin-token <token>]
                                           mirror an OpenCode server's sessions into the gateway and act on it
+  bridge opencode --serve [--directory <dir>] [--listen 127.0.0.1:4096] --password <p> [--gateway …] --token …
+                                          run OpenCode privately behind the gateway's admission proxy (its clients
+                                          use --listen with the password): a seal is then proven (SessionSealed)
 `;
 
 async function withDb<T>(fn: (sql: ReturnType<typeof connect>) => Promise<T>): Promise<T> {

@@ -177,6 +177,8 @@ export type HostCapability =
 export type HostCommandKind =
   /** Terminate the job (its whole process group: SIGTERM, SIGKILL after a grace period) and report its end with finishJob. */
   | 'CANCEL_JOB'
+  /** Stop forwarding work for the session, wait for what was forwarded, stop everything it runs, and acknowledge once the runtime reports the session idle: the acknowledgement closes the host's admissions of the session. */
+  | 'CLOSE_ADMISSIONS'
   /** Summarize payload.context with the host's model and reply { summary }. */
   | 'COMPACT_SESSION'
   /** Create a child of session payload.parentID in the host's runtime with payload.title, mirror it (createSession with hostID, metadata payload.metadata) and reply { sessionID }. */

@@ -4,6 +4,7 @@ import { CHANNEL } from './journal.js';
 import { HostNotFoundError, InvalidRequestError } from './errors.js';
 import { newId } from './ids.js';
 import { requireId } from './validate.js';
+import { closeAdmissions } from './admission.js';
 
 /**
  * Durable host commands (CONTRACT 1a/7): the gateway asks a host to cancel a job or interrupt an
@@ -13,7 +14,8 @@ import { requireId } from './validate.js';
  * treats a command it has already obeyed as a no-op.
  */
 export type CommandKind = 'CANCEL_JOB' | 'INTERRUPT_EXECUTION' | 'COMPACT_SESSION' | 'GENERATE' // issue 8 (domain/host-requests.ts)
-  | 'CREATE_SESSION' | 'RENAME_SESSION' | 'REMOVE_SESSION'; // issue 12 (domain/sessions.ts)
+  | 'CREATE_SESSION' | 'RENAME_SESSION' | 'REMOVE_SESSION' // issue 12 (domain/sessions.ts)
+  | 'CLOSE_ADMISSIONS'; // issue 12 (domain/admission.ts)
 
 export interface HostCommandRow {
   id: string;
@@ -95,6 +97,8 @@ export async function pendingCommands(db: Db, actor: Actor, hostID: string, limi
       AND (j.status IN ('RUNNING', 'CANCELLING') OR e.status = 'RUNNING'
         -- issue 12: session mutations applied in the host's runtime, pending until acknowledged
         OR c.kind IN ('RENAME_SESSION', 'REMOVE_SESSION')
+        -- issue 12: a seal waits for the host to quiesce the session (domain/admission.ts)
+        OR c.kind = 'CLOSE_ADMISSIONS'
         -- issue 8: a request (compaction, generation) is pending until replied, timed out or expired
         OR (c.expires_at IS NOT NULL AND c.replied_at IS NULL AND c.timed_out_at IS NULL AND c.expires_at > now()))
     ORDER BY c.id LIMIT ${limit}`;
@@ -105,6 +109,7 @@ export async function acknowledgeCommand(sql: Sql, actor: Actor, input: { comman
   const commandID = requireId('command', input.commandID, 'commandID');
   const c = await findCommand(sql, actor, commandID);
   if (!c) throw unknownCommand(commandID);
+  if (c.kind === 'CLOSE_ADMISSIONS') return closeAdmissions(sql, actor, c);
   const [u] = await sql<HostCommandRow[]>`
     UPDATE host_commands SET acknowledged_at = coalesce(acknowledged_at, now()) WHERE id = ${commandID} RETURNING *`;
   if (!u) throw unknownCommand(commandID); // removed with its session meanwhile

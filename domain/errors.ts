@@ -61,7 +61,9 @@ export class SealUnsupportedError extends GatewayError {
   constructor(readonly sessionID: string, readonly reason: SealUnsupportedReason, readonly jobIDs: string[], readonly executionID: string | null = null) {
     super(reason === 'JOB_LOST'
       ? `Session ${sessionID} cannot be sealed: the lease of the host owning ${jobIDs.length} of its jobs lapsed, so their termination cannot be proven.`
-      : `Session ${sessionID} cannot be sealed: the host owning its unfinished work cannot cancel it.`);
+      : reason === 'ADMISSION_NOT_EXCLUSIVE'
+        ? `Session ${sessionID} admits nothing through the gateway any more and its host terminated everything known of it (${jobIDs.length} job(s) cancelled${executionID ? ', its execution interrupted' : ''}), but that host can start work without the gateway (an OpenCode server not fronted by the admission proxy), so that nothing new runs cannot be proven.`
+        : `Session ${sessionID} cannot be sealed: the host owning its unfinished work cannot cancel it.`);
   }
 }
 /** A snapshot manifest references contents the gateway does not hold (upload them, then retry). */

@@ -11,6 +11,7 @@ export const PREFIX = {
   snapshot: 'snp',
   token: 'tok',
   command: 'cmd',
+  admission: 'adm',
 } as const;
 export type Kind = keyof typeof PREFIX;
 

@@ -18,6 +18,7 @@ export type EventType =
   | 'session.removed'
   | 'session.sealing'
   | 'session.sealed'
+  | 'session.admissions_closed' // issue 12 (domain/admission.ts): the host quiesced the session for a seal
   | 'session.compacted' // issue 8 (domain/compaction.ts)
   | 'execution.started'
   | 'execution.settled'

@@ -11,6 +11,8 @@ export interface SessionRow {
   hostId: string | null;
   sealRequestedAt: Date | null;
   sealedAt: Date | null;
+  /** Set with sealedAt when the seal could not be proven (migration 013): the reason every seal call answers. */
+  sealUnproven?: string | null;
   lastSeq: number;
   executionCount: number;
   createdAt: Date;

@@ -5,6 +5,7 @@ import { InvalidRequestError, SealTimeoutError, SealUnsupportedError, SessionNot
 import { appendEvent } from './journal.js';
 import type { SessionRow } from './rows.js';
 import { lockSession } from './sessions.js';
+import { requestAdmissionClose } from './admission.js';
 import { requireId } from './validate.js';
 
 /**
@@ -60,7 +61,7 @@ export function checkSealInput(input: { sessionID: unknown; timeoutMs?: number |
 async function sealStep(sql: Sql, actor: Actor, sessionID: string): Promise<Step> {
   return sql.begin(async (tx) => {
     let s = await lockSession(tx, actor, sessionID);
-    if (s.sealedAt) return { kind: 'sealed', sealed: await sealedResult(tx, s) };
+    if (s.sealedAt) return s.sealUnproven ? await unprovenResult(tx, s) : { kind: 'sealed', sealed: await sealedResult(tx, s) };
     if (!s.sealRequestedAt) {
       const [u] = await tx<SessionRow[]>`
         UPDATE sessions SET seal_requested_at = clock_timestamp(), updated_at = now() WHERE id = ${sessionID} RETURNING *`;
@@ -83,23 +84,27 @@ async function sealStep(sql: Sql, actor: Actor, sessionID: string): Promise<Step
       const cmd = await issueCommand(tx, { hostId: exec.hostId, sessionId: sessionID, kind: 'INTERRUPT_EXECUTION', executionId: exec.id });
       await appendEvent(tx, sessionID, 'execution.interrupting', { executionID: exec.id, hostID: exec.hostId, commandID: cmd.id, reason: 'SEAL' });
     }
+    // Hosts that front their runtime (admitWork) quiesce the session before the seal can be proven.
+    const quiescing = await requestAdmissionClose(tx, sessionID);
     const lost = jobs.filter((j) => j.status === 'LOST').map((j) => j.id);
     if (lost.length) return { kind: 'unsupported', reason: 'JOB_LOST', jobIDs: lost, executionID: null };
     const cannot = jobs.filter((j) => !j.canCancel && j.status === 'RUNNING').map((j) => j.id);
     if (cannot.length || (exec && !exec.canCancel)) {
       return { kind: 'unsupported', reason: 'HOST_CANNOT_CANCEL', jobIDs: cannot, executionID: exec && !exec.canCancel ? exec.id : null };
     }
-    if (jobs.length === 0 && !exec) {
+    if (jobs.length === 0 && !exec && quiescing.length === 0) {
       // Everything known has ended. Only a host that starts work solely through the gateway lets
-      // that prove nothing more can run; otherwise the session stays SEALING and the answer says why.
+      // that prove nothing more can run. Otherwise the session is still SEALED (admissions closed,
+      // nothing known runs), but every seal call answers why it is not proven.
       const [open] = await tx`
         SELECT 1 FROM hosts h WHERE NOT h.exclusive_admission AND (h.id = ${s.hostId}
-          OR EXISTS (SELECT 1 FROM jobs j WHERE j.session_id = ${sessionID} AND j.host_id = h.id)) LIMIT 1`;
-      if (open) return { kind: 'unsupported', reason: 'ADMISSION_NOT_EXCLUSIVE', jobIDs: [], executionID: null };
+          OR EXISTS (SELECT 1 FROM jobs j WHERE j.session_id = ${sessionID} AND j.host_id = h.id)
+          OR EXISTS (SELECT 1 FROM executions e WHERE e.session_id = ${sessionID} AND e.host_id = h.id)) LIMIT 1`;
+      const unproven = open ? 'ADMISSION_NOT_EXCLUSIVE' : null;
       const [u] = await tx<SessionRow[]>`
-        UPDATE sessions SET sealed_at = clock_timestamp(), updated_at = now() WHERE id = ${sessionID} RETURNING *`;
-      await appendEvent(tx, sessionID, 'session.sealed', { at: u.sealedAt });
-      return { kind: 'sealed', sealed: await sealedResult(tx, u) };
+        UPDATE sessions SET sealed_at = clock_timestamp(), seal_unproven = ${unproven}, updated_at = now() WHERE id = ${sessionID} RETURNING *`;
+      await appendEvent(tx, sessionID, 'session.sealed', unproven ? { at: u.sealedAt, unproven } : { at: u.sealedAt });
+      return unproven ? await unprovenResult(tx, u) : { kind: 'sealed', sealed: await sealedResult(tx, u) };
     }
     return { kind: 'pending', jobIDs: jobs.map((j) => j.id), executionID: exec?.id ?? null };
   });
@@ -113,6 +118,12 @@ async function sealedResult(tx: Tx, s: SessionRow): Promise<SealedSession> {
   const jobIDs = [...new Set(cmds.filter((c) => c.kind === 'CANCEL_JOB').map((c) => c.jobId!))].sort();
   const exec = cmds.find((c) => c.kind === 'INTERRUPT_EXECUTION')?.executionId ?? null;
   return { session: { ...s, lastSeq: Number(s.lastSeq) }, sealedAt: s.sealedAt!, cancelledJobIDs: jobIDs, interruptedExecutionID: exec };
+}
+
+/** A seal that terminated everything known but could not be proven: the same answer every time, naming what it cancelled. */
+async function unprovenResult(tx: Tx, s: SessionRow): Promise<Step> {
+  const r = await sealedResult(tx, s);
+  return { kind: 'unsupported', reason: s.sealUnproven as 'ADMISSION_NOT_EXCLUSIVE', jobIDs: r.cancelledJobIDs, executionID: r.interruptedExecutionID };
 }
 
 /**

@@ -17,6 +17,8 @@ export const HostCommandKindEnum = builder.enumType('HostCommandKind', {
     CREATE_SESSION: { description: 'Create a child of session payload.parentID in the host\'s runtime with payload.title, mirror it (createSession with hostID, metadata payload.metadata) and reply { sessionID }.' },
     RENAME_SESSION: { description: 'Set the session\'s title in the host\'s runtime to payload.title, then acknowledge.' },
     REMOVE_SESSION: { description: 'The session (already removed on the gateway) is removed: remove it in the host\'s runtime, stop following it, then acknowledge.' },
+    // Issue 12: a seal of a session the host admitted work in through admitWork (domain/admission.ts).
+    CLOSE_ADMISSIONS: { description: 'Stop forwarding work for the session, wait for what was forwarded, stop everything it runs, and acknowledge once the runtime reports the session idle: the acknowledgement closes the host\'s admissions of the session.' },
   } as const,
 });
 export const HostCommandReasonEnum = builder.enumType('HostCommandReason', { values: ['SEAL', 'PLUGIN'] as const }); // PLUGIN: issue 8

@@ -83,13 +83,13 @@ errorType(SealUnsupportedError, 'SealUnsupportedError', (t) => ({
   reason: t.field({ type: SealUnsupportedReasonEnum, resolve: (e: SealUnsupportedError) => e.reason }),
   jobs: t.field({
     type: [JobRef],
-    description: 'The jobs whose termination cannot be proven.',
+    description: 'HOST_CANNOT_CANCEL and JOB_LOST: the jobs whose termination cannot be proven. ADMISSION_NOT_EXCLUSIVE: the jobs the seal cancelled.',
     resolve: async (e: SealUnsupportedError, _a: unknown, ctx: any) => (await ctx.loaders.job.loadMany(e.jobIDs)).filter((j: any) => j && !(j instanceof Error)),
   }),
   execution: t.field({
     type: ExecutionRef,
     nullable: true,
-    description: 'The running execution whose host cannot interrupt it, if that is the reason.',
+    description: 'HOST_CANNOT_CANCEL: the running execution whose host cannot interrupt it. ADMISSION_NOT_EXCLUSIVE: the execution the seal interrupted, if any.',
     resolve: (e: SealUnsupportedError, _a: unknown, ctx: any) => (e.executionID ? ctx.loaders.execution.load(e.executionID) : null),
   }),
 }));

@@ -18,6 +18,7 @@ import './corrections.js';
 import './context.js';
 import './seal.js';
 import './commands.js';
+import './admission.js';
 import './compaction.js';
 import './generation.js';
 

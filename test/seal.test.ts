@@ -203,19 +203,27 @@ describe('sealSession', () => {
     const st = await kit.state(s);
     expect(st.executions.edges[0].node).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'SEAL' });
     // ...but nothing proves the host will not start more: not reported as success.
-    expect(r).toMatchObject({ __typename: 'SealUnsupportedError', code: 501, sessionID: s, reason: 'ADMISSION_NOT_EXCLUSIVE', jobs: [] });
-    expect(st.status).toBe('SEALING');
-    expect(st.sealedAt).toBeNull();
+    // It names the jobs it did cancel, and says why it is unproven (not that it "cannot cancel").
+    expect(r).toMatchObject({ __typename: 'SealUnsupportedError', code: 501, sessionID: s, reason: 'ADMISSION_NOT_EXCLUSIVE',
+      jobs: [{ id: job.id, status: 'CANCELLED' }] });
+    const msg = (r as { message?: string }).message ?? '';
+    expect(msg).toContain('1 job(s) cancelled');
+    expect(msg).toContain('without the gateway');
+    expect(msg).not.toContain('cannot cancel');
+    // Nothing known runs and admissions are closed: SEALED, not SEALING forever.
+    expect(st.status).toBe('SEALED');
+    expect(st.sealedAt).not.toBeNull();
     expect(await tagOf(host.beginExecution(s))).toBe('SessionSealedError');
-    expect((await kit.seal(s, 0))).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'ADMISSION_NOT_EXCLUSIVE' });
+    // Every later call gives the same answer.
+    expect((await kit.seal(s, 0))).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'ADMISSION_NOT_EXCLUSIVE', jobs: [{ id: job.id }] });
   });
 
   it('a session created for such a host (createSession hostID) gets the honest reason even before anything ran; for an exclusive host it seals', async () => {
     const open = await kit.host({ capabilities: { cancel: true, exclusiveAdmission: false } });
     const closed = await kit.host();
     const s1 = await kit.session({ hostID: open.id! });
-    expect(await kit.seal(s1, 0)).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'ADMISSION_NOT_EXCLUSIVE' });
-    expect((await kit.state(s1)).status).toBe('SEALING');
+    expect(await kit.seal(s1, 0)).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'ADMISSION_NOT_EXCLUSIVE', jobs: [] });
+    expect((await kit.state(s1)).status).toBe('SEALED');
     const s2 = await kit.session({ hostID: closed.id! });
     expect((await kit.seal(s2, 0)).__typename).toBe('SessionSealed');
     // An unknown host is refused.

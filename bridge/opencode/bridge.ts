@@ -45,6 +45,13 @@ export interface BridgeOptions {
    * paths it cannot cover, which is why the seal still answers ADMISSION_NOT_EXCLUSIVE).
    */
   fenceDir?: string;
+  /**
+   * Issue 12 (bridge/opencode/serve.ts): OpenCode is reachable only through the admission proxy, so the
+   * bridge registers with capabilities.exclusiveAdmission (default false), and a seal's CLOSE_ADMISSIONS
+   * command first calls `quiesce` (the proxy stops forwarding for the session and waits for what it
+   * forwarded), then aborts the session and acknowledges once OpenCode reports it idle.
+   */
+  admission?: { quiesce(ocSessionID: string, abort: () => Promise<unknown>): Promise<boolean> };
   log?: (m: string) => void;
 }
 
@@ -156,9 +163,9 @@ export class OpencodeBridge {
     const previous = this.hostID ?? (await this.opts.store.hostID());
     const input = {
       hostID: previous, name: `opencode ${this.oc.base}`, leaseMs: this.opts.leaseMs ?? 30_000,
-      // OpenCode also admits prompts from its other clients: the gateway's fence is not exclusive.
+      // Without the admission proxy OpenCode also admits prompts from its other clients: not exclusive.
       // compact: OpenCode's summarize; generate: a hidden session; sessions: create/rename/remove there.
-      capabilities: { cancel: true, compact: true, generate: true, exclusiveAdmission: false, sessions: true },
+      capabilities: { cancel: true, compact: true, generate: true, exclusiveAdmission: !!this.opts.admission, sessions: true },
       models: await this.opencodeModels(),
     };
     let h;
@@ -231,6 +238,9 @@ export class OpencodeBridge {
       try { return await fn(); } finally { clearTimeout(t); }
     });
     this.queue = p.catch((e) => this.log(`bridge: ${e?.stack ?? e}`));
+    // Callers that do not await (`void this.enqueue(…)`) must not leave an unhandled rejection (e.g.
+    // "bridge stopped" from a gateway call retrying when SIGTERM arrives): the error is logged above.
+    p.catch(() => {});
     return p;
   }
 
@@ -926,6 +936,39 @@ export class OpencodeBridge {
     }
   }
 
+  /** The gateway session mirroring an OpenCode session, if the bridge has mirrored it (the proxy's admission). */
+  gatewaySessionOf(ocSessionID: string): string | null {
+    return this.sessions.get(ocSessionID)?.row.sessionID ?? null;
+  }
+
+  /**
+   * CLOSE_ADMISSIONS (issue 12): the proxy stops forwarding for the session and waits for what it
+   * forwarded; then abort until OpenCode reports the session idle, apply what the abort recorded, and
+   * only then acknowledge: the acknowledgement tells the gateway that nothing admitted can still run.
+   */
+  private async closeAdmissions(c: { id: string; sessionID: string }) {
+    const ocSessionID = this.byGateway.get(c.sessionID);
+    if (ocSessionID) {
+      const l = this.sessions.get(ocSessionID)!;
+      this.fence(l);
+      await this.enqueue(async () => { l.st.sealing = true; await this.persist(l); });
+      const abort = () => this.oc.abort(ocSessionID).catch((e) => this.log(`abort ${ocSessionID}: ${e.message}`));
+      while (!(await this.opts.admission!.quiesce(ocSessionID, abort))) {
+        if (this.stopped) return;
+        this.log(`seal of ${ocSessionID}: a forwarded request is still running; aborting again`);
+      }
+      for (;;) {
+        await abort();
+        if (await this.waitIdle(ocSessionID, 30_000)) break;
+        if (this.stopped) return;
+      }
+      await this.settled().catch(() => {});
+      await this.enqueue(() => this.onIdle(ocSessionID));
+    }
+    await this.gw.call(AcknowledgeHostCommandDocument, { input: { commandID: c.id } })
+      .catch((e) => this.log(`acknowledge ${c.id}: ${e.message}`));
+  }
+
   /**
    * A command of the gateway. Seal: interrupt an execution or cancel a job (OpenCode can only abort the whole
    * session). Plugin requests: compaction, generation, and the session mutations (create, rename, remove).
@@ -934,6 +977,7 @@ export class OpencodeBridge {
     if (!c) return;
     try {
       switch (c.kind) {
+        case 'CLOSE_ADMISSIONS': return await this.closeAdmissions(c);
         case 'CREATE_SESSION': return await this.reply(c, () => this.createInOpencode(c));
         case 'COMPACT_SESSION': return await this.reply(c, () => this.compactInOpencode(c));
         case 'GENERATE': return await this.reply(c, () => this.generateInOpencode(c));

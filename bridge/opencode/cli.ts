@@ -1,52 +1,116 @@
 // `gateway bridge opencode --url http://127.0.0.1:N [--gateway URL] --token T [--plugin-token P] [--state FILE] [--opencode-data DIR]`
+// `gateway bridge opencode --serve [--directory DIR] [--listen HOST:PORT] --password P [--gateway URL] --token T …`
+//
+// One process (bin/gateway.mjs loads tsx in-process): SIGTERM/SIGINT stop it cleanly (the proxy, the
+// bridge, the private OpenCode it started, the store), exit code 0; a second signal exits at once.
 import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { OpencodeBridge } from './bridge.js';
+import { findOpencodeBinary, startOpencode } from './launch.js';
+import { startOpencodeFront } from './serve.js';
 import { FileBridgeStore, PgBridgeStore, type BridgeStore } from './store.js';
+
+const USAGE = 'usage: bridge opencode --url <OpenCode URL> --token <host token> [--plugin-token <token>]\n'
+  + '       bridge opencode --serve [--directory <dir>] [--listen 127.0.0.1:4096] --password <proxy password> --token <host token>';
 
 export async function runBridgeCommand(args: string[]): Promise<void> {
   const [target, ...rest] = args;
-  if (target !== 'opencode') throw new Error('usage: bridge opencode --url <OpenCode URL> --token <host token> [--plugin-token <token>]');
+  if (target !== 'opencode') throw new Error(USAGE);
   const { values } = parseArgs({
     args: rest,
     options: {
       url: { type: 'string' }, gateway: { type: 'string' }, token: { type: 'string' }, 'plugin-token': { type: 'string' },
       state: { type: 'string' }, 'opencode-data': { type: 'string' }, 'fence-dir': { type: 'string' }, 'opencode-password': { type: 'string' }, 'lease-ms': { type: 'string' },
+      serve: { type: 'boolean' }, directory: { type: 'string' }, listen: { type: 'string' }, password: { type: 'string' }, 'max-body-bytes': { type: 'string' },
     },
   });
-  if (!values.url) throw new Error('--url (the OpenCode server) is required');
   const token = values.token ?? process.env.GATEWAY_TOKEN;
   if (!token) throw new Error('--token (a host or admin token) is required');
-  const server = values.url.replace(/\/+$/, '');
+  if (!values.serve && !values.url) throw new Error(`--url (the OpenCode server) or --serve is required\n${USAGE}`);
+  const log = (m: string) => console.error(`[bridge] ${m}`);
+  const gatewayUrl = values.gateway ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:4000/graphql';
+  const leaseMs = values['lease-ms'] ? Number(values['lease-ms']) : undefined;
+  if (leaseMs !== undefined && !Number.isInteger(leaseMs)) throw new Error('--lease-ms must be an integer');
+
+  let stop: () => Promise<void>;
   let store: BridgeStore;
-  if (values.state || !process.env.DATABASE_URL) {
-    store = new FileBridgeStore(values.state ?? path.join('.data', `bridge-opencode-${Buffer.from(server).toString('base64url')}.json`));
-  } else {
+  const storeFor = async (server: string) => {
+    if (values.state || !process.env.DATABASE_URL) {
+      return new FileBridgeStore(values.state ?? path.join('.data', `bridge-opencode-${Buffer.from(server).toString('base64url')}.json`));
+    }
     const { connect } = await import('../../db/connection.js');
     const { migrate } = await import('../../db/migrate.js');
     const sql = connect(process.env.DATABASE_URL, { max: 2 });
     await migrate(sql);
-    store = new PgBridgeStore(sql, server, true);
-  }
-  const bridge = new OpencodeBridge({
-    opencodeUrl: server,
-    opencodePassword: values['opencode-password'] ?? process.env.OPENCODE_SERVER_PASSWORD,
-    gatewayUrl: values.gateway ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:4000/graphql',
-    hostToken: token,
-    pluginToken: values['plugin-token'] ?? token,
-    store,
-    opencodeDataDir: values['opencode-data'],
-    fenceDir: values['fence-dir'],
-    leaseMs: values['lease-ms'] ? Number(values['lease-ms']) : undefined,
-    log: (m) => console.error(`[bridge] ${m}`),
-  });
-  await bridge.start();
-  console.log(`bridging OpenCode ${server} as host ${bridge.hostID}`);
-  const shutdown = async () => {
-    await bridge.stop();
-    await store.close();
-    process.exit(0);
+    return new PgBridgeStore(sql, server, true);
   };
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
+
+  if (values.serve) {
+    const password = values.password ?? process.env.OPENCODE_PROXY_PASSWORD;
+    if (!password) throw new Error('--password (or OPENCODE_PROXY_PASSWORD): what OpenCode\'s clients send (as OPENCODE_SERVER_PASSWORD) to the proxy');
+    const bin = findOpencodeBinary();
+    if (!bin) throw new Error('no OpenCode binary: set OPENCODE_BIN or install opencode-ai');
+    const [host, port] = parseListen(values.listen ?? process.env.OPENCODE_PROXY_LISTEN ?? '127.0.0.1:4096');
+    const directory = path.resolve(values.directory ?? process.cwd());
+    // The bridge's state is keyed by what the clients see: the proxy URL (the private port changes every start).
+    store = await storeFor(`http://${host}:${port}`);
+    const front = await retrying(log, () => startOpencodeFront({
+      launch: (extra) => startOpencode({ bin, directory, isolated: false, ...extra }),
+      password, host, port, maxBodyBytes: values['max-body-bytes'] ? Number(values['max-body-bytes']) : undefined,
+      gatewayUrl, hostToken: token, pluginToken: values['plugin-token'] ?? token, store, leaseMs, fenceDir: values['fence-dir'], log,
+    }));
+    console.log(`OpenCode (${directory}) behind the gateway's admission proxy: ${front.url} (user "opencode", the proxy password); host ${front.bridge.hostID}`);
+    stop = () => front.stop();
+  } else {
+    const server = values.url!.replace(/\/+$/, '');
+    store = await storeFor(server);
+    const bridge = new OpencodeBridge({
+      opencodeUrl: server,
+      opencodePassword: values['opencode-password'] ?? process.env.OPENCODE_SERVER_PASSWORD,
+      gatewayUrl, hostToken: token, pluginToken: values['plugin-token'] ?? token, store,
+      opencodeDataDir: values['opencode-data'], fenceDir: values['fence-dir'], leaseMs, log,
+    });
+    await retrying(log, () => bridge.start());
+    console.log(`bridging OpenCode ${server} as host ${bridge.hostID}`);
+    stop = () => bridge.stop();
+  }
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) { log(`${signal} again: exiting now`); process.exit(130); }
+    stopping = true;
+    log(`${signal}: stopping`);
+    const force = setTimeout(() => { log('stop took over 15 s: exiting'); process.exit(1); }, 15_000);
+    force.unref();
+    void (async () => {
+      await stop().catch((e) => log(`stop: ${e?.message ?? e}`));
+      await store.close().catch((e) => log(`store: ${e?.message ?? e}`));
+      process.exit(0);
+    })();
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  // Work still in flight when a stop begins ends with "bridge stopped": expected then, logged, never a crash.
+  process.on('unhandledRejection', (e: any) => {
+    if (stopping) return log(`while stopping: ${e?.message ?? e}`);
+    log(`unhandled: ${e?.stack ?? e}`);
+    process.exit(1); // as Node would: a supervisor restarts it
+  });
+}
+
+function parseListen(v: string): [string, number] {
+  const m = /^(?:([^:]+):)?(\d{1,5})$/.exec(v);
+  if (!m || Number(m[2]) > 65535) throw new Error(`--listen must be [host:]port, not ${v}`);
+  return [m[1] ?? '127.0.0.1', Number(m[2])];
+}
+
+/** Starting fails while the gateway (or OpenCode) is not there yet: try again with backoff (1 s … 30 s). */
+async function retrying<T>(log: (m: string) => void, fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try { return await fn(); } catch (e: any) {
+      const wait = Math.min(1_000 * 2 ** attempt, 30_000);
+      log(`start failed (${e?.message ?? e}); retrying in ${wait / 1000} s`);
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
 }

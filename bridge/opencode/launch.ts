@@ -31,6 +31,10 @@ export function findOpencodeBinary(): string | null {
   return null;
 }
 
+export function basicAuth(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
@@ -47,6 +51,8 @@ export interface OpencodeServer {
   port: number;
   /** $XDG_DATA_HOME of the OpenCode process (its snapshot repositories live under opencode/snapshot). */
   dataDir: string;
+  /** Its OPENCODE_SERVER_PASSWORD, if it was started with one. */
+  password?: string;
   logs: string[];
   process: ChildProcess;
   stop(): Promise<void>;
@@ -58,18 +64,29 @@ export interface StartOpencodeOptions {
   bin: string;
   /** The project directory (its cwd). */
   directory: string;
-  /** Base folder for the isolated XDG dirs and HOME. */
-  home: string;
-  /** OpenAI-compatible base URL (ending in /v1). */
-  modelUrl: string;
+  /** Base folder for the isolated XDG dirs and HOME (isolated only). */
+  home?: string;
+  /** OpenAI-compatible base URL (ending in /v1) of the scripted model (isolated only). */
+  modelUrl?: string;
+  /**
+   * True (default): an isolated, offline OpenCode with the scripted model (tests, experiments). False:
+   * the user's own OpenCode (their environment, config and data), e.g. behind the admission proxy.
+   */
+  isolated?: boolean;
   port?: number;
   /** OpenCode plugins to load (absolute paths), e.g. bridge/opencode/plugin/gateway-fence.js. */
   plugins?: string[];
+  /** OPENCODE_SERVER_PASSWORD: every request then needs HTTP basic auth (user `opencode`). */
+  password?: string;
+  /** Extra arguments of `opencode serve`, and the environment to start from (default: only PATH and LANG). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function startOpencode(o: StartOpencodeOptions): Promise<OpencodeServer> {
   const port = o.port ?? (await freePort());
-  const dirs = Object.fromEntries(['data', 'config', 'cache', 'state', 'home'].map((d) => [d, path.join(o.home, d)]));
+  if (o.isolated === false) return startUserOpencode(o, port);
+  if (!o.home || !o.modelUrl) throw new Error('startOpencode: an isolated OpenCode needs home and modelUrl');
+  const dirs = Object.fromEntries(['data', 'config', 'cache', 'state', 'home'].map((d) => [d, path.join(o.home!, d)]));
   for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
   const configFile = path.join(o.home, 'opencode.json');
   fs.writeFileSync(configFile, JSON.stringify({
@@ -90,6 +107,7 @@ export async function startOpencode(o: StartOpencodeOptions): Promise<OpencodeSe
     ...(o.plugins?.length ? { plugin: o.plugins.map((p) => `file://${p}`) } : {}),
   }, null, 2));
   const env: NodeJS.ProcessEnv = {
+    ...(o.env ?? {}),
     PATH: process.env.PATH,
     LANG: 'C.UTF-8',
     HOME: dirs.home,
@@ -105,12 +123,33 @@ export async function startOpencode(o: StartOpencodeOptions): Promise<OpencodeSe
     OPENCODE_DISABLE_SHARE: '1',
     OPENCODE_DISABLE_CLAUDE_CODE: '1',
     OPENCODE_DISABLE_EXTERNAL_SKILLS: '1',
+    ...(o.password ? { OPENCODE_SERVER_PASSWORD: o.password, OPENCODE_SERVER_USERNAME: 'opencode' } : {}),
   };
+  return runServe(o, port, env, dirs.data);
+}
+
+/** The user's OpenCode: their environment and config, plus the password, the plugins and `o.env`. */
+async function startUserOpencode(o: StartOpencodeOptions, port: number): Promise<OpencodeServer> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...(o.env ?? {}) };
+  if (o.password) { env.OPENCODE_SERVER_PASSWORD = o.password; env.OPENCODE_SERVER_USERNAME = 'opencode'; }
+  if (o.plugins?.length) {
+    // Merged with the user's configuration (OpenCode concatenates plugin lists of its config sources).
+    const extra = env.OPENCODE_CONFIG_CONTENT ? JSON.parse(env.OPENCODE_CONFIG_CONTENT) : {};
+    extra.plugin = [...(extra.plugin ?? []), ...o.plugins.map((p) => `file://${p}`)];
+    env.OPENCODE_CONFIG_CONTENT = JSON.stringify(extra);
+  }
+  const data = env.XDG_DATA_HOME ?? path.join(env.HOME ?? process.env.HOME ?? '.', '.local', 'share');
+  return runServe(o, port, env, data);
+}
+
+async function runServe(o: StartOpencodeOptions, port: number, env: NodeJS.ProcessEnv, dataDir: string): Promise<OpencodeServer> {
+  const auth: Record<string, string> = o.password ? { authorization: basicAuth('opencode', o.password) } : {};
   const logs: string[] = [];
   const server: OpencodeServer = {
     url: `http://127.0.0.1:${port}`,
+    password: o.password,
     port,
-    dataDir: dirs.data,
+    dataDir,
     logs,
     process: null as unknown as ChildProcess,
     async stop() {
@@ -139,7 +178,7 @@ export async function startOpencode(o: StartOpencodeOptions): Promise<OpencodeSe
     while (Date.now() < deadline) {
       if (p.exitCode !== null) throw new Error(`opencode exited (${p.exitCode}): ${logs.join('').slice(-2000)}`);
       try {
-        const r = await fetch(`${server.url}/global/health`, { signal: AbortSignal.timeout(1_000) });
+        const r = await fetch(`${server.url}/global/health`, { headers: auth, signal: AbortSignal.timeout(1_000) });
         if (r.ok) return;
       } catch { /* not yet */ }
       await new Promise((r) => setTimeout(r, 100));
