@@ -1,6 +1,6 @@
 import {
-  GraphQLError, Kind, getNullableType, isUnionType,
-  type ArgumentNode, type DirectiveNode, type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLField,
+  GraphQLError, Kind, getNullableType, isInputObjectType, isLeafType, isListType, isNonNullType, isUnionType,
+  type ArgumentNode, type GraphQLInputType, type DirectiveNode, type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLField,
   type GraphQLSchema, type SelectionSetNode, type ValueNode, type VariableDefinitionNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -82,6 +82,66 @@ function badInLiteral(node: ValueNode, path: string, scan: Scan): string | null 
     default:
       return null;
   }
+}
+
+/**
+ * The same walk with the argument's input type (root fields): the path names input fields and list
+ * items down to a scalar, never into a JSON value (a bad string anywhere in `metadata` is `metadata`),
+ * as the domain's own validation names them.
+ */
+function badTyped(node: ValueNode | null, raw: { value: unknown } | null, type: GraphQLInputType, path: string, scan: Scan): string | null {
+  if (node?.kind === Kind.VARIABLE) {
+    const name = node.name.value;
+    if (Object.prototype.hasOwnProperty.call(scan.variables, name)) return badTyped(null, { value: scan.variables[name] }, type, path, scan);
+    const d = scan.defaults.get(name);
+    return d ? badTyped(d, null, type, path, scan) : null;
+  }
+  if (isNonNullType(type)) return badTyped(node, raw, type.ofType, path, scan);
+  if (isListType(type)) {
+    const items: [ValueNode | null, { value: unknown } | null][] = node
+      ? node.kind === Kind.LIST ? node.values.map((v) => [v, null]) : [[node, null]]
+      : Array.isArray(raw!.value) ? raw!.value.map((v) => [null, { value: v }]) : [[null, raw]];
+    const single = node ? node.kind !== Kind.LIST : !Array.isArray(raw!.value);
+    for (let i = 0; i < items.length; i++) {
+      const r = badTyped(items[i][0], items[i][1], type.ofType, single ? path : `${path}[${i}]`, scan);
+      if (r) return r;
+    }
+    return null;
+  }
+  if (isInputObjectType(type)) {
+    const fields = type.getFields();
+    if (node) {
+      if (node.kind !== Kind.OBJECT) return badInLiteral(node, path, scan);
+      for (const f of node.fields) {
+        const def = fields[f.name.value];
+        const r = def ? badTyped(f.value, null, def.type, `${path}.${f.name.value}`, scan) : badInLiteral(f.value, `${path}.${f.name.value}`, scan);
+        if (r) return r;
+      }
+      return null;
+    }
+    const v = raw!.value;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return badInJson(v, path);
+    for (const [k, x] of Object.entries(v)) {
+      if (isBadString(k)) return path;
+      const def = fields[k];
+      const r = def ? badTyped(null, { value: x }, def.type, `${path}.${k}`, scan) : badInJson(x, `${path}.${k}`);
+      if (r) return r;
+    }
+    return null;
+  }
+  // A leaf: a String/ID is checked as is; a JSON value as a whole, named by its own position.
+  const bad = node ? badInLiteral(node, path, scan) : badInJson(raw!.value, path);
+  return bad && isLeafType(type) && type.name === 'JSON' ? path : bad;
+}
+
+function badInTypedArguments(field: GraphQLField<unknown, unknown> | undefined, args: readonly ArgumentNode[] | undefined, scan: Scan): string | null {
+  if (!field) return badInArguments(args, scan);
+  for (const a of args ?? []) {
+    const def = field.args.find((x) => x.name === a.name.value);
+    const r = def ? badTyped(a.value, null, def.type, a.name.value, scan) : badInLiteral(a.value, a.name.value, scan);
+    if (r) return r;
+  }
+  return null;
 }
 
 function badInArguments(args: readonly ArgumentNode[] | undefined, scan: Scan): string | null {
@@ -173,12 +233,14 @@ export function checkOperation(
   const below = badInSelectionsBelowRoot(op.selectionSet, scan);
   if (below) return { error: refuse(below.field, below.path), refusals: new Map() };
 
-  const mutationFields = op.operation === 'mutation' ? schema.getMutationType()?.getFields() : undefined;
+  const rootType = op.operation === 'query' ? schema.getQueryType() : op.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
+  const rootDefs = rootType?.getFields() ?? {};
   const refusals = new Map<string, InvalidRequestError>();
   for (const f of rootFieldNodes(op.selectionSet, scan)) {
-    const path = badInArguments(f.arguments, scan) ?? badInDirectives(f.directives, scan);
+    const def = rootDefs[f.name.value] as GraphQLField<unknown, unknown> | undefined;
+    const path = badInTypedArguments(def, f.arguments, scan) ?? badInDirectives(f.directives, scan);
     if (!path) continue;
-    const typed = !path.startsWith('@') && mutationFields && answersInvalidRequest(mutationFields[f.name.value]);
+    const typed = !path.startsWith('@') && op.operation === 'mutation' && answersInvalidRequest(def);
     if (!typed) return { error: refuse(f.name.value, path), refusals: new Map() };
     const field = path.startsWith('input.') ? path.slice('input.'.length) : path;
     refusals.set(f.alias?.value ?? f.name.value, new InvalidRequestError(field, `${field} ${MESSAGE}.`));

@@ -106,7 +106,9 @@ describe('bad bytes in arguments', () => {
     // Every root field with a string somewhere in its arguments has leaves (spot checks of nested ones).
     const leaves = (name: string) => calls.find((c) => c.field.name === name)!.leaves.map(fieldPath);
     expect(leaves('appendMessage')).toEqual(expect.arrayContaining(['parts[0].text', 'sessionID', 'idempotencyKey']));
-    expect(leaves('createSession')).toEqual(expect.arrayContaining(['metadata.note', 'metadata', 'title', 'directory']));
+    expect(leaves('createSession')).toEqual(expect.arrayContaining(['metadata', 'title', 'directory']));
+    // Inside a JSON value: a string and a key, both named by the JSON argument's own position.
+    expect(calls.find((c) => c.field.name === 'createSession')!.leaves.filter((l) => fieldPath(l) === 'metadata')).toHaveLength(2);
     expect(leaves('missingContents')).toEqual(['hashes[0]']);
     expect(leaves('sessionEvents')).toEqual(expect.arrayContaining(['sessionID', 'after']));
     expect(calls.reduce((n, c) => n + c.leaves.length, 0)).toBeGreaterThan(80);
@@ -157,12 +159,24 @@ describe('bad bytes in arguments', () => {
     expect((await digest()).sessions).not.toEqual(before.sessions);
   });
 
+  it('fields are named as the domain names them: input fields and list items, a JSON value as a whole', async () => {
+    const M = `mutation($input: AppendMessageInput!) { appendMessage(input: $input) { __typename ... on InvalidRequestError { field } } }`;
+    const input = (parts: unknown[]) => ({ sessionID: ids.session, role: 'USER', origin: 'PROMPT', parts });
+    expect((await g.gql(M, { input: input([{ type: 'TEXT', text: 'ok' }, { type: 'TEXT', text: 'b\u0000' }]) })).data.appendMessage)
+      .toEqual({ __typename: 'InvalidRequestError', field: 'parts[1].text' });
+    expect((await g.gql(M, { input: input([{ type: 'TOOL', tool: 't', input: { deep: [{ x: '\uD800' }] } }]) })).data.appendMessage)
+      .toEqual({ __typename: 'InvalidRequestError', field: 'parts[0].input' });
+    // A single item where a list is expected (GraphQL input coercion): named without an index.
+    const lit = await g.gql(`mutation { appendMessage(input: { sessionID: "${ids.session}", role: USER, origin: PROMPT, parts: { type: TEXT, text: "\\u0000" } }) { __typename ... on InvalidRequestError { field } } }`);
+    expect(lit.data.appendMessage).toEqual({ __typename: 'InvalidRequestError', field: 'parts.text' });
+  });
+
   it('a refused field answers alone: the other root fields of the mutation run', async () => {
     const r = await g.gql(`mutation($m: JSON) {
       bad: createSession(input: { directory: "/fuzz/ok", metadata: $m }) { __typename ... on InvalidRequestError { field message code } }
       good: createSession(input: { directory: "/fuzz/ok", title: "fine" }) { __typename ... on Session { directory } } }`, { m: { list: ['ok', 'bad\uDFFF'] } });
     expect(r.errors).toBeUndefined();
-    expect(r.data.bad).toMatchObject({ __typename: 'InvalidRequestError', field: 'metadata.list[1]', code: 400 });
+    expect(r.data.bad).toMatchObject({ __typename: 'InvalidRequestError', field: 'metadata', code: 400 });
     expect(r.data.good).toEqual({ __typename: 'Session', directory: '/fuzz/ok' });
   });
 

@@ -12,8 +12,11 @@ import {
 
 export type OperationKind = 'query' | 'mutation' | 'subscription';
 export type Path = (string | number)[];
-/** A string position of a generated call; `key`: the bad string goes into an object key of a JSON value at `path`. */
-export interface Leaf { path: Path; key?: boolean; literal: boolean }
+/**
+ * A string position of a generated call; `key`: the bad string goes into an object key of a JSON value at
+ * `path`; `report`: the position the gateway names (a JSON value as a whole), when not `path` itself.
+ */
+export interface Leaf { path: Path; key?: boolean; literal: boolean; report?: Path }
 
 export interface RootCall {
   operation: OperationKind;
@@ -59,7 +62,7 @@ function sample(type: GraphQLInputType, name: string, path: Path, leaves: Leaf[]
     case 'Float': return 1;
     case 'Boolean': return false;
     case 'JSON':
-      leaves.push({ path: [...path, 'note'], literal: true }, { path, key: true, literal: false });
+      leaves.push({ path: [...path, 'note'], literal: true, report: path }, { path, key: true, literal: false });
       return { note: 'fine' };
     case 'DateTime':
       leaves.push({ path, literal: true });
@@ -90,7 +93,7 @@ export function inject(args: Record<string, unknown>, leaf: Leaf, bad: string): 
 /** How the gateway names a position in its InvalidRequestError: `parts[0].text` (inside `input`), or the argument's path. */
 export function fieldPath(leaf: Leaf): string {
   let s = '';
-  for (const p of leaf.path) s += typeof p === 'number' ? `[${p}]` : s === '' ? p : `.${p}`;
+  for (const p of leaf.report ?? leaf.path) s += typeof p === 'number' ? `[${p}]` : s === '' ? p : `.${p}`;
   return s.startsWith('input.') ? s.slice('input.'.length) : s;
 }
 
