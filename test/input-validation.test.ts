@@ -78,6 +78,11 @@ async function check(call: RootCall, leaf: Leaf, bad: string, mode: 'variables' 
     // (Over HTTP the error has code GRAPHQL_PARSE_FAILED; graphql-ws passes the parser's error without a code.)
     expect(a.errors, where).toHaveLength(1);
     expect(a.errors[0].message, where).toMatch(/^Syntax Error: Invalid Unicode escape sequence/);
+  } else if (leaf.rejectedByScalar) {
+    // The scalar's parser refuses the malformed value (as any malformed DateTime): a client error, nothing runs.
+    expect(a.errors.length, where).toBeGreaterThan(0);
+    for (const e of a.errors) expect(e.message, where).toContain(leaf.rejectedByScalar);
+    expect(a.data?.[call.field.name] ?? null, where).toBeNull();
   } else if (call.typedInvalid) {
     expect(a.errors, where).toEqual([]);
     expect(a.data[call.field.name], where).toEqual({ __typename: 'InvalidRequestError', field: fieldPath(leaf) });

@@ -237,6 +237,19 @@ const CASES: Record<string, Case> = {
       expect(r.value.edges).toEqual([]);
     },
   },
+  latestSettlementCursor: {
+    probe: q(`{ latestSettlementCursor }`),
+    async in(c) {
+      const r = await call(c.token, `query($id: ID) { latestSettlementCursor(sessionID: $id) }`, { id: w.a.session });
+      expect(r.errors).toEqual([]);
+      expect(r.value).not.toBe(FROM_START); // A's session has a settlement
+    },
+    async out(c) {
+      const query = `query($id: ID) { latestSettlementCursor(sessionID: $id) }`;
+      const r = await likeMissing(c.token, query, { id: w.b.session }, 'id', MISSING.session);
+      expect(r.value).toBe(FROM_START);
+    },
+  },
   tokens: {
     probe: q(`{ tokens { edges { cursor } } }`),
     async in(c) {
@@ -313,6 +326,25 @@ const CASES: Record<string, Case> = {
       const r = await likeMissing(c.token, query, { id, h: c.host!.hostID }, 'id', MISSING.session);
       expect(r.value.__typename).toBe('SessionNotFoundError');
       expect(await g.sql`SELECT id FROM executions WHERE session_id = ${id}`).toEqual([]);
+    },
+  },
+  admitWork: {
+    probe: q(`mutation { admitWork(input: { sessionID: "${MISSING.session}", hostID: "${MISSING.host}", route: "POST /x" }) { __typename } }`),
+    async in(c) {
+      // A front declares exclusive admission (the OpenCode admission proxy's bridge does).
+      const h = await call(c.token, `mutation { registerHost(input: { name: "front", leaseMs: 600000, capabilities: { cancel: true, exclusiveAdmission: true } }) { __typename ... on Host { id } } }`);
+      expect(h.value.__typename).toBe('Host');
+      const r = await call(c.token, `mutation($id: ID!, $h: ID!) { admitWork(input: { sessionID: $id, hostID: $h, route: "POST /session/x/prompt_async" }) { __typename } }`,
+        { id: await freshSession(A), h: h.value.id });
+      expect(r.value.__typename).toBe('Admission');
+    },
+    async out(c) {
+      const h = await call(c.token, `mutation { registerHost(input: { name: "front", leaseMs: 600000, capabilities: { cancel: true, exclusiveAdmission: true } }) { __typename ... on Host { id } } }`);
+      const id = await freshSession(B);
+      const query = `mutation($id: ID!, $h: ID!) { admitWork(input: { sessionID: $id, hostID: $h, route: "POST /x" }) { __typename ... on Error { message code } } }`;
+      const r = await likeMissing(c.token, query, { id, h: h.value.id }, 'id', MISSING.session);
+      expect(r.value.__typename).toBe('SessionNotFoundError');
+      expect(await g.sql`SELECT id FROM admissions WHERE session_id = ${id}`).toEqual([]);
     },
   },
   compactSession: {

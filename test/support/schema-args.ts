@@ -16,7 +16,11 @@ export type Path = (string | number)[];
  * A string position of a generated call; `key`: the bad string goes into an object key of a JSON value at
  * `path`; `report`: the position the gateway names (a JSON value as a whole), when not `path` itself.
  */
-export interface Leaf { path: Path; key?: boolean; literal: boolean; report?: Path }
+/**
+ * `rejectedByScalar`: a position of a scalar whose own parser refuses any string that is not its format (DateTime):
+ * a bad byte there is refused by GraphQL's input coercion before anything runs, like any malformed value of it.
+ */
+export interface Leaf { path: Path; key?: boolean; literal: boolean; report?: Path; rejectedByScalar?: string }
 
 export interface RootCall {
   operation: OperationKind;
@@ -65,7 +69,7 @@ function sample(type: GraphQLInputType, name: string, path: Path, leaves: Leaf[]
       leaves.push({ path: [...path, 'note'], literal: true, report: path }, { path, key: true, literal: false });
       return { note: 'fine' };
     case 'DateTime':
-      leaves.push({ path, literal: true });
+      leaves.push({ path, literal: true, rejectedByScalar: 'DateTime' });
       return '2026-01-01T00:00:00.000Z';
     default:
       throw new Error(`schema-args: no sample for scalar ${type.name}`);
