@@ -47,6 +47,9 @@ async function serve() {
   const admin = await ensureAdminToken(sql);
   console.log(`gateway listening on ${app.url} (WebSocket ${app.wsUrl})${db.embedded ? ' with embedded PostgreSQL in .data/pg' : ''}`);
   console.log(`GraphiQL: ${app.url}`);
+  console.log(`Review page: ${app.url.replace(/\/graphql$/, '/review/')} (a reader token is enough)`);
+  // Built now when missing or stale, rather than at its first visitor's request.
+  import('../server/review.js').then((m) => m.ensureReviewBuilt()).catch((e) => console.error('review page build failed:', e));
   if (admin) {
     console.log(`\nFirst start: an admin token was created. It is shown only this once:\n\n  ${admin.secret}\n`);
     console.log(`Use it as "Authorization: Bearer <token>" (in GraphiQL's Headers tab).`);

@@ -42,11 +42,13 @@ function sourcesMtime(): number {
 
 /** Whether review/dist holds a bundle built from the current sources. */
 export function reviewBuilt(): boolean {
-  try {
-    return Number(readFileSync(path.join(REVIEW_DIST, STAMP), 'utf8')) >= sourcesMtime() && existsSync(path.join(REVIEW_DIST, 'index.html'));
-  } catch {
-    return false;
-  }
+  const index = path.join(REVIEW_DIST, 'index.html');
+  if (!existsSync(index)) return false;
+  // The sources' newest mtime when the build started (written here), or for a bundle made by
+  // `npm run build:review`, the time it was written.
+  let built: number;
+  try { built = Number(readFileSync(path.join(REVIEW_DIST, STAMP), 'utf8')); } catch { built = statSync(index).mtimeMs; }
+  return built >= sourcesMtime();
 }
 
 let building: Promise<void> | null = null;

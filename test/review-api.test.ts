@@ -58,6 +58,8 @@ describe('Changeset.file(path)', () => {
     // Every alias of file() over two executions is one round trip, however many files.
     const fields = (n: number) => Array.from({ length: n }, (_, i) => `x${i}: file(path: "f${i}.txt") { patch }`).join(' ');
     const q = (n: number) => `query($a: ID!, $b: ID!) { a: execution(id: $a) { changeset { ${fields(n)} } } b: execution(id: $b) { changeset { ${fields(n)} } } }`;
+    // Background work of the instance (sequencer passes, token lookups) shares the counted pool.
+    const requestQueries = () => g.queries.log.filter((x) => !/^\s*(begin|commit)\s*$|clocks|pos IS NULL|WITH todo|sequence_settlements|FROM settlements|FROM tokens WHERE hash/.test(x));
     const count = async (n: number) => {
       g.queries.reset();
       const r = await g.gql(q(n), { a: e1.id, b: e2.id });
@@ -65,9 +67,13 @@ describe('Changeset.file(path)', () => {
       expect(r.data.a.changeset.x0.patch).toContain('+1\n');
       expect(r.data.b.changeset.x0.patch).toContain('+again\n');
       expect(r.data.b.changeset.x1).toBeNull();
-      return g.queries.count;
+      return requestQueries();
     };
-    expect(await count(14)).toBe(await count(2));
+    // Warm up: postgres.js looks up array type OIDs once per connection on first use.
+    for (let i = 0; i < 3; i++) await Promise.all([count(2), count(2), count(2)]);
+    const few = await count(2);
+    const many = await count(14);
+    expect(many.length, `${few.join('\n')}\n----\n${many.join('\n')}`).toBe(few.length);
   });
 
   it('is null while the execution runs and when its coverage is unavailable', async () => {

@@ -131,7 +131,7 @@ export class ChangesetView {
       h('div', { class: 'totals' },
         h('strong', { class: 'file-count' }, `${cs.fileCount} file${cs.fileCount === 1 ? '' : 's'} changed`), ' ',
         h('span', { class: 'add' }, `+${cs.additions}`), ' ', h('span', { class: 'del' }, `−${cs.deletions}`),
-        h('span', { class: 'spacer' }), h('span', { class: 'muted keys' }, 'j / k or ↓ / ↑: next / previous file'), toggle),
+        h('span', { class: 'spacer' }), h('span', { class: 'muted keys' }, 'j / k: next / previous file (↓ / ↑ in the list)'), toggle),
       cs.files.length
         ? h('div', { class: 'review-split' }, h('nav', { class: 'file-nav' }, this.fileList), this.diffPane)
         : h('p', { class: 'muted' }, cs.coverage.__typename === 'CoverageUnavailable' ? 'No files can be shown.' : 'No files changed.'));

@@ -70,6 +70,8 @@ export function sessionsView(root: HTMLElement, after: string | null): () => voi
         const e = s.lastSettledExecution;
         if (e) row.querySelector('.row-meta')!.replaceChildren('last settled: ',
           h('span', { class: 'last-settled' }, link(`#/execution/${e.id}`, `#${e.sequence}`), ' ', statusBadge(e.status), ' ', time(e.settledAt)));
+        row.classList.remove('flash');
+        void row.offsetWidth; // restart the highlight animation
         row.classList.add('flash');
       } else {
         notice.hidden = false;
