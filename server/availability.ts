@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { Sql } from '../db/connection.js';
+import { isDatabaseUnavailable, type Sql } from '../db/connection.js';
 
 /**
  * What a client gets while the database is away (CONTRACT 9): GraphQL JSON, HTTP 503, `extensions.code`
@@ -10,27 +10,7 @@ import type { Sql } from '../db/connection.js';
 export const DATABASE_UNAVAILABLE = 'DATABASE_UNAVAILABLE';
 const RETRY_AFTER_SECONDS = '1';
 
-/** Error codes of the Node socket layer and of postgres.js meaning "no usable connection". */
-const CONNECTION_CODES = new Set([
-  'CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'CONNECTION_ENDED',
-  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
-  'ERR_STREAM_DESTROYED', 'ERR_SOCKET_CLOSED',
-]);
-/** SQLSTATEs of a server that is shutting down, starting, refusing connections, or that lost ours. */
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '53400']);
-
-/** True when `e` (or what it wraps) says the database cannot be reached right now. */
-export function isDatabaseUnavailable(e: unknown): boolean {
-  for (let cur: unknown = e, depth = 0; cur && typeof cur === 'object' && depth < 8; depth++) {
-    const err = cur as { code?: unknown; extensions?: { code?: unknown }; originalError?: unknown; cause?: unknown; errors?: unknown[] };
-    if (err.extensions?.code === DATABASE_UNAVAILABLE) return true;
-    const code = typeof err.code === 'string' ? err.code : '';
-    if (CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || code.startsWith('08')) return true;
-    if (Array.isArray(err.errors) && err.errors.some((x) => isDatabaseUnavailable(x))) return true; // AggregateError
-    cur = err.originalError ?? err.cause;
-  }
-  return false;
-}
+export { isDatabaseUnavailable };
 
 export function databaseUnavailableError(): GraphQLError {
   return new GraphQLError('The database is unavailable; try again shortly.', {
