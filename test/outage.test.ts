@@ -176,7 +176,9 @@ test('an instance rides out all its connections terminated 20 times under load, 
 
     stop.now = true;
     await Promise.all(drivers);
-    // Nothing lost, nothing twice, in log order: the stream equals the settlement log.
+    // Nothing lost, nothing twice, in log order: the stream equals the settlement log (once the
+    // sequencer has positioned every staged row).
+    await until(async () => (await killer`SELECT count(*)::int AS n FROM settlements WHERE pos IS NULL`)[0].n === 0, 30_000, 'log sequenced');
     const log = (await killer`SELECT execution_id FROM settlements WHERE pos IS NOT NULL ORDER BY pos`).map((r) => r.executionId as string);
     await until(() => received.length >= log.length, 30_000, `stream caught up (${received.length}/${log.length})`);
     expect(received).toEqual(log);
