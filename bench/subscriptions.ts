@@ -34,7 +34,8 @@ async function child() {
   const { sharedStats } = await import('../subscriptions/shared.js');
   const url = process.env.BENCH_DB_URL!;
   const sql = connect(url, { max: 10, applicationName: 'bench-gateway' });
-  const app = buildApp({ sql, gateway: { sweepIntervalMs: 0 } });
+  // Thousands of subscribers come from this one machine: lift the per-client connection cap.
+  const app = buildApp({ sql, gateway: { sweepIntervalMs: 0 }, caps: { connectionsPerClient: 1_000_000 } });
   await app.start();
   let cpu0 = process.cpuUsage();
   let t0 = performance.now();

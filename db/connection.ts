@@ -47,3 +47,45 @@ export function listenerFor(sql: Sql): Sql {
     connection: { application_name: 'agent-history-gateway-listener' },
   }) as unknown as Sql;
 }
+
+/** Error codes of the Node socket layer and of postgres.js meaning "no usable connection". */
+const CONNECTION_CODES = new Set([
+  'CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'CONNECTION_ENDED',
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+  'ERR_STREAM_DESTROYED', 'ERR_SOCKET_CLOSED',
+]);
+/** SQLSTATEs of a server that is shutting down or starting, refusing connections, or that dropped ours. */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '53400']);
+
+/**
+ * True when `e` (or an error it wraps: GraphQL's originalError, `cause`, an AggregateError's errors)
+ * says the database cannot be reached right now, as opposed to a query that failed on a working one.
+ */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  for (let cur: unknown = e, depth = 0; cur && typeof cur === 'object' && depth < 8; depth++) {
+    const err = cur as { code?: unknown; extensions?: { code?: unknown }; originalError?: unknown; cause?: unknown; errors?: unknown[] };
+    if (err.extensions?.code === 'DATABASE_UNAVAILABLE') return true;
+    const code = typeof err.code === 'string' ? err.code : '';
+    if (CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
+    if (Array.isArray(err.errors) && err.errors.some((x) => isDatabaseUnavailable(x))) return true;
+    cur = err.originalError ?? err.cause;
+  }
+  return false;
+}
+
+/**
+ * Runs `fn` until it succeeds or fails for another reason than the database being away (then that
+ * error is thrown); between attempts waits 100 ms, doubling up to 2 s. `stopped()` ends the wait early
+ * (the last error is thrown).
+ */
+export async function whenAvailable<T>(fn: () => Promise<T>, stopped: () => boolean = () => false): Promise<T> {
+  for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (!isDatabaseUnavailable(e) || stopped()) throw e;
+      await new Promise((r) => setTimeout(r, wait));
+      if (stopped()) throw e;
+    }
+  }
+}

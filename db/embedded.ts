@@ -52,7 +52,18 @@ async function portTaken(port: number): Promise<boolean> {
   });
 }
 
-export async function startEmbedded(opts: { dir: string; port?: number; log?: (m: string) => void }): Promise<EmbeddedServer> {
+export interface EmbeddedOptions {
+  dir: string;
+  port?: number;
+  log?: (m: string) => void;
+  /**
+   * Durable (the default): fsync on, so a committed transaction survives a power loss or an OS crash.
+   * The test suite passes false (fsync off: faster, and its databases are thrown away).
+   */
+  durable?: boolean;
+}
+
+export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServer> {
   const dir = path.resolve(opts.dir);
   mkdirSync(path.dirname(dir), { recursive: true });
   const initialised = existsSync(path.join(dir, 'PG_VERSION'));
@@ -82,7 +93,12 @@ export async function startEmbedded(opts: { dir: string; port?: number; log?: (m
     authMethod: 'password',
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'listen_addresses=127.0.0.1'],
+    postgresFlags: [
+      '-c', 'max_connections=300',
+      '-c', `fsync=${opts.durable === false ? 'off' : 'on'}`,
+      '-c', `full_page_writes=${opts.durable === false ? 'off' : 'on'}`,
+      '-c', 'listen_addresses=127.0.0.1',
+    ],
     onLog: log,
     onError: (e: unknown) => log(String(e)),
   });

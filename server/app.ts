@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { createYoga, type Plugin } from 'graphql-yoga';
+import { createYoga, maskError, type Plugin } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
@@ -15,6 +15,11 @@ import { Gateway, type GatewayConfig } from './gateway.js';
 import { useSharedSubscriptionExecution } from '../subscriptions/shared.js';
 import { TokenCache, type TokenCacheOptions } from './token-cache.js';
 import { isReviewPath, serveReview } from './review.js';
+import { loadEdgeConfig, type CapsConfig, type CorsConfig } from './config.js';
+import { guardRequestHooks, isDatabaseUnavailable, maskDatabaseErrors, readiness } from './availability.js';
+import { corsFor, upgradeOriginAllowed } from './cors.js';
+import { ClientCaps } from './caps.js';
+import { maskSubscriptionErrors, refuseUpgrade } from './ws-guards.js';
 
 export interface AppOptions {
   sql: Sql;
@@ -24,6 +29,10 @@ export interface AppOptions {
   gateway?: Partial<GatewayConfig>;
   /** The authenticated-token cache (server/token-cache.ts). */
   tokenCache?: TokenCacheOptions;
+  /** Cross-origin access (server/cors.ts); default from the environment (CORS_ORIGINS): none. */
+  cors?: CorsConfig;
+  /** Per-client caps (server/caps.ts); default from the environment. */
+  caps?: Partial<CapsConfig>;
 }
 
 export interface App {
@@ -33,6 +42,8 @@ export interface App {
   gateway: Gateway;
   /** Authenticated bearer tokens of this instance (dropped on revocation, unused while the bus is unhealthy). */
   tokens: TokenCache;
+  /** Per-client caps of this instance. */
+  caps: ClientCaps;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -57,6 +68,9 @@ export function buildApp(opts: AppOptions): App {
   const gateway = new Gateway(sql, { sweepIntervalMs: 1_000, ...opts.gateway });
   const tokens = new TokenCache(sql, gateway.bus, opts.tokenCache);
   const actors = new WeakMap<Request, Actor>();
+  const edge = loadEdgeConfig();
+  const cors = opts.cors ?? edge.cors;
+  const caps = new ClientCaps({ ...edge.caps, ...opts.caps });
 
   const auth: Plugin = {
     async onRequest({ request, url, endResponse, fetchAPI }) {
@@ -79,13 +93,15 @@ export function buildApp(opts: AppOptions): App {
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    maskedErrors: true,
+    // The database's absence is DATABASE_UNAVAILABLE (503); every other unexpected error is masked.
+    maskedErrors: { maskError: maskDatabaseErrors(maskError) },
+    cors: corsFor(cors),
     graphiql: {
       title: 'Agent history gateway',
       subscriptionsProtocol: 'WS',
       headers: JSON.stringify({ Authorization: 'Bearer <paste the admin token printed at first start>' }),
     },
-    plugins: [auth, useRoles(), useInputValidation(), ...useLimits(opts.limits ?? DEFAULT_LIMITS), useSharedSubscriptionExecution()],
+    plugins: guardRequestHooks([auth, useRoles(), useInputValidation(), ...useLimits(opts.limits ?? DEFAULT_LIMITS), useSharedSubscriptionExecution()]),
     context: ({ request, actor }) => {
       const who = actor ?? (request ? actors.get(request) : undefined);
       if (!who) throw new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' } });
@@ -99,13 +115,10 @@ export function buildApp(opts: AppOptions): App {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
       return;
     }
+    if (caps.isRefused(req.socket)) { res.destroy(); return; }
     if (path === '/ready') {
-      try {
-        await sql`SELECT 1 FROM schema_migrations LIMIT 1`;
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ready"}');
-      } catch {
-        res.writeHead(503, { 'content-type': 'application/json' }).end('{"status":"database unavailable"}');
-      }
+      const r = await readiness(sql);
+      res.writeHead(r.status, { 'content-type': 'application/json' }).end(r.body);
       return;
     }
     if (isReviewPath(path)) return void serveReview(req, res);
@@ -118,22 +131,39 @@ export function buildApp(opts: AppOptions): App {
 
   const sockets = new Set<Socket>();
   server.on('connection', (s) => {
+    caps.admit(s);
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
 
-  const wss = new WebSocketServer({ server, path: '/graphql' });
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req, socket, head) => {
+    if (caps.isRefused(socket as Socket)) return;
+    const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/graphql') return refuseUpgrade(socket, 404, 'NOT_FOUND', 'No WebSocket endpoint here; use /graphql.');
+    if (!upgradeOriginAllowed(req, cors)) return refuseUpgrade(socket, 403, 'FORBIDDEN', 'This origin may not open a WebSocket to the gateway (CORS_ORIGINS).');
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
   const wsServer = useServer<Record<string, unknown>, { actor: Actor; unwatch?: () => void }>(
     {
       onConnect: async (ctx) => {
         const p = ctx.connectionParams ?? {};
         const raw = (p.authorization ?? p.Authorization ?? (p.token ? `Bearer ${p.token}` : null)) as string | null;
-        const actor = await tokens.authenticate(bearer(raw));
+        const socket = (ctx.extra as any).socket as { close(code: number, reason: string): void };
+        let actor: Actor | null;
+        try {
+          actor = await tokens.authenticate(bearer(raw));
+        } catch (e) {
+          // Not graphql-ws' 4500 with the error's text: 1013 (try again later) while the database is
+          // away, which clients retry; anything else 1011, masked.
+          if (isDatabaseUnavailable(e)) socket.close(1013, 'Database unavailable; try again shortly');
+          else socket.close(1011, 'Unexpected error');
+          return false;
+        }
         if (!actor) return false; // closes with 4403 Forbidden
         ctx.extra.actor = actor;
         // Revoked while connected: close with 4401, which graphql-ws clients do not retry. checkNow closes
         // the window between authentication and registration (a revocation noticed in between).
-        const socket = (ctx.extra as any).socket as { close(code: number, reason: string): void };
         ctx.extra.unwatch = gateway.revocations.watch(actor.tokenID, () => socket.close(4401, 'Unauthorized: token revoked'), { checkNow: true });
         return true;
       },
@@ -141,6 +171,8 @@ export function buildApp(opts: AppOptions): App {
       execute: (args: any) => args.rootValue.execute(args),
       subscribe: (args: any) => args.rootValue.subscribe(args),
       onSubscribe: async (ctx, _id, payload) => {
+        const refusal = caps.subscriptionRefusal(Object.keys(ctx.subscriptions).length);
+        if (refusal) return [refusal];
         try {
           const { schema: s, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
             ...ctx,
@@ -162,9 +194,12 @@ export function buildApp(opts: AppOptions): App {
         } catch (e) {
           // Parse and limit errors are the client's; anything else is masked like over HTTP.
           if (e instanceof GraphQLError) return [e];
-          return [new GraphQLError('Unexpected error.', { extensions: { code: 'INTERNAL_SERVER_ERROR' } })];
+          return maskSubscriptionErrors([e]);
         }
       },
+      // A stream that fails (its replay read while the database is away) is not sent the error's own text.
+      onError: (_ctx, _id, _payload, errors) => maskSubscriptionErrors(errors),
+      onNext: (ctx) => { caps.closeIfSlow((ctx.extra as any).socket); },
     },
     wss,
   );
@@ -175,6 +210,7 @@ export function buildApp(opts: AppOptions): App {
     port: 0,
     gateway,
     tokens,
+    caps,
     async start() {
       await gateway.start();
       await new Promise<void>((resolve, reject) => {

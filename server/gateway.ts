@@ -98,6 +98,7 @@ export class Gateway {
 
   async stop(): Promise<void> {
     this.stopping.abort();
+    this.sequencer.stop();
     if (this.sweeper) clearInterval(this.sweeper);
     if (this.retention) clearInterval(this.retention);
     await this.bus.stop();

@@ -1,4 +1,5 @@
 import type { PgBus } from './bus.js';
+import { whenAvailable } from '../db/connection.js';
 
 const BATCH = 1000;
 
@@ -202,12 +203,13 @@ export function resumable<T>(opts: {
       disposeAbort = opts.abortOn((err) => { failure = err; cleanup(); });
     }
     if (closed) return;
-    const sub = await opts.feed.add((row) => {
+    // While the database is away the stream waits for it (nothing is lost: it resumes from `last`).
+    const sub = await whenAvailable(() => opts.feed.add((row) => {
       if (closed || overflow || !opts.accept(row)) return;
       if (queue.length - head >= MAX_QUEUE) { queue = []; head = 0; overflow = true; }
       else queue.push(row);
       poke();
-    });
+    }), () => closed);
     remove = sub.remove;
     if (closed) { cleanup(); return; }
     last = opts.after ?? sub.from;
@@ -226,7 +228,7 @@ export function resumable<T>(opts: {
       if (out.length) return { done: false, value: out.shift()! };
       if (needReplay || overflow) {
         if (overflow) { overflow = false; needReplay = true; queue = []; head = 0; }
-        const rows = await opts.replay(last, REPLAY);
+        const rows = await whenAvailable(() => opts.replay(last, REPLAY), () => closed);
         if (closed) continue;
         for (const r of rows) {
           last = opts.cursorOf(r);

@@ -146,9 +146,9 @@ describe('storage and retention', () => {
   it('settles and snapshots racing the retention sweep never lose a content they checked', async () => {
     // Grace covers the moments between a capture and its use as a boundary (unused snapshots).
     await setPolicy(g.sql, { retainMs: 0, retainExecutions: 0, graceMs: 60_000 });
+    let stop = false;
     try {
       const sessions = await Promise.all(Array.from({ length: 4 }, () => newSession()));
-      let stop = false;
       const sweeper = (async () => { let n = 0; while (!stop) { await pruneChangesets(g.sql); n++; } return n; })();
       await Promise.all(sessions.map(async (sessionID, k) => {
         const root = worktree({ 'f.txt': `${k}\n` });
@@ -164,6 +164,7 @@ describe('storage and retention', () => {
       stop = true;
       expect(await sweeper).toBeGreaterThan(0);
     } finally {
+      stop = true; // a failure above must not leave the sweeper running into the next tests
       await setPolicy(g.sql, { retainMs: 2_592_000_000, retainExecutions: 10, graceMs: 3_600_000 });
     }
   });

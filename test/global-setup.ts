@@ -12,7 +12,8 @@ let embedded: EmbeddedServer | null = null;
 export default async function setup(project: TestProject) {
   let url = process.env.DATABASE_URL;
   if (!url) {
-    embedded = await startEmbedded({ dir: path.join(PROJECT_DIR, '.data', 'test-pg') });
+    // Test databases are thrown away: no fsync (EMBEDDED_PG_DURABLE=1 to test with it on).
+    embedded = await startEmbedded({ dir: path.join(PROJECT_DIR, '.data', 'test-pg'), durable: process.env.EMBEDDED_PG_DURABLE === '1' });
     url = embedded.url;
   }
   project.provide('databaseUrl', url);

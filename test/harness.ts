@@ -5,7 +5,7 @@ import { createScratchDatabase } from '../db/scratch.js';
 import { connect, type Sql } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { createToken } from '../domain/tokens.js';
-import { buildApp, type App } from '../server/app.js';
+import { buildApp, type App, type AppOptions } from '../server/app.js';
 import type { Role } from '../domain/access.js';
 
 /** A database of its own for one test file, on the run's server (embedded or DATABASE_URL). */
@@ -45,14 +45,28 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
-export async function startTestGateway(opts: { sweepIntervalMs?: number; dbUrl?: string } = {}): Promise<TestGateway> {
+/**
+ * Connections of one test instance's pool (TEST_DB_POOL, default 5). With two workers (vitest.config.ts)
+ * and at most three instances per file, each with its pool and one LISTEN connection, the suite holds at
+ * most 2 × 3 × (5 + 1) = 36 connections (plus a short-lived one per scratch database), so it runs against
+ * a server with max_connections 100 that others share.
+ */
+export const TEST_POOL = Math.max(2, Number(process.env.TEST_DB_POOL) || 5);
+
+export async function startTestGateway(opts: { sweepIntervalMs?: number; dbUrl?: string; app?: Partial<AppOptions> } = {}): Promise<TestGateway> {
   const db = opts.dbUrl ? { url: opts.dbUrl, drop: async () => {} } : await createTestDatabase();
   const queries = { count: 0, log: [] as string[], reset() { this.count = 0; this.log = []; } };
-  const sql = connect(db.url, { max: 10, onQuery: (q) => { queries.count++; queries.log.push(q.replace(/\s+/g, ' ').slice(0, 90)); } });
-  await migrate(sql);
+  const sql = connect(db.url, { max: TEST_POOL, onQuery: (q) => { queries.count++; queries.log.push(q.replace(/\s+/g, ' ').slice(0, 90)); } });
+  try {
+    await migrate(sql);
+  } catch (e) {
+    await sql.end({ timeout: 1 });
+    await db.drop();
+    throw e;
+  }
   const extra: { app: App; sql: Sql }[] = [];
   const gatewayConfig = { sweepIntervalMs: opts.sweepIntervalMs ?? 200 };
-  let app = buildApp({ sql, gateway: gatewayConfig });
+  let app = buildApp({ ...opts.app, sql, gateway: gatewayConfig });
   await app.start();
   const admin = (await createToken(sql, { role: 'admin', label: 'test' })).secret;
   const clients: Client[] = [];
@@ -81,8 +95,8 @@ export async function startTestGateway(opts: { sweepIntervalMs?: number; dbUrl?:
       return c;
     },
     async startInstance() {
-      const s2 = connect(db.url, { max: 10 });
-      const a = buildApp({ sql: s2, gateway: gatewayConfig });
+      const s2 = connect(db.url, { max: TEST_POOL });
+      const a = buildApp({ ...opts.app, sql: s2, gateway: gatewayConfig });
       await a.start();
       extra.push({ app: a, sql: s2 });
       return a;
@@ -93,15 +107,16 @@ export async function startTestGateway(opts: { sweepIntervalMs?: number; dbUrl?:
       try {
         await whileDown?.();
       } finally {
-        app = buildApp({ sql, port, gateway: gatewayConfig });
+        app = buildApp({ ...opts.app, sql, port, gateway: gatewayConfig });
         await app.start();
       }
     },
+    /** Stops everything, whatever fails on the way: nothing of this gateway keeps running afterwards. */
     async stop() {
-      for (const c of clients) await c.dispose();
-      for (const e of extra) { await e.app.stop().catch(() => {}); await e.sql.end({ timeout: 1 }); }
+      for (const c of clients) await Promise.resolve(c.dispose()).catch(() => {});
+      for (const e of extra) { await e.app.stop().catch(() => {}); await e.sql.end({ timeout: 1 }).catch(() => {}); }
       await app.stop().catch(() => {});
-      await sql.end({ timeout: 1 });
+      await sql.end({ timeout: 1 }).catch(() => {});
       await db.drop();
     },
   };

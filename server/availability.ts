@@ -1,0 +1,96 @@
+import { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { isDatabaseUnavailable, type Sql } from '../db/connection.js';
+
+/**
+ * What a client gets while the database is away (CONTRACT 9): GraphQL JSON, HTTP 503, `extensions.code`
+ * `DATABASE_UNAVAILABLE`, never a stack trace. Every other unexpected failure is a masked
+ * `INTERNAL_SERVER_ERROR` (500, JSON).
+ */
+export const DATABASE_UNAVAILABLE = 'DATABASE_UNAVAILABLE';
+const RETRY_AFTER_SECONDS = '1';
+
+export { isDatabaseUnavailable };
+
+export function databaseUnavailableError(): GraphQLError {
+  return new GraphQLError('The database is unavailable; try again shortly.', {
+    extensions: { code: DATABASE_UNAVAILABLE, http: { status: 503, headers: { 'retry-after': RETRY_AFTER_SECONDS } } },
+  });
+}
+
+export function internalError(): GraphQLError {
+  return new GraphQLError('Unexpected error.', { extensions: { code: 'INTERNAL_SERVER_ERROR', http: { status: 500 } } });
+}
+
+/**
+ * Yoga's `maskedErrors.maskError`: the database's absence becomes DATABASE_UNAVAILABLE (503); anything
+ * else unexpected is masked by Yoga's own masking (`fallback`).
+ */
+export function maskDatabaseErrors(fallback: (error: unknown, message: string, isDev?: boolean) => Error) {
+  return (error: unknown, message: string, isDev?: boolean): Error => {
+    if (isDatabaseUnavailable(error)) {
+      const g = error instanceof GraphQLError ? error : null;
+      const d = databaseUnavailableError();
+      return new GraphQLError(d.message, { nodes: g?.nodes, source: g?.source, positions: g?.positions, path: g?.path, extensions: d.extensions });
+    }
+    return fallback(error, message, isDev);
+  };
+}
+
+/** A whole HTTP answer (for code that runs outside GraphQL execution: request hooks, upgrades). */
+export function errorBody(e: unknown): { status: number; headers: Record<string, string>; body: string } {
+  const g = isDatabaseUnavailable(e) ? databaseUnavailableError() : internalError();
+  const http = g.extensions.http as { status: number; headers?: Record<string, string> };
+  return {
+    status: http.status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...(http.headers ?? {}) },
+    body: JSON.stringify({ errors: [{ message: g.message, extensions: { code: g.extensions.code } }] }),
+  };
+}
+
+/**
+ * Request hooks (`onRequest`) run in the server adapter, outside Yoga's error handling: one that
+ * throws (a token lookup while the database is down) became a text/plain 500 with a Node stack. Every
+ * plugin of the app goes through this, so such a throw answers masked GraphQL JSON instead.
+ */
+export function guardRequestHooks<P extends Plugin<any, any, any>>(plugins: P[]): P[] {
+  return plugins.map((p) => {
+    const hook = p.onRequest;
+    if (!hook) return p;
+    const guarded: Plugin<any, any, any>['onRequest'] = async (payload) => {
+      try {
+        await hook.call(p, payload);
+      } catch (e) {
+        const r = errorBody(e);
+        payload.endResponse(new payload.fetchAPI.Response(r.body, { status: r.status, headers: r.headers }));
+      }
+    };
+    return { ...p, onRequest: guarded };
+  });
+}
+
+/**
+ * `/ready`: the database answers (with the migrations table) within `timeoutMs`. A server that is
+ * down refuses at once; one that does not answer (a network partition) is given up on after the timeout.
+ */
+export async function readiness(sql: Sql, timeoutMs = 2_000): Promise<{ status: number; body: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      sql`SELECT 1 FROM schema_migrations LIMIT 1`,
+      new Promise((_, reject) => { timer = setTimeout(() => reject(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })), timeoutMs); }),
+    ]);
+    return { status: 200, body: '{"status":"ready"}' };
+  } catch (e) {
+    const unavailable = isDatabaseUnavailable(e);
+    return {
+      status: 503,
+      body: JSON.stringify({
+        status: unavailable ? 'database unavailable' : 'not ready',
+        code: unavailable ? DATABASE_UNAVAILABLE : 'NOT_READY',
+      }),
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
