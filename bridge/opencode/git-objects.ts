@@ -125,15 +125,19 @@ export class GitObjectStore {
       // Second pass: a `git gc` (OpenCode's hourly one, or the user's) may have packed and pruned loose
       // objects since the pack lists were read, and the alternates may have changed: read them again.
       if (pass === 1) this.scanDirs();
+      // Packs first (a binary search in memory), then loose objects (a file open each): objects are
+      // immutable, so where one is found does not matter, and after a gc most are packed.
+      for (const d of this.dirs) {
+        for (const p of this.packsOf(d, pass === 1)) {
+          const off = lookup(p, oid);
+          if (off !== null) return load ? this.readPacked(p, off) : { type: 'blob', data: Buffer.alloc(0) };
+        }
+      }
       for (const d of this.dirs) {
         const loose = path.join(d.dir, oid.slice(0, 2), oid.slice(2));
         let raw: Buffer | null = null;
         try { raw = fs.readFileSync(loose); } catch { /* not loose here */ }
         if (raw) return load ? parseLoose(oid, loose, raw) : { type: 'blob', data: Buffer.alloc(0) };
-        for (const p of this.packsOf(d, pass === 1)) {
-          const off = lookup(p, oid);
-          if (off !== null) return load ? this.readPacked(p, off) : { type: 'blob', data: Buffer.alloc(0) };
-        }
       }
     }
     return null;

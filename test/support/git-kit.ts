@@ -10,7 +10,7 @@ const ENV = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example
 
 /** Runs git; answers stdout. */
 export function git(cwd: string, args: string[], opts: { input?: Buffer | string } = {}): string {
-  return execFileSync('git', ['-c', 'protocol.file.allow=always', ...args], { cwd, env: ENV, input: opts.input, maxBuffer: 1 << 30 }).toString('utf8');
+  return execFileSync('git', ['-c', 'protocol.file.allow=always', '-c', 'gc.auto=0', ...args], { cwd, env: ENV, input: opts.input, maxBuffer: 1 << 30 }).toString('utf8');
 }
 
 /** A repository with `commits` commits of a few files (one large, edited a little each time: gc deltifies it). */
