@@ -172,8 +172,10 @@ export class GitObjectStore {
     if (hit) return hit;
     if (depth > 10_000) throw new GitObjectError(`pack ${p.packPath}: delta chain too deep at offset ${offset}`);
     if (p.fd === null) p.fd = fs.openSync(p.packPath, 'r');
-    const head = Buffer.alloc(32);
-    fs.readSync(p.fd, head, 0, 32, offset);
+    // One read: the entry runs from its offset to the next entry's (its header, then zlib data).
+    const end = nextOffset(p, offset);
+    const head = Buffer.allocUnsafe(Math.max(0, end - offset));
+    if (fs.readSync(p.fd, head, 0, head.length, offset) !== head.length) throw new GitObjectError(`pack ${p.packPath}: truncated at offset ${offset}`);
     let i = 0;
     let c = head[i++];
     const type = (c >> 4) & 7;
@@ -193,9 +195,7 @@ export class GitObjectStore {
     } else if (!TYPES[type]) {
       throw new GitObjectError(`pack ${p.packPath}: unknown object type ${type} at offset ${offset}`);
     }
-    const end = nextOffset(p, offset);
-    const compressed = Buffer.alloc(Math.max(0, end - offset - i));
-    fs.readSync(p.fd, compressed, 0, compressed.length, offset + i);
+    const compressed = head.subarray(i);
     let data: Buffer;
     try { data = inflateSync(compressed); } catch (e: any) {
       throw new GitObjectError(`pack ${p.packPath}: object at offset ${offset} does not inflate (${e?.message ?? e})`);
