@@ -18,15 +18,19 @@ export function bridgeTransport(gw: Pick<Gateway, 'request'>): SnapshotTransport
   return {
     async call<TData, TVars extends Record<string, unknown>>(doc: TypedDocumentNode<TData, TVars>, variables?: TVars) {
       const data = await gw.request(print(doc), (variables ?? {}) as Record<string, unknown>);
-      const value = Object.values(data ?? {})[0] as any;
+      const [field, value] = (Object.entries(data ?? {})[0] ?? []) as [string, any];
       if (value?.__typename && /Error$/.test(value.__typename)) {
         const { __typename, ...rest } = value;
         throw new GatewayCallError({ _tag: __typename, ...rest });
       }
+      // The crash tests' failpoint (see gateway.ts: BRIDGE_CRASH_AFTER=<mutation>), for the upload's mutations.
+      if (process.env.BRIDGE_CRASH_AFTER && field === process.env.BRIDGE_CRASH_AFTER && isMutation(doc)) process.kill(process.pid, 'SIGKILL');
       return value;
     },
   };
 }
+
+const isMutation = (doc: TypedDocumentNode<any, any>) => doc.definitions.some((d) => d.kind === 'OperationDefinition' && d.operation === 'mutation');
 
 export class GraphqlSnapshotSink implements SnapshotSink {
   private readonly uploader = new SnapshotUploader({ retry: (f) => f() }); // the transport retries itself
