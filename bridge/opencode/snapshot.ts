@@ -108,7 +108,7 @@ export function defaultOpencodeDataDir(): string {
 // object id (immutable), so consecutive steps sharing most of their tree hash nothing again.
 const stores = new Map<string, GitObjectStore>();
 const blobInfo = new Map<string, { hash: string; size: number; binary: boolean }>();
-const MAX_BLOB_INFO = 500_000;
+const MAX_BLOB_INFO = 200_000;
 
 function storeFor(gitdir: string): GitObjectStore {
   let s = stores.get(gitdir);
