@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { GitObjectError, GitObjectStore } from '../bridge/opencode/git-objects.js';
 import { findSnapshotDirs, readSnapshotTree, readStepSnapshot, SnapshotUnavailable } from '../bridge/opencode/snapshot.js';
-import { git, lsTree, objectCounts, repoWithHistory, snapshotDir } from './support/git-kit.js';
+import { git, lsTree, objectCounts, packEntryTypes, repoWithHistory, snapshotDir } from './support/git-kit.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'oc-snap-reader-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -34,6 +34,7 @@ describe('OpenCode snapshot tree reader', () => {
     expect(objectCounts(path.join(repo, '.git', 'objects'))).toMatchObject({ loose: 0, packs: 1 });
     const verify = git(repo, ['verify-pack', '-v', ...fs.readdirSync(path.join(repo, '.git', 'objects', 'pack')).filter((n) => n.endsWith('.idx')).map((n) => path.join(repo, '.git', 'objects', 'pack', n))]);
     expect(verify).toMatch(/chain length = [1-9]/); // some objects are deltas
+    expect(packEntryTypes(path.join(repo, '.git', 'objects'))[6]).toBeGreaterThan(0); // OFS_DELTA entries
     fs.writeFileSync(path.join(repo, 'big.txt'), fs.readFileSync(path.join(repo, 'big.txt'), 'utf8').replace('line 100 ', 'line 100 (edited by the agent) '));
     const t2 = snap.track();
     git(repo, ['--git-dir', snap.gitdir, 'gc', '-q', '--prune=now']);
@@ -47,6 +48,8 @@ describe('OpenCode snapshot tree reader', () => {
     else expect(() => readSnapshotTree(snap.gitdir, t1)).toThrow(new RegExp(`^object ${t1} not found in `));
     // REF_DELTA entries too (packs written without offset deltas, as thin packs fetched over the wire are).
     git(repo, ['-c', 'repack.useDeltaBaseOffset=false', 'repack', '-q', '-a', '-d', '-f']);
+    expect(packEntryTypes(path.join(repo, '.git', 'objects'))).toMatchObject({ 7: expect.any(Number) });
+    expect(packEntryTypes(path.join(repo, '.git', 'objects'))[6]).toBeUndefined();
     expect(asLsTree(snap.gitdir, t2).files).toEqual(expected(snap.gitdir, t2));
     expect(asLsTree(snap.gitdir, t2).files.length).toBeGreaterThan(10);
   });
