@@ -40,6 +40,9 @@ describe('OpenCode snapshot tree reader', () => {
     git(repo, ['--git-dir', snap.gitdir, 'gc', '-q', '--prune=now']);
     expect(objectCounts(path.join(snap.gitdir, 'objects')).loose).toBe(0);
     expect(asLsTree(snap.gitdir, t2).files).toEqual(expected(snap.gitdir, t2));
+    // Older commits' trees: git keeps the newest version of a file whole and stores the older ones as deltas.
+    const history = () => git(repo, ['log', '--format=%T']).trim().split('\n');
+    for (const t of history()) expect(asLsTree(snap.gitdir, t).files).toEqual(expected(snap.gitdir, t));
     // t1 is reachable from nothing in the snapshot dir (OpenCode keeps no refs): gc pruned it, and the
     // reader says so exactly as git does.
     let gitHasT1 = true;
@@ -50,7 +53,7 @@ describe('OpenCode snapshot tree reader', () => {
     git(repo, ['-c', 'repack.useDeltaBaseOffset=false', 'repack', '-q', '-a', '-d', '-f']);
     expect(packEntryTypes(path.join(repo, '.git', 'objects'))).toMatchObject({ 7: expect.any(Number) });
     expect(packEntryTypes(path.join(repo, '.git', 'objects'))[6]).toBeUndefined();
-    expect(asLsTree(snap.gitdir, t2).files).toEqual(expected(snap.gitdir, t2));
+    for (const t of [t2, ...history()]) expect(asLsTree(snap.gitdir, t).files).toEqual(expected(snap.gitdir, t));
     expect(asLsTree(snap.gitdir, t2).files.length).toBeGreaterThan(10);
   });
 
