@@ -835,7 +835,7 @@ export class OpencodeBridge {
       // whatever changed since the capture reads as unknown. Older: that cannot be known any more, and the
       // snapshot is uploaded partial (see snapshot.ts).
       const recent = this.eventTime !== null && Date.now() - this.eventTime < (this.opts.observeWindowMs ?? OBSERVE_WINDOW_MS);
-      const m = readStepSnapshot({ dataDir: this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), directory: l.st.directory, tree,
+      const m = await readStepSnapshot({ dataDir: this.opts.opencodeDataDir ?? defaultOpencodeDataDir(), directory: l.st.directory, tree,
         live: this.live || recent, capturedBefore: this.eventTime });
       const id = await sink.upload(l.row.sessionID!, this.hostID, m);
       if (process.env.BRIDGE_TRACE) this.log(`snapshot ${tree}: ${m.files.length} entries in ${Date.now() - t0}ms`);

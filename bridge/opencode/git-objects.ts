@@ -125,15 +125,19 @@ export class GitObjectStore {
       // Second pass: a `git gc` (OpenCode's hourly one, or the user's) may have packed and pruned loose
       // objects since the pack lists were read, and the alternates may have changed: read them again.
       if (pass === 1) this.scanDirs();
+      // Packs first (a binary search in memory), then loose objects (a file open each): objects are
+      // immutable, so where one is found does not matter, and after a gc most are packed.
+      for (const d of this.dirs) {
+        for (const p of this.packsOf(d, pass === 1)) {
+          const off = lookup(p, oid);
+          if (off !== null) return load ? this.readPacked(p, off) : { type: 'blob', data: Buffer.alloc(0) };
+        }
+      }
       for (const d of this.dirs) {
         const loose = path.join(d.dir, oid.slice(0, 2), oid.slice(2));
         let raw: Buffer | null = null;
         try { raw = fs.readFileSync(loose); } catch { /* not loose here */ }
         if (raw) return load ? parseLoose(oid, loose, raw) : { type: 'blob', data: Buffer.alloc(0) };
-        for (const p of this.packsOf(d, pass === 1)) {
-          const off = lookup(p, oid);
-          if (off !== null) return load ? this.readPacked(p, off) : { type: 'blob', data: Buffer.alloc(0) };
-        }
       }
     }
     return null;
@@ -168,8 +172,10 @@ export class GitObjectStore {
     if (hit) return hit;
     if (depth > 10_000) throw new GitObjectError(`pack ${p.packPath}: delta chain too deep at offset ${offset}`);
     if (p.fd === null) p.fd = fs.openSync(p.packPath, 'r');
-    const head = Buffer.alloc(32);
-    fs.readSync(p.fd, head, 0, 32, offset);
+    // One read: the entry runs from its offset to the next entry's (its header, then zlib data).
+    const end = nextOffset(p, offset);
+    const head = Buffer.allocUnsafe(Math.max(0, end - offset));
+    if (fs.readSync(p.fd, head, 0, head.length, offset) !== head.length) throw new GitObjectError(`pack ${p.packPath}: truncated at offset ${offset}`);
     let i = 0;
     let c = head[i++];
     const type = (c >> 4) & 7;
@@ -189,9 +195,7 @@ export class GitObjectStore {
     } else if (!TYPES[type]) {
       throw new GitObjectError(`pack ${p.packPath}: unknown object type ${type} at offset ${offset}`);
     }
-    const end = nextOffset(p, offset);
-    const compressed = Buffer.alloc(Math.max(0, end - offset - i));
-    fs.readSync(p.fd, compressed, 0, compressed.length, offset + i);
+    const compressed = head.subarray(i);
     let data: Buffer;
     try { data = inflateSync(compressed); } catch (e: any) {
       throw new GitObjectError(`pack ${p.packPath}: object at offset ${offset} does not inflate (${e?.message ?? e})`);

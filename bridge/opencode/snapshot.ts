@@ -108,7 +108,8 @@ export function defaultOpencodeDataDir(): string {
 // object id (immutable), so consecutive steps sharing most of their tree hash nothing again.
 const stores = new Map<string, GitObjectStore>();
 const blobInfo = new Map<string, { hash: string; size: number; binary: boolean }>();
-const MAX_BLOB_INFO = 500_000;
+const MAX_BLOB_INFO = 200_000;
+const YIELD_MS = 20;
 
 function storeFor(gitdir: string): GitObjectStore {
   let s = stores.get(gitdir);
@@ -127,7 +128,7 @@ function storeFor(gitdir: string): GitObjectStore {
  * host records them); executables 100755. Submodules (gitlinks) are listed in `gitlinks`: OpenCode's
  * snapshot records only the submodule's commit, none of its files.
  */
-export function readSnapshotTree(gitdir: string, treeOid: string, prefix = ''): TreeManifest & { gitlinks: { path: string; commit: string }[] } {
+export async function readSnapshotTree(gitdir: string, treeOid: string, prefix = ''): Promise<TreeManifest & { gitlinks: { path: string; commit: string }[] }> {
   const store = storeFor(gitdir);
   const files: ManifestFile[] = [];
   const gitlinks: { path: string; commit: string }[] = [];
@@ -148,10 +149,13 @@ export function readSnapshotTree(gitdir: string, treeOid: string, prefix = ''): 
     }
     root = e.oid;
   }
-  const walk = (oid: string, dir: string) => {
+  // Reading is synchronous (file reads, inflate); the walk yields to the event loop every 20 ms so a large repository's first read never stalls the bridge's lease renewals.
+  let lastYield = performance.now();
+  const walk = async (oid: string, dir: string) => {
     for (const e of readTree(oid, dir)) {
       const p = dir ? `${dir}/${e.name}` : e.name;
-      if (e.mode === MODE_TREE) { walk(e.oid, p); continue; }
+      if (performance.now() - lastYield > YIELD_MS) { await new Promise<void>((r) => setImmediate(r)); lastYield = performance.now(); }
+      if (e.mode === MODE_TREE) { await walk(e.oid, p); continue; }
       if (e.mode === MODE_GITLINK) { gitlinks.push({ path: p, commit: e.oid }); continue; }
       let info = blobInfo.get(e.oid);
       if (!info) {
@@ -166,7 +170,7 @@ export function readSnapshotTree(gitdir: string, treeOid: string, prefix = ''): 
       files.push({ path: p, kind: 'FILE', hash: info.hash, size: info.size, mode, binary: info.binary });
     }
   };
-  walk(root, '');
+  await walk(root, '');
   return {
     files, unscanned: [], gitlinks,
     content: (hash) => { const oid = blobs.get(hash); return oid ? storeFor(gitdir).read(oid).data : null; },
@@ -369,19 +373,19 @@ export interface StepSnapshotOptions {
  * SnapshotUnavailable with the reason (no snapshot directory for that worktree, which object is missing
  * in which directories) when it cannot be read.
  */
-export function readStepSnapshot(o: StepSnapshotOptions): TreeManifest {
+export async function readStepSnapshot(o: StepSnapshotOptions): Promise<TreeManifest> {
   const dirs = findSnapshotDirs(o.dataDir, o.directory);
   if (!dirs.length) {
     throw new SnapshotUnavailable(`no OpenCode snapshot directory for ${o.directory} under ${path.join(o.dataDir, 'opencode', 'snapshot')} (none has core.worktree at or above it; removed, or another data directory?)`);
   }
   let dir: SnapshotDir | null = null;
-  let m: ReturnType<typeof readSnapshotTree> | null = null;
+  let m: Awaited<ReturnType<typeof readSnapshotTree>> | null = null;
   const failures: string[] = [];
   for (const d of dirs) {
     try {
       const store = storeFor(d.gitdir);
       if (dirs.length > 1 && !store.has(o.tree)) { failures.push(`${d.gitdir}: tree ${o.tree} not found`); continue; }
-      m = readSnapshotTree(d.gitdir, o.tree, d.prefix);
+      m = await readSnapshotTree(d.gitdir, o.tree, d.prefix);
       dir = d;
       break;
     } catch (e) {

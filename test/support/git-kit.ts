@@ -10,7 +10,7 @@ const ENV = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example
 
 /** Runs git; answers stdout. */
 export function git(cwd: string, args: string[], opts: { input?: Buffer | string } = {}): string {
-  return execFileSync('git', ['-c', 'protocol.file.allow=always', ...args], { cwd, env: ENV, input: opts.input, maxBuffer: 1 << 30 }).toString('utf8');
+  return execFileSync('git', ['-c', 'protocol.file.allow=always', '-c', 'gc.auto=0', ...args], { cwd, env: ENV, input: opts.input, maxBuffer: 1 << 30 }).toString('utf8');
 }
 
 /** A repository with `commits` commits of a few files (one large, edited a little each time: gc deltifies it). */
@@ -82,4 +82,23 @@ export function objectCounts(objects: string): { loose: number; packs: number } 
   for (const d of fs.readdirSync(objects)) if (/^[0-9a-f]{2}$/.test(d)) loose += fs.readdirSync(path.join(objects, d)).length;
   const packs = fs.existsSync(path.join(objects, 'pack')) ? fs.readdirSync(path.join(objects, 'pack')).filter((n) => n.endsWith('.pack')).length : 0;
   return { loose, packs };
+}
+
+/** How many entries of each type (1 commit, 2 tree, 3 blob, 4 tag, 6 OFS_DELTA, 7 REF_DELTA) the packs hold (idx v2). */
+export function packEntryTypes(objects: string): Record<number, number> {
+  const pdir = path.join(objects, 'pack');
+  const types: Record<number, number> = {};
+  for (const idx of fs.readdirSync(pdir).filter((n) => n.endsWith('.idx'))) {
+    const b = fs.readFileSync(path.join(pdir, idx));
+    const n = b.readUInt32BE(8 + 255 * 4);
+    const offAt = 8 + 1024 + n * 24;
+    const pack = fs.readFileSync(path.join(pdir, idx.replace(/\.idx$/, '.pack')));
+    for (let i = 0; i < n; i++) {
+      const o = b.readUInt32BE(offAt + i * 4);
+      if (o & 0x80000000) continue; // large offsets: not in these small test packs
+      const t = (pack[o] >> 4) & 7;
+      types[t] = (types[t] ?? 0) + 1;
+    }
+  }
+  return types;
 }
