@@ -17,6 +17,17 @@ import { startScriptedModel, type ScriptedModel, type ScriptStep } from '../brid
 
 const bin = findOpencodeBinary();
 
+/** Processes whose command line contains `marker` (read from /proc; nothing is killed). */
+function processesWith(marker: string): number[] {
+  const out: number[] = [];
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) out.push(Number(pid));
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
 const SESSION_Q = `query($id: ID!) { session(id: $id) { id parentID title metadata status
   context { messageID role text }
   executions(first: 50) { edges { node { id sequence status interruptReason externalID agent mode finishReason errorName
@@ -292,6 +303,8 @@ describe.skipIf(!bin)('OpenCode bridge, both ways (real opencode-ai server)', { 
       const e = s.executions.edges.map((x: any) => x.node).find((x: any) => x.jobs.edges.some((k: any) => k.node.id === job.id));
       expect(e.jobs.edges[0].node).toMatchObject({ id: job.id, status: 'LOST', exitCode: null });
       expect(e.status).toBe('INTERRUPTED');
+      // And LOST is the truth: the shell outlived OpenCode (its own process group) and still runs.
+      expect(processesWith(gate).length).toBeGreaterThan(0);
     } finally {
       fs.writeFileSync(gate, ''); // the orphaned shell (its own process group) ends now
     }
