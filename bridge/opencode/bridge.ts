@@ -845,7 +845,9 @@ export class OpencodeBridge {
     // Re-subscribed from the latest handled cursor whenever the gateway ends the stream; none once removed.
     this.sessionSubs.set(sessionID, this.gw.subscribe(TranscriptEventsDocument,
       () => (l.st.removed ? null : { sessionID, after: l.st.eventsCursor ?? null }), 'plugin',
-      (d) => this.onGatewayEvent(l, d.sessionEvents)));
+      (d) => this.onGatewayEvent(l, d.sessionEvents),
+      // Gone from the gateway (removed while the bridge was away): stop following it, for good.
+      () => this.enqueue(async () => { this.log(`gateway session ${sessionID} is gone: no longer followed`); l.st.removed = true; await this.persist(l); })));
   }
 
   private async onGatewayEvent(l: Live, ev: { cursor: string; sequence: number; type: string; messageID: string | null; partID: string | null; message: any }) {
