@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import git from 'isomorphic-git';
 import { startTestGateway, type TestGateway } from './harness.js';
+import { sweepExpiredLeases } from '../domain/hosts.js';
 import { OpencodeBridge } from '../bridge/opencode/bridge.js';
 import { OpencodeClient, OpencodeError } from '../bridge/opencode/client.js';
 import { FileBridgeStore } from '../bridge/opencode/store.js';
@@ -277,6 +278,33 @@ describe.skipIf(!bin)('OpenCode bridge, both ways (real opencode-ai server)', { 
     const after = await readSession();
     expect(after.executions.edges.length).toBe(before.executions.edges.length);
     expect(after.messages.edges.length).toBe(before.messages.edges.length + 1);
+  });
+
+  it('restores a shell job the gateway marked LOST while the bridge was away, and reports its real end', async () => {
+    const gate = path.join(tmp, 'gate-bridge-away');
+    const done = await promptAsync(client, ocSession, [
+      { tool: 'bash', args: { command: `while [ ! -f ${gate} ]; do sleep 0.1; done; echo ok`, description: 'wait for the gate' } },
+      { text: 'after the gate' },
+    ]);
+    const job = await until('shell job running on the gateway', async () => {
+      const s = await readSession();
+      return s.executions.edges.flatMap((e: any) => e.node.jobs.edges.map((j: any) => j.node)).find((j: any) => j.status === 'RUNNING');
+    });
+    await bridge.stop();
+    // The bridge's lease lapses while it is away: the sweep gives its work up (the job reads LOST).
+    await gw.sql`UPDATE hosts SET lease_expires_at = now() - interval '1 second' WHERE id = ${bridge.hostID}`;
+    await sweepExpiredLeases(gw.sql);
+    const jobQ = `query($id: ID!) { job(id: $id) { status restored exitCode } }`;
+    expect((await gw.gql(jobQ, { id: job.id })).data.job.status).toBe('LOST');
+    bridge = newBridge();
+    await bridge.start();
+    // OpenCode still runs the shell: taken back.
+    await until('job restored', async () => (await gw.gql(jobQ, { id: job.id })).data.job.status === 'RUNNING');
+    expect((await gw.gql(jobQ, { id: job.id })).data.job.restored).toBe(true);
+    fs.writeFileSync(gate, '');
+    await done();
+    await until('real end reported', async () => (await gw.gql(jobQ, { id: job.id })).data.job.status === 'COMPLETED');
+    expect((await gw.gql(jobQ, { id: job.id })).data.job).toEqual({ status: 'COMPLETED', restored: true, exitCode: 0 });
   });
 
   it('marks a shell job LOST (never CANCELLED) when OpenCode dies mid-shell', async () => {
