@@ -47,7 +47,7 @@ export interface CreateSessionInput {
    * `opencode` key. Shown inside Session.metadata; updateSession never changes or drops it.
    */
   hostMetadata?: unknown;
-  /** How long a createSession routed to the parent's host waits for it (see createSessionViaHost). */
+  /** How long a createSession routed to the parent's host (CREATE_SESSION) waits for its reply. */
   timeoutMs?: number | null;
 }
 
@@ -73,7 +73,8 @@ export interface CreateSessionPayload { parentID: string; title: string; metadat
  * (reply expected, like compactSession), whose reply names the gateway mirror the host created; that
  * mirror is the answer, so a plugin can prompt it in OpenCode at once. Without a live host:
  * HostUnavailableError; a host that does not answer in time: CommandTimeoutError (nothing created on
- * the gateway; the host may still create it in its runtime and mirror it later).
+ * the gateway; the host may still create it in its runtime and mirror it later). An idempotency key is
+ * remembered once the host answered: two concurrent first calls with one key may both reach the host.
  */
 export async function createSession(sql: Sql, actor: Actor, input: CreateSessionInput, opts?: HostRequestOptions): Promise<SessionRow> {
   const parentID = optionalId('session', input.parentID, 'parentID');

@@ -59,7 +59,7 @@ describe.skipIf(!bin)('OpenCode bridge killed between a gateway mutation and its
 
   /** What the gateway holds for the OpenCode session (every gateway session that claims to mirror it). */
   async function mirrored() {
-    const sessions = await gw.sql`SELECT id FROM sessions WHERE metadata->'opencode'->>'sessionID' = ${ocSession}`;
+    const sessions = await gw.sql`SELECT id FROM sessions WHERE host_metadata->'opencode'->>'sessionID' = ${ocSession}`;
     const ids = sessions.map((s) => s.id as string);
     const [c] = await gw.sql`SELECT
       (SELECT count(*)::int FROM executions WHERE session_id = ANY(${ids})) AS executions,
@@ -133,13 +133,13 @@ describe.skipIf(!bin)('OpenCode bridge killed between a gateway mutation and its
       // Every execution settled, with the files of its step.
       const rows = await gw.sql`SELECT e.status, coalesce(c.files, '[]'::jsonb) AS files FROM executions e
         LEFT JOIN LATERAL (SELECT jsonb_agg(f.path ORDER BY f.path) AS files FROM changeset_files f WHERE f.execution_id = e.id) c ON true
-        JOIN sessions s ON s.id = e.session_id WHERE s.metadata->'opencode'->>'sessionID' = ${ocSession} ORDER BY e.sequence`;
+        JOIN sessions s ON s.id = e.session_id WHERE s.host_metadata->'opencode'->>'sessionID' = ${ocSession} ORDER BY e.sequence`;
       expect(rows.map((r) => r.status)).toEqual(Array(want.executions).fill('SUCCEEDED'));
       expect(rows.map((r) => r.files)).toEqual([['b.txt'], ['c.txt'], [], ['c.txt'], []]);
       // The first turn was read from OpenCode's history, where what OpenCode's capture skipped cannot be
       // known: its changesets list their files but never read complete.
       const coverage = await gw.sql`SELECT c.coverage, c.omissions FROM changesets c JOIN executions e ON e.id = c.execution_id
-        JOIN sessions s ON s.id = e.session_id WHERE s.metadata->'opencode'->>'sessionID' = ${ocSession} ORDER BY e.sequence LIMIT 3`;
+        JOIN sessions s ON s.id = e.session_id WHERE s.host_metadata->'opencode'->>'sessionID' = ${ocSession} ORDER BY e.sequence LIMIT 3`;
       for (const c of coverage) {
         expect(c.coverage).toBe('OMITTED');
         expect(c.omissions).toEqual([expect.objectContaining({ path: '.', reason: 'CAPTURE_LIMIT', detail: expect.stringContaining('read from its history') })]);

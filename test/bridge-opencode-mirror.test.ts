@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import git from 'isomorphic-git';
 import { startTestGateway, type TestGateway } from './harness.js';
+import { sweepExpiredLeases } from '../domain/hosts.js';
 import { OpencodeBridge } from '../bridge/opencode/bridge.js';
 import { OpencodeClient, OpencodeError } from '../bridge/opencode/client.js';
 import { FileBridgeStore } from '../bridge/opencode/store.js';
@@ -16,6 +17,17 @@ import { promptAsync, until } from './support/opencode-kit.js';
 import { startScriptedModel, type ScriptedModel, type ScriptStep } from '../bridge/opencode/scripted-model.js';
 
 const bin = findOpencodeBinary();
+
+/** Processes whose command line contains `marker` (read from /proc; nothing is killed). */
+function processesWith(marker: string): number[] {
+  const out: number[] = [];
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) out.push(Number(pid));
+    } catch { /* gone */ }
+  }
+  return out;
+}
 
 const SESSION_Q = `query($id: ID!) { session(id: $id) { id parentID title metadata status
   context { messageID role text }
@@ -268,6 +280,33 @@ describe.skipIf(!bin)('OpenCode bridge, both ways (real opencode-ai server)', { 
     expect(after.messages.edges.length).toBe(before.messages.edges.length + 1);
   });
 
+  it('restores a shell job the gateway marked LOST while the bridge was away, and reports its real end', async () => {
+    const gate = path.join(tmp, 'gate-bridge-away');
+    const done = await promptAsync(client, ocSession, [
+      { tool: 'bash', args: { command: `while [ ! -f ${gate} ]; do sleep 0.1; done; echo ok`, description: 'wait for the gate' } },
+      { text: 'after the gate' },
+    ]);
+    const job = await until('shell job running on the gateway', async () => {
+      const s = await readSession();
+      return s.executions.edges.flatMap((e: any) => e.node.jobs.edges.map((j: any) => j.node)).find((j: any) => j.status === 'RUNNING');
+    });
+    await bridge.stop();
+    // The bridge's lease lapses while it is away: the sweep gives its work up (the job reads LOST).
+    await gw.sql`UPDATE hosts SET lease_expires_at = now() - interval '1 second' WHERE id = ${bridge.hostID}`;
+    await sweepExpiredLeases(gw.sql);
+    const jobQ = `query($id: ID!) { job(id: $id) { status restored exitCode } }`;
+    expect((await gw.gql(jobQ, { id: job.id })).data.job.status).toBe('LOST');
+    bridge = newBridge();
+    await bridge.start();
+    // OpenCode still runs the shell: taken back.
+    await until('job restored', async () => (await gw.gql(jobQ, { id: job.id })).data.job.status === 'RUNNING');
+    expect((await gw.gql(jobQ, { id: job.id })).data.job.restored).toBe(true);
+    fs.writeFileSync(gate, '');
+    await done();
+    await until('real end reported', async () => (await gw.gql(jobQ, { id: job.id })).data.job.status === 'COMPLETED');
+    expect((await gw.gql(jobQ, { id: job.id })).data.job).toEqual({ status: 'COMPLETED', restored: true, exitCode: 0 });
+  });
+
   it('marks a shell job LOST (never CANCELLED) when OpenCode dies mid-shell', async () => {
     const gate = path.join(tmp, 'gate-kill');
     const done = await promptAsync(client, ocSession, [
@@ -292,6 +331,8 @@ describe.skipIf(!bin)('OpenCode bridge, both ways (real opencode-ai server)', { 
       const e = s.executions.edges.map((x: any) => x.node).find((x: any) => x.jobs.edges.some((k: any) => k.node.id === job.id));
       expect(e.jobs.edges[0].node).toMatchObject({ id: job.id, status: 'LOST', exitCode: null });
       expect(e.status).toBe('INTERRUPTED');
+      // And LOST is the truth: the shell outlived OpenCode (its own process group) and still runs.
+      expect(processesWith(gate).length).toBeGreaterThan(0);
     } finally {
       fs.writeFileSync(gate, ''); // the orphaned shell (its own process group) ends now
     }

@@ -472,7 +472,7 @@ export class OpencodeBridge {
       if (info.error) {
         const aborted = info.error.name === 'MessageAbortedError';
         await this.endStep(l, info.id, aborted ? 'INTERRUPTED' : 'FAILED', aborted ? (l.st.sealing ? 'SEAL' : 'USER') : null, null,
-          aborted ? null : `${info.error.name}: ${info.error.data?.message ?? ''}`.slice(0, 2000), info.error.name);
+          aborted ? null : `${info.error.name}: ${info.error.data?.message ?? ''}`.slice(0, 2000), info.error.name, { abortedByOpencode: aborted });
       } else if (s.endTree === undefined && s.executionID) {
         await this.endStep(l, info.id, 'SUCCEEDED', null, null);
       }
@@ -756,18 +756,21 @@ export class OpencodeBridge {
     await this.persist(l);
   }
 
-  private async endStep(l: Live, ocMessageID: string, status: 'SUCCEEDED' | 'FAILED' | 'INTERRUPTED', reason: 'USER' | 'SEAL' | 'SHUTDOWN' | null, endTree: string | null, error?: string | null, errorName?: string | null) {
+  private async endStep(l: Live, ocMessageID: string, status: 'SUCCEEDED' | 'FAILED' | 'INTERRUPTED', reason: 'USER' | 'SEAL' | 'SHUTDOWN' | null, endTree: string | null, error?: string | null, errorName?: string | null, opts: { abortedByOpencode?: boolean } = {}) {
     const step = l.st.steps[ocMessageID];
     if (!step || step.settled) return;
     if (l.st.sealing && status === 'INTERRUPTED') {
       reason = 'SEAL';
       await this.waitIdle(l.row.ocSessionID, 10_000); // SessionSealed only once OpenCode reports the session idle
     }
-    // Jobs of the step whose end OpenCode never reported: nobody saw them end. A shell runs in its own
-    // process group and may outlive OpenCode (a crash or restart mid-shell), so they are LOST, never a
-    // claimed CANCELLED; OpenCode reporting their end later (a late part update) still finishes them.
+    // Jobs of the step whose end OpenCode never reported. Aborted by OpenCode (MessageAbortedError, or the
+    // abort the bridge sent for a seal: OpenCode's abort kills the tool's process tree, verified): CANCELLED.
+    // Otherwise nobody saw them end: OpenCode stopped (crash, restart: SHUTDOWN) and a shell runs in its own
+    // process group, so it may well still run. Those are LOST, never a claimed end; OpenCode reporting their
+    // end later (a late part update) still finishes them.
+    const aborted = opts.abortedByOpencode === true;
     for (const [pid, j] of Object.entries(l.st.jobs)) {
-      if (j.ocMessageID === ocMessageID && !j.finished && !j.lost) await this.finishJob(l, pid, 'LOST', null);
+      if (j.ocMessageID === ocMessageID && !j.finished && !j.lost) await this.finishJob(l, pid, aborted ? 'CANCELLED' : 'LOST', null);
     }
     const pm = l.st.pending[ocMessageID];
     if (pm && !step.flushed) {
@@ -804,7 +807,10 @@ export class OpencodeBridge {
     await this.flushPendingUsers(l);
     for (const [mid, step] of Object.entries(l.st.steps)) {
       if (step.settled) { delete l.st.steps[mid]; continue; }
-      if (step.executionID || step.refused) await this.endStep(l, mid, 'INTERRUPTED', l.st.sealing ? 'SEAL' : 'SHUTDOWN', null);
+      // Sealing: the bridge's abort stopped it (and killed its tools); else OpenCode stopped (restart, crash).
+      if (step.executionID || step.refused) {
+        await this.endStep(l, mid, 'INTERRUPTED', l.st.sealing ? 'SEAL' : 'SHUTDOWN', null, null, null, { abortedByOpencode: !!l.st.sealing });
+      }
       else if (l.st.pending[mid]) await this.flushMessage(l, mid, l.st.pending[mid], null); // failed before its step began
       delete l.st.steps[mid];
     }
@@ -856,7 +862,9 @@ export class OpencodeBridge {
     // Re-subscribed from the latest handled cursor whenever the gateway ends the stream; none once removed.
     this.sessionSubs.set(sessionID, this.gw.subscribe(TranscriptEventsDocument,
       () => (l.st.removed ? null : { sessionID, after: l.st.eventsCursor ?? null }), 'plugin',
-      (d) => this.onGatewayEvent(l, d.sessionEvents)));
+      (d) => this.onGatewayEvent(l, d.sessionEvents),
+      // Gone from the gateway (removed while the bridge was away): stop following it, for good.
+      () => this.enqueue(async () => { this.log(`gateway session ${sessionID} is gone: no longer followed`); l.st.removed = true; await this.persist(l); })));
   }
 
   private async onGatewayEvent(l: Live, ev: { cursor: string; sequence: number; type: string; messageID: string | null; partID: string | null; message: any }) {

@@ -81,10 +81,11 @@ export class Gateway {
    * A subscription that stays up: graphql-ws re-sends it after a dropped socket, and when the gateway
    * ends it (an error while its database is down, a completed stream) it is subscribed again, with
    * backoff, with the variables `variables()` gives at that moment (e.g. the latest stored cursor).
-   * `variables()` answering null ends it for good (e.g. the session was removed).
+   * `variables()` answering null ends it for good (e.g. the session was removed); so does an error with
+   * `extensions.code` NOT_FOUND (the subscribed object is gone), after `onGone`.
    */
   subscribe<TData, TVars extends Record<string, unknown>>(doc: TypedDocumentNode<TData, TVars>, variables: () => TVars | null, role: Role,
-    next: (data: TData) => void | Promise<void>): () => void {
+    next: (data: TData) => void | Promise<void>, onGone?: () => void | Promise<void>): () => void {
     let chain = Promise.resolve();
     let disposed = false;
     let current: (() => void) | null = null;
@@ -108,6 +109,11 @@ export class Gateway {
         },
         error: (e) => {
           current?.();
+          if (onGone && Array.isArray(e) && e.some((x: any) => x?.extensions?.code === 'NOT_FOUND')) {
+            disposed = true;
+            chain = chain.then(() => onGone()).catch((err) => this.log(`subscription handler: ${err?.message ?? err}`));
+            return;
+          }
           again(Array.isArray(e) ? e.map((x: any) => x?.message).join('; ') : String((e as any)?.message ?? (e as any)?.reason ?? e));
         },
         complete: () => again('completed by the gateway'),

@@ -1,6 +1,6 @@
 // Durable bridge state: Postgres tables of migration 006 (when the bridge can reach the gateway's
 // database) or a JSON file (anywhere else). Both keep the same three maps.
-import { readFileSync, renameSync, writeFileSync, mkdirSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { Sql } from '../../db/connection.js';
 import type { SessionState } from './mapping.js';
@@ -60,24 +60,41 @@ export class PgBridgeStore implements BridgeStore {
 
 interface FileShape { hostID: string | null; sessions: Record<string, StoredSession>; messages: Record<string, StoredMessage> }
 
-/** JSON file, rewritten atomically (write + rename) on every change. */
+/**
+ * The bridge's own store (no access to the gateway's database): one JSON file, rewritten atomically on
+ * every change (write a temporary file, fsync it, rename it over the old one), so a crash at any moment
+ * leaves the previous or the new state, never a torn one.
+ */
 export class FileBridgeStore implements BridgeStore {
   private data: FileShape;
+  private byOc = new Map<string, string>();
   constructor(private readonly file: string) {
     try { this.data = JSON.parse(readFileSync(file, 'utf8')); } catch { this.data = { hostID: null, sessions: {}, messages: {} }; }
+    for (const m of Object.values(this.data.messages)) if (!this.byOc.has(m.ocMessageID)) this.byOc.set(m.ocMessageID, m.messageID);
   }
   private flush() {
     mkdirSync(path.dirname(this.file), { recursive: true });
     const tmp = `${this.file}.tmp`;
-    writeFileSync(tmp, JSON.stringify(this.data));
+    const fd = openSync(tmp, 'w');
+    try {
+      writeSync(fd, JSON.stringify(this.data));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(tmp, this.file);
   }
   async hostID() { return this.data.hostID; }
   async setHostID(id: string) { this.data.hostID = id; this.flush(); }
   async sessions() { return Object.values(this.data.sessions).map((s) => structuredClone(s)); }
   async saveSession(s: StoredSession) { this.data.sessions[s.ocSessionID] = structuredClone(s); this.flush(); }
-  async saveMessage(m: StoredMessage) { this.data.messages[m.messageID] ??= m; this.flush(); }
+  async saveMessage(m: StoredMessage) {
+    if (this.data.messages[m.messageID]) return;
+    this.data.messages[m.messageID] = m;
+    if (!this.byOc.has(m.ocMessageID)) this.byOc.set(m.ocMessageID, m.messageID);
+    this.flush();
+  }
   async message(id: string) { return this.data.messages[id] ?? null; }
-  async messageByOc(oc: string) { return Object.values(this.data.messages).find((m) => m.ocMessageID === oc) ?? null; }
+  async messageByOc(oc: string) { const id = this.byOc.get(oc); return id ? this.data.messages[id] ?? null : null; }
   async close() {}
 }
