@@ -125,17 +125,18 @@ describe.skipIf(!bin)('OpenCode behind the admission proxy (real opencode-ai ser
     expect(sse.headers.get('content-type')).toContain('text/event-stream');
     const reader = sse.body!.getReader();
     let seen = '';
-    const sawCreated = (async () => {
-      while (!seen.includes('session.created')) {
+    const readUntil = async (what: () => boolean) => {
+      while (!what()) {
         const { value, done } = await reader.read();
         if (done) break;
         seen += new TextDecoder().decode(value);
       }
-    })();
+    };
+    await withTimeout(readUntil(() => seen.includes('server.connected')), 30_000, 'server.connected on the SSE stream');
     const oc = (await client.createSession({ title: 'through the proxy' })).id;
-    await withTimeout(sawCreated, 30_000, 'session.created on the SSE stream');
+    await withTimeout(readUntil(() => seen.includes(oc)), 30_000, 'the new session on the SSE stream');
     ac.abort();
-    expect(seen).toContain(oc);
+    expect(seen).toContain('session.created');
     const res = await post(`/session/${oc}/prompt_async`, promptBody([
       { tool: 'write', args: { filePath: path.join(project, 'b.txt'), content: 'bee\n' } }, { text: 'done' }]));
     expect(res.status).toBe(204);
@@ -230,7 +231,8 @@ describe.skipIf(!bin)('OpenCode behind the admission proxy (real opencode-ai ser
         const oc = (await client.createSession({ title: `race ${i}` })).id;
         const gid = await mirrored(oc);
         const file = path.join(dir, `r${i}.txt`);
-        const delay = i % 3 === 0 ? (i * 7) % 40 : (i * 97) % 2500; // from "seal first" to "the turn is well under way"
+        // From "the seal first" through "the turn under way" to "the turn (nearly) done".
+        const delay = i % 3 === 0 ? (i * 7) % 40 : i % 3 === 1 ? (i * 97) % 2500 : 3_000 + ((i * 389) % 7000);
         const promptP = new Promise((r) => setTimeout(r, 20)).then(() => post(`/session/${oc}/prompt_async`,
           promptBody([{ tool: 'write', args: { filePath: file, content: `${i}\n` } }, { text: 'ok' }])));
         const sealP = new Promise((r) => setTimeout(r, delay)).then(() => seal(gid, 120_000));

@@ -136,6 +136,8 @@ export class OpencodeBridge {
     if (this.pollTimer) clearInterval(this.pollTimer);
     for (const u of this.unsubs) u();
     this.hostSub?.();
+    // A gateway call retrying while the gateway is down gives up now (so a stop never waits for it).
+    this.gw.stopped = true;
     await this.followLoop?.catch(() => {});
     await this.queue.catch(() => {});
     await this.gw.close();
