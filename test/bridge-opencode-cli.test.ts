@@ -67,10 +67,15 @@ describe.skipIf(!bin)('bridge opencode --serve as a supervised process', { timeo
 
   it('one process; survives a gateway restart; SIGTERM stops it and its OpenCode cleanly (exit 0, no unhandled rejection)', async () => {
     const b = await start('term');
-    // One process: the PID we started runs the bridge; its only child is OpenCode (no tsx/node chain).
-    const kids = childrenOf(b.p.pid!);
-    expect(kids.map((k) => k.cmd)).toEqual([expect.stringContaining('opencode')]);
+    // One process: the PID we started runs the bridge itself. No node or tsx child (the old chain was
+    // npx → spawnSync → tsx → node); its children are OpenCode and tsx's esbuild transform service.
+    const all = childrenOf(b.p.pid!);
+    const exe = (k: { cmd: string }) => path.basename(k.cmd.split(' ')[0]);
+    expect(all.filter((k) => ['node', 'tsx', 'npx', 'npm', 'sh'].includes(exe(k)))).toEqual([]);
+    const kids = all.filter((k) => exe(k) === 'opencode');
+    expect(kids).toHaveLength(1);
     expect(kids[0].cmd).toContain('serve');
+    expect(all.every((k) => ['opencode', 'esbuild'].includes(exe(k))), JSON.stringify(all)).toBe(true);
     const client = new OpencodeClient(b.url, { password: 'pw-cli' });
     const oc = (await client.createSession({ title: 'cli' })).id;
     const seen = async () => (await gw.gql(`{ sessions(first: 50) { edges { node { id title } } } }`)).data.sessions.edges.some((e: any) => e.node.title === 'cli');
@@ -92,7 +97,8 @@ describe.skipIf(!bin)('bridge opencode --serve as a supervised process', { timeo
 
   it('SIGINT while the gateway is down (calls retrying) still exits 0 at once, without an unhandled rejection', async () => {
     const b = await start('int');
-    const kids = childrenOf(b.p.pid!);
+    const kids = childrenOf(b.p.pid!).filter((k) => k.cmd.includes('opencode'));
+    expect(kids).toHaveLength(1);
     const client = new OpencodeClient(b.url, { password: 'pw-cli' });
     let down!: () => void;
     const wentDown = new Promise<void>((r) => (down = r));
