@@ -325,11 +325,15 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
     await until('the slow shell running', async () => processesWith(marker).length > 0, 30_000);
     const r = await gw.gql(`mutation($i: SealSessionInput!) { sealSession(input: $i) { __typename
       ... on SessionSealed { interruptedExecution { id status interruptReason } cancelledJobs { id status } }
-      ... on SealUnsupportedError { reason message } } }`, { i: { sessionID: gwSession, timeoutMs: 30_000 } });
+      ... on SealUnsupportedError { reason message jobs { kind status } } } }`, { i: { sessionID: gwSession, timeoutMs: 30_000 } });
     expect(r.errors).toBeUndefined();
     // OpenCode also admits prompts from its other clients, so the bridge registers without exclusive
     // admission: the seal terminates everything (checked below) and says it cannot prove more.
     expect(r.data.sealSession).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'ADMISSION_NOT_EXCLUSIVE' });
+    // Issue 12: it names the shell it did cancel, and says why the seal is unproven, not that it "cannot cancel".
+    expect(r.data.sealSession.jobs).toEqual([{ kind: 'SHELL', status: 'CANCELLED' }]);
+    expect(r.data.sealSession.message).not.toContain('cannot cancel');
+    expect((await readSession()).status).toBe('SEALED');
     expect((await client.status())[ocSession]).toBeUndefined();
     expect(processesWith(marker)).toEqual([]);
     expect(fs.existsSync(path.join(project, 'slow.txt'))).toBe(false);

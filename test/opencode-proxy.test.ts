@@ -125,17 +125,18 @@ describe.skipIf(!bin)('OpenCode behind the admission proxy (real opencode-ai ser
     expect(sse.headers.get('content-type')).toContain('text/event-stream');
     const reader = sse.body!.getReader();
     let seen = '';
-    const sawCreated = (async () => {
-      while (!seen.includes('session.created')) {
+    const readUntil = async (what: () => boolean) => {
+      while (!what()) {
         const { value, done } = await reader.read();
         if (done) break;
         seen += new TextDecoder().decode(value);
       }
-    })();
+    };
+    await withTimeout(readUntil(() => seen.includes('server.connected')), 30_000, 'server.connected on the SSE stream');
     const oc = (await client.createSession({ title: 'through the proxy' })).id;
-    await withTimeout(sawCreated, 30_000, 'session.created on the SSE stream');
+    await withTimeout(readUntil(() => seen.includes(oc)), 30_000, 'the new session on the SSE stream');
     ac.abort();
-    expect(seen).toContain(oc);
+    expect(seen).toContain('session.created');
     const res = await post(`/session/${oc}/prompt_async`, promptBody([
       { tool: 'write', args: { filePath: path.join(project, 'b.txt'), content: 'bee\n' } }, { text: 'done' }]));
     expect(res.status).toBe(204);
@@ -217,6 +218,22 @@ describe.skipIf(!bin)('OpenCode behind the admission proxy (real opencode-ai ser
     expect(fs.existsSync(path.join(project, 'x.txt'))).toBe(false);
   });
 
+  it('seal of a parent whose subagent runs: its SUBAGENT job reads CANCELLED, the subagent stops too', async () => {
+    const oc = (await client.createSession({ title: 'parent' })).id;
+    const marker = `sleep 91.${Date.now() % 1000}`;
+    const child = scriptPrompt('child work', [{ tool: 'bash', args: { command: marker, description: 'slow child' } }, { text: 'child never' }]);
+    expect((await post(`/session/${oc}/prompt_async`, promptBody([
+      { tool: 'task', args: { description: 'slow subagent', prompt: child, subagent_type: 'general' } }, { text: 'parent never' }]))).status).toBe(204);
+    const gid = await mirrored(oc);
+    await until('SUBAGENT job RUNNING', async () => (await state(gid)).executions.edges.some((e: any) =>
+      e.node.jobs.edges.some((j: any) => j.node.kind === 'SUBAGENT' && j.node.status === 'RUNNING')), 120_000);
+    const r = await seal(gid);
+    expect(r).toMatchObject({ __typename: 'SessionSealed', interruptedExecution: { status: 'INTERRUPTED', interruptReason: 'SEAL' } });
+    expect(r.cancelledJobs).toEqual([expect.objectContaining({ kind: 'SUBAGENT', status: 'CANCELLED' })]);
+    // The subagent's own session stopped too (OpenCode aborts the child with its task).
+    await until('OpenCode idle', async () => Object.keys(await client.status()).length === 0, 30_000);
+  });
+
   it('a prompt racing a seal through the proxy, many times: never admitted after the seal committed', async () => {
     const N = Number(process.env.RACE_N ?? 200);
     const LANES = 4;
@@ -230,7 +247,8 @@ describe.skipIf(!bin)('OpenCode behind the admission proxy (real opencode-ai ser
         const oc = (await client.createSession({ title: `race ${i}` })).id;
         const gid = await mirrored(oc);
         const file = path.join(dir, `r${i}.txt`);
-        const delay = i % 3 === 0 ? (i * 7) % 40 : (i * 97) % 2500; // from "seal first" to "the turn is well under way"
+        // From "the seal first" through "the turn under way" to "the turn (nearly) done".
+        const delay = i % 3 === 0 ? (i * 7) % 40 : i % 3 === 1 ? (i * 97) % 2500 : 3_000 + ((i * 389) % 7000);
         const promptP = new Promise((r) => setTimeout(r, 20)).then(() => post(`/session/${oc}/prompt_async`,
           promptBody([{ tool: 'write', args: { filePath: file, content: `${i}\n` } }, { text: 'ok' }])));
         const sealP = new Promise((r) => setTimeout(r, delay)).then(() => seal(gid, 120_000));

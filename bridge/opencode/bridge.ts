@@ -146,6 +146,8 @@ export class OpencodeBridge {
     for (const u of this.unsubs) u();
     for (const u of this.sessionSubs.values()) u();
     this.hostSub?.();
+    // A gateway call retrying while the gateway is down gives up now (so a stop never waits for it).
+    this.gw.stopped = true;
     await this.followLoop?.catch(() => {});
     await this.queue.catch(() => {});
     await this.gw.close();

@@ -86,9 +86,20 @@ export async function startOpencode(o: StartOpencodeOptions): Promise<OpencodeSe
   const port = o.port ?? (await freePort());
   if (o.isolated === false) return startUserOpencode(o, port);
   if (!o.home || !o.modelUrl) throw new Error('startOpencode: an isolated OpenCode needs home and modelUrl');
-  const dirs = Object.fromEntries(['data', 'config', 'cache', 'state', 'home'].map((d) => [d, path.join(o.home!, d)]));
+  const env: NodeJS.ProcessEnv = { ...(o.env ?? {}), ...isolatedOpencodeEnv(o.home, o.modelUrl, o.plugins) };
+  if (o.password) { env.OPENCODE_SERVER_PASSWORD = o.password; env.OPENCODE_SERVER_USERNAME = 'opencode'; }
+  return runServe(o, port, env, env.XDG_DATA_HOME!);
+}
+
+/**
+ * The environment of an isolated, offline OpenCode under `home` (XDG dirs, HOME, a config with the scripted
+ * model at `modelUrl`, the plugins): for startOpencode, and for processes that start OpenCode themselves
+ * (the `bridge opencode --serve` command in tests).
+ */
+export function isolatedOpencodeEnv(home: string, modelUrl: string, plugins: string[] = []): NodeJS.ProcessEnv {
+  const dirs = Object.fromEntries(['data', 'config', 'cache', 'state', 'home'].map((d) => [d, path.join(home, d)]));
   for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
-  const configFile = path.join(o.home, 'opencode.json');
+  const configFile = path.join(home, 'opencode.json');
   fs.writeFileSync(configFile, JSON.stringify({
     $schema: 'https://opencode.ai/config.json',
     autoupdate: false,
@@ -99,15 +110,14 @@ export async function startOpencode(o: StartOpencodeOptions): Promise<OpencodeSe
       scripted: {
         npm: '@ai-sdk/openai-compatible',
         name: 'Scripted',
-        options: { baseURL: o.modelUrl, apiKey: 'none' },
+        options: { baseURL: modelUrl, apiKey: 'none' },
         models: { scripted: { name: 'Scripted', tool_call: true, limit: { context: 100_000, output: 4_000 } } },
       },
     },
     permission: { edit: 'allow', bash: 'allow', webfetch: 'deny', external_directory: 'allow' },
-    ...(o.plugins?.length ? { plugin: o.plugins.map((p) => `file://${p}`) } : {}),
+    ...(plugins.length ? { plugin: plugins.map((p) => `file://${p}`) } : {}),
   }, null, 2));
-  const env: NodeJS.ProcessEnv = {
-    ...(o.env ?? {}),
+  return {
     PATH: process.env.PATH,
     LANG: 'C.UTF-8',
     HOME: dirs.home,
@@ -123,9 +133,7 @@ export async function startOpencode(o: StartOpencodeOptions): Promise<OpencodeSe
     OPENCODE_DISABLE_SHARE: '1',
     OPENCODE_DISABLE_CLAUDE_CODE: '1',
     OPENCODE_DISABLE_EXTERNAL_SKILLS: '1',
-    ...(o.password ? { OPENCODE_SERVER_PASSWORD: o.password, OPENCODE_SERVER_USERNAME: 'opencode' } : {}),
   };
-  return runServe(o, port, env, dirs.data);
 }
 
 /** The user's OpenCode: their environment and config, plus the password, the plugins and `o.env`. */
