@@ -13,6 +13,7 @@ import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
 import { Gateway, type GatewayConfig } from './gateway.js';
 import { useSharedSubscriptionExecution } from '../subscriptions/shared.js';
 import { TokenCache, type TokenCacheOptions } from './token-cache.js';
+import { serveGraphiQL, wantsGraphiQL } from './graphiql.js';
 
 export interface AppOptions {
   sql: Sql;
@@ -78,11 +79,8 @@ export function buildApp(opts: AppOptions): App {
     graphqlEndpoint: '/graphql',
     landingPage: false,
     maskedErrors: true,
-    graphiql: {
-      title: 'Agent history gateway',
-      subscriptionsProtocol: 'WS',
-      headers: JSON.stringify({ Authorization: 'Bearer <paste the admin token printed at first start>' }),
-    },
+    // GraphiQL is served by server/graphiql.ts (offline, subscriptions authenticated).
+    graphiql: false,
     plugins: [auth, useRoles(), ...useLimits(opts.limits ?? DEFAULT_LIMITS), useSharedSubscriptionExecution()],
     context: ({ request, actor }) => {
       const who = actor ?? (request ? actors.get(request) : undefined);
@@ -110,6 +108,7 @@ export function buildApp(opts: AppOptions): App {
       res.writeHead(302, { location: '/graphql' }).end();
       return;
     }
+    if (path === '/graphql' && wantsGraphiQL(req)) return serveGraphiQL(req, res);
     yoga(req, res);
   });
 
