@@ -1,6 +1,7 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
-import { createYoga, type Plugin } from 'graphql-yoga';
+import { createYoga, maskError as yogaMaskError, type Plugin } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
@@ -14,6 +15,10 @@ import { Gateway, type GatewayConfig } from './gateway.js';
 import { useSharedSubscriptionExecution } from '../subscriptions/shared.js';
 import { TokenCache, type TokenCacheOptions } from './token-cache.js';
 import { serveGraphiQL, wantsGraphiQL } from './graphiql.js';
+import { currentRequest, log, logUnexpected, requestIDFor, resultOf, withRequest, type RequestRecord } from './logging.js';
+import { Metrics } from './metrics.js';
+import { VERSION } from './version.js';
+import { operationOf, useOperationRecord } from './operations.js';
 
 export interface AppOptions {
   sql: Sql;
@@ -23,6 +28,10 @@ export interface AppOptions {
   gateway?: Partial<GatewayConfig>;
   /** The authenticated-token cache (server/token-cache.ts). */
   tokenCache?: TokenCacheOptions;
+  /** `/metrics` on the main port requires this bearer token (unset: not served there; see metricsPort). */
+  metricsToken?: string;
+  /** Serve `/metrics` (no token) on a port of its own, on the same host. */
+  metricsPort?: number;
 }
 
 export interface App {
@@ -30,6 +39,9 @@ export interface App {
   wsUrl: string;
   port: number;
   gateway: Gateway;
+  metrics: Metrics;
+  /** The port of the metrics listener (when metricsPort was given). */
+  metricsUrl?: string;
   /** Authenticated bearer tokens of this instance (dropped on revocation, unused while the bus is unhealthy). */
   tokens: TokenCache;
   start(): Promise<void>;
@@ -56,6 +68,8 @@ export function buildApp(opts: AppOptions): App {
   const gateway = new Gateway(sql, { sweepIntervalMs: 1_000, ...opts.gateway });
   const tokens = new TokenCache(sql, gateway.bus, opts.tokenCache);
   const actors = new WeakMap<Request, Actor>();
+  const metrics = new Metrics(sql, gateway, { defaultMetrics: true });
+  gateway.onSeal = (outcome, seconds) => metrics.seals.observe({ outcome }, seconds);
 
   const auth: Plugin = {
     async onRequest({ request, url, endResponse, fetchAPI }) {
@@ -78,10 +92,17 @@ export function buildApp(opts: AppOptions): App {
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    maskedErrors: true,
+    // Unexpected errors are masked in the response and logged with their stack (and request ID).
+    maskedErrors: {
+      maskError(error, message, isDev) {
+        const masked = yogaMaskError(error, message, isDev);
+        if (masked !== error) logUnexpected((error as { originalError?: unknown }).originalError ?? error, 'graphql');
+        return masked;
+      },
+    },
     // GraphiQL is served by server/graphiql.ts (offline, subscriptions authenticated).
     graphiql: false,
-    plugins: [auth, useRoles(), ...useLimits(opts.limits ?? DEFAULT_LIMITS), useSharedSubscriptionExecution()],
+    plugins: [auth, useOperationRecord(), useRoles(), ...useLimits(opts.limits ?? DEFAULT_LIMITS), useSharedSubscriptionExecution()],
     context: ({ request, actor }) => {
       const who = actor ?? (request ? actors.get(request) : undefined);
       if (!who) throw new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' } });
@@ -89,19 +110,42 @@ export function buildApp(opts: AppOptions): App {
     },
   });
 
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/graphql' || wantsGraphiQL(req)) return handle(req, res, path);
+    // One log line and one metric per GraphQL request; the request ID runs along (AsyncLocalStorage).
+    const rec: RequestRecord = { requestID: requestIDFor(req, res), start: performance.now() };
+    res.once('finish', () => {
+      const seconds = (performance.now() - rec.start) / 1000;
+      const result = resultOf(rec, res.statusCode);
+      metrics.observe('http', rec.operationName, rec.operationType, result, seconds);
+      log().info({
+        requestID: rec.requestID, transport: 'http', method: req.method, status: res.statusCode,
+        operationName: rec.operationName ?? null, operationType: rec.operationType, role: rec.role, tokenID: rec.tokenID,
+        result, errors: rec.errors, durationMs: Math.round(seconds * 10_000) / 10,
+      }, 'request');
+    });
+    withRequest(rec, () => handle(req, res, path));
+  });
+  const handle = async (req: IncomingMessage, res: ServerResponse, path: string) => {
     if (path === '/health') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', version: VERSION }));
       return;
     }
+    if (path === '/metrics' && req.method === 'GET') return metrics.serve(req, res, opts.metricsToken);
     if (path === '/ready') {
+      // Ready: the database answers and the LISTEN connection is known to hear every notification.
       try {
         await sql`SELECT 1 FROM schema_migrations LIMIT 1`;
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ready"}');
       } catch {
         res.writeHead(503, { 'content-type': 'application/json' }).end('{"status":"database unavailable"}');
+        return;
       }
+      if (!gateway.bus.healthy) {
+        res.writeHead(503, { 'content-type': 'application/json' }).end('{"status":"not listening: notifications may be missed"}');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ready"}');
       return;
     }
     if (path === '/') {
@@ -110,6 +154,10 @@ export function buildApp(opts: AppOptions): App {
     }
     if (path === '/graphql' && wantsGraphiQL(req)) return serveGraphiQL(req, res);
     yoga(req, res);
+  };
+  const metricsServer: Server | null = opts.metricsPort === undefined ? null : createServer((req, res) => {
+    if ((req.url ?? '/').split('?')[0] === '/metrics' && req.method === 'GET') void metrics.serve(req, res, null);
+    else res.writeHead(404).end();
   });
 
   const sockets = new Set<Socket>();
@@ -119,9 +167,29 @@ export function buildApp(opts: AppOptions): App {
   });
 
   const wss = new WebSocketServer({ server, path: '/graphql' });
-  const wsServer = useServer<Record<string, unknown>, { actor: Actor; unwatch?: () => void }>(
+  type WsOp = RequestRecord & { deliveries: number; subscription: boolean };
+  type WsExtra = { actor: Actor; unwatch?: () => void; connectionID: string; ops: Map<string, WsOp>; counted?: boolean };
+  /** One log line and one metric per WebSocket operation, when it ends (complete, error or the socket closing). */
+  const finishOp = (extra: Partial<WsExtra>, id: string, ending: 'complete' | 'error' | 'closed') => {
+    const op = extra.ops?.get(id);
+    if (!op) return;
+    extra.ops!.delete(id);
+    if (op.subscription) metrics.subscriptionsOpen.dec({ operation: op.operationName || 'anonymous' });
+    const seconds = (performance.now() - op.start) / 1000;
+    const result = ending === 'error' && !op.failed ? 'errors' : resultOf(op);
+    metrics.observe('ws', op.operationName, op.operationType, result, seconds);
+    log().info({
+      requestID: op.requestID, transport: 'ws', operationName: op.operationName ?? null, operationType: op.operationType,
+      role: op.role, tokenID: op.tokenID, result, ending, errors: op.errors, deliveries: op.subscription ? op.deliveries : undefined,
+      durationMs: Math.round(seconds * 10_000) / 10,
+    }, 'operation');
+  };
+  const wsServer = useServer<Record<string, unknown>, WsExtra>(
     {
       onConnect: async (ctx) => {
+        const given = ctx.extra.request.headers['x-request-id'];
+        ctx.extra.connectionID = typeof given === 'string' && /^[\w.:@/+=-]{1,100}$/.test(given) ? given : randomUUID();
+        ctx.extra.ops = new Map();
         const p = ctx.connectionParams ?? {};
         const raw = (p.authorization ?? p.Authorization ?? (p.token ? `Bearer ${p.token}` : null)) as string | null;
         const actor = await tokens.authenticate(bearer(raw));
@@ -131,12 +199,37 @@ export function buildApp(opts: AppOptions): App {
         // the window between authentication and registration (a revocation noticed in between).
         const socket = (ctx.extra as any).socket as { close(code: number, reason: string): void };
         ctx.extra.unwatch = gateway.revocations.watch(actor.tokenID, () => socket.close(4401, 'Unauthorized: token revoked'), { checkNow: true });
+        ctx.extra.counted = true;
+        metrics.wsConnections.inc();
+        log().debug({ requestID: ctx.extra.connectionID, role: actor.role, tokenID: actor.tokenID }, 'ws connected');
         return true;
       },
-      onClose: (ctx) => { ctx.extra.unwatch?.(); },
-      execute: (args: any) => args.rootValue.execute(args),
-      subscribe: (args: any) => args.rootValue.subscribe(args),
-      onSubscribe: async (ctx, _id, payload) => {
+      onClose: (ctx, code) => {
+        ctx.extra.unwatch?.();
+        for (const id of [...(ctx.extra.ops?.keys() ?? [])]) finishOp(ctx.extra, id, 'closed');
+        if (ctx.extra.counted) metrics.wsConnections.dec();
+        log().debug({ requestID: ctx.extra.connectionID, code }, 'ws closed');
+      },
+      execute: (args: any) => withRequest(args.rootValue.rec, () => args.rootValue.execute(args)),
+      subscribe: (args: any) => withRequest(args.rootValue.rec, () => args.rootValue.subscribe(args)),
+      onNext: (ctx, id) => {
+        const op = ctx.extra.ops?.get(id);
+        if (op?.subscription) { op.deliveries++; metrics.deliveries.inc({ operation: op.operationName || 'anonymous' }); }
+      },
+      onError: (ctx, id, _payload, errors) => {
+        const op = ctx.extra.ops?.get(id);
+        if (op) op.errors = (op.errors ?? 0) + errors.length;
+        finishOp(ctx.extra, id, 'error');
+      },
+      onComplete: (ctx, id) => finishOp(ctx.extra, id, 'complete'),
+      onSubscribe: async (ctx, id, payload) => {
+        const extra = ctx.extra as WsExtra;
+        const rec: WsOp = {
+          requestID: `${ctx.extra.connectionID}/${id}`, start: performance.now(), deliveries: 0, subscription: false,
+          operationName: payload.operationName ?? null, role: extra.actor.role, tokenID: extra.actor.tokenID,
+        };
+        extra.ops.set(id, rec);
+        return withRequest(rec, async () => {
         try {
           const { schema: s, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
             ...ctx,
@@ -144,22 +237,31 @@ export function buildApp(opts: AppOptions): App {
             params: payload,
           } as any);
           const document = parse(payload.query);
+          const op = operationOf(document, payload.operationName);
+          rec.operationName = op.name;
+          rec.operationType = op.type;
           const args: ExecutionArgs = {
             schema: s,
             operationName: payload.operationName,
             document,
             variableValues: payload.variables,
             contextValue: await contextFactory(),
-            rootValue: { execute, subscribe },
+            rootValue: { execute, subscribe, rec },
           };
           const errors = validate(args.schema, args.document);
           if (errors.length) return errors;
+          if (op.type === 'subscription') {
+            rec.subscription = true;
+            metrics.subscriptionsOpen.inc({ operation: op.name || 'anonymous' });
+          }
           return args;
         } catch (e) {
           // Parse and limit errors are the client's; anything else is masked like over HTTP.
           if (e instanceof GraphQLError) return [e];
+          logUnexpected(e, 'ws subscribe');
           return [new GraphQLError('Unexpected error.', { extensions: { code: 'INTERNAL_SERVER_ERROR' } })];
         }
+        });
       },
     },
     wss,
@@ -170,13 +272,25 @@ export function buildApp(opts: AppOptions): App {
     wsUrl: '',
     port: 0,
     gateway,
+    metrics,
     tokens,
     async start() {
       await gateway.start();
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+      const listen = (srv: Server, port: number) => new Promise<void>((resolve, reject) => {
+        srv.once('error', reject);
+        srv.listen(port, opts.host ?? '127.0.0.1', () => { srv.off('error', reject); resolve(); });
       });
+      try {
+        await listen(server, opts.port ?? 0);
+        if (metricsServer) {
+          await listen(metricsServer, opts.metricsPort!);
+          app.metricsUrl = `http://127.0.0.1:${(metricsServer.address() as { port: number }).port}/metrics`;
+        }
+      } catch (e) {
+        server.close();
+        await gateway.stop();
+        throw e;
+      }
       const addr = server.address() as { port: number };
       app.port = addr.port;
       app.url = `http://127.0.0.1:${addr.port}/graphql`;
@@ -191,6 +305,7 @@ export function buildApp(opts: AppOptions): App {
         server.closeIdleConnections?.();
         setTimeout(() => { for (const s of sockets) s.destroy(); }, 2_000).unref();
       });
+      if (metricsServer?.listening) await new Promise<void>((r) => metricsServer.close(() => r()));
       await gateway.stop();
     },
   };

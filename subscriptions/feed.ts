@@ -1,4 +1,5 @@
 import type { PgBus } from './bus.js';
+import { log } from '../server/logging.js';
 
 const BATCH = 1000;
 
@@ -122,7 +123,8 @@ export class Feed<T> {
             let rows: T[];
             try {
               rows = await this.read(this.hw, BATCH);
-            } catch {
+            } catch (err) {
+              log().warn({ err, feed: this.topic }, 'feed read failed; retried in 200 ms');
               // Database unavailable: try again shortly (the bus will also resync when it is back).
               this.again = true;
               await new Promise((r) => setTimeout(r, 200).unref());
