@@ -166,7 +166,12 @@ export function buildApp(opts: AppOptions): App {
     s.on('close', () => sockets.delete(s));
   });
 
-  const wss = new WebSocketServer({ server, path: '/graphql' });
+  // noServer: the HTTP server's own errors (a port in use) stay its own, not the WebSocket server's.
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req, socket, head) => {
+    if ((req.url ?? '/').split('?')[0] !== '/graphql') { socket.destroy(); return; }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
   type WsOp = RequestRecord & { deliveries: number; subscription: boolean };
   type WsExtra = { actor: Actor; unwatch?: () => void; connectionID: string; ops: Map<string, WsOp>; counted?: boolean };
   /** One log line and one metric per WebSocket operation, when it ends (complete, error or the socket closing). */
