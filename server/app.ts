@@ -100,6 +100,14 @@ export function buildApp(opts: AppOptions): App {
         return masked;
       },
     },
+    // Yoga's own log lines go to pino; its error lines at debug, since maskError below logs each
+    // unexpected error once, with its stack and request ID.
+    logging: {
+      debug: (...a: unknown[]) => log().debug({ yoga: a.map(String) }, 'graphql-yoga'),
+      info: (...a: unknown[]) => log().debug({ yoga: a.map(String) }, 'graphql-yoga'),
+      warn: (...a: unknown[]) => log().warn({ yoga: a.map(String) }, 'graphql-yoga'),
+      error: (...a: unknown[]) => log().debug({ yoga: a.map(String) }, 'graphql-yoga'),
+    },
     // GraphiQL is served by server/graphiql.ts (offline, subscriptions authenticated).
     graphiql: false,
     plugins: [auth, useOperationRecord(), useRoles(), ...useLimits(opts.limits ?? DEFAULT_LIMITS), useSharedSubscriptionExecution()],
