@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { begin, createSession, registerHost, settle } from './fixtures.js';
-import { PROJECT_DIR } from '../db/index.js';
+import { openBrowser, screenshot, setEditor as setEditorIn } from './support/browser.js';
 import { encodeSettlementCursor } from '../domain/settlements.js';
 
 /**
@@ -12,30 +10,14 @@ import { encodeSettlementCursor } from '../domain/settlements.js';
  * gateway itself, the Docs pane loads once a token is typed into the Headers tab, a query answers and a
  * subscription (graphql-ws, authenticated with the Headers tab's Authorization) receives a settlement.
  */
-const OUT = path.join(PROJECT_DIR, 'test-output', 'graphiql');
 let g: TestGateway;
 let browser: Browser;
 let page: Page;
-const offsite: string[] = [];
+let offsite: string[];
 
 beforeAll(async () => {
   g = await startTestGateway();
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.on('pageerror', (e) => console.log(`page error: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error' || m.text().startsWith('DBG')) console.log(`browser console: ${m.text()}`); });
-  const origin = new URL(g.url).origin;
-  // Nothing may come from elsewhere (no CDN): such requests are recorded and refused.
-  await page.route('**/*', (route) => {
-    const u = route.request().url();
-    if (u.startsWith(origin) || u.startsWith('blob:') || u.startsWith('data:')) return route.continue();
-    offsite.push(u);
-    return route.abort();
-  });
-  mkdirSync(OUT, { recursive: true });
+  ({ browser, page, offsite } = await openBrowser(new URL(g.url).origin));
 });
 
 afterAll(async () => {
@@ -43,26 +25,8 @@ afterAll(async () => {
   await g?.stop();
 });
 
-/** Replaces the text of GraphiQL's query or headers editor (Monaco; told apart by their model URIs). */
-async function setEditor(which: 'query' | 'headers', text: string) {
-  const editor = page.locator(which === 'headers' ? '.monaco-editor[data-uri$="headers.json"]' : '.monaco-editor[data-uri$=".graphql"]').first();
-  await editor.click();
-  await page.keyboard.press('ControlOrMeta+A');
-  await page.keyboard.insertText(text);
-  // Whatever the editor closed on its own (brackets, quotes) is after the cursor: remove it.
-  await page.keyboard.press('ControlOrMeta+Shift+End');
-  await page.keyboard.press('Delete');
-  // Monaco renders spaces as no-break spaces.
-  const shown = async () => (await editor.locator('.view-lines').innerText()).replace(/\u00a0/g, ' ').replace(/\n/g, '');
-  await expect.poll(shown, { timeout: 10_000 }).toBe(text);
-}
-
-async function shot(name: string) {
-  const file = path.join(OUT, `${name}.png`);
-  await page.screenshot({ path: file });
-  console.log(`screenshot: ${file}`);
-  return file;
-}
+const setEditor = (which: 'query' | 'headers', text: string) => setEditorIn(page, which, text);
+const shot = (name: string) => screenshot(page, 'graphiql', name);
 
 it('works offline: Docs after the token, a query, a subscription that receives a settlement', async () => {
   const session = await createSession(g, { title: 'Seen in GraphiQL', directory: '/graphiql' });
