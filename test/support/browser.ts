@@ -11,10 +11,10 @@ export const TEST_OUTPUT = path.join(PROJECT_DIR, 'test-output');
  * Debian's Chromium, headless, through playwright-core, with every request that does not go to
  * `origin` refused and recorded in `offsite` (nothing may come from a CDN).
  */
-export async function openBrowser(origin: string): Promise<{ browser: Browser; page: Page; offsite: string[] }> {
+export async function openBrowser(origin: string, extraArgs: string[] = []): Promise<{ browser: Browser; page: Page; offsite: string[] }> {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', ...extraArgs],
   });
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   page.on('pageerror', (e) => console.log(`page error: ${e.message}`));
