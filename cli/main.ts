@@ -1,13 +1,18 @@
-#!/usr/bin/env -S npx tsx
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../db/index.js';
 import { connect } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { createToken, ensureAdminToken, revokeToken } from '../domain/tokens.js';
+import path from 'node:path';
+import { PROJECT_DIR } from '../db/index.js';
+import { ConfigError, loadConfig, type Config } from '../server/config.js';
+import { createLogger, setLogger } from '../server/logging.js';
+import { VERSION } from '../server/version.js';
 
 const USAGE = `Usage: gateway <command>
 
-  serve                                   run the gateway (PORT, default 4000; DATABASE_URL or embedded Postgres)
+  serve                                   run the gateway (options from the environment: see the README, Configuration)
+  --version                               print the gateway's version
   migrate                                 apply pending schema migrations
   token create --role <role> [--directory <prefix>] [--label <text>]
                                           create a bearer token (admin, host, plugin, reader) and print it once
@@ -35,17 +40,72 @@ async function withDb<T>(fn: (sql: ReturnType<typeof connect>) => Promise<T>): P
   }
 }
 
+/** A start-up failure the operator can fix: printed as one line (no stack), exit code 2 for bad config. */
+class StartError extends Error {
+  constructor(message: string, readonly exitCode = 1) { super(message); }
+}
+
+function shortPath(p: string): string {
+  const rel = path.relative(process.cwd(), p);
+  return rel && !rel.startsWith('..') ? rel : p;
+}
+
 async function serve() {
-  const db = await openDatabase();
-  const sql = connect(db.url, { max: Number(process.env.DB_POOL ?? 20) });
+  let config: Config;
+  try {
+    config = loadConfig(process.env, PROJECT_DIR);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new StartError(`configuration: ${e.message}`, 2);
+    throw e;
+  }
+  const logger = createLogger(config.logLevel);
+  setLogger(logger);
+  // Signals count from here: one that arrives while starting stops the start and whatever it started.
+  const cleanup: (() => Promise<unknown>)[] = [];
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    // A stop that hangs (a database that does not answer) still ends the process.
+    setTimeout(() => { logger.error('stop took over 15 s; exiting'); process.exit(1); }, 15_000).unref();
+    for (const fn of cleanup.splice(0).reverse()) await fn().catch((err) => logger.warn({ err }, 'while stopping'));
+    logger.flush();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGHUP', () => void shutdown('SIGHUP'));
+
+  const db = await openDatabase((m) => logger.debug({ postgres: m }, 'embedded postgres'), {
+    url: config.databaseUrl, dataDir: config.dataDir, port: config.embeddedPgPort,
+  });
+  cleanup.push(() => db.stop());
+  const sql = connect(db.url, { max: config.dbPool, applicationName: `agent-history-gateway/${process.pid}` });
+  cleanup.push(() => sql.end({ timeout: 5 }));
   const applied = await migrate(sql);
-  if (applied.length) console.log(`migrations applied: ${applied.join(', ')}`);
+  if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
   // Imported here so the other commands start without loading the whole schema.
   const { buildApp } = await import('../server/app.js');
-  const app = buildApp({ sql, port: Number(process.env.PORT ?? 4000), host: process.env.HOST ?? '127.0.0.1' });
-  await app.start();
+  const app = buildApp({
+    sql, port: config.port, host: config.host, limits: config.limits, gateway: config.gateway,
+    tokenCache: config.tokenCache, metricsToken: config.metrics.token, metricsPort: config.metrics.port,
+  });
+  try {
+    await app.start();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      const port = (e as { port?: number }).port ?? config.port;
+      for (const fn of cleanup.splice(0).reverse()) await fn().catch(() => {});
+      throw new StartError(`port ${port} on ${config.host} is already in use (another gateway is running? set PORT, or METRICS_PORT)`);
+    }
+    throw e;
+  }
+  cleanup.push(() => app.stop());
+  if (stopping) return;
   const admin = await ensureAdminToken(sql);
-  console.log(`gateway listening on ${app.url} (WebSocket ${app.wsUrl})${db.embedded ? ' with embedded PostgreSQL in .data/pg' : ''}`);
+  logger.info({ version: VERSION, url: app.url, ws: app.wsUrl, metrics: app.metricsUrl, embeddedPostgres: db.embedded ? config.dataDir : undefined, nodeEnv: process.env.NODE_ENV ?? 'development' }, 'listening');
+  console.log(`gateway ${VERSION} listening on ${app.url} (WebSocket ${app.wsUrl})${db.embedded ? ` with embedded PostgreSQL in ${shortPath(config.dataDir)}` : ''}`);
   console.log(`GraphiQL: ${app.url}`);
   console.log(`Review page: ${app.url.replace(/\/graphql$/, '/review/')} (a reader token is enough)`);
   // Built now when missing or stale, rather than at its first visitor's request.
@@ -54,23 +114,16 @@ async function serve() {
     console.log(`\nFirst start: an admin token was created. It is shown only this once:\n\n  ${admin.secret}\n`);
     console.log(`Use it as "Authorization: Bearer <token>" (in GraphiQL's Headers tab).`);
   }
-  let stopping = false;
-  const shutdown = async () => {
-    if (stopping) return;
-    stopping = true;
-    console.log('stopping…');
-    await app.stop();
-    await sql.end({ timeout: 5 });
-    await db.stop();
-    process.exit(0);
-  };
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
 }
 
 async function main() {
   const [cmd, ...rest] = process.argv.slice(2);
   switch (cmd) {
+    case '--version':
+    case '-v':
+    case 'version':
+      console.log(VERSION);
+      return;
     case 'serve':
       return serve();
     case 'migrate': {
@@ -134,6 +187,8 @@ main().then(
   // serve and bridge keep running until a signal.
   () => { if (!['serve', 'bridge'].includes(process.argv[2])) process.exit(process.exitCode ?? 0); },
 ).catch((e) => {
-  console.error(e instanceof Error ? e.message : e);
-  process.exit(1);
+  // One line for the operator; the stack only with DEBUG set (a StartError has none worth showing).
+  console.error(`gateway: ${e instanceof Error ? e.message : e}`);
+  if (process.env.DEBUG && e instanceof Error && !(e instanceof StartError)) console.error(e.stack);
+  process.exit(e instanceof StartError ? e.exitCode : 1);
 });

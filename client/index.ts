@@ -1,7 +1,6 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
 
 export * from './generated.js';
 
@@ -38,15 +37,25 @@ export interface GatewayClientOptions {
   url: string;
   token: string;
   wsUrl?: string;
-  /** The fetch used for requests (default: the global one), e.g. one that adds a timeout. */
-  fetch?: typeof fetch;
-  /** The WebSocket implementation for subscriptions: a browser passes its own (`WebSocket`); Node uses `ws`. */
+  /**
+   * The WebSocket class for subscriptions. Default: the platform's `WebSocket` (browsers, Bun, Deno,
+   * Node 22+), else the `ws` package, loaded only when a subscription starts (Node 20).
+   */
   webSocketImpl?: unknown;
+  /** `fetch` for requests. Default: the platform's. */
+  fetch?: typeof fetch;
+}
+
+async function defaultWebSocket(): Promise<unknown> {
+  if (typeof (globalThis as { WebSocket?: unknown }).WebSocket === 'function') return (globalThis as { WebSocket: unknown }).WebSocket;
+  const spec = 'ws'; // not a static import: browsers and bundlers never load it
+  const mod: any = await import(/* @vite-ignore */ spec);
+  return mod.WebSocket ?? mod.default;
 }
 
 /** The typed client shipped with the project: requests over HTTP, subscriptions over graphql-ws. */
 export class GatewayClient {
-  private ws: Client | null = null;
+  private ws: Promise<Client> | null = null;
   constructor(readonly opts: GatewayClientOptions) {}
 
   async request<TData, TVars extends Record<string, unknown>>(doc: TypedDocumentNode<TData, TVars>, variables?: TVars): Promise<TData> {
@@ -77,35 +86,43 @@ export class GatewayClient {
     variables: TVars,
     sink: { next(v: TData): void; error?(e: unknown): void; complete?(): void },
   ): () => void {
-    this.ws ??= createClient({
+    this.ws ??= (async () => createClient({
       url: this.opts.wsUrl ?? this.opts.url.replace(/^http/, 'ws'),
-      webSocketImpl: this.opts.webSocketImpl ?? WebSocket,
+      webSocketImpl: this.opts.webSocketImpl ?? await defaultWebSocket(),
       connectionParams: { authorization: `Bearer ${this.opts.token}` },
       retryAttempts: Infinity,
       // Retry lost connections and graceful restarts (1001), never an auth refusal (4401 revoked, 4403 bad token).
       shouldRetry: (e: unknown) => !(e && typeof e === 'object' && 'code' in e && [4401, 4403].includes((e as { code: number }).code)),
       retryWait: async (n) => new Promise((r) => setTimeout(r, Math.min(100 * 2 ** n, 2_000))),
-    });
+    }))();
     // graphql-ws re-sends this same payload after a reconnect. For cursor streams (executionSettled,
     // sessionEvents: an `after` variable and a `cursor` on each event) it is kept at the last event
     // received, so a resumed stream continues after it: no gap, no duplicate.
     const payload = { query: print(doc), variables: { ...variables } as Record<string, unknown> };
     const resumes = doc.definitions.some((d) => d.kind === 'OperationDefinition' && d.variableDefinitions?.some((v) => v.variable.name.value === 'after'));
-    return this.ws.subscribe<TData>(payload, {
-      next: (v) => {
+    let stop: (() => void) | null = null;
+    let stopped = false;
+    this.ws.then((ws) => {
+      if (stopped) return;
+      stop = ws.subscribe<TData>(payload, sink2);
+    }, (e) => sink.error?.(e));
+    const sink2 = {
+      next: (v: { data?: unknown; errors?: unknown }) => {
         if (v.data) {
           const event = Object.values(v.data as object)[0] as { cursor?: unknown } | null;
           if (resumes && event && typeof event.cursor === 'string') payload.variables.after = event.cursor;
           sink.next(v.data as TData);
         } else if (v.errors) sink.error?.(v.errors);
       },
-      error: (e) => sink.error?.(e),
+      error: (e: unknown) => sink.error?.(e),
       complete: () => sink.complete?.(),
-    });
+    };
+    return () => { stopped = true; stop?.(); };
   }
 
   async close(): Promise<void> {
-    await this.ws?.dispose();
+    const ws = this.ws;
     this.ws = null;
+    await (await ws?.catch(() => null))?.dispose();
   }
 }

@@ -4,18 +4,32 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GatewayClient, GatewayCallError } from '../client/index.js';
 import { CreateSessionDocument, UpdateSessionDocument } from '../client/generated.js';
+import { WorktreeCapturer } from './capture.js';
 import { ReferenceHost } from './host.js';
 
+export interface DemoResult {
+  worktree: string;
+  hostID: string;
+  sessionID: string;
+  childID: string;
+  /** Execution 1 (succeeded): edits greeting.txt, adds notes.md; coverage complete. */
+  changedID: string;
+  /** Execution 2 (failed): edits greeting.txt and writes the ignored build.log; coverage omitted. */
+  omittedID: string;
+  query: string;
+}
+
 /**
- * `npm run demo -- --token <token>`: drives a few sessions through the reference host against a
- * running gateway, so there is data to look at in GraphiQL. The token needs the host and plugin
- * roles' rights (the admin token printed at first start has both).
+ * `npm run demo -- --token <token>`: drives one session and its child through the reference host
+ * against a running gateway, capturing the worktree at every execution boundary (host/capture.ts),
+ * so there are real changesets to look at in GraphiQL. The token needs the host and plugin roles'
+ * rights (the admin token printed at first start has both).
  */
-export async function runDemo(args: string[]) {
+export async function runDemo(args: string[], out: (line: string) => void = (l) => console.log(l)): Promise<DemoResult> {
   const { values } = parseArgs({
     args,
     options: {
-      url: { type: 'string', default: `http://127.0.0.1:${process.env.PORT ?? 4000}/graphql` },
+      url: { type: 'string', default: `http://127.0.0.1:${process.env.PORT || 4000}/graphql` },
       token: { type: 'string' },
       'plugin-token': { type: 'string' },
     },
@@ -24,56 +38,82 @@ export async function runDemo(args: string[]) {
   if (!token) throw new Error('demo needs --token <admin or host token> (the admin token is printed at the gateway\'s first start)');
   const plugin = new GatewayClient({ url: values.url!, token: values['plugin-token'] ?? token });
   const worktree = mkdtempSync(path.join(tmpdir(), 'gateway-demo-'));
-  const host = new ReferenceHost({ url: values.url!, token, name: 'demo-host', leaseMs: 15_000, cwd: worktree });
-  const hostID = await host.start();
-  console.log(`registered host ${hostID}; worktree ${worktree}`);
-
-  const root: any = await plugin.call(CreateSessionDocument, { input: { title: 'Demo: fix the greeting', directory: worktree, metadata: { demo: true } } });
-  const child: any = await plugin.call(CreateSessionDocument, { input: { parentID: root.id, title: 'Demo: reader subagent' } });
-  console.log(`sessions ${root.id} (child ${child.id})`);
-
-  // Execution 1: a prompt, a shell job, model output, success.
-  await host.appendText(root.id, null, 'Please write greeting.txt and check it.', 'PROMPT');
-  const e1: any = await host.beginExecution(root.id, 'PROMPT');
+  writeFileSync(path.join(worktree, '.gitignore'), '*.log\n');
   writeFileSync(path.join(worktree, 'greeting.txt'), 'hello\n');
-  const job = await host.runJob(root.id, e1.id, 'cat greeting.txt && sleep 0.2', { title: 'check greeting' });
-  console.log(`  job ${job.id} running as pid ${job.pid}`);
-  await job.done;
-  await host.appendText(root.id, e1.id, 'I wrote greeting.txt; it says hello.');
-  await host.settleExecution(e1.id, 'SUCCEEDED');
+  writeFileSync(path.join(worktree, 'README.md'), '# Demo worktree\n\nThe reference host edits greeting.txt here.\n');
+  const host = new ReferenceHost({ url: values.url!, token, name: 'demo-host', leaseMs: 15_000, cwd: worktree });
+  const capturer = new WorktreeCapturer();
+  const hostID = await host.start();
+  out(`registered host ${hostID}; worktree ${worktree}`);
+  const snap = async (sessionID: string) => (await capturer.snapshot(host.client, sessionID, worktree, hostID)).id;
 
-  // Execution 2: a failing job and a failed execution.
-  await host.appendText(root.id, null, 'Now make it fail on purpose.', 'PROMPT');
-  const e2: any = await host.beginExecution(root.id, 'PROMPT');
-  const bad = await host.runJob(root.id, e2.id, 'echo oops >&2; exit 3', { title: 'failing command' });
-  console.log(`  job ${bad.id} exited: ${JSON.stringify(await bad.done)}`);
-  await host.settleExecution(e2.id, 'FAILED', { error: 'the command exited with 3' });
-
-  // The child session: one subagent execution.
-  const e3: any = await host.beginExecution(child.id, 'SYNTHETIC');
-  await host.appendText(child.id, e3.id, 'greeting.txt contains one line.');
-  await host.settleExecution(e3.id, 'SUCCEEDED');
-
-  await plugin.call(UpdateSessionDocument, { input: { sessionID: root.id, metadata: { demo: true, phase: 'review' } } });
   try {
-    await host.beginExecution(root.id, 'PROMPT').then((e: any) => host.beginExecution(root.id, 'PROMPT').finally(() => host.settleExecution(e.id, 'INTERRUPTED', { interruptReason: 'USER' })));
-  } catch (e) {
-    if (e instanceof GatewayCallError) console.log(`  a second concurrent execution was refused: ${JSON.stringify(e.error)}`);
-    else throw e;
-  }
-  await host.stop();
-  await plugin.close();
-  console.log(`
-Done. Open ${values.url} in a browser (GraphiQL), put {"Authorization": "Bearer <token>"} in Headers, and try:
+    const root: any = await plugin.call(CreateSessionDocument, { input: { title: 'Demo: fix the greeting', directory: worktree, metadata: { demo: true } } });
+    const child: any = await plugin.call(CreateSessionDocument, { input: { parentID: root.id, title: 'Demo: reader subagent', directory: worktree } });
+    out(`sessions ${root.id} (child ${child.id})`);
 
-  query {
+    // Execution 1: a prompt, a shell job that edits the worktree, model output, success.
+    await host.appendText(root.id, null, 'Please make greeting.txt friendlier and leave a note.', 'PROMPT');
+    const e1: any = await host.beginExecution(root.id, 'PROMPT', { startSnapshot: await snap(root.id) });
+    const job = await host.runJob(root.id, e1.id, `printf 'hello, world\\n' > greeting.txt && printf '# Notes\\n\\n- greeting updated\\n' > notes.md && cat greeting.txt`, { title: 'edit greeting' });
+    out(`  job ${job.id} running as pid ${job.pid}`);
+    await job.done;
+    await host.appendText(root.id, e1.id, 'greeting.txt now says "hello, world"; notes.md records it.');
+    await host.settleExecution(e1.id, 'SUCCEEDED', { endSnapshot: await snap(root.id) });
+
+    // Execution 2: a job that edits greeting.txt, writes an ignored log and fails.
+    await host.appendText(root.id, null, 'Now run the build (it fails on purpose).', 'PROMPT');
+    const e2: any = await host.beginExecution(root.id, 'PROMPT', { startSnapshot: await snap(root.id) });
+    const bad = await host.runJob(root.id, e2.id, `printf 'hello, world!\\n' > greeting.txt; echo 'build failed: oops' > build.log; echo oops >&2; exit 3`, { title: 'failing build' });
+    out(`  job ${bad.id} exited: ${JSON.stringify(await bad.done)}`);
+    await host.settleExecution(e2.id, 'FAILED', { error: 'the build exited with 3', endSnapshot: await snap(root.id) });
+
+    // The child session: one subagent execution that reads and changes nothing.
+    const e3: any = await host.beginExecution(child.id, 'SYNTHETIC', { startSnapshot: await snap(child.id) });
+    await host.appendText(child.id, e3.id, 'greeting.txt contains one line.');
+    await host.settleExecution(e3.id, 'SUCCEEDED', { endSnapshot: await snap(child.id) });
+
+    await plugin.call(UpdateSessionDocument, { input: { sessionID: root.id, metadata: { demo: true, phase: 'review' } } });
+    // A second execution while one runs is refused (at most one running execution per session).
+    const e4: any = await host.beginExecution(root.id, 'PROMPT');
+    try {
+      await host.beginExecution(root.id, 'PROMPT');
+    } catch (e) {
+      if (e instanceof GatewayCallError) out(`  a second concurrent execution was refused: ${e.error._tag}`);
+      else throw e;
+    } finally {
+      await host.settleExecution(e4.id, 'INTERRUPTED', { interruptReason: 'USER' });
+    }
+
+    const query = `query {
+    changed: execution(id: "${e1.id}") { ...Changes }
+    omitted: execution(id: "${e2.id}") { ...Changes }
+    continuity(executionID: "${e1.id}") { __typename ... on ContinuityBroken { reason cause { sequence } } }
     session(id: "${root.id}") {
       title status metadata
       children { edges { node { id title } } }
-      executions { edges { node { sequence status error jobs { edges { node { title status exitCode } } } } } }
-      messages { edges { node { role origin parts { ... on TextPart { text } } } } }
+      executions { edges { node { id sequence status error jobs { edges { node { title status exitCode } } } } } }
     }
-    continuity(executionID: "${e1.id}") { __typename ... on ContinuityBroken { reason cause { sequence } } }
   }
+  fragment Changes on Execution {
+    status
+    changeset {
+      fileCount additions deletions
+      coverage { __typename ... on CoverageOmitted { omissions { path reason } } }
+      files { path status additions deletions patch }
+    }
+  }`;
+    out(`
+Done. The session has four executions: 1 edited greeting.txt and added notes.md (coverage complete),
+2 edited greeting.txt again and wrote build.log, which .gitignore excludes (coverage omitted: IGNORED),
+the child's execution changed nothing, and the last one was interrupted.
+Open ${values.url} in a browser (GraphiQL), put {"Authorization": "Bearer <token>"} in Headers, and run:
+
+  ${query}
 `);
+    return { worktree, hostID, sessionID: root.id, childID: child.id, changedID: e1.id, omittedID: e2.id, query };
+  } finally {
+    await host.stop();
+    await plugin.close();
+  }
 }

@@ -46,10 +46,10 @@ builder.mutationField('sealSession', (t) =>
     errors: { types: [SessionNotFoundError, SealTimeoutError, SealUnsupportedError, InvalidRequestError] },
     args: { input: t.arg({ type: SealSessionInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      sealSession(ctx.sql, ctx.actor, { sessionID: String(input.sessionID), timeoutMs: input.timeoutMs }, {
+      ctx.gateway.timedSeal(() => sealSession(ctx.sql, ctx.actor, { sessionID: String(input.sessionID), timeoutMs: input.timeoutMs }, {
         bus: ctx.gateway.bus,
         maxTimeoutMs: ctx.gateway.config.sealMaxTimeoutMs ?? ENV_MAX_TIMEOUT_MS,
         signal: ctx.gateway.stopping.signal,
-      }),
+      })),
   }),
 );

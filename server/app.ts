@@ -1,6 +1,7 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
-import { createYoga, maskError, type Plugin } from 'graphql-yoga';
+import { createYoga, maskError as yogaMaskError, type Plugin } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
@@ -20,6 +21,11 @@ import { guardRequestHooks, isDatabaseUnavailable, maskDatabaseErrors, readiness
 import { corsFor, upgradeOriginAllowed } from './cors.js';
 import { ClientCaps } from './caps.js';
 import { maskSubscriptionErrors, refuseUpgrade } from './ws-guards.js';
+import { serveGraphiQL, wantsGraphiQL } from './graphiql.js';
+import { currentRequest, log, logUnexpected, requestIDFor, resultOf, withRequest, type RequestRecord } from './logging.js';
+import { Metrics } from './metrics.js';
+import { VERSION } from './version.js';
+import { operationOf, useOperationRecord } from './operations.js';
 
 export interface AppOptions {
   sql: Sql;
@@ -33,6 +39,10 @@ export interface AppOptions {
   cors?: CorsConfig;
   /** Per-client caps (server/caps.ts); default from the environment. */
   caps?: Partial<CapsConfig>;
+  /** `/metrics` on the main port requires this bearer token (unset: not served there; see metricsPort). */
+  metricsToken?: string;
+  /** Serve `/metrics` (no token) on a port of its own, on the same host. */
+  metricsPort?: number;
 }
 
 export interface App {
@@ -40,6 +50,9 @@ export interface App {
   wsUrl: string;
   port: number;
   gateway: Gateway;
+  metrics: Metrics;
+  /** The port of the metrics listener (when metricsPort was given). */
+  metricsUrl?: string;
   /** Authenticated bearer tokens of this instance (dropped on revocation, unused while the bus is unhealthy). */
   tokens: TokenCache;
   /** Per-client caps of this instance. */
@@ -71,6 +84,8 @@ export function buildApp(opts: AppOptions): App {
   const edge = loadEdgeConfig();
   const cors = opts.cors ?? edge.cors;
   const caps = new ClientCaps({ ...edge.caps, ...opts.caps });
+  const metrics = new Metrics(sql, gateway, { defaultMetrics: true });
+  gateway.onSeal = (outcome, seconds) => metrics.seals.observe({ outcome }, seconds);
 
   const auth: Plugin = {
     async onRequest({ request, url, endResponse, fetchAPI }) {
@@ -93,15 +108,27 @@ export function buildApp(opts: AppOptions): App {
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    // The database's absence is DATABASE_UNAVAILABLE (503); every other unexpected error is masked.
-    maskedErrors: { maskError: maskDatabaseErrors(maskError) },
-    cors: corsFor(cors),
-    graphiql: {
-      title: 'Agent history gateway',
-      subscriptionsProtocol: 'WS',
-      headers: JSON.stringify({ Authorization: 'Bearer <paste the admin token printed at first start>' }),
+    // Unexpected errors are masked in the response and logged with their stack (and request ID); the
+    // database's absence is DATABASE_UNAVAILABLE (503).
+    maskedErrors: {
+      maskError: maskDatabaseErrors((error, message, isDev) => {
+        const masked = yogaMaskError(error, message, isDev);
+        if (masked !== error) logUnexpected((error as { originalError?: unknown }).originalError ?? error, 'graphql');
+        return masked;
+      }),
     },
-    plugins: guardRequestHooks([auth, useRoles(), useInputValidation(), ...useLimits(opts.limits ?? DEFAULT_LIMITS), useSharedSubscriptionExecution()]),
+    cors: corsFor(cors),
+    // Yoga's own log lines go to pino; its error lines at debug, since maskError above logs each
+    // unexpected error once, with its stack and request ID.
+    logging: {
+      debug: (...a: unknown[]) => log().debug({ yoga: a.map(String) }, 'graphql-yoga'),
+      info: (...a: unknown[]) => log().debug({ yoga: a.map(String) }, 'graphql-yoga'),
+      warn: (...a: unknown[]) => log().warn({ yoga: a.map(String) }, 'graphql-yoga'),
+      error: (...a: unknown[]) => log().debug({ yoga: a.map(String) }, 'graphql-yoga'),
+    },
+    // GraphiQL is served by server/graphiql.ts (offline, subscriptions authenticated).
+    graphiql: false,
+    plugins: guardRequestHooks([auth, useOperationRecord(), useRoles(), useInputValidation(), ...useLimits(opts.limits ?? DEFAULT_LIMITS), useSharedSubscriptionExecution()]),
     context: ({ request, actor }) => {
       const who = actor ?? (request ? actors.get(request) : undefined);
       if (!who) throw new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' } });
@@ -109,15 +136,37 @@ export function buildApp(opts: AppOptions): App {
     },
   });
 
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/graphql' || wantsGraphiQL(req)) return handle(req, res, path);
+    // One log line and one metric per GraphQL request; the request ID runs along (AsyncLocalStorage).
+    const rec: RequestRecord = { requestID: requestIDFor(req, res), start: performance.now() };
+    res.once('finish', () => {
+      const seconds = (performance.now() - rec.start) / 1000;
+      const result = resultOf(rec, res.statusCode);
+      metrics.observe('http', rec.operationName, rec.operationType, result, seconds);
+      log().info({
+        requestID: rec.requestID, transport: 'http', method: req.method, status: res.statusCode,
+        operationName: rec.operationName ?? null, operationType: rec.operationType, role: rec.role, tokenID: rec.tokenID,
+        result, errors: rec.errors, durationMs: Math.round(seconds * 10_000) / 10,
+      }, 'request');
+    });
+    withRequest(rec, () => handle(req, res, path));
+  });
+  const handle = async (req: IncomingMessage, res: ServerResponse, path: string) => {
     if (path === '/health') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', version: VERSION }));
       return;
     }
     if (caps.isRefused(req.socket)) { res.destroy(); return; }
+    if (path === '/metrics' && req.method === 'GET') return metrics.serve(req, res, opts.metricsToken);
     if (path === '/ready') {
+      // Ready: the database answers and the LISTEN connection is known to hear every notification.
       const r = await readiness(sql);
+      if (r.status === 200 && !gateway.bus.healthy) {
+        res.writeHead(503, { 'content-type': 'application/json' }).end('{"status":"not listening: notifications may be missed"}');
+        return;
+      }
       res.writeHead(r.status, { 'content-type': 'application/json' }).end(r.body);
       return;
     }
@@ -126,7 +175,12 @@ export function buildApp(opts: AppOptions): App {
       res.writeHead(302, { location: '/graphql' }).end();
       return;
     }
+    if (path === '/graphql' && wantsGraphiQL(req)) return serveGraphiQL(req, res);
     yoga(req, res);
+  };
+  const metricsServer: Server | null = opts.metricsPort === undefined ? null : createServer((req, res) => {
+    if ((req.url ?? '/').split('?')[0] === '/metrics' && req.method === 'GET') void metrics.serve(req, res, null);
+    else res.writeHead(404).end();
   });
 
   const sockets = new Set<Socket>();
@@ -136,6 +190,7 @@ export function buildApp(opts: AppOptions): App {
     s.on('close', () => sockets.delete(s));
   });
 
+  // noServer: the HTTP server's own errors (a port in use) stay its own, not the WebSocket server's.
   const wss = new WebSocketServer({ noServer: true });
   server.on('upgrade', (req, socket, head) => {
     if (caps.isRefused(socket as Socket)) return;
@@ -144,9 +199,29 @@ export function buildApp(opts: AppOptions): App {
     if (!upgradeOriginAllowed(req, cors)) return refuseUpgrade(socket, 403, 'FORBIDDEN', 'This origin may not open a WebSocket to the gateway (CORS_ORIGINS).');
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
-  const wsServer = useServer<Record<string, unknown>, { actor: Actor; unwatch?: () => void }>(
+  type WsOp = RequestRecord & { deliveries: number; subscription: boolean };
+  type WsExtra = { actor: Actor; unwatch?: () => void; connectionID: string; ops: Map<string, WsOp>; counted?: boolean };
+  /** One log line and one metric per WebSocket operation, when it ends (complete, error or the socket closing). */
+  const finishOp = (extra: Partial<WsExtra>, id: string, ending: 'complete' | 'error' | 'closed') => {
+    const op = extra.ops?.get(id);
+    if (!op) return;
+    extra.ops!.delete(id);
+    if (op.subscription) metrics.subscriptionsOpen.dec({ operation: op.operationName || 'anonymous' });
+    const seconds = (performance.now() - op.start) / 1000;
+    const result = ending === 'error' && !op.failed ? 'errors' : resultOf(op);
+    metrics.observe('ws', op.operationName, op.operationType, result, seconds);
+    log().info({
+      requestID: op.requestID, transport: 'ws', operationName: op.operationName ?? null, operationType: op.operationType,
+      role: op.role, tokenID: op.tokenID, result, ending, errors: op.errors, deliveries: op.subscription ? op.deliveries : undefined,
+      durationMs: Math.round(seconds * 10_000) / 10,
+    }, 'operation');
+  };
+  const wsServer = useServer<Record<string, unknown>, WsExtra>(
     {
       onConnect: async (ctx) => {
+        const given = ctx.extra.request.headers['x-request-id'];
+        ctx.extra.connectionID = typeof given === 'string' && /^[\w.:@/+=-]{1,100}$/.test(given) ? given : randomUUID();
+        ctx.extra.ops = new Map();
         const p = ctx.connectionParams ?? {};
         const raw = (p.authorization ?? p.Authorization ?? (p.token ? `Bearer ${p.token}` : null)) as string | null;
         const socket = (ctx.extra as any).socket as { close(code: number, reason: string): void };
@@ -165,14 +240,42 @@ export function buildApp(opts: AppOptions): App {
         // Revoked while connected: close with 4401, which graphql-ws clients do not retry. checkNow closes
         // the window between authentication and registration (a revocation noticed in between).
         ctx.extra.unwatch = gateway.revocations.watch(actor.tokenID, () => socket.close(4401, 'Unauthorized: token revoked'), { checkNow: true });
+        ctx.extra.counted = true;
+        metrics.wsConnections.inc();
+        log().debug({ requestID: ctx.extra.connectionID, role: actor.role, tokenID: actor.tokenID }, 'ws connected');
         return true;
       },
-      onClose: (ctx) => { ctx.extra.unwatch?.(); },
-      execute: (args: any) => args.rootValue.execute(args),
-      subscribe: (args: any) => args.rootValue.subscribe(args),
-      onSubscribe: async (ctx, _id, payload) => {
+      onClose: (ctx, code) => {
+        ctx.extra.unwatch?.();
+        for (const id of [...(ctx.extra.ops?.keys() ?? [])]) finishOp(ctx.extra, id, 'closed');
+        if (ctx.extra.counted) metrics.wsConnections.dec();
+        log().debug({ requestID: ctx.extra.connectionID, code }, 'ws closed');
+      },
+      execute: (args: any) => withRequest(args.rootValue.rec, () => args.rootValue.execute(args)),
+      subscribe: (args: any) => withRequest(args.rootValue.rec, () => args.rootValue.subscribe(args)),
+      onNext: (ctx, id) => {
+        const op = ctx.extra.ops?.get(id);
+        if (op?.subscription) { op.deliveries++; metrics.deliveries.inc({ operation: op.operationName || 'anonymous' }); }
+        caps.closeIfSlow((ctx.extra as any).socket);
+      },
+      // A stream that fails (its replay read while the database is away) is not sent the error's own text.
+      onError: (ctx, id, _payload, errors) => {
+        const op = ctx.extra.ops?.get(id);
+        if (op) op.errors = (op.errors ?? 0) + errors.length;
+        finishOp(ctx.extra, id, 'error');
+        return maskSubscriptionErrors(errors);
+      },
+      onComplete: (ctx, id) => finishOp(ctx.extra, id, 'complete'),
+      onSubscribe: async (ctx, id, payload) => {
         const refusal = caps.subscriptionRefusal(Object.keys(ctx.subscriptions).length);
         if (refusal) return [refusal];
+        const extra = ctx.extra as WsExtra;
+        const rec: WsOp = {
+          requestID: `${ctx.extra.connectionID}/${id}`, start: performance.now(), deliveries: 0, subscription: false,
+          operationName: payload.operationName ?? null, role: extra.actor.role, tokenID: extra.actor.tokenID,
+        };
+        extra.ops.set(id, rec);
+        return withRequest(rec, async () => {
         try {
           const { schema: s, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
             ...ctx,
@@ -180,26 +283,32 @@ export function buildApp(opts: AppOptions): App {
             params: payload,
           } as any);
           const document = parse(payload.query);
+          const op = operationOf(document, payload.operationName);
+          rec.operationName = op.name;
+          rec.operationType = op.type;
           const args: ExecutionArgs = {
             schema: s,
             operationName: payload.operationName,
             document,
             variableValues: payload.variables,
             contextValue: await contextFactory(),
-            rootValue: { execute, subscribe },
+            rootValue: { execute, subscribe, rec },
           };
           const errors = validate(args.schema, args.document);
           if (errors.length) return errors;
+          if (op.type === 'subscription') {
+            rec.subscription = true;
+            metrics.subscriptionsOpen.inc({ operation: op.name || 'anonymous' });
+          }
           return args;
         } catch (e) {
           // Parse and limit errors are the client's; anything else is masked like over HTTP.
           if (e instanceof GraphQLError) return [e];
+          logUnexpected(e, 'ws subscribe');
           return maskSubscriptionErrors([e]);
         }
+        });
       },
-      // A stream that fails (its replay read while the database is away) is not sent the error's own text.
-      onError: (_ctx, _id, _payload, errors) => maskSubscriptionErrors(errors),
-      onNext: (ctx) => { caps.closeIfSlow((ctx.extra as any).socket); },
     },
     wss,
   );
@@ -209,14 +318,26 @@ export function buildApp(opts: AppOptions): App {
     wsUrl: '',
     port: 0,
     gateway,
+    metrics,
     tokens,
     caps,
     async start() {
       await gateway.start();
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+      const listen = (srv: Server, port: number) => new Promise<void>((resolve, reject) => {
+        srv.once('error', reject);
+        srv.listen(port, opts.host ?? '127.0.0.1', () => { srv.off('error', reject); resolve(); });
       });
+      try {
+        await listen(server, opts.port ?? 0);
+        if (metricsServer) {
+          await listen(metricsServer, opts.metricsPort!);
+          app.metricsUrl = `http://127.0.0.1:${(metricsServer.address() as { port: number }).port}/metrics`;
+        }
+      } catch (e) {
+        server.close();
+        await gateway.stop();
+        throw e;
+      }
       const addr = server.address() as { port: number };
       app.port = addr.port;
       app.url = `http://127.0.0.1:${addr.port}/graphql`;
@@ -231,6 +352,7 @@ export function buildApp(opts: AppOptions): App {
         server.closeIdleConnections?.();
         setTimeout(() => { for (const s of sockets) s.destroy(); }, 2_000).unref();
       });
+      if (metricsServer?.listening) await new Promise<void>((r) => metricsServer.close(() => r()));
       await gateway.stop();
     },
   };

@@ -10,6 +10,7 @@ import { SYSTEM } from '../domain/access.js';
 import { readSettlements } from '../domain/settlements.js';
 import { pruneChangesets } from '../domain/changesets.js';
 import { pruneHostRequests } from '../domain/host-requests.js';
+import { log } from './logging.js';
 
 export interface GatewayConfig {
   /** How often this instance looks for hosts whose lease lapsed. */
@@ -39,6 +40,26 @@ export class Gateway {
   private sweeping = false;
   /** Aborted when the instance stops: waits such as a seal's end early (their state is persisted). */
   readonly stopping = new AbortController();
+  /** Told of every sealSession's outcome (SessionSealed or the error's type) and duration (metrics). */
+  onSeal: ((outcome: string, seconds: number) => void) | null = null;
+
+  /** Runs a seal, reporting its outcome and duration to `onSeal` and to the log. */
+  async timedSeal<T>(run: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    const report = (outcome: string) => {
+      const seconds = (performance.now() - t0) / 1000;
+      this.onSeal?.(outcome, seconds);
+      log().info({ outcome, durationMs: Math.round(seconds * 1000) }, 'seal');
+    };
+    try {
+      const r = await run();
+      report('SessionSealed');
+      return r;
+    } catch (e) {
+      report(e instanceof Error ? e.constructor.name : 'unknown');
+      throw e;
+    }
+  }
 
   constructor(readonly sql: Sql, readonly config: GatewayConfig) {
     this.bus = new PgBus(sql);
@@ -82,8 +103,14 @@ export class Gateway {
     if (retentionMs > 0) {
       // Any instance may prune: concurrent runs on other instances skip (see pruneChangesets).
       this.retention = setInterval(() => {
-        pruneChangesets(this.sql).catch(() => { /* retried at the next tick */ });
-        pruneHostRequests(this.sql, this.config.hostRequestRetentionMs).catch(() => { /* retried at the next tick */ });
+        pruneChangesets(this.sql).then(
+          (r) => { if (r.changesets || r.snapshots || r.contents) log().info({ ...r }, 'retention: changesets pruned'); },
+          (err) => log().warn({ err }, 'retention: changesets not pruned (retried at the next tick)'),
+        );
+        pruneHostRequests(this.sql, this.config.hostRequestRetentionMs).then(
+          (n) => { if (n) log().info({ requests: n }, 'retention: closed host requests deleted'); },
+          (err) => log().warn({ err }, 'retention: host requests not pruned (retried at the next tick)'),
+        );
       }, retentionMs);
       this.retention.unref();
     }
@@ -93,7 +120,12 @@ export class Gateway {
   async sweep(): Promise<void> {
     if (this.sweeping) return;
     this.sweeping = true;
-    try { await sweepExpiredLeases(this.sql); } catch { /* retried at the next tick */ } finally { this.sweeping = false; }
+    try {
+      const r = await sweepExpiredLeases(this.sql);
+      if (r.abandoned || r.lost) log().info({ ...r }, 'lease sweep: executions abandoned, jobs lost');
+    } catch (err) {
+      log().warn({ err }, 'lease sweep failed (retried at the next tick)');
+    } finally { this.sweeping = false; }
   }
 
   async stop(): Promise<void> {

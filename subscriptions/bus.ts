@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { listenerFor, type Sql } from '../db/connection.js';
 import { CHANNEL, type Notice } from '../domain/journal.js';
+import { log } from '../server/logging.js';
 
 type Listener = (n: Notice) => void;
 
@@ -110,6 +111,7 @@ export class PgBus {
 
   /** Notifications may be missed from now until LISTEN is in place again. */
   private lost() {
+    if (this.listening && !this.stopped) log().warn('bus: the listening connection was lost');
     this.listening = false;
     this.healthEpoch++;
   }
@@ -124,6 +126,7 @@ export class PgBus {
 
   private fireResync() {
     this.resyncs++;
+    log().info({ resyncs: this.resyncs }, 'bus: listening again; readers catch up from the database');
     this.healthEpoch++;
     for (const fn of [...this.resync]) {
       try { fn(); } catch { /* one reader's failure is its own */ }
@@ -145,6 +148,7 @@ export class PgBus {
         // A fresh client: postgres.js keeps at most one LISTEN connection per client, and a client
         // whose re-subscription failed never tries again.
         this.relistens++;
+        log().warn({ relistens: this.relistens }, 'bus: no ping came back for three periods; listening anew');
         this.lost();
         this.lastPong = Date.now();
         const old = this.listener;
@@ -154,8 +158,8 @@ export class PgBus {
         this.fireResync();
       }
       await this.sql`SELECT pg_notify(${CHANNEL}, ${JSON.stringify({ k: 'ping', b: this.id })})`;
-    } catch {
-      /* the database is away: the next ping tries again */
+    } catch (err) {
+      log().warn({ err }, 'bus: ping failed (the database is away?); the next ping tries again');
     } finally {
       this.pinging = false;
     }

@@ -1,5 +1,6 @@
 import type { PgBus } from './bus.js';
 import { whenAvailable } from '../db/connection.js';
+import { log } from '../server/logging.js';
 
 const BATCH = 1000;
 
@@ -123,7 +124,8 @@ export class Feed<T> {
             let rows: T[];
             try {
               rows = await this.read(this.hw, BATCH);
-            } catch {
+            } catch (err) {
+              log().warn({ err, feed: this.topic }, 'feed read failed; retried in 200 ms');
               // Database unavailable: try again shortly (the bus will also resync when it is back).
               this.again = true;
               await new Promise((r) => setTimeout(r, 200).unref());

@@ -1,6 +1,7 @@
 import type { Sql } from '../db/connection.js';
 import { sequenceSettlements } from '../domain/settlements.js';
 import type { PgBus } from './bus.js';
+import { log } from '../server/logging.js';
 
 /**
  * Runs sequencer passes of the settlement log (see domain/settlements.ts) for this instance: on
@@ -50,12 +51,14 @@ export class Sequencer {
           try {
             const r = await sequenceSettlements(this.sql);
             this.passes++;
+            if (r.count) log().debug({ positions: r.count, top: r.top }, 'sequencer: settlements positioned');
             if (r.more) this.again = true;
             else if (r.busy && !this.retry) {
               this.retry = setTimeout(() => { this.retry = null; this.poke(); }, 20);
               this.retry.unref();
             }
-          } catch {
+          } catch (err) {
+            log().warn({ err }, 'sequencer pass failed (retried in 250 ms)');
             if (!this.retry && this.active) {
               this.retry = setTimeout(() => { this.retry = null; this.poke(); }, 250);
               this.retry.unref();

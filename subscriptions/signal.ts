@@ -1,4 +1,5 @@
 import { GraphQLError } from 'graphql';
+import { log } from '../server/logging.js';
 import type { Sql } from '../db/connection.js';
 import type { PgBus } from './bus.js';
 
@@ -44,8 +45,9 @@ export class Revocations {
     try {
       const rows = await this.sql<{ id: string }[]>`SELECT id FROM tokens WHERE id = ANY(${mine}) AND revoked_at IS NULL`;
       active = new Set(rows.map((r) => r.id));
-    } catch {
-      return; // database unavailable: the resync after reconnect checks again
+    } catch (err) {
+      log().warn({ err }, 'revocations: tokens not checked; the resync after reconnect checks again');
+      return;
     }
     for (const id of mine) {
       if (active.has(id)) continue;

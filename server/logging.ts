@@ -1,0 +1,74 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import type { LogLevel } from './config.js';
+
+export type { Logger };
+
+/**
+ * JSON-line logs (pino). One line per HTTP request and per WebSocket operation (`server/app.ts`
+ * calls `requestLine` / `operationLine`), background work of the instance (sweeps, retention,
+ * relistens, the sequencer) through `log()`, unexpected errors with their stack (never in a response).
+ * Secrets never reach a line: bearer tokens, connection params and headers are not logged at all, and
+ * the redaction below is a second fence.
+ */
+export function createLogger(level: LogLevel = 'info', destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'agent-history-gateway', pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: ['authorization', '*.authorization', 'token', '*.token', 'secret', '*.secret', 'connectionParams', '*.connectionParams'], censor: '[redacted]' },
+    },
+    destination,
+  );
+}
+
+// The process' logger: silent until `gateway serve` (or a test) sets one, so library use and the test
+// suite print nothing.
+let root: Logger = pino({ level: 'silent' });
+export function log(): Logger { return root; }
+export function setLogger(l: Logger): void { root = l; }
+
+/** What one HTTP request or WebSocket operation carries while it runs (AsyncLocalStorage). */
+export interface RequestRecord {
+  requestID: string;
+  start: number;
+  operationName?: string | null;
+  operationType?: string;
+  role?: string;
+  tokenID?: string;
+  errors?: number;
+  /** An unexpected (masked) error happened. */
+  failed?: boolean;
+}
+
+const store = new AsyncLocalStorage<RequestRecord>();
+export function currentRequest(): RequestRecord | undefined { return store.getStore(); }
+export function withRequest<T>(rec: RequestRecord, fn: () => T): T { return store.run(rec, fn); }
+
+const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
+
+/** The request ID: the caller's `x-request-id` when it is a plausible one, else a new UUID; echoed back. */
+export function requestIDFor(req: IncomingMessage, res: ServerResponse): string {
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  res.setHeader('x-request-id', id);
+  return id;
+}
+
+export function resultOf(rec: RequestRecord, status?: number): string {
+  if (rec.failed) return 'error';
+  if (status !== undefined && status >= 400) return status === 401 ? 'unauthenticated' : 'rejected';
+  if (rec.errors) return 'errors';
+  return 'ok';
+}
+
+/** Logs an unexpected error with its stack, tagged with the request it happened in. */
+export function logUnexpected(err: unknown, where: string): void {
+  const rec = currentRequest();
+  if (rec) rec.failed = true;
+  log().error({ err, requestID: rec?.requestID, operationName: rec?.operationName ?? undefined, where }, 'unexpected error');
+}

@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { runDemo, type DemoResult } from '../host/demo.js';
+import { startTestGateway, type TestGateway } from './harness.js';
+import { openBrowser, screenshot, setEditor } from './support/browser.js';
+
+/**
+ * The demo (issue 15 item 2) against a real gateway: it captures real boundary snapshots, so the
+ * query it prints shows one changeset with patches and CoverageComplete and one with an IGNORED
+ * omission; the same query in GraphiQL is screenshotted.
+ */
+let g: TestGateway;
+let demo: DemoResult;
+const printed: string[] = [];
+
+beforeAll(async () => {
+  g = await startTestGateway();
+  demo = await runDemo(['--url', g.url, '--token', g.admin], (l) => printed.push(l));
+}, 120_000);
+
+afterAll(async () => { await g?.stop(); });
+
+it('prints a query whose answer shows a changeset with patches and CoverageComplete, and one with an omission', async () => {
+  const text = printed.join('\n');
+  expect(text).toContain(demo.query);
+  const r = await g.gql(demo.query);
+  expect(r.errors).toBeUndefined();
+  const { changed, omitted, session } = r.data;
+
+  expect(changed.status).toBe('SUCCEEDED');
+  expect(changed.changeset.coverage.__typename).toBe('CoverageComplete');
+  const files = Object.fromEntries(changed.changeset.files.map((f: any) => [f.path, f]));
+  expect(Object.keys(files).sort()).toEqual(['greeting.txt', 'notes.md']);
+  expect(files['greeting.txt']).toMatchObject({ status: 'MODIFIED', additions: 1, deletions: 1 });
+  expect(files['greeting.txt'].patch).toContain('-hello\n+hello, world');
+  expect(files['notes.md'].status).toBe('ADDED');
+
+  expect(omitted.status).toBe('FAILED');
+  expect(omitted.changeset.coverage).toEqual({ __typename: 'CoverageOmitted', omissions: [{ path: 'build.log', reason: 'IGNORED' }] });
+  expect(omitted.changeset.files.map((f: any) => f.path)).toEqual(['greeting.txt']);
+  expect(omitted.changeset.files[0].patch).toContain('+hello, world!');
+
+  // What the README says it creates: a session with a child, four executions (succeeded, failed with
+  // a failing job, interrupted), the child's one.
+  expect(session.children.edges.map((e: any) => e.node.id)).toEqual([demo.childID]);
+  const executions = session.executions.edges.map((e: any) => e.node).sort((a: any, b: any) => a.sequence - b.sequence);
+  expect(executions.map((e: any) => e.status)).toEqual(['SUCCEEDED', 'FAILED', 'INTERRUPTED']);
+  expect(executions[1].jobs.edges[0].node).toMatchObject({ title: 'failing build', exitCode: 3 });
+  const child = await g.gql(`{ execution(id: "${demo.childID}") { id } session(id: "${demo.childID}") { executions { edges { node { status changeset { fileCount coverage { __typename } } } } } } }`);
+  expect(child.data.session.executions.edges[0].node).toEqual({ status: 'SUCCEEDED', changeset: { fileCount: 0, coverage: { __typename: 'CoverageComplete' } } });
+});
+
+it('the printed query in GraphiQL (screenshot)', async () => {
+  const { browser, page, offsite } = await openBrowser(new URL(g.url).origin);
+  try {
+    await page.goto(g.url);
+    await page.getByText('Headers', { exact: true }).click();
+    await setEditor(page, 'headers', JSON.stringify({ Authorization: `Bearer ${g.admin}` }));
+    await setEditor(page, 'query', demo.query.replace(/\s+/g, ' '));
+    await page.keyboard.press('Shift+Control+P'); // prettify
+    await page.locator('.graphiql-execute-button').click();
+    await page.locator('.graphiql-response').getByText('CoverageComplete').waitFor({ timeout: 20_000 });
+    await screenshot(page, 'demo', 'changeset-query');
+    expect(offsite).toEqual([]);
+  } finally {
+    await browser.close();
+  }
+});

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { startTestGateway, type TestGateway } from './harness.js';
+import { begin, createSession, registerHost, settle } from './fixtures.js';
+import { openBrowser, screenshot, setEditor as setEditorIn } from './support/browser.js';
+import { encodeSettlementCursor } from '../domain/settlements.js';
+
+/**
+ * GraphiQL in headless Chromium (issue 15 item 1): the page loads with the network cut off except the
+ * gateway itself, the Docs pane loads once a token is typed into the Headers tab, a query answers and a
+ * subscription (graphql-ws, authenticated with the Headers tab's Authorization) receives a settlement.
+ */
+let g: TestGateway;
+let browser: Browser;
+let page: Page;
+let offsite: string[];
+
+beforeAll(async () => {
+  g = await startTestGateway();
+  ({ browser, page, offsite } = await openBrowser(new URL(g.url).origin));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await g?.stop();
+});
+
+const setEditor = (which: 'query' | 'headers', text: string) => setEditorIn(page, which, text);
+const shot = (name: string) => screenshot(page, 'graphiql', name);
+
+it('works offline: Docs after the token, a query, a subscription that receives a settlement', async () => {
+  const session = await createSession(g, { title: 'Seen in GraphiQL', directory: '/graphiql' });
+  await page.goto(g.url);
+  await page.locator('.graphiql-container').first().waitFor({ timeout: 30_000 });
+  await expect.poll(() => page.title()).toBe('Agent history gateway');
+
+  // The Headers tab: the placeholder token is refused, so the schema waits for a real one.
+  await page.getByText('Headers', { exact: true }).click();
+  await setEditor('headers', JSON.stringify({ Authorization: `Bearer ${g.admin}` }));
+
+  // The Docs pane loads without a manual re-fetch.
+  await page.getByLabel('Show Documentation Explorer').click();
+  await page.locator('.graphiql-doc-explorer').getByText('Subscription', { exact: false }).first().waitFor({ timeout: 20_000 });
+
+  // A query answers.
+  await setEditor('query', `{ session(id: "${session.id}") { id title } }`);
+  await page.locator('.graphiql-execute-button').click();
+  await page.locator('.graphiql-response').getByText('Seen in GraphiQL').waitFor({ timeout: 20_000 });
+  await shot('query');
+
+  // A subscription from the start of the log: it replays the first settlement (which also shows it
+  // is live), then receives one made while it runs.
+  const host = await registerHost(g);
+  const e1 = await begin(g, host, session.id);
+  await settle(g, host, e1.id);
+  await setEditor('query',
+    `subscription { executionSettled(sessionID: "${session.id}", after: "${encodeSettlementCursor(0)}") { cursor executionID status } }`);
+  await page.locator('.graphiql-execute-button').click();
+  await page.locator('.graphiql-response').getByText(e1.id).waitFor({ timeout: 20_000 });
+  const e2 = await begin(g, host, session.id);
+  await settle(g, host, e2.id, 'FAILED', { error: 'on purpose' });
+  await page.locator('.graphiql-response').getByText(e2.id).waitFor({ timeout: 20_000 });
+  await expect.poll(() => page.locator('.graphiql-response').innerText()).toContain('FAILED');
+  await shot('subscription');
+  await page.locator('.graphiql-execute-button').click(); // stops the subscription
+
+  expect(offsite).toEqual([]);
+});
+
+it('a refused token ends the subscription with a clear message instead of spinning', async () => {
+  await page.getByText('Headers', { exact: true }).click();
+  await setEditor('headers', JSON.stringify({ Authorization: 'Bearer not-a-token' }));
+  await setEditor('query', 'subscription { executionSettled { cursor } }');
+  await page.locator('.graphiql-execute-button').click();
+  await page.locator('.graphiql-response').getByText('4403').waitFor({ timeout: 20_000 });
+  await shot('refused');
+});

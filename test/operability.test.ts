@@ -1,0 +1,201 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { buildApp, type App } from '../server/app.js';
+import { createLogger, setLogger } from '../server/logging.js';
+import { loadConfig } from '../server/config.js';
+import { startTestGateway, subscribe, type TestGateway } from './harness.js';
+import { begin, createSession, registerHost, settle } from './fixtures.js';
+import { VERSION } from '../server/version.js';
+
+/**
+ * Logs, request IDs, metrics, /ready and the config module (issue 15 items 3-5), against a real
+ * server: every line is parsed as JSON, and no line may carry a secret.
+ */
+const lines: any[] = [];
+const waiters: (() => void)[] = [];
+const sink = { write(s: string) { for (const l of s.split('\n')) if (l) lines.push(JSON.parse(l)); waiters.splice(0).forEach((w) => w()); } };
+
+async function line(pred: (l: any) => boolean, what: string, timeoutMs = 15_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = lines.find(pred);
+    if (found) return found;
+    const left = deadline - Date.now();
+    if (left <= 0) throw new Error(`no log line: ${what}`);
+    await new Promise<void>((r) => { waiters.push(r); setTimeout(r, Math.min(left, 200)); });
+  }
+}
+
+const METRICS_TOKEN = 'metrics-token-0123456789';
+let g: TestGateway;
+let app: App;
+let url: string;
+
+beforeAll(async () => {
+  setLogger(createLogger('debug', sink));
+  g = await startTestGateway({ sweepIntervalMs: 100 });
+  app = buildApp({ sql: g.sql, metricsToken: METRICS_TOKEN, metricsPort: 0 });
+  await app.start();
+  url = app.url;
+});
+
+afterAll(async () => {
+  await app?.stop();
+  await g?.stop();
+  setLogger(createLogger('silent'));
+  // Whatever happened, no line carried a bearer token.
+  expect(JSON.stringify(lines)).not.toMatch(/gw_[A-Za-z0-9_-]{20,}/);
+});
+
+async function post(query: string, headers: Record<string, string> = {}, token: string | null = g.admin) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+    body: JSON.stringify({ query }),
+  });
+  return { res, body: await res.json() };
+}
+
+async function metric(name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+  const text = await (await fetch(new URL('/metrics', url), { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  for (const l of text.split('\n')) {
+    const m = /^([a-z_]+)(?:\{([^}]*)\})? (\S+)$/.exec(l);
+    if (!m || m[1] !== name) continue;
+    const have = (m[2] ?? '').split(',');
+    if (want.every((w) => have.includes(w))) return Number(m[3]);
+  }
+  return undefined;
+}
+
+describe('request logs', () => {
+  it('one JSON line per request with operation, role, result and duration; the request ID is taken or made, and returned', async () => {
+    const a = await post('query ListFew { sessions(first: 2) { edges { node { id } } } }', { 'x-request-id': 'trace-abc.123' });
+    expect(a.res.headers.get('x-request-id')).toBe('trace-abc.123');
+    const l = await line((l) => l.msg === 'request' && l.requestID === 'trace-abc.123', 'the ListFew request');
+    expect(l).toMatchObject({ level: 'info', transport: 'http', status: 200, operationName: 'ListFew', operationType: 'query', role: 'admin', result: 'ok' });
+    expect(l.durationMs).toBeGreaterThan(0);
+    expect(l.tokenID).toMatch(/^tok_/);
+
+    const b = await post('{ sessions(first: 1) { edges { node { id } } } }', { 'x-request-id': 'bad id with spaces' });
+    const made = b.res.headers.get('x-request-id')!;
+    expect(made).toMatch(/^[0-9a-f-]{36}$/);
+    await line((l) => l.msg === 'request' && l.requestID === made, 'the anonymous request');
+
+    const c = await post('{ sessions { edges { node { id } } } }', {}, 'not-a-token');
+    expect(c.res.status).toBe(401);
+    await line((l) => l.msg === 'request' && l.requestID === c.res.headers.get('x-request-id') && l.result === 'unauthenticated' && l.status === 401, 'the refused request');
+
+    const d = await post('{ nope }');
+    await line((l) => l.msg === 'request' && l.requestID === d.res.headers.get('x-request-id') && l.result !== 'ok', 'the invalid request');
+  });
+
+  it('an unexpected error: masked in the response, logged with its stack and the request ID', async () => {
+    await g.sql`ALTER TABLE sessions RENAME TO sessions_away`;
+    let r;
+    try {
+      r = await post('query Broken { sessions(first: 1) { edges { node { id } } } }');
+    } finally {
+      await g.sql`ALTER TABLE sessions_away RENAME TO sessions`;
+    }
+    expect(JSON.stringify(r.body)).not.toMatch(/sessions_away|\.ts:\d+|at /);
+    expect(r.body.errors[0].extensions.code).toBe('INTERNAL_SERVER_ERROR');
+    const id = r.res.headers.get('x-request-id');
+    const err = await line((l) => l.msg === 'unexpected error' && l.requestID === id, 'the error line');
+    expect(err.level).toBe('error');
+    expect(err.err.stack).toContain('sessions');
+    expect(err.operationName).toBe('Broken');
+    await line((l) => l.msg === 'request' && l.requestID === id && l.result === 'error', 'the request line of the failure');
+  });
+
+  it('one line per WebSocket operation when it ends, with its deliveries', async () => {
+    const host = await registerHost(g);
+    const s = await createSession(g, { title: 'ws log', directory: '/ops' });
+    const ws = createClient({ url: app.wsUrl, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${g.admin}` }, retryAttempts: 0 });
+    try {
+      const sub = subscribe(ws, `subscription Watch($s: ID) { executionSettled(sessionID: $s) { cursor executionID } }`, { s: s.id });
+      await expect.poll(() => metric('gateway_subscriptions_open', { operation: 'Watch' }), { timeout: 15_000 }).toBe(1);
+      const e = await begin(g, host, s.id);
+      await settle(g, host, e.id);
+      await sub.waitFor((ev) => ev.length === 1);
+      expect(await metric('gateway_subscription_deliveries_total', { operation: 'Watch' })).toBe(1);
+      sub.unsubscribe();
+      const l = await line((l) => l.msg === 'operation' && l.operationName === 'Watch', 'the Watch operation');
+      expect(l).toMatchObject({ transport: 'ws', operationType: 'subscription', role: 'admin', deliveries: 1, result: 'ok' });
+      expect(await metric('gateway_subscriptions_open', { operation: 'Watch' })).toBe(0);
+    } finally {
+      await ws.dispose();
+    }
+  });
+});
+
+describe('metrics', () => {
+  it('/metrics needs its token on the main port; its own port serves it without one; the harness app (no token) does not serve it', async () => {
+    expect((await fetch(new URL('/metrics', url))).status).toBe(401);
+    expect((await fetch(new URL('/metrics', url), { headers: { authorization: 'Bearer wrong-token-000000000' } })).status).toBe(401);
+    expect((await fetch(new URL('/metrics', g.url))).status).toBe(404);
+    const own = await fetch(app.metricsUrl!);
+    expect(own.status).toBe(200);
+    expect(await own.text()).toContain('gateway_bus_healthy');
+  });
+
+  it('counts requests and durations by operation, seals by outcome, pool and bus', async () => {
+    for (let i = 0; i < 3; i++) await post('query Counted { sessions(first: 1) { edges { node { id } } } }');
+    expect(await metric('gateway_requests_total', { transport: 'http', operation: 'Counted', type: 'query', result: 'ok' })).toBe(3);
+    expect(await metric('gateway_request_duration_seconds_count', { transport: 'http', operation: 'Counted' })).toBe(3);
+    const s = await createSession(g, { title: 'to seal', directory: '/ops' });
+    const sealed = await post(`mutation { sealSession(input: { sessionID: "${s.id}", timeoutMs: 1000 }) { __typename } }`);
+    expect(sealed.body.data.sealSession.__typename).toBe('SessionSealed');
+    expect(await metric('gateway_seal_duration_seconds_count', { outcome: 'SessionSealed' })).toBe(1);
+    await expect.poll(() => metric('gateway_bus_healthy'), { timeout: 10_000 }).toBe(1);
+    expect(await metric('gateway_db_pool_max')).toBe(10);
+    expect(await metric('gateway_db_connections', { state: 'active' })).toBeGreaterThanOrEqual(1);
+    expect(await metric('gateway_settlement_feed_lag')).toBe(0);
+  });
+});
+
+describe('background work and readiness', () => {
+  it('logs the lease sweep, the loss and return of the listening connection; /ready follows the bus', async () => {
+    const host = await registerHost(g, { leaseMs: 1_000 });
+    const s = await createSession(g, { title: 'abandoned', directory: '/ops' });
+    await begin(g, host, s.id);
+    const swept = await line((l) => l.msg?.startsWith('lease sweep') && l.abandoned >= 1, 'the sweep', 20_000);
+    expect(swept.level).toBe('info');
+
+    expect((await fetch(new URL('/ready', url))).status).toBe(200);
+    await g.sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agent-history-gateway-listener' AND datname = current_database()`;
+    await line((l) => l.msg === 'bus: the listening connection was lost', 'the loss');
+    await line((l) => l.msg?.startsWith('bus: listening again'), 'the resync');
+    await expect.poll(async () => (await fetch(new URL('/ready', url))).status, { timeout: 15_000 }).toBe(200);
+    await app.gateway.bus.stop();
+    const notReady = await fetch(new URL('/ready', url));
+    expect(notReady.status).toBe(503);
+    expect((await notReady.json()).status).toMatch(/not listening/);
+    await app.gateway.bus.start();
+  });
+
+  it('/health carries the version', async () => {
+    expect(await (await fetch(new URL('/health', url))).json()).toEqual({ status: 'ok', version: VERSION });
+  });
+});
+
+describe('config', () => {
+  it('reads every option, with defaults, and names the variable of a bad one', () => {
+    const c = loadConfig({}, '/srv/gw');
+    expect(c).toMatchObject({ port: 4000, host: '127.0.0.1', dbPool: 20, dataDir: '/srv/gw/.data/pg', logLevel: 'info', metrics: { token: undefined, port: undefined } });
+    expect(c.gateway).toEqual({ sweepIntervalMs: 1000, retentionIntervalMs: 600000, feedPollMs: 5000, sealMaxTimeoutMs: 120000, hostRequestMaxTimeoutMs: 120000, hostRequestRetentionMs: 86400000 });
+    const d = loadConfig({ PORT: '0', MAX_COST: '1000', TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'WARN', DATABASE_URL: 'postgres://u:p@db/x', LEASE_SWEEP_MS: '250' });
+    expect(d).toMatchObject({ port: 0, logLevel: 'warn', databaseUrl: 'postgres://u:p@db/x', limits: { maxCost: 1000 }, tokenCache: { ttlMs: 0 }, gateway: { sweepIntervalMs: 250 } });
+    for (const [env, msg] of [
+      [{ PORT: '70000' }, /^PORT must be an integer from 0 to 65535 \(got "70000"\)$/],
+      [{ DB_POOL: '1.5' }, /^DB_POOL must be/],
+      [{ FEED_POLL_MS: 'soon' }, /^FEED_POLL_MS must be/],
+      [{ DATABASE_URL: 'http://x' }, /^DATABASE_URL must be a postgres:\/\/ URL/],
+      [{ PORT: '4000', METRICS_PORT: '4000' }, /^METRICS_PORT must differ from PORT/],
+      [{ HOST: 'a b' }, /^HOST must be/],
+    ] as const) expect(() => loadConfig(env as Record<string, string>)).toThrow(msg);
+    // The URL of a bad DATABASE_URL is never echoed (it may carry a password).
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://root:hunter2@x' })).toThrow(/^(?!.*hunter2)/);
+  });
+});
