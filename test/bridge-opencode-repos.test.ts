@@ -25,7 +25,7 @@ const SESSION_Q = `query($id: ID!) { session(id: $id) { directory executions(fir
 
 interface Exec { sequence: number; status: string; boundary: any; changeset: any }
 
-describe.skipIf(!bin)('OpenCode on real repositories (real opencode-ai server)', { timeout: 300_000 }, () => {
+describe.skipIf(!bin)('OpenCode on real repositories (real opencode-ai server)', { timeout: 480_000 }, () => {
   let gw: TestGateway;
   let model: ScriptedModel;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'oc-repos-'));

@@ -122,6 +122,10 @@ describe('OpenCode snapshot tree reader', () => {
     const ta = a.track(path.join(repo, 'src'));
     expect(findSnapshotDirs(data, path.join(repo, 'src')).map((d) => [d.gitdir, d.prefix])).toEqual([[a.gitdir, 'src']]);
     expect(findSnapshotDirs(data, wt).map((d) => [d.gitdir, d.prefix])).toEqual([[b.gitdir, '']]);
+    // The same directory reached through a symlink.
+    const link = path.join(tmp, 'wt-main-link');
+    fs.symlinkSync(repo, link);
+    expect(findSnapshotDirs(data, path.join(link, 'src')).map((d) => [d.gitdir, d.prefix])).toEqual([[a.gitdir, 'src']]);
     const m = await readStepSnapshot({ dataDir: data, directory: path.join(wt, 'src'), tree: tw, live: true });
     expect(m.files.filter((f) => f.kind === 'FILE').map((f) => f.path).sort()).toEqual(expected(b.gitdir, tw, 'src').map((e) => e.path));
     expect(m.files.map((f) => f.path)).toContain('deep/in-worktree.txt');

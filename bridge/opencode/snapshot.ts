@@ -65,7 +65,7 @@ export interface SnapshotDir {
  */
 export function findSnapshotDirs(dataDir: string, directory: string): SnapshotDir[] {
   const root = path.join(dataDir, 'opencode', 'snapshot');
-  const want = path.resolve(directory);
+  const want = realpath(directory);
   const out: (SnapshotDir & { mtime: number })[] = [];
   let projects: string[] = [];
   try { projects = fs.readdirSync(root); } catch { return []; }
@@ -79,7 +79,7 @@ export function findSnapshotDirs(dataDir: string, directory: string): SnapshotDi
       const m = /^\s*worktree\s*=\s*(.+)$/m.exec(cfg);
       if (!m) continue;
       const worktree = path.resolve(unquote(m[1].trim()));
-      const rel = path.relative(worktree, want);
+      const rel = path.relative(realpath(worktree), want);
       if (rel.startsWith('..') || path.isAbsolute(rel)) continue;
       let mtime = 0;
       try { mtime = fs.statSync(path.join(gitdir, 'index')).mtimeMs; } catch { /* no index yet */ }
@@ -93,6 +93,11 @@ export function findSnapshotDirs(dataDir: string, directory: string): SnapshotDi
 /** The snapshot git directory whose core.worktree is `directory` (or an ancestor of it), or null. */
 export function findSnapshotGitdir(dataDir: string, directory: string): string | null {
   return findSnapshotDirs(dataDir, directory)[0]?.gitdir ?? null;
+}
+
+/** The path with symlinks resolved (a directory reached through a symlink matches its snapshot dir), else as given. */
+function realpath(p: string): string {
+  try { return fs.realpathSync(p); } catch { return path.resolve(p); }
 }
 
 function unquote(v: string): string {
