@@ -39,10 +39,12 @@ describe.skipIf(!bin)('OpenCode bridge killed between a gateway mutation and its
     env.BRIDGE_OBSERVE_WINDOW_MS = '0';
     if (crashAfter) env.BRIDGE_CRASH_AFTER = crashAfter;
     const p = spawn(TSX, [path.join(ROOT, 'cli', 'main.ts'), 'bridge', 'opencode', '--url', oc.url, '--gateway', gw.url,
-      '--token', gw.admin, '--opencode-data', oc.dataDir, '--lease-ms', '10000'], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      '--token', gw.admin, '--opencode-data', oc.dataDir, '--lease-ms', '30000'], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     const logs: string[] = [];
     p.stdout!.on('data', (d) => logs.push(String(d)));
     p.stderr!.on('data', (d) => logs.push(String(d)));
+    // (A 30 s lease: under load a killed bridge's successor can take longer than 10 s to register, and a
+    // lapsed lease abandons the running execution, which this test does not exercise.)
     // tsx runs the CLI in a child of its own and exits 137 when that child is killed.
     const exited = new Promise<{ killed: boolean; code: number | null }>((resolve) =>
       p.on('exit', (code, signal) => resolve({ killed: signal === 'SIGKILL' || code === 137, code })));
