@@ -5,8 +5,7 @@ import { migrate } from '../db/migrate.js';
 import { createToken, ensureAdminToken, revokeToken } from '../domain/tokens.js';
 import path from 'node:path';
 import { PROJECT_DIR } from '../db/index.js';
-import { ConfigError, loadConfig, type Config } from '../server/config.js';
-import { createLogger, setLogger } from '../server/logging.js';
+import type { Config } from '../server/config.js';
 import { VERSION } from '../server/version.js';
 
 const USAGE = `Usage: gateway <command>
@@ -51,6 +50,9 @@ function shortPath(p: string): string {
 }
 
 async function serve() {
+  // Imported here so the other commands (the bridge, token, migrate) start without them.
+  const { ConfigError, loadConfig } = await import('../server/config.js');
+  const { createLogger, setLogger } = await import('../server/logging.js');
   let config: Config;
   try {
     config = loadConfig(process.env, PROJECT_DIR);

@@ -104,9 +104,9 @@ export async function runDemo(args: string[], out: (line: string) => void = (l) 
     }
   }`;
     out(`
-Done. The session has four executions: 1 edited greeting.txt and added notes.md (coverage complete),
+Done. The session ran three executions: 1 edited greeting.txt and added notes.md (coverage complete),
 2 edited greeting.txt again and wrote build.log, which .gitignore excludes (coverage omitted: IGNORED),
-the child's execution changed nothing, and the last one was interrupted.
+3 was interrupted after a concurrent one was refused; the child's one execution changed nothing.
 Open ${values.url} in a browser (GraphiQL), put {"Authorization": "Bearer <token>"} in Headers, and run:
 
   ${query}

@@ -206,7 +206,7 @@ export function buildApp(opts: AppOptions): App {
     const op = extra.ops?.get(id);
     if (!op) return;
     extra.ops!.delete(id);
-    if (op.subscription) metrics.subscriptionsOpen.dec({ operation: op.operationName || 'anonymous' });
+    if (op.subscription) metrics.subscriptionsOpen.dec({ operation: metrics.operationLabel(op.operationName) });
     const seconds = (performance.now() - op.start) / 1000;
     const result = ending === 'error' && !op.failed ? 'errors' : resultOf(op);
     metrics.observe('ws', op.operationName, op.operationType, result, seconds);
@@ -255,7 +255,7 @@ export function buildApp(opts: AppOptions): App {
       subscribe: (args: any) => withRequest(args.rootValue.rec, () => args.rootValue.subscribe(args)),
       onNext: (ctx, id) => {
         const op = ctx.extra.ops?.get(id);
-        if (op?.subscription) { op.deliveries++; metrics.deliveries.inc({ operation: op.operationName || 'anonymous' }); }
+        if (op?.subscription) { op.deliveries++; metrics.deliveries.inc({ operation: metrics.operationLabel(op.operationName) }); }
         caps.closeIfSlow((ctx.extra as any).socket);
       },
       // A stream that fails (its replay read while the database is away) is not sent the error's own text.
@@ -298,7 +298,7 @@ export function buildApp(opts: AppOptions): App {
           if (errors.length) return errors;
           if (op.type === 'subscription') {
             rec.subscription = true;
-            metrics.subscriptionsOpen.inc({ operation: op.name || 'anonymous' });
+            metrics.subscriptionsOpen.inc({ operation: metrics.operationLabel(op.name) });
           }
           return args;
         } catch (e) {

@@ -82,9 +82,22 @@ export class Metrics {
     });
   }
 
+  /** Operation names used as label values; clients choose them, so their number is capped. */
+  private names = new Set<string>();
+  static readonly MAX_OPERATION_NAMES = 500;
+
+  /** The label of an operation name: itself, `anonymous`, or `other` once the cap is reached. */
+  operationLabel(operation: string | null | undefined): string {
+    if (!operation) return 'anonymous';
+    if (this.names.has(operation)) return operation;
+    if (this.names.size >= Metrics.MAX_OPERATION_NAMES || operation.length > 100) return 'other';
+    this.names.add(operation);
+    return operation;
+  }
+
   /** Records one finished operation. */
   observe(transport: 'http' | 'ws', operation: string | null | undefined, type: string | undefined, result: string, seconds: number) {
-    const op = operation || 'anonymous';
+    const op = this.operationLabel(operation);
     const t = type ?? 'unknown';
     this.requests.inc({ transport, operation: op, type: t, result });
     this.duration.observe({ transport, operation: op, type: t }, seconds);

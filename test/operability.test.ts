@@ -153,6 +153,15 @@ describe('metrics', () => {
     expect(await metric('gateway_db_connections', { state: 'active' })).toBeGreaterThanOrEqual(1);
     expect(await metric('gateway_settlement_feed_lag')).toBe(0);
   });
+
+  it('caps the operation names used as labels (clients choose them)', async () => {
+    const m = app.metrics;
+    for (let i = 0; i < 600; i++) m.operationLabel(`Generated${i}`);
+    expect(m.operationLabel('Counted')).toBe('Counted'); // seen before the cap
+    expect(m.operationLabel('BrandNew')).toBe('other');
+    expect(m.operationLabel('x'.repeat(101))).toBe('other');
+    expect(m.operationLabel(null)).toBe('anonymous');
+  });
 });
 
 describe('background work and readiness', () => {
