@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import { buildApp, type App } from '../server/app.js';
 import { createLogger, setLogger } from '../server/logging.js';
 import { loadConfig } from '../server/config.js';
-import { startTestGateway, subscribe, type TestGateway } from './harness.js';
+import { startTestGateway, subscribe, TEST_POOL, type TestGateway } from './harness.js';
 import { begin, createSession, registerHost, settle } from './fixtures.js';
 import { VERSION } from '../server/version.js';
 
@@ -149,7 +149,7 @@ describe('metrics', () => {
     expect(sealed.body.data.sealSession.__typename).toBe('SessionSealed');
     expect(await metric('gateway_seal_duration_seconds_count', { outcome: 'SessionSealed' })).toBe(1);
     await expect.poll(() => metric('gateway_bus_healthy'), { timeout: 10_000 }).toBe(1);
-    expect(await metric('gateway_db_pool_max')).toBe(10);
+    expect(await metric('gateway_db_pool_max')).toBe(TEST_POOL);
     expect(await metric('gateway_db_connections', { state: 'active' })).toBeGreaterThanOrEqual(1);
     expect(await metric('gateway_settlement_feed_lag')).toBe(0);
   });

@@ -59,3 +59,78 @@ test('transactions whose connection is terminated mid-way reject cleanly, 40 tim
     await killer.end({ timeout: 1 });
   }
 }, 120_000);
+
+/** A FATAL ErrorResponse `57P01 terminating connection due to administrator command` (protocol v3). */
+function fatal57P01(): Buffer {
+  const fields = Buffer.concat([
+    ...[['S', 'FATAL'], ['V', 'FATAL'], ['C', '57P01'], ['M', 'terminating connection due to administrator command']]
+      .map(([k, v]) => Buffer.from(`${k}${v}\0`)),
+    Buffer.from([0]),
+  ]);
+  const head = Buffer.alloc(5);
+  head.write('E', 0);
+  head.writeInt32BE(fields.length + 4, 1);
+  return Buffer.concat([head, fields]);
+}
+
+test('a connection that dies while it fetches the array types leaves no unhandled rejection (which killed the process), and the instance serves', async () => {
+  // A TCP relay in front of the server that drops the connection the moment the client sends
+  // postgres.js' array-type query (its first query on every new connection, sent from a handler nobody
+  // awaits): the same as a backend terminated or a server restarted at that instant, every time.
+  const net = await import('node:net');
+  const target = new URL(db.url);
+  let drops = 0;
+  const dropNext = { n: 5 };
+  const relay = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    client.on('data', (chunk) => {
+      if (dropNext.n > 0 && chunk.includes('typarray')) {
+        dropNext.n--;
+        drops++;
+        // What the server sends when its backend is terminated (pg_terminate_backend, a fast shutdown).
+        client.end(fatal57P01());
+        upstream.destroy();
+        return;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => client.write(chunk));
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', () => r()));
+  const u = new URL(db.url);
+  u.hostname = '127.0.0.1';
+  u.port = String((relay.address() as { port: number }).port);
+  const rejections: unknown[] = [];
+  const onRejection = (e: unknown) => { rejections.push(e); };
+  process.on('unhandledRejection', onRejection);
+  try {
+    const outcomes: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const sql = postgres(u.toString(), { max: 1, onnotice: () => {}, connect_timeout: 10 });
+      const r = await sql`SELECT 1 AS x`.then((rows) => `ok ${rows[0].x}`, (e: { code?: string }) => e.code ?? 'error');
+      outcomes.push(r);
+      // The same instance serves afterwards (on a new connection).
+      let next: string | null = null;
+      for (let attempt = 0; attempt < 10 && next === null; attempt++) {
+        next = await sql`SELECT 2 AS x`.then((rows) => `ok ${rows[0].x}`, (e: { code?: string; message?: string }) => {
+          expect(e.code, e.message).toBe('57P01'); // sent while the relay still drops: failed with its connection
+          return null;
+        });
+      }
+      expect(next).toBe('ok 2');
+      await sql.end({ timeout: 1 });
+    }
+    await new Promise((r) => setImmediate(r));
+    expect(drops).toBe(5);
+    expect(outcomes.filter((o) => o === 'ok 1').length).toBeGreaterThanOrEqual(3);
+    expect(rejections).toEqual([]);
+    expect(crashes).toEqual([]);
+  } finally {
+    process.off('unhandledRejection', onRejection);
+    await new Promise<void>((r) => relay.close(() => r()));
+  }
+});
