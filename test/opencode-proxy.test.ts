@@ -134,12 +134,12 @@ describe.skipIf(!bin)('OpenCode behind the admission proxy (real opencode-ai ser
     };
     await withTimeout(readUntil(() => seen.includes('server.connected')), 30_000, 'server.connected on the SSE stream');
     const oc = (await client.createSession({ title: 'through the proxy' })).id;
-    await withTimeout(readUntil(() => seen.includes(oc)), 30_000, 'the new session on the SSE stream');
-    ac.abort();
-    expect(seen).toContain('session.created');
     const res = await post(`/session/${oc}/prompt_async`, promptBody([
       { tool: 'write', args: { filePath: path.join(project, 'b.txt'), content: 'bee\n' } }, { text: 'done' }]));
     expect(res.status).toBe(204);
+    // The session's events (created, its messages and parts) arrive live on the stream.
+    await withTimeout(readUntil(() => seen.includes(oc) && seen.includes('message.part')), 120_000, 'the session\'s events on the SSE stream');
+    ac.abort();
     const gid = await mirrored(oc);
     await until('two steps SUCCEEDED', async () => {
       const s = await state(gid);

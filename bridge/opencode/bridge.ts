@@ -732,7 +732,10 @@ export class OpencodeBridge {
       }
     }
     const j = l.st.jobs[part.id];
-    const end = jobEnd(part);
+    let end = jobEnd(part);
+    // While sealing the bridge has aborted the session: a tool that then ends in an error without an
+    // exit code of its own (e.g. a task tool whose subagent was stopped) was ended by the seal's abort.
+    if (end && l.st.sealing && end.status === 'ERROR' && end.exitCode === null) end = { status: 'CANCELLED', exitCode: null };
     if (j && !j.finished && end) await this.finishJob(l, part.id, end.status, end.exitCode);
   }
 
