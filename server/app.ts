@@ -178,8 +178,12 @@ export function buildApp(opts: AppOptions): App {
   const wss = new WebSocketServer({ noServer: true });
   server.on('upgrade', (req, socket, head) => {
     if ((req.url ?? '/').split('?')[0] !== '/graphql') { socket.destroy(); return; }
+    // The connection's request ID (the caller's x-request-id when plausible), returned in the 101 response.
+    const given = req.headers['x-request-id'];
+    if (typeof given !== 'string' || !/^[\w.:@/+=-]{1,100}$/.test(given)) req.headers['x-request-id'] = randomUUID();
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
+  wss.on('headers', (headers, req) => { headers.push(`x-request-id: ${req.headers['x-request-id']}`); });
   type WsOp = RequestRecord & { deliveries: number; subscription: boolean };
   type WsExtra = { actor: Actor; unwatch?: () => void; connectionID: string; ops: Map<string, WsOp>; counted?: boolean };
   /** One log line and one metric per WebSocket operation, when it ends (complete, error or the socket closing). */
@@ -200,8 +204,7 @@ export function buildApp(opts: AppOptions): App {
   const wsServer = useServer<Record<string, unknown>, WsExtra>(
     {
       onConnect: async (ctx) => {
-        const given = ctx.extra.request.headers['x-request-id'];
-        ctx.extra.connectionID = typeof given === 'string' && /^[\w.:@/+=-]{1,100}$/.test(given) ? given : randomUUID();
+        ctx.extra.connectionID = String(ctx.extra.request.headers['x-request-id']);
         ctx.extra.ops = new Map();
         const p = ctx.connectionParams ?? {};
         const raw = (p.authorization ?? p.Authorization ?? (p.token ? `Bearer ${p.token}` : null)) as string | null;
