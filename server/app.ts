@@ -145,7 +145,8 @@ export function buildApp(opts: AppOptions): App {
       // Ready: the database answers and the LISTEN connection is known to hear every notification.
       try {
         await sql`SELECT 1 FROM schema_migrations LIMIT 1`;
-      } catch {
+      } catch (err) {
+        log().warn({ err }, 'ready: the database does not answer');
         res.writeHead(503, { 'content-type': 'application/json' }).end('{"status":"database unavailable"}');
         return;
       }
