@@ -163,6 +163,7 @@ export function buildApp(opts: AppOptions): App {
     if (path === '/ready') {
       // Ready: the database answers and the LISTEN connection is known to hear every notification.
       const r = await readiness(sql);
+      if (r.status !== 200) log().warn({ status: r.status }, 'ready: the database does not answer');
       if (r.status === 200 && !gateway.bus.healthy) {
         res.writeHead(503, { 'content-type': 'application/json' }).end('{"status":"not listening: notifications may be missed"}');
         return;
@@ -197,8 +198,12 @@ export function buildApp(opts: AppOptions): App {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/graphql') return refuseUpgrade(socket, 404, 'NOT_FOUND', 'No WebSocket endpoint here; use /graphql.');
     if (!upgradeOriginAllowed(req, cors)) return refuseUpgrade(socket, 403, 'FORBIDDEN', 'This origin may not open a WebSocket to the gateway (CORS_ORIGINS).');
+    // The connection's request ID (the caller's x-request-id when plausible), returned in the 101 response.
+    const given = req.headers['x-request-id'];
+    if (typeof given !== 'string' || !/^[\w.:@/+=-]{1,100}$/.test(given)) req.headers['x-request-id'] = randomUUID();
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
+  wss.on('headers', (headers, req) => { headers.push(`x-request-id: ${req.headers['x-request-id']}`); });
   type WsOp = RequestRecord & { deliveries: number; subscription: boolean };
   type WsExtra = { actor: Actor; unwatch?: () => void; connectionID: string; ops: Map<string, WsOp>; counted?: boolean };
   /** One log line and one metric per WebSocket operation, when it ends (complete, error or the socket closing). */
@@ -219,8 +224,7 @@ export function buildApp(opts: AppOptions): App {
   const wsServer = useServer<Record<string, unknown>, WsExtra>(
     {
       onConnect: async (ctx) => {
-        const given = ctx.extra.request.headers['x-request-id'];
-        ctx.extra.connectionID = typeof given === 'string' && /^[\w.:@/+=-]{1,100}$/.test(given) ? given : randomUUID();
+        ctx.extra.connectionID = String(ctx.extra.request.headers['x-request-id']);
         ctx.extra.ops = new Map();
         const p = ctx.connectionParams ?? {};
         const raw = (p.authorization ?? p.Authorization ?? (p.token ? `Bearer ${p.token}` : null)) as string | null;

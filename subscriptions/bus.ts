@@ -129,7 +129,7 @@ export class PgBus {
     log().info({ resyncs: this.resyncs }, 'bus: listening again; readers catch up from the database');
     this.healthEpoch++;
     for (const fn of [...this.resync]) {
-      try { fn(); } catch { /* one reader's failure is its own */ }
+      try { fn(); } catch (err) { log().error({ err }, 'bus: a resync reader failed'); /* its own failure: the others run */ }
     }
   }
 
@@ -153,7 +153,7 @@ export class PgBus {
         this.lastPong = Date.now();
         const old = this.listener;
         this.listener = null;
-        old?.end({ timeout: 0 }).catch(() => {});
+        old?.end({ timeout: 0 }).catch((err) => log().debug({ err }, 'bus: the old listening client did not end cleanly'));
         await withTimeout(this.listen(), 3 * this.pingMs);
         this.fireResync();
       }
@@ -185,7 +185,7 @@ export class PgBus {
     const set = this.topics.get(topic);
     if (!set) return;
     for (const fn of [...set]) {
-      try { fn(n); } catch { /* a listener's failure is its own */ }
+      try { fn(n); } catch (err) { log().error({ err, topic }, 'bus: a listener failed'); /* its own failure: the others run */ }
     }
   }
 

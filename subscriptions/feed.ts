@@ -137,7 +137,7 @@ export class Feed<T> {
               if (c <= this.hw) continue;
               this.hw = c;
               for (const fn of this.subs) {
-                try { fn(r); } catch { /* a subscriber's failure is its own */ }
+                try { fn(r); } catch (err) { log().error({ err, feed: this.topic }, 'feed: a subscriber failed'); /* its own failure */ }
               }
             }
             if (rows.length < BATCH) break;

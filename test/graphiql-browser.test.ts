@@ -67,6 +67,19 @@ it('works offline: Docs after the token, a query, a subscription that receives a
   expect(offsite).toEqual([]);
 });
 
+it('serves the page gzipped and by ETag', async () => {
+  const first = await fetch(g.url, { headers: { accept: 'text/html', 'accept-encoding': 'gzip' } });
+  expect(first.status).toBe(200);
+  expect(first.headers.get('content-encoding')).toBe('gzip');
+  const compressed = Number(first.headers.get('content-length'));
+  const html = await first.text();
+  expect(html).toContain('renderYogaGraphiQL');
+  expect(html).not.toMatch(/https?:\/\/(unpkg|cdn|jsdelivr)/);
+  expect(compressed).toBeLessThan(html.length / 2);
+  const again = await fetch(g.url, { headers: { accept: 'text/html', 'if-none-match': first.headers.get('etag')! } });
+  expect(again.status).toBe(304);
+});
+
 it('a refused token ends the subscription with a clear message instead of spinning', async () => {
   await page.getByText('Headers', { exact: true }).click();
   await setEditor('headers', JSON.stringify({ Authorization: 'Bearer not-a-token' }));

@@ -112,7 +112,15 @@ describe('request logs', () => {
   it('one line per WebSocket operation when it ends, with its deliveries', async () => {
     const host = await registerHost(g);
     const s = await createSession(g, { title: 'ws log', directory: '/ops' });
-    const ws = createClient({ url: app.wsUrl, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${g.admin}` }, retryAttempts: 0 });
+    // The upgrade's x-request-id names the connection, and comes back in the 101 response.
+    let upgradeID: string | undefined;
+    class TracedWebSocket extends WebSocket {
+      constructor(url: string, protocols: string | string[]) {
+        super(url, protocols, { headers: { 'x-request-id': 'ws-trace-1' } });
+        this.on('upgrade', (res) => { upgradeID = String(res.headers['x-request-id']); });
+      }
+    }
+    const ws = createClient({ url: app.wsUrl, webSocketImpl: TracedWebSocket, connectionParams: { authorization: `Bearer ${g.admin}` }, retryAttempts: 0 });
     try {
       const sub = subscribe(ws, `subscription Watch($s: ID) { executionSettled(sessionID: $s) { cursor executionID } }`, { s: s.id });
       await expect.poll(() => metric('gateway_subscriptions_open', { operation: 'Watch' }), { timeout: 15_000 }).toBe(1);
@@ -122,8 +130,10 @@ describe('request logs', () => {
       expect(await metric('gateway_subscription_deliveries_total', { operation: 'Watch' })).toBe(1);
       sub.unsubscribe();
       const l = await line((l) => l.msg === 'operation' && l.operationName === 'Watch', 'the Watch operation');
+      expect(l.requestID).toMatch(/^ws-trace-1\/./); // the connection's ID (from the upgrade) / the operation's
       expect(l).toMatchObject({ transport: 'ws', operationType: 'subscription', role: 'admin', deliveries: 1, result: 'ok' });
       expect(await metric('gateway_subscriptions_open', { operation: 'Watch' })).toBe(0);
+      expect(upgradeID).toBe('ws-trace-1');
     } finally {
       await ws.dispose();
     }
