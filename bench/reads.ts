@@ -257,7 +257,7 @@ async function main() {
   let app: ReturnType<typeof buildApp> | null = null;
   let ceiling: Server | null = null;
   let pglServer: Server | null = null;
-  let pgl: { release(): Promise<void> } | null = null;
+  let pgl: { release(): unknown } | null = null;
   try {
     await migrate(sql);
     const { e50, e500 } = await seed(sql);
@@ -369,7 +369,7 @@ async function main() {
     await new Promise<void>((r) => (ceiling ? ceiling.close(() => r()) : r()));
     pglServer?.closeAllConnections?.();
     await new Promise<void>((r) => (pglServer ? pglServer.close(() => r()) : r()));
-    await pgl?.release().catch(() => {});
+    await Promise.resolve(pgl?.release()).catch(() => {});
     await app?.stop().catch(() => {});
     await sql.end({ timeout: 1 });
     await ceilSql.end({ timeout: 1 });
