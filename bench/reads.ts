@@ -3,6 +3,7 @@
  *
  *   npx tsx bench/reads.ts
  *   CLIENTS=32 SECONDS=3 WARMUP=1 ROUNDS=3 QUERIES=changeset50,sessions20 npx tsx bench/reads.ts
+ *   SERVERS=gateway QUERIES=sessions20 node --import tsx --cpu-prof bench/reads.ts   (profile one server)
  *
  * A fresh database (DATABASE_URL's server, embedded PostgreSQL when unset) is seeded with SESSIONS
  * sessions of 8 settled executions each (a changeset of 3 files each), plus one execution whose
@@ -44,6 +45,8 @@ const POOL = Number(process.env.DB_POOL ?? 20);
 const SESSIONS = Math.max(101, Number(process.env.SESSIONS ?? 120));
 const EXECUTIONS = 8;
 const PAGES = [5, 20, 50, 100];
+/** Which servers to drive (all three unless profiling one). */
+const SERVERS = (process.env.SERVERS ?? 'gateway,postgraphile,ceiling').split(',');
 const QUERIES = (process.env.QUERIES ?? ['changeset50', ...PAGES.map((n) => `sessions${n}`), 'changeset500'].join(',')).split(',');
 
 // ---- the queries, as each server spells them ---------------------------------------------------------
@@ -337,7 +340,7 @@ async function main() {
         postgraphile: () => drive(pglUrl, {}, q.pgl, opts),
         ceiling: () => drive(ceilUrl, {}, q.ceiling, opts),
       };
-      const names = Object.keys(who) as (keyof typeof who)[];
+      const names = (Object.keys(who) as (keyof typeof who)[]).filter((n) => SERVERS.includes(n));
       for (let r = 0; r < ROUNDS; r++) {
         for (let k = 0; k < names.length; k++) {
           const n = names[(r + k) % names.length];
@@ -354,6 +357,7 @@ async function main() {
       const ratio = (a: string, b: string, m: (x: Run) => number) => runs[a].map((x, i) => m(x) / m(runs[b][i]));
       console.log(`\n${q.label}   [load ${load()}]`);
       for (const n of names) console.log(line(n));
+      if (names.length < 3) continue;
       const tc = ratio('gateway', 'ceiling', (x) => x.rps), tp = ratio('gateway', 'postgraphile', (x) => x.rps), cc = ratio('gateway', 'ceiling', (x) => x.cpuUs);
       console.log(`  gateway/ceiling throughput ${f(median(tc))} (rounds ${tc.map(f).join(', ')}; target >= 0.8)   gateway/PostGraphile throughput ${f(median(tp))} (rounds ${tp.map(f).join(', ')}; target >= 1.2)`);
       console.log(`  server CPU per request gateway/ceiling ${f(median(cc))}x (target <= 1.5)   gateway/PostGraphile ${f(median(ratio('gateway', 'postgraphile', (x) => x.cpuUs)))}x   gateway SQL round trips per request ${(gwQueries / Math.max(1, gwReqs)).toFixed(2)}`);
