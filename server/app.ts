@@ -15,6 +15,7 @@ import { Gateway, type GatewayConfig } from './gateway.js';
 import { useSharedSubscriptionExecution } from '../subscriptions/shared.js';
 import { TokenCache, type TokenCacheOptions } from './token-cache.js';
 import { isReviewPath, serveReview } from './review.js';
+import { useCompiledQueries } from '../resolvers/compiled.js';
 
 export interface AppOptions {
   sql: Sql;
@@ -85,7 +86,7 @@ export function buildApp(opts: AppOptions): App {
       subscriptionsProtocol: 'WS',
       headers: JSON.stringify({ Authorization: 'Bearer <paste the admin token printed at first start>' }),
     },
-    plugins: [auth, useRoles(), useInputValidation(), ...useLimits(opts.limits ?? DEFAULT_LIMITS), useSharedSubscriptionExecution()],
+    plugins: [auth, useRoles(), useInputValidation(), ...useLimits(opts.limits ?? DEFAULT_LIMITS), useSharedSubscriptionExecution(), useCompiledQueries()],
     context: ({ request, actor }) => {
       const who = actor ?? (request ? actors.get(request) : undefined);
       if (!who) throw new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' } });
