@@ -215,6 +215,7 @@ async function main() {
   let ceiling: Server | null = null;
   let pglServer: Server | null = null;
   let pgl: { release(): unknown } | null = null;
+  let pglPool: import('pg').Pool | null = null;
   try {
     await migrate(sql);
     const { e50, e500 } = await seedReads(sql, SESSIONS);
@@ -230,9 +231,12 @@ async function main() {
     const { PostGraphileAmberPreset } = await import('postgraphile/presets/amber');
     const { makePgService } = await import('postgraphile/adaptors/pg');
     const { grafserv } = await import('postgraphile/grafserv/node');
+    const { default: pg } = await import('pg');
+    pglPool = new pg.Pool({ connectionString: scratch.url, max: POOL });
+    pglPool.on('error', () => {}); // the scratch database is dropped with FORCE at the end
     const instance = postgraphile({
       extends: [PostGraphileAmberPreset],
-      pgServices: [makePgService({ connectionString: scratch.url, schemas: ['public'], poolConfig: { max: POOL } })],
+      pgServices: [makePgService({ pool: pglPool, schemas: ['public'] })],
       grafserv: { graphqlPath: '/graphql', graphiql: false },
       grafast: { explain: false },
     });
@@ -328,6 +332,7 @@ async function main() {
     pglServer?.closeAllConnections?.();
     await new Promise<void>((r) => (pglServer ? pglServer.close(() => r()) : r()));
     await Promise.resolve(pgl?.release()).catch(() => {});
+    await pglPool?.end().catch(() => {});
     await app?.stop().catch(() => {});
     await sql.end({ timeout: 1 });
     await ceilSql.end({ timeout: 1 });
