@@ -21,7 +21,7 @@
  * The machine's cores are shared by Postgres, the servers and the clients.
  */
 import { createServer, type Server } from 'node:http';
-import { spawn } from 'node:child_process';
+import { drive, median, type Run } from './support/drive.js';
 import { createYoga } from 'graphql-yoga';
 import { connect } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
@@ -41,80 +41,9 @@ const ROUNDS = Number(process.env.ROUNDS ?? 4);
 const POOL = Number(process.env.DB_POOL ?? 20);
 const OPS = (process.env.OPS ?? 'typename,session').split(',');
 
-/** The load generator, as plain JavaScript so the child process needs no TypeScript loader. */
-const DRIVER = `
-const http = require('node:http');
-const { url, token, body, clients, warmupMs, runMs } = JSON.parse(process.env.BENCH_DRIVE);
-const u = new URL(url);
-const agent = new http.Agent({ keepAlive: true, maxSockets: clients, maxFreeSockets: clients });
-const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
-if (token) headers.authorization = 'Bearer ' + token;
-function once() {
-  return new Promise((resolve) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        resolve(res.statusCode === 200 && text.includes('"data"') && !text.includes('"errors"') ? null : res.statusCode + ' ' + text.slice(0, 200));
-      });
-      res.on('error', (e) => resolve(String(e)));
-    });
-    req.on('error', (e) => resolve(String(e)));
-    req.end(body);
-  });
-}
-(async () => {
-  const start = performance.now();
-  const measureFrom = start + warmupMs;
-  const end = measureFrom + runMs;
-  const lat = [];
-  let failures = 0;
-  let total = 0;
-  let firstFailure = null;
-  setTimeout(() => process.send({ type: 'mark' }), warmupMs);
-  await Promise.all(Array.from({ length: clients }, async () => {
-    for (;;) {
-      const t0 = performance.now();
-      if (t0 >= end) return;
-      const err = await once();
-      const t1 = performance.now();
-      total++;
-      if (t0 >= measureFrom && t1 <= end) lat.push(t1 - t0);
-      if (err) { failures++; firstFailure ??= err; }
-    }
-  }));
-  process.send({ type: 'done', lat, failures, firstFailure, total }, () => { agent.destroy(); process.exit(0); });
-})();
-`;
-
-interface Run { rps: number; p50: number; p99: number; failures: number; firstFailure: string | null; total: number; cpuUs: number }
-
-/**
- * One run against `url`, the clients in a child process (its own event loop, and so this process's
- * CPU time over the measured window is the servers' own: reported per request).
- */
-function drive(url: string, token: string | null, query: string, variables: Record<string, unknown>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', DRIVER], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      env: { ...process.env, BENCH_DRIVE: JSON.stringify({ url, token, body: JSON.stringify({ query, variables }), clients: CLIENTS, warmupMs: WARMUP * 1000, runMs: SECONDS * 1000 }) },
-    });
-    let cpu0: NodeJS.CpuUsage | null = null;
-    let cpu: NodeJS.CpuUsage | null = null;
-    child.once('error', reject);
-    child.on('message', (m: any) => {
-      if (m.type === 'mark') { cpu0 = process.cpuUsage(); setTimeout(() => { cpu = process.cpuUsage(cpu0!); }, SECONDS * 1000).unref(); return; }
-      const lat = Float64Array.from(m.lat as number[]).sort();
-      const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
-      const c = cpu ?? process.cpuUsage(cpu0 ?? undefined);
-      resolve({
-        rps: lat.length / SECONDS, p50: q(0.5), p99: q(0.99), failures: m.failures, firstFailure: m.firstFailure, total: m.total,
-        cpuUs: (c.user + c.system) / Math.max(1, lat.length),
-      });
-    });
-  });
-}
+const driveOptions = { clients: CLIENTS, warmupS: WARMUP, seconds: SECONDS };
+const run = (url: string, token: string | null, query: string, variables: Record<string, unknown>): Promise<Run> =>
+  drive(url, token ? { authorization: `Bearer ${token}` } : {}, JSON.stringify({ query, variables }), driveOptions);
 
 async function main() {
   const db = await openDatabase();
@@ -160,17 +89,17 @@ async function main() {
         // Alternate which goes first, so a drift of the machine's load spreads over both.
         const runGateway = async () => {
           const q0 = gatewayQueries;
-          const g = await drive(app!.url, reader.secret, op.query, op.variables);
+          const g = await run(app!.url, reader.secret, op.query, op.variables);
           gwQueries += gatewayQueries - q0;
           gwReqs += g.total;
           return g;
         };
-        if (r % 2 === 0) { base.push(await drive(bareUrl, null, op.query, op.variables)); gate.push(await runGateway()); }
-        else { gate.push(await runGateway()); base.push(await drive(bareUrl, null, op.query, op.variables)); }
+        if (r % 2 === 0) { base.push(await run(bareUrl, null, op.query, op.variables)); gate.push(await runGateway()); }
+        else { gate.push(await runGateway()); base.push(await run(bareUrl, null, op.query, op.variables)); }
       }
       const fails = [...base, ...gate].filter((x) => x.failures);
       if (fails.length) throw new Error(`${op.label}: failed requests: ${fails[0].failures} (${fails[0].firstFailure})`);
-      const med = (xs: number[]) => { const a = [...xs].sort((x, y) => x - y); const m = a.length >> 1; return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2; };
+      const med = median;
       const line = (who: string, xs: Run[]) =>
         `  ${who.padEnd(9)} ${med(xs.map((x) => x.rps)).toFixed(0).padStart(6)} req/s   p50 ${f(med(xs.map((x) => x.p50))).padStart(6)} ms   p99 ${f(med(xs.map((x) => x.p99))).padStart(6)} ms   server CPU ${med(xs.map((x) => x.cpuUs)).toFixed(0).padStart(4)} µs/req   (rounds: ${xs.map((x) => x.rps.toFixed(0)).join(', ')} req/s)`;
       const ratios = base.map((b, i) => gate[i].rps / b.rps);

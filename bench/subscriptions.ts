@@ -17,6 +17,9 @@
  * hide a loss: lost = expected - distinct received, duplicates = received twice, order checked too.
  * Gateway CPU and memory come from process.cpuUsage()/memoryUsage() inside each child.
  * The machine's cores are shared by the gateways, Postgres, the producer and the subscribers.
+ * After each gateway run, the same run against the baseline: two bare `ws` servers (child processes, no
+ * GraphQL, no database) broadcasting frames of the same shape at the same rate to the same subscriber
+ * process; the ratios (deliveries per second, p99) are printed at the end, with the load average.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +78,72 @@ async function child() {
 }
 
 const now = () => performance.timeOrigin + performance.now();
+
+/**
+ * The baseline: a bare `ws` server (no GraphQL, no database) that answers the graphql-transport-ws
+ * handshake and, when told, broadcasts the frames the gateway sends for `executionSettled { cursor
+ * executionID }` (same shape and size) to every subscribed socket at the given rate: what the
+ * machine, the sockets and the client process can carry at best. It reports when it sent each event
+ * (the "commit" of its events) so latency is measured the same way.
+ */
+async function baselineChild() {
+  const { WebSocketServer } = await import('ws');
+  const { encodeSettlementCursor } = await import('../domain/settlements.js');
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, handleProtocols: () => 'graphql-transport-ws' });
+  const subscribed = new Map<WebSocket, string>();
+  wss.on('connection', (ws: WebSocket) => {
+    ws.on('message', (data) => {
+      const m = JSON.parse(data.toString());
+      if (m.type === 'connection_init') ws.send('{"type":"connection_ack"}');
+      else if (m.type === 'subscribe') subscribed.set(ws, m.id);
+      else if (m.type === 'ping') ws.send('{"type":"pong"}');
+    });
+    ws.on('close', () => subscribed.delete(ws));
+  });
+  await new Promise<void>((r) => wss.once('listening', () => r()));
+  let cpu0 = process.cpuUsage();
+  let t0 = performance.now();
+  const tag = process.env.BENCH_BASELINE_TAG ?? '0';
+  process.on('message', (m: any) => {
+    if (m === 'mark') { cpu0 = process.cpuUsage(); t0 = performance.now(); process.send!({ type: 'marked' }); }
+    else if (m === 'stats') {
+      const c = process.cpuUsage(cpu0);
+      const mem = process.memoryUsage();
+      process.send!({ type: 'stats', cpuMs: (c.user + c.system) / 1000, wallMs: performance.now() - t0, rss: mem.rss, peakRss: mem.rss, heapUsed: mem.heapUsed,
+        subscribers: subscribed.size, feedReads: 0, executed: 0, reused: 0 });
+    } else if (m === 'stop') { for (const c of wss.clients) c.terminate(); wss.close(); process.exit(0); }
+    else if (m?.type === 'go') {
+      const { rate, seconds, head } = m as { rate: number; seconds: number; head: number };
+      const total = Math.round(rate * seconds);
+      const start = performance.now();
+      let sent = 0;
+      let batch: [string, number][] = [];
+      const flush = setInterval(() => { if (batch.length) { process.send!({ type: 'commits', list: batch }); batch = []; } }, 50);
+      const tick = () => {
+        const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate) + 1);
+        while (sent < due) {
+          sent++;
+          const exec = `exe_baseline${tag}_${sent}`;
+          const at = now();
+          for (const [ws, id] of subscribed) {
+            ws.send(`{"id":${JSON.stringify(id)},"type":"next","payload":{"data":{"executionSettled":{"cursor":"${encodeSettlementCursor(head + sent)}","executionID":"${exec}"}}}}`);
+          }
+          batch.push([exec, at]);
+        }
+        if (sent >= total) {
+          clearInterval(flush);
+          if (batch.length) process.send!({ type: 'commits', list: batch });
+          process.send!({ type: 'done', done: sent, failed: 0, skipped: 0, behind: 0, produceMs: performance.now() - start });
+          return;
+        }
+        setTimeout(tick, 2);
+      };
+      tick();
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
+  process.send!({ type: 'ready', port: (wss.address() as { port: number }).port });
+}
 
 async function producer() {
   const { beginExecution, settleExecution } = await import('../domain/executions.js');
@@ -148,10 +217,10 @@ function runProducer(dbUrl: string, go: { rate: number; seconds: number; hostID:
 
 interface Stats { cpuMs: number; wallMs: number; rss: number; peakRss: number; heapUsed: number; subscribers: number; feedReads: number; executed: number; reused: number }
 
-function startChild(dbUrl: string): Promise<{ proc: ChildProcess; port: number; request<T>(m: string, type: string): Promise<T> }> {
-  const proc = fork(fileURLToPath(import.meta.url), ['--child'], {
+function startChild(dbUrl: string, baselineTag: string | null = null): Promise<{ proc: ChildProcess; port: number; request<T>(m: string, type: string): Promise<T> }> {
+  const proc = fork(fileURLToPath(import.meta.url), [baselineTag === null ? '--child' : '--baseline'], {
     execArgv: ['--import', 'tsx'],
-    env: { ...process.env, BENCH_DB_URL: dbUrl },
+    env: { ...process.env, BENCH_DB_URL: dbUrl, BENCH_BASELINE_TAG: baselineTag ?? '' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const request = <T>(m: string, type: string) => new Promise<T>((resolve) => {
@@ -236,15 +305,18 @@ function pct(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; seconds: number; admin: string; hostID: string; sessions: string[] }) {
+async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; seconds: number; admin: string; hostID: string; sessions: string[]; baseline?: boolean }) {
   const { encodeSettlementCursor } = await import('../domain/settlements.js');
-  const gws = await Promise.all([startChild(dbUrl), startChild(dbUrl)]);
+  const gws = await Promise.all(opts.baseline ? [startChild(dbUrl, '0'), startChild(dbUrl, '1')] : [startChild(dbUrl), startChild(dbUrl)]);
   const head = Number((await sql`SELECT coalesce(max(pos), 0) AS h FROM settlements`)[0].h);
   const after = encodeSettlementCursor(head);
   const commitAt = new Map<string, number>(); // execution ID -> commit time (epoch ms)
   const latencies: number[] = [];
   const pendingByExec = new Map<string, number[]>(); // deliveries that arrived before the producer reported the commit
+  let firstCommit = Infinity;
+  let lastDelivery = 0;
   const onEvent = (_pos: number, exec: string, at: number) => {
+    lastDelivery = Math.max(lastDelivery, at);
     const c = commitAt.get(exec);
     if (c !== undefined) latencies.push(Math.max(0, at - c));
     else { let l = pendingByExec.get(exec); if (!l) pendingByExec.set(exec, (l = [])); l.push(at); }
@@ -275,19 +347,31 @@ async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; 
 
   // Producer (its own child process, so the subscribers' work cannot slow it down).
   const t0 = performance.now();
-  const prod = await runProducer(dbUrl, { rate: opts.rate, seconds: opts.seconds, hostID: opts.hostID, sessions: opts.sessions }, (list) => {
+  const onCommits = (list: [string, number][]) => {
     for (const [exec, at] of list) {
       commitAt.set(exec, at);
+      firstCommit = Math.min(firstCommit, at);
       const early = pendingByExec.get(exec);
       if (early) { for (const t of early) latencies.push(Math.max(0, t - at)); pendingByExec.delete(exec); }
     }
-  });
+  };
+  const prod = opts.baseline
+    ? (await Promise.all(gws.map((g) => new Promise<{ done: number; failed: number; skipped: number; behind: number; produceMs: number }>((resolve) => {
+        const on = (m: any) => { if (m?.type === 'commits') onCommits(m.list); else if (m?.type === 'done') { g.proc.off('message', on); resolve(m); } };
+        g.proc.on('message', on);
+        g.proc.send({ type: 'go', rate: opts.rate, seconds: opts.seconds, head });
+      }))))[0]
+    : await runProducer(dbUrl, { rate: opts.rate, seconds: opts.seconds, hostID: opts.hostID, sessions: opts.sessions }, onCommits);
   const { done, failed, skipped, behind } = prod;
   const produceMs = performance.now() - t0;
   // Drain: wait until every subscriber has every event (bounded).
   const { sequenceSettlements } = await import('../domain/settlements.js');
-  while ((await sequenceSettlements(sql, { wait: true })).more);
-  const expectedPos = (await sql`SELECT pos FROM settlements WHERE pos > ${head} ORDER BY pos`).map((r) => Number(r.pos));
+  let expectedPos: number[];
+  if (opts.baseline) expectedPos = Array.from({ length: done }, (_, i) => head + 1 + i);
+  else {
+    while ((await sequenceSettlements(sql, { wait: true })).more);
+    expectedPos = (await sql`SELECT pos FROM settlements WHERE pos > ${head} ORDER BY pos`).map((r) => Number(r.pos));
+  }
   const expected = expectedPos.length;
   const drainStart = performance.now();
   while (performance.now() - drainStart < 20_000) {
@@ -316,6 +400,8 @@ async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; 
   for (const s of subs) { s.stopping = true; s.ws.terminate(); }
   await Promise.all(gws.map((g) => new Promise<void>((r) => { g.proc.once('exit', () => r()); g.proc.send('stop'); setTimeout(() => { g.proc.kill(); r(); }, 5000).unref(); })));
   return {
+    who: opts.baseline ? 'baseline (bare ws)' : 'gateway',
+    deliveriesPerSec: latencies.length / Math.max(0.001, (lastDelivery - firstCommit) / 1000),
     subs: opts.subs,
     rate: opts.rate,
     seconds: opts.seconds,
@@ -329,6 +415,7 @@ async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; 
     max: lat.length ? lat[lat.length - 1] : NaN,
     lost, undelivered, dups, ooo, closed, errors, reconnects, skipped, openFailures, openMs, drainMs,
     gatewayCpu: gstats.map((s) => s.cpuMs / s.wallMs), // cores
+    gatewayCpuMs: gstats.reduce((a, s) => a + s.cpuMs, 0),
     gatewayRssMB: gstats.map((s) => s.peakRss / 2 ** 20),
     gatewayHeapMB: gstats.map((s) => s.heapUsed / 2 ** 20),
     feedReads: gstats.map((s) => s.feedReads),
@@ -362,6 +449,10 @@ async function main() {
       const r = await run(dbUrl, sql, { subs: n, rate, seconds, admin, hostID: host.id, sessions });
       results.push(r);
       console.error(JSON.stringify(r));
+      console.error(`baseline: ${n} subscribers, ${rate}/s for ${seconds}s ...`);
+      const b = await run(dbUrl, sql, { subs: n, rate, seconds, admin, hostID: host.id, sessions, baseline: true });
+      results.push(b);
+      console.error(JSON.stringify(b));
     }
   } finally {
     await sql.end({ timeout: 1 });
@@ -370,7 +461,10 @@ async function main() {
   }
   const f = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '-');
   const rows: [string, (r: (typeof results)[number]) => string][] = [
+    ['server', (r) => r.who],
     ['subscribers (2 instances)', (r) => String(r.subs)],
+    ['deliveries per second', (r) => f(r.deliveriesPerSec, 0)],
+    ['server CPU per delivered message µs', (r) => f((r.gatewayCpuMs * 1000) / Math.max(1, r.delivered), 1)],
     ['target rate, duration', (r) => `${r.rate}/s, ${r.seconds}s`],
     ['settlements committed (achieved/s)', (r) => `${r.settled} (${f(r.achievedRate)})`],
     ['deliveries expected / measured', (r) => `${r.expectedDeliveries} / ${r.delivered}`],
@@ -395,9 +489,16 @@ async function main() {
   ];
   const w0 = Math.max(...rows.map((r) => r[0].length));
   console.log(`\nSettlement subscriptions: gateways as 2 child processes, ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded'} Postgres, ${(await import('node:os')).cpus().length} cores shared with Postgres and the clients\n`);
-  for (const [label, fn] of rows) console.log(label.padEnd(w0) + '  ' + results.map((r) => fn(r).padStart(18)).join(''));
+  for (const [label, fn] of rows) console.log(label.padEnd(w0) + '  ' + results.map((r) => fn(r).padStart(20)).join(''));
+  console.log(`\nload average (1/5/15 min) at the end: ${(await import('node:os')).loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  for (let i = 0; i + 1 < results.length; i += 2) {
+    const g = results[i], b = results[i + 1];
+    console.log(`${g.subs} subscribers at ${g.rate}/s: gateway/baseline deliveries per second ${f(g.deliveriesPerSec / b.deliveriesPerSec, 2)} (target >= 0.7), ` +
+      `p99 ${f(g.p99 / b.p99, 2)}x (baseline p99 ${f(b.p99)} ms; target <= 2x where the baseline's p99 < 20 ms)`);
+  }
 }
 
 if (CHILD) await child();
+else if (process.argv.includes('--baseline')) await baselineChild();
 else if (process.argv.includes('--producer')) await producer();
 else await main();

@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader';
+import { Kind, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
 import { builder, allow } from './builder.js';
 import { ContentMissingError, HostNotFoundError, InvalidRequestError, SessionNotFoundError } from './errors.js';
 import { ExecutionRef } from './refs.js';
@@ -11,30 +12,33 @@ import { createSnapshot, missingContents, readPolicy, setPolicy, uploadContents,
 
 // ---- per-request batch loaders (kept beside the request's shared loaders) -------------------------
 
+/** Like the request's shared loaders: a batch is dispatched after the whole resolution wave (setImmediate). */
+const schedule = { batchScheduleFn: (cb: () => void) => setImmediate(cb) };
+
 function createChangesetLoaders(sql: Sql) {
   return {
     changeset: new DataLoader<string, ChangesetRow | null>(async (ids) => {
       const rows = await changesetRows(sql, ids);
       const map = new Map(rows.map((r) => [r.executionId, r]));
       return ids.map((id) => map.get(id) ?? null);
-    }),
+    }, schedule),
     files: new DataLoader<string, ChangesetFileRow[]>(async (ids) => {
       const rows = await changesetFiles(sql, ids);
       const map = new Map<string, ChangesetFileRow[]>(ids.map((id) => [id, []]));
       for (const r of rows) map.get(r.executionId)?.push(r);
       return ids.map((id) => map.get(id)!);
-    }),
+    }, schedule),
     file: new DataLoader<{ executionId: string; path: string }, ChangesetFileRow | null, string>(async (keys) => {
       const rows = await changesetFilesAt(sql, keys);
       const map = new Map(rows.map((r) => [`${r.executionId}\0${r.path}`, r]));
       return keys.map((k) => map.get(`${k.executionId}\0${k.path}`) ?? null);
-    }, { cacheKeyFn: (k) => `${k.executionId}\0${k.path}` }),
+    }, { cacheKeyFn: (k) => `${k.executionId}\0${k.path}`, ...schedule }),
     snapshot: new DataLoader<string, SnapshotRow | null>(async (ids) => {
       const rows = await sql<SnapshotRow[]>`
         SELECT id, session_id, host_id, captured_at, file_count, byte_size, pruned_at FROM snapshots WHERE id = ANY(${[...ids]})`;
       const map = new Map(rows.map((r) => [r.id, r]));
       return ids.map((id) => map.get(id) ?? null);
-    }),
+    }, schedule),
   };
 }
 const perRequest = new WeakMap<object, ReturnType<typeof createChangesetLoaders>>();
@@ -42,6 +46,29 @@ function loaders(ctx: { sql: Sql; loaders: object }) {
   let l = perRequest.get(ctx.loaders);
   if (!l) { l = createChangesetLoaders(ctx.sql); perRequest.set(ctx.loaders, l); }
   return l;
+}
+
+/**
+ * Look-ahead: whether a selection of `Execution.changeset` reads the file rows (`files` or `patch`),
+ * through fragments too. The field nodes of one field are the same array for every item of a list,
+ * so the answer is computed once per field of the operation.
+ */
+const needsFilesOf = new WeakMap<readonly FieldNode[], boolean>();
+function needsFiles(info: GraphQLResolveInfo): boolean {
+  let v = needsFilesOf.get(info.fieldNodes);
+  if (v === undefined) {
+    const seen = new Set<string>();
+    const walk = (set: SelectionSetNode | undefined): boolean => !!set && set.selections.some((s) => {
+      if (s.kind === Kind.FIELD) return s.name.value === 'files' || s.name.value === 'patch';
+      if (s.kind === Kind.INLINE_FRAGMENT) return walk(s.selectionSet);
+      if (seen.has(s.name.value)) return false;
+      seen.add(s.name.value);
+      return walk(info.fragments[s.name.value]?.selectionSet);
+    });
+    v = info.fieldNodes.some((f) => walk(f.selectionSet));
+    needsFilesOf.set(info.fieldNodes, v);
+  }
+  return v;
 }
 
 // ---- types ---------------------------------------------------------------------------------------
@@ -131,52 +158,53 @@ const FileChangeRef = builder.objectRef<ChangesetFileRow>('FileChange').implemen
   }),
 });
 
-interface ChangesetParent { execution: BoundedExecution }
-async function frozen(c: ChangesetParent, ctx: any): Promise<ChangesetRow | null> {
-  if (c.execution.status === 'RUNNING') return null;
-  const cs = await loaders(ctx).changeset.load(c.execution.id);
-  return hasFiles(cs) ? cs : null;
-}
+/**
+ * A changeset as its fields read it: the execution, its frozen row (null while running or when no
+ * boundary was recorded) and, when the selection reads them, its file rows, all loaded before any field
+ * of it resolves. Every field below is then a plain synchronous read.
+ */
+interface ChangesetParent { execution: BoundedExecution; row: ChangesetRow | null; files: ChangesetFileRow[] | null }
+const readable = (c: ChangesetParent): ChangesetRow | null => (c.execution.status !== 'RUNNING' && hasFiles(c.row) ? c.row : null);
+const filesOf = (c: ChangesetParent): ChangesetFileRow[] => (readable(c) ? c.files ?? [] : []);
 
 const ChangesetRef = builder.objectRef<ChangesetParent>('Changeset').implement({
   description: 'The file changes of one execution, frozen when it settled from its two boundary snapshots.',
   fields: (t) => ({
     execution: t.field({ type: ExecutionRef, resolve: (c) => c.execution }),
-    coverage: t.field({
-      type: CoverageUnion,
-      resolve: async (c, _a, ctx) => coverageOf(c.execution, c.execution.status === 'RUNNING' ? null : await loaders(ctx).changeset.load(c.execution.id)),
-    }),
-    files: t.field({
-      type: [FileChangeRef],
-      resolve: async (c, _a, ctx) => ((await frozen(c, ctx)) ? loaders(ctx).files.load(c.execution.id) : []),
-    }),
+    coverage: t.field({ type: CoverageUnion, resolve: (c) => coverageOf(c.execution, c.execution.status === 'RUNNING' ? null : c.row) }),
+    files: t.field({ type: [FileChangeRef], resolve: filesOf }),
     file: t.field({
       type: FileChangeRef,
       nullable: true,
       description: 'One file of the changeset by its path (null when it did not change, or coverage is unavailable): lets a client load each file\'s patch as it is opened instead of every patch at once.',
       args: { path: t.arg.string({ required: true }) },
-      resolve: async (c, { path }, ctx) => ((await frozen(c, ctx)) ? loaders(ctx).file.load({ executionId: c.execution.id, path }) : null),
+      resolve: (c, { path }, ctx) => (readable(c) ? loaders(ctx).file.load({ executionId: c.execution.id, path }) : null),
     }),
-    fileCount: t.int({ resolve: async (c, _a, ctx) => (await frozen(c, ctx))?.fileCount ?? 0 }),
-    additions: t.int({ resolve: async (c, _a, ctx) => (await frozen(c, ctx))?.additions ?? 0 }),
-    deletions: t.int({ resolve: async (c, _a, ctx) => (await frozen(c, ctx))?.deletions ?? 0 }),
+    fileCount: t.int({ resolve: (c) => readable(c)?.fileCount ?? 0 }),
+    additions: t.int({ resolve: (c) => readable(c)?.additions ?? 0 }),
+    deletions: t.int({ resolve: (c) => readable(c)?.deletions ?? 0 }),
     patch: t.string({
       nullable: true,
       description: 'The whole unified diff (the rendered file patches in path order); null when coverage is unavailable.',
-      resolve: async (c, _a, ctx) => {
-        if (!(await frozen(c, ctx))) return null;
-        return (await loaders(ctx).files.load(c.execution.id)).map((f) => f.patch ?? '').join('');
-      },
+      resolve: (c) => (readable(c) ? filesOf(c).map((f) => f.patch ?? '').join('') : null),
     }),
   }),
 });
+
+/** The changeset of an execution: one batched load of its row (and of its files when selected). */
+function changesetOf(e: BoundedExecution, ctx: { sql: Sql; loaders: object }, info: GraphQLResolveInfo): ChangesetParent | Promise<ChangesetParent> {
+  if (e.status === 'RUNNING') return { execution: e, row: null, files: null };
+  const l = loaders(ctx);
+  if (!needsFiles(info)) return l.changeset.load(e.id).then((row) => ({ execution: e, row, files: null }));
+  return Promise.all([l.changeset.load(e.id), l.files.load(e.id)]).then(([row, files]) => ({ execution: e, row, files }));
+}
 
 builder.objectFields(ExecutionRef, (t) => ({
   boundary: t.field({
     type: BoundaryUnion,
     resolve: async (e, _a, ctx) => boundaryOf(e, e.status === 'RUNNING' ? null : await loaders(ctx).changeset.load(e.id)),
   }),
-  changeset: t.field({ type: ChangesetRef, resolve: (e) => ({ execution: e }) }),
+  changeset: t.field({ type: ChangesetRef, resolve: (e, _a, ctx, info) => changesetOf(e, ctx, info) }),
 }));
 
 // ---- host protocol: contents and snapshots --------------------------------------------------------

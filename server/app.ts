@@ -26,6 +26,7 @@ import { currentRequest, log, logUnexpected, requestIDFor, resultOf, withRequest
 import { Metrics } from './metrics.js';
 import { VERSION } from './version.js';
 import { operationOf, useOperationRecord } from './operations.js';
+import { useCompiledQueries } from '../resolvers/compiled.js';
 
 export interface AppOptions {
   sql: Sql;
@@ -128,7 +129,7 @@ export function buildApp(opts: AppOptions): App {
     },
     // GraphiQL is served by server/graphiql.ts (offline, subscriptions authenticated).
     graphiql: false,
-    plugins: guardRequestHooks([auth, useOperationRecord(), useRoles(), useInputValidation(), ...useLimits(opts.limits ?? DEFAULT_LIMITS), useSharedSubscriptionExecution()]),
+    plugins: guardRequestHooks([auth, useOperationRecord(), useRoles(), useInputValidation(), ...useLimits(opts.limits ?? DEFAULT_LIMITS), useSharedSubscriptionExecution(), useCompiledQueries()]),
     context: ({ request, actor }) => {
       const who = actor ?? (request ? actors.get(request) : undefined);
       if (!who) throw new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' } });

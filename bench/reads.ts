@@ -1,0 +1,344 @@
+/**
+ * Read benchmark (issue 14, item 1): the same tables served three ways in one run.
+ *
+ *   npx tsx bench/reads.ts
+ *   CLIENTS=32 SECONDS=3 WARMUP=1 ROUNDS=3 QUERIES=changeset50,sessions20 npx tsx bench/reads.ts
+ *   SERVERS=gateway QUERIES=sessions20 node --import tsx --cpu-prof bench/reads.ts   (profile one server)
+ *
+ * A fresh database (DATABASE_URL's server, embedded PostgreSQL when unset) is seeded with SESSIONS
+ * sessions of 8 settled executions each (a changeset of 3 files each), plus one execution whose
+ * changeset has 50 files (with an omission: CoverageOmitted) and one with 500 files and their patches.
+ * The rows are written directly (the read path is what is measured, not the host protocol). In this
+ * process, each on its own HTTP server, with a pool of DB_POOL connections each:
+ * - the gateway (`buildApp`, a reader token: auth, roles, limits, masking, everything a user gets);
+ * - PostGraphile v5 (`postgraphile` with its amber preset over the same schema, no auth);
+ * - the ceiling: node:http and postgres.js running the gateway's own SQL statements (the same round
+ *   trips) and building the same JSON by hand, no GraphQL.
+ * The process runs with NODE_ENV=production (graphql-js without its development checks; Grafast too).
+ * CLIENTS keep-alive clients in a child process (bench/support/drive.ts) send one query back to back
+ * for SECONDS after WARMUP, the three servers in turn (rotating order, ROUNDS times). Prints medians of
+ * req/s, latency, this process's CPU per request (the servers' own work), the per-round ratios, CPU
+ * per extra session (5 executions each) from the `first` 5..100 runs, and the gateway's round trips.
+ * Before measuring, it checks that the three answer the same data for every query.
+ */
+import './support/production.js';
+import './support/node20.js';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { loadavg } from 'node:os';
+import { isDeepStrictEqual } from 'node:util';
+import { connect, type Sql } from '../db/connection.js';
+import { migrate } from '../db/migrate.js';
+import { openDatabase } from '../db/index.js';
+import { createScratchDatabase } from '../db/scratch.js';
+import { buildApp } from '../server/app.js';
+import { createToken } from '../domain/tokens.js';
+import { changesetFiles, changesetRows, coverageOf, hasFiles, type ChangesetRow } from '../domain/changesets.js';
+import type { ExecutionRow, SessionRow } from '../domain/rows.js';
+import { encodeCursor } from '../resolvers/pagination.js';
+import { drive, median, type Run } from './support/drive.js';
+import { seedReads } from './support/reads-data.js';
+
+const CLIENTS = Number(process.env.CLIENTS ?? 32);
+const SECONDS = Number(process.env.SECONDS ?? 3);
+const WARMUP = Number(process.env.WARMUP ?? 1);
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const POOL = Number(process.env.DB_POOL ?? 20);
+const SESSIONS = Math.max(101, Number(process.env.SESSIONS ?? 120));
+const PAGES = [5, 20, 50, 100];
+/** Which servers to drive (all three unless profiling one). */
+const SERVERS = (process.env.SERVERS ?? 'gateway,postgraphile,ceiling').split(',');
+const QUERIES = (process.env.QUERIES ?? ['changeset50', ...PAGES.map((n) => `sessions${n}`), 'changeset500'].join(',')).split(',');
+
+// ---- the queries, as each server spells them ---------------------------------------------------------
+
+const gatewayChangeset = (patch: boolean) => `query Changeset($id: ID!) { execution(id: $id) { id status changeset {
+  fileCount additions deletions
+  coverage { __typename ... on CoverageOmitted { omissions { path reason detail } } ... on CoverageUnavailable { reason detail } }
+  files { path status additions deletions binary${patch ? ' patch' : ''} } } } }`;
+const pglChangeset = (patch: boolean) => `query Changeset($id: String!) { executionByRowId(rowId: $id) { rowId status changesetByExecutionId {
+  fileCount additions deletions coverage unavailableReason detail omissions prunedAt
+  changesetFilesByExecutionId(orderBy: ORD_ASC) { nodes { path status additions deletions binary${patch ? ' patch' : ''} } } } } }`;
+const gatewaySessions = `query Sessions($n: Int!) { sessions(first: $n) { pageInfo { hasNextPage endCursor } edges { cursor node {
+  id title directory createdAt
+  executions(first: 5) { edges { node { id sequence status settledAt changeset { fileCount additions deletions } } } } } } } }`;
+const pglSessions = `query Sessions($n: Int!) { allSessions(first: $n, orderBy: PRIMARY_KEY_DESC) { pageInfo { hasNextPage } edges { node {
+  rowId title directory createdAt
+  executionsBySessionId(first: 5, orderBy: SEQUENCE_DESC) { edges { node { rowId sequence status settledAt changesetByExecutionId { fileCount additions deletions } } } } } } } }`;
+
+// ---- the ceiling: the gateway's SQL through postgres.js, JSON by hand -------------------------------
+
+const iso = (d: Date | null) => (d == null ? null : d.toISOString());
+
+/** What the gateway's coverage union answers, as JSON (CoverageComplete has only __typename selected). */
+function coverageJson(e: ExecutionRow, cs: ChangesetRow | null) {
+  const c = coverageOf(e, cs);
+  if (c.kind === 'complete') return { __typename: 'CoverageComplete' };
+  if (c.kind === 'omitted') return { __typename: 'CoverageOmitted', omissions: c.omissions.map((o) => ({ path: o.path, reason: o.reason, detail: o.detail })) };
+  return { __typename: 'CoverageUnavailable', reason: c.reason, detail: c.detail };
+}
+
+async function ceilingChangeset(sql: Sql, id: string, patch: boolean) {
+  // The gateway's statements: the execution (scoped by its session's directory), its changeset row, its files.
+  const [e] = await sql<ExecutionRow[]>`SELECT e.* FROM executions e JOIN sessions s ON s.id = e.session_id WHERE e.id = ANY(${[id]}) AND TRUE`;
+  if (!e) return { data: { execution: null } };
+  const [rows, files] = await Promise.all([changesetRows(sql, [id]), changesetFiles(sql, [id])]);
+  const cs = rows[0] ?? null;
+  const readable = e.status !== 'RUNNING' && hasFiles(cs);
+  return {
+    data: {
+      execution: {
+        id: e.id, status: e.status,
+        changeset: {
+          fileCount: readable ? cs!.fileCount : 0, additions: readable ? cs!.additions : 0, deletions: readable ? cs!.deletions : 0,
+          coverage: coverageJson(e, e.status === 'RUNNING' ? null : cs),
+          files: readable ? files.map((f) => (patch
+            ? { path: f.path, status: f.status, additions: f.additions, deletions: f.deletions, binary: f.binary, patch: f.patch }
+            : { path: f.path, status: f.status, additions: f.additions, deletions: f.deletions, binary: f.binary })) : [],
+        },
+      },
+    },
+  };
+}
+
+async function ceilingSessions(sql: Sql, n: number) {
+  const rows = await sql<SessionRow[]>`SELECT * FROM sessions WHERE TRUE ORDER BY id DESC LIMIT ${n + 1}`;
+  const sessions = rows.slice(0, n);
+  const ids = sessions.map((s) => s.id);
+  const execs = await sql<ExecutionRow[]>`
+    SELECT e.* FROM unnest(${ids}::text[]) AS p(id) CROSS JOIN LATERAL (
+      SELECT * FROM executions WHERE session_id = p.id ORDER BY sequence DESC LIMIT ${5 + 1}) e`;
+  const bySession = new Map<string, ExecutionRow[]>(ids.map((id) => [id, []]));
+  for (const e of execs) bySession.get(e.sessionId)!.push(e);
+  const shown = execs.filter((e) => bySession.get(e.sessionId)!.indexOf(e) < 5);
+  const settled = shown.filter((e) => e.status !== 'RUNNING').map((e) => e.id);
+  const cs = new Map((await changesetRows(sql, settled)).map((c) => [c.executionId, c]));
+  const edges = sessions.map((s) => ({
+    cursor: encodeCursor('session', s.id),
+    node: {
+      id: s.id, title: s.title, directory: s.directory, createdAt: iso(s.createdAt),
+      executions: {
+        edges: bySession.get(s.id)!.slice(0, 5).map((e) => {
+          const c = e.status === 'RUNNING' ? null : cs.get(e.id) ?? null;
+          const ok = hasFiles(c);
+          return { node: { id: e.id, sequence: e.sequence, status: e.status, settledAt: iso(e.settledAt),
+            changeset: { fileCount: ok ? c!.fileCount : 0, additions: ok ? c!.additions : 0, deletions: ok ? c!.deletions : 0 } } };
+        }),
+      },
+    },
+  }));
+  return { data: { sessions: { pageInfo: { hasNextPage: rows.length > n, endCursor: edges.at(-1)?.cursor ?? null }, edges } } };
+}
+
+function ceilingServer(sql: Sql): Server {
+  return createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', async () => {
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString());
+        const v = body.variables ?? {};
+        const out = body.operationName === 'Sessions' ? await ceilingSessions(sql, v.n)
+          : await ceilingChangeset(sql, v.id, !!v.patch);
+        const text = JSON.stringify(out);
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+      } catch (e) {
+        res.writeHead(500).end(JSON.stringify({ errors: [{ message: String(e) }] }));
+      }
+    });
+  });
+}
+
+// ---- PostGraphile's answers, in the gateway's shape (what a client of it would do) -------------------
+
+function fromPglChangeset(d: any) {
+  const e = d.executionByRowId;
+  if (!e) return { execution: null };
+  const c = e.changesetByExecutionId;
+  const row = c && { ...c, prunedAt: c.prunedAt && new Date(c.prunedAt), executionId: e.rowId } as ChangesetRow;
+  const readable = e.status !== 'RUNNING' && hasFiles(row);
+  return {
+    execution: {
+      id: e.rowId, status: e.status,
+      changeset: {
+        fileCount: readable ? c.fileCount : 0, additions: readable ? c.additions : 0, deletions: readable ? c.deletions : 0,
+        coverage: coverageJson(e, e.status === 'RUNNING' ? null : row),
+        files: readable ? c.changesetFilesByExecutionId.nodes : [],
+      },
+    },
+  };
+}
+
+function fromPglSessions(d: any) {
+  const s = d.allSessions;
+  return {
+    sessions: {
+      pageInfo: { hasNextPage: s.pageInfo.hasNextPage },
+      edges: s.edges.map(({ node: n }: any) => ({
+        node: {
+          id: n.rowId, title: n.title, directory: n.directory, createdAt: iso(new Date(n.createdAt)),
+          executions: {
+            edges: n.executionsBySessionId.edges.map(({ node: e }: any) => {
+              const c = e.changesetByExecutionId;
+              const ok = e.status !== 'RUNNING' && !!c;
+              return { node: { id: e.rowId, sequence: e.sequence, status: e.status, settledAt: e.settledAt && iso(new Date(e.settledAt)),
+                changeset: { fileCount: ok ? c.fileCount : 0, additions: ok ? c.additions : 0, deletions: ok ? c.deletions : 0 } } };
+            }),
+          },
+        },
+      })),
+    },
+  };
+}
+/** The gateway's answer without what PostGraphile spells differently (cursors). */
+function withoutCursors(d: any) {
+  return { sessions: { pageInfo: { hasNextPage: d.sessions.pageInfo.hasNextPage }, edges: d.sessions.edges.map((e: any) => ({ node: e.node })) } };
+}
+
+// ---- main -------------------------------------------------------------------------------------------
+
+async function post(url: string, headers: Record<string, string>, body: string): Promise<any> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  const json = (await res.json()) as any;
+  if (res.status !== 200 || json.errors) throw new Error(`${url}: ${res.status} ${JSON.stringify(json.errors ?? json).slice(0, 500)}`);
+  return json.data;
+}
+
+const listen = (s: Server) => new Promise<string>((r) => s.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(s.address() as { port: number }).port}/graphql`)));
+
+async function main() {
+  const db = await openDatabase();
+  const scratch = await createScratchDatabase(db.url, 'gw_bench_reads');
+  let gatewayQueries = 0;
+  const sql = connect(scratch.url, { max: POOL, onQuery: () => { gatewayQueries++; } });
+  const ceilSql = connect(scratch.url, { max: POOL });
+  let app: ReturnType<typeof buildApp> | null = null;
+  let ceiling: Server | null = null;
+  let pglServer: Server | null = null;
+  let pgl: { release(): unknown } | null = null;
+  let pglPool: import('pg').Pool | null = null;
+  try {
+    await migrate(sql);
+    const { e50, e500 } = await seedReads(sql, SESSIONS);
+    app = buildApp({ sql, gateway: { sweepIntervalMs: 0, retentionIntervalMs: 0 } });
+    await app.start();
+    const reader = await createToken(sql, { role: 'reader' });
+    const gwHeaders = { authorization: `Bearer ${reader.secret}` };
+
+    ceiling = ceilingServer(ceilSql);
+    const ceilUrl = await listen(ceiling);
+
+    const { postgraphile } = await import('postgraphile');
+    const { PostGraphileAmberPreset } = await import('postgraphile/presets/amber');
+    const { makePgService } = await import('postgraphile/adaptors/pg');
+    const { grafserv } = await import('postgraphile/grafserv/node');
+    const { default: pg } = await import('pg');
+    pglPool = new pg.Pool({ connectionString: scratch.url, max: POOL });
+    pglPool.on('error', () => {}); // the scratch database is dropped with FORCE at the end
+    const instance = postgraphile({
+      extends: [PostGraphileAmberPreset],
+      pgServices: [makePgService({ pool: pglPool, schemas: ['public'] })],
+      grafserv: { graphqlPath: '/graphql', graphiql: false },
+      grafast: { explain: false },
+    });
+    pgl = instance;
+    const serv = instance.createServ(grafserv);
+    pglServer = createServer();
+    serv.addTo(pglServer);
+    const pglUrl = await listen(pglServer);
+
+    type Q = { name: string; label: string; rows: number | null;
+      gateway: string; pgl: string; ceiling: string; normalize: (pglData: any) => unknown; comparable: (gwData: any) => unknown };
+    const changeset = (name: string, label: string, id: string, patch: boolean): Q => ({
+      name, label, rows: null,
+      gateway: JSON.stringify({ query: gatewayChangeset(patch), operationName: 'Changeset', variables: { id } }),
+      pgl: JSON.stringify({ query: pglChangeset(patch), operationName: 'Changeset', variables: { id } }),
+      ceiling: JSON.stringify({ operationName: 'Changeset', variables: { id, patch } }),
+      normalize: fromPglChangeset, comparable: (d) => d,
+    });
+    const all: Q[] = [
+      changeset('changeset50', 'execution(id) { changeset { counts coverage files (50) } }', e50, false),
+      ...PAGES.map((n): Q => ({
+        name: `sessions${n}`, label: `sessions(first: ${n}) { executions(first: 5) { changeset counts } }`, rows: n,
+        gateway: JSON.stringify({ query: gatewaySessions, operationName: 'Sessions', variables: { n } }),
+        pgl: JSON.stringify({ query: pglSessions, operationName: 'Sessions', variables: { n } }),
+        ceiling: JSON.stringify({ operationName: 'Sessions', variables: { n } }),
+        normalize: fromPglSessions, comparable: withoutCursors,
+      })),
+      changeset('changeset500', 'execution(id) { changeset { files (500) with patch } }', e500, true),
+    ];
+    const queries = all.filter((q) => QUERIES.includes(q.name));
+
+    // Same data from all three, before any measuring.
+    for (const q of queries) {
+      const g = await post(app.url, gwHeaders, q.gateway);
+      const c = await post(ceilUrl, {}, q.ceiling);
+      const p = q.normalize(await post(pglUrl, {}, q.pgl));
+      if (!isDeepStrictEqual(g, c)) throw new Error(`${q.name}: the ceiling's answer differs from the gateway's`);
+      if (!isDeepStrictEqual(q.comparable(g), p)) throw new Error(`${q.name}: PostGraphile's answer differs from the gateway's`);
+    }
+    console.log(`same data from the gateway, PostGraphile and the ceiling: ${queries.map((q) => q.name).join(', ')}`);
+
+    const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+    console.log(`${CLIENTS} keep-alive clients, ${SECONDS} s per run after ${WARMUP} s warm-up, ${ROUNDS} rounds (three servers in rotating order), medians, pool ${POOL}, ` +
+      `${db.embedded ? 'embedded' : 'DATABASE_URL'} PostgreSQL, NODE_ENV=${process.env.NODE_ENV}; load average at start: ${load()}`);
+    const opts = { clients: CLIENTS, warmupS: WARMUP, seconds: SECONDS };
+    const f = (x: number) => x.toFixed(2);
+    const cpuOf: Record<string, Record<number, number>> = { gateway: {}, postgraphile: {}, ceiling: {} };
+    for (const q of queries) {
+      const runs: Record<string, Run[]> = { gateway: [], postgraphile: [], ceiling: [] };
+      let gwReqs = 0;
+      let gwQueries = 0;
+      const who = {
+        gateway: async () => {
+          const q0 = gatewayQueries;
+          const r = await drive(app!.url, gwHeaders, q.gateway, opts);
+          gwQueries += gatewayQueries - q0; gwReqs += r.total;
+          return r;
+        },
+        postgraphile: () => drive(pglUrl, {}, q.pgl, opts),
+        ceiling: () => drive(ceilUrl, {}, q.ceiling, opts),
+      };
+      const names = (Object.keys(who) as (keyof typeof who)[]).filter((n) => SERVERS.includes(n));
+      for (let r = 0; r < ROUNDS; r++) {
+        for (let k = 0; k < names.length; k++) {
+          const n = names[(r + k) % names.length];
+          runs[n].push(await who[n]());
+        }
+      }
+      const fails = Object.values(runs).flat().filter((x) => x.failures);
+      if (fails.length) throw new Error(`${q.name}: failed requests: ${fails[0].failures} (${fails[0].firstFailure})`);
+      const line = (n: string) => {
+        const xs = runs[n];
+        return `  ${n.padEnd(12)} ${median(xs.map((x) => x.rps)).toFixed(0).padStart(6)} req/s   p50 ${f(median(xs.map((x) => x.p50))).padStart(7)} ms   p99 ${f(median(xs.map((x) => x.p99))).padStart(7)} ms   ` +
+          `server CPU ${median(xs.map((x) => x.cpuUs)).toFixed(0).padStart(5)} µs/req   (rounds: ${xs.map((x) => x.rps.toFixed(0)).join(', ')} req/s)`;
+      };
+      const ratio = (a: string, b: string, m: (x: Run) => number) => runs[a].map((x, i) => m(x) / m(runs[b][i]));
+      console.log(`\n${q.label}   [load ${load()}]`);
+      for (const n of names) console.log(line(n));
+      if (names.length < 3) continue;
+      const tc = ratio('gateway', 'ceiling', (x) => x.rps), tp = ratio('gateway', 'postgraphile', (x) => x.rps), cc = ratio('gateway', 'ceiling', (x) => x.cpuUs);
+      console.log(`  gateway/ceiling throughput ${f(median(tc))} (rounds ${tc.map(f).join(', ')}; target >= 0.8)   gateway/PostGraphile throughput ${f(median(tp))} (rounds ${tp.map(f).join(', ')}; target >= 1.2)`);
+      console.log(`  server CPU per request gateway/ceiling ${f(median(cc))}x (target <= 1.5)   gateway/PostGraphile ${f(median(ratio('gateway', 'postgraphile', (x) => x.cpuUs)))}x   gateway SQL round trips per request ${(gwQueries / Math.max(1, gwReqs)).toFixed(2)}`);
+      if (q.rows != null) for (const n of names) cpuOf[n][q.rows] = median(runs[n].map((x) => x.cpuUs));
+    }
+    const lo = Math.min(...PAGES), hi = Math.max(...PAGES);
+    if (cpuOf.gateway[lo] != null && cpuOf.gateway[hi] != null) {
+      const per = (n: string) => (cpuOf[n][hi] - cpuOf[n][lo]) / (hi - lo);
+      console.log(`\nCPU per extra session (5 executions each, first ${lo} -> ${hi}): gateway ${per('gateway').toFixed(0)} µs, PostGraphile ${per('postgraphile').toFixed(0)} µs, ceiling ${per('ceiling').toFixed(0)} µs; ` +
+        `gateway/ceiling ${f(per('gateway') / per('ceiling'))}x (target <= 1.5)   [load ${load()}]`);
+    }
+  } finally {
+    await new Promise<void>((r) => (ceiling ? ceiling.close(() => r()) : r()));
+    pglServer?.closeAllConnections?.();
+    await new Promise<void>((r) => (pglServer ? pglServer.close(() => r()) : r()));
+    await Promise.resolve(pgl?.release()).catch(() => {});
+    await pglPool?.end().catch(() => {});
+    await app?.stop().catch(() => {});
+    await sql.end({ timeout: 1 });
+    await ceilSql.end({ timeout: 1 });
+    await scratch.drop();
+    await db.stop();
+  }
+}
+
+main().then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });

@@ -1,0 +1,81 @@
+/**
+ * The HTTP load generator of the request benchmarks: CLIENTS keep-alive clients (node:http, one socket
+ * each) in a child process of their own, sending one body back to back for a measured window after a
+ * warm-up. The child has its own event loop and CPU, so this process's CPU time over the window is the
+ * servers' own work (reported per request; Postgres not included).
+ */
+import { spawn } from 'node:child_process';
+
+/** The load generator, as plain JavaScript so the child process needs no TypeScript loader. */
+const DRIVER = `
+const http = require('node:http');
+const { url, headers: extra, body, clients, warmupMs, runMs } = JSON.parse(process.env.BENCH_DRIVE);
+const u = new URL(url);
+const agent = new http.Agent({ keepAlive: true, maxSockets: clients, maxFreeSockets: clients });
+const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...extra };
+function once() {
+  return new Promise((resolve) => {
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        resolve(res.statusCode === 200 && text.includes('"data"') && !text.includes('"errors"') ? null : res.statusCode + ' ' + text.slice(0, 200));
+      });
+      res.on('error', (e) => resolve(String(e)));
+    });
+    req.on('error', (e) => resolve(String(e)));
+    req.end(body);
+  });
+}
+(async () => {
+  const start = performance.now();
+  const measureFrom = start + warmupMs;
+  const end = measureFrom + runMs;
+  const lat = [];
+  let failures = 0;
+  let total = 0;
+  let firstFailure = null;
+  setTimeout(() => process.send({ type: 'mark' }), warmupMs);
+  await Promise.all(Array.from({ length: clients }, async () => {
+    for (;;) {
+      const t0 = performance.now();
+      if (t0 >= end) return;
+      const err = await once();
+      const t1 = performance.now();
+      total++;
+      if (t0 >= measureFrom && t1 <= end) lat.push(t1 - t0);
+      if (err) { failures++; firstFailure ??= err; }
+    }
+  }));
+  process.send({ type: 'done', lat, failures, firstFailure, total }, () => { agent.destroy(); process.exit(0); });
+})();
+`;
+
+export interface Run { rps: number; p50: number; p99: number; failures: number; firstFailure: string | null; total: number; cpuUs: number }
+export interface DriveOptions { clients: number; warmupS: number; seconds: number }
+
+/** One run of `body` against `url`; `headers` are added to every request (e.g. authorization). */
+export function drive(url: string, headers: Record<string, string>, body: string, o: DriveOptions): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', DRIVER], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, NODE_ENV: 'production', BENCH_DRIVE: JSON.stringify({ url, headers, body, clients: o.clients, warmupMs: o.warmupS * 1000, runMs: o.seconds * 1000 }) },
+    });
+    let cpu0: NodeJS.CpuUsage | null = null;
+    let cpu: NodeJS.CpuUsage | null = null;
+    child.once('error', reject);
+    child.on('message', (m: any) => {
+      if (m.type === 'mark') { cpu0 = process.cpuUsage(); setTimeout(() => { cpu = process.cpuUsage(cpu0!); }, o.seconds * 1000).unref(); return; }
+      const lat = Float64Array.from(m.lat as number[]).sort();
+      const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
+      const c = cpu ?? process.cpuUsage(cpu0 ?? undefined);
+      resolve({
+        rps: lat.length / o.seconds, p50: q(0.5), p99: q(0.99), failures: m.failures, firstFailure: m.firstFailure, total: m.total,
+        cpuUs: (c.user + c.system) / Math.max(1, lat.length),
+      });
+    });
+  });
+}
+
+export const median = (xs: number[]) => { const a = [...xs].sort((x, y) => x - y); const m = a.length >> 1; return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2; };

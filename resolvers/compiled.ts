@@ -1,0 +1,62 @@
+import { getOperationAST, isAbstractType, print, type GraphQLSchema, type DocumentNode, type ExecutionArgs } from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import type { Plugin } from 'graphql-yoga';
+
+/**
+ * Queries run compiled (graphql-jit): each distinct document is compiled once into a function that
+ * resolves the selection without graphql-js's per-field interpretation (argument coercion, path and
+ * promise bookkeeping per field), which is most of the CPU of reading a page of rows. The same
+ * resolvers run, in the same order of loads, so answers, batching and errors are the same.
+ *
+ * Mutations and subscriptions keep graphql-js's execute (and subscriptions/shared.ts); a document the
+ * compiler refuses falls back to it too. Compiled queries are kept with the parsed document (yoga's
+ * parse cache holds a bounded number of those), keyed by operation name.
+ */
+const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery | null>>();
+
+/**
+ * graphql-jit calls an abstract type's resolveType(value, context, info) without the fourth argument,
+ * the abstract type, which graphql-js passes and Pothos's resolvers (isTypeOf-based unions and
+ * interfaces) need: give it to them.
+ */
+const prepared = new WeakSet<GraphQLSchema>();
+function prepare(schema: GraphQLSchema) {
+  if (prepared.has(schema)) return;
+  prepared.add(schema);
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isAbstractType(type) || !type.resolveType) continue;
+    const own = type.resolveType;
+    type.resolveType = (value, context, info, abstract) => own(value, context, info, abstract ?? type);
+  }
+}
+
+function compiledFor(args: ExecutionArgs): CompiledQuery | null {
+  let byName = compiled.get(args.document);
+  if (!byName) compiled.set(args.document, (byName = new Map()));
+  const name = args.operationName ?? '';
+  let c = byName.get(name);
+  if (c === undefined) {
+    const op = getOperationAST(args.document, args.operationName);
+    c = null;
+    if (op?.operation === 'query') {
+      try {
+        prepare(args.schema);
+        const r = compileQuery(args.schema, args.document, args.operationName ?? undefined, { disablingCapturingStackErrors: true });
+        if (isCompiledQuery(r)) c = r;
+      } catch (e) {
+        if (process.env.JIT_DEBUG) console.error('not compiled:', (e as Error).message, print(args.document));
+      }
+    }
+    byName.set(name, c);
+  }
+  return c;
+}
+
+export function useCompiledQueries(): Plugin {
+  return {
+    onExecute({ args, setExecuteFn }) {
+      const c = compiledFor(args);
+      if (c) setExecuteFn(((a: ExecutionArgs) => c.query(a.rootValue, a.contextValue, a.variableValues ?? {})) as any);
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execute, parse } from 'graphql';
+import { startTestGateway, type TestGateway } from './harness.js';
+import { schema } from '../schema/index.js';
+import { createLoaders } from '../resolvers/loaders.js';
+import { seedReads } from '../bench/support/reads-data.js';
+
+/**
+ * The fast read path (queries compiled by graphql-jit, changesets loaded whole and resolved
+ * synchronously, look-ahead on `files`/`patch`) answers exactly what graphql-js's own execution of the
+ * same schema answers: data, coverage, order, errors.
+ */
+let g: TestGateway;
+beforeAll(async () => {
+  g = await startTestGateway({ sweepIntervalMs: 0 });
+  await seedReads(g.sql, 101);
+  // Besides the seeded ones: a running execution, a pruned changeset, an unavailable boundary, no changeset at all.
+  await g.sql`INSERT INTO executions (id, session_id, sequence, host_id, status, trigger) VALUES
+    ('exe_bench_running', 'ses_bench000001', 101, 'hst_bench', 'RUNNING', 'PROMPT'),
+    ('exe_bench_pruned', 'ses_bench000002', 101, 'hst_bench', 'SUCCEEDED', 'PROMPT'),
+    ('exe_bench_unavail', 'ses_bench000003', 101, 'hst_bench', 'FAILED', 'PROMPT'),
+    ('exe_bench_none', 'ses_bench000004', 101, 'hst_bench', 'ABANDONED', 'PROMPT')`;
+  await g.sql`INSERT INTO changesets (execution_id, session_id, coverage, file_count, pruned_at) VALUES ('exe_bench_pruned', 'ses_bench000002', 'COMPLETE', 2, now())`;
+  await g.sql`INSERT INTO changesets (execution_id, session_id, coverage, unavailable_reason, detail) VALUES ('exe_bench_unavail', 'ses_bench000003', 'UNAVAILABLE', 'END_NOT_CAPTURED', 'disk gone')`;
+});
+afterAll(async () => { await g?.stop(); });
+
+/** The same query, executed by graphql-js over the same schema and loaders (the interpreted path). */
+async function interpreted(query: string, variables: Record<string, unknown> = {}) {
+  const actor = { tokenID: 'tok_test', role: 'admin' as const, directory: null };
+  const r = await execute({ schema, document: parse(query), variableValues: variables,
+    contextValue: { sql: g.sql, actor, loaders: createLoaders(g.sql, actor), gateway: g.app.gateway, tokens: g.app.tokens } });
+  return JSON.parse(JSON.stringify(r));
+}
+
+async function both(query: string, variables: Record<string, unknown> = {}) {
+  const fast = await g.gql(query, variables);
+  const slow = await interpreted(query, variables);
+  expect(fast.status).toBe(200);
+  expect({ data: fast.data, errors: fast.errors?.map((e) => e.message) }).toEqual({ data: slow.data, errors: slow.errors?.map((e: any) => e.message) });
+  return fast.data;
+}
+
+const CHANGESET = `fragment C on Changeset { fileCount additions deletions patch
+  coverage { __typename ... on CoverageComplete { fileCount } ... on CoverageOmitted { omissions { path reason detail } } ... on CoverageUnavailable { reason detail } }
+  files { path status additions deletions binary patch } }`;
+
+describe('the fast read path answers what graphql-js answers', () => {
+  it('changesets: files, patches and coverage of every kind, in order', async () => {
+    for (const id of ['exe_bench_e50', 'exe_bench_e500', 'exe_bench_running', 'exe_bench_pruned', 'exe_bench_unavail', 'exe_bench_none', 'exe_bench000007_3']) {
+      const d = await both(`query($id: ID!) { execution(id: $id) { id status
+        boundary { __typename ... on BoundaryUnavailable { reason detail } }
+        changeset { ...C execution { id } a: file(path: "pkg/m0/file000007.ts") { path patch } } } } ${CHANGESET}`, { id });
+      expect(d.execution.id).toBe(id);
+    }
+    const big = await both(`query { execution(id: "exe_bench_e500") { changeset { ...C } } } ${CHANGESET}`);
+    expect(big.execution.changeset.files).toHaveLength(500);
+    expect(big.execution.changeset.files.map((f: any) => f.path)).toEqual([...big.execution.changeset.files.map((f: any) => f.path)].sort());
+    expect(big.execution.changeset.patch).toBe(big.execution.changeset.files.map((f: any) => f.patch).join(''));
+    const omitted = await both(`query { execution(id: "exe_bench_e50") { changeset { coverage { __typename ... on CoverageOmitted { omissions { path reason } } } files { path } } } }`);
+    expect(omitted.execution.changeset.coverage).toEqual({ __typename: 'CoverageOmitted', omissions: [{ path: 'assets/logo.png', reason: 'BINARY' }] });
+    expect(omitted.execution.changeset.files).toHaveLength(50);
+    const running = await both(`query { execution(id: "exe_bench_running") { changeset { fileCount files { path } coverage { __typename } } } }`);
+    expect(running.execution.changeset).toEqual({ fileCount: 0, files: [], coverage: { __typename: 'CoverageUnavailable' } });
+  });
+
+  it('files and patch are loaded however they are selected (fragments, inline fragments, aliases)', async () => {
+    const d = await both(`query { execution(id: "exe_bench_e50") {
+      x: changeset { ... on Changeset { n: fileCount } }
+      y: changeset { ...F }
+      z: changeset { ... on Changeset { ... on Changeset { whole: patch } } } } }
+      fragment F on Changeset { list: files { path } }`);
+    expect(d.execution.x).toEqual({ n: 50 });
+    expect(d.execution.y.list).toHaveLength(50);
+    expect(d.execution.z.whole).toContain('diff --git a/pkg/m0/file000000.ts');
+  });
+
+  it('session lists with executions and changeset counts, at every page size, with cursors', async () => {
+    const q = `query($n: Int!, $after: String) { sessions(first: $n, after: $after) { pageInfo { hasNextPage endCursor } edges { cursor node {
+      id title directory createdAt status metadata parent { id }
+      executions(first: 5) { pageInfo { hasNextPage } edges { cursor node { id sequence status settledAt trigger usage { cost } model { modelID }
+        changeset { fileCount additions deletions } } } } } } } }`;
+    let after: string | null = null;
+    let seen = 0;
+    for (const n of [5, 20, 50, 100]) {
+      const d = await both(q, { n, after });
+      seen += d.sessions.edges.length;
+      after = d.sessions.pageInfo.endCursor;
+      for (const e of d.sessions.edges) {
+        const seqs = e.node.executions.edges.map((x: any) => x.node.sequence);
+        expect(seqs).toEqual([...seqs].sort((a: number, b: number) => b - a));
+      }
+    }
+    expect(seen).toBe(101);
+  });
+
+  it('unions and interfaces resolved by isTypeOf (node, continuity), and errors, answer the same', async () => {
+    await both(`{ a: node(id: "ses_bench000005") { __typename id ... on Session { title } }
+      b: node(id: "exe_bench_e50") { __typename ... on Execution { sequence } }
+      c: node(id: "ses_missing") { id } }`);
+    for (const id of ['exe_bench000005_8', 'exe_bench000005_2', 'exe_bench_running', 'exe_missing']) {
+      await both(`query($id: ID!) { continuity(executionID: $id) { __typename ... on ContinuityBroken { reason execution { id } cause { id } } ... on ContinuityUnknown { reason detail } ... on ContinuityContinuous { execution { id } } } }`, { id });
+    }
+    const bad = await g.gql(`{ sessions(first: 101) { edges { node { id } } } }`);
+    expect(bad.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    await both(`{ sessions(first: 101) { edges { node { id } } } }`);
+    await both(`{ sessions(first: 2, after: "bm90LWEtY3Vyc29y") { edges { node { id } } } }`);
+  });
+});
