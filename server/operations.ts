@@ -1,11 +1,11 @@
-import { Kind, type DocumentNode } from 'graphql';
+import type { DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { currentRequest } from './logging.js';
+import { operationOf as operationNode } from './access.js';
 
-/** The name and type of the operation a request runs (the named one, else the only one). */
+/** The operation's name and type, for the request's log line and metrics (the operation: server/access.ts). */
 export function operationOf(document: DocumentNode, operationName?: string | null): { name: string | null; type: string | undefined } {
-  const ops = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
-  const op = operationName ? ops.find((o) => o.name?.value === operationName) : ops.length === 1 ? ops[0] : undefined;
+  const op = operationNode(document, operationName);
   return { name: op?.name?.value ?? operationName ?? null, type: op?.operation };
 }
 
