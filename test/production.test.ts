@@ -107,7 +107,9 @@ describe('npm start', () => {
       expect(s.output()).not.toMatch(/\n\s+at /); // no stack trace
       // PostgreSQL shut down by the gateway (its pid file removed), nothing left in the group.
       expect(existsSync(path.join(pgDir, 'postmaster.pid'))).toBe(false);
-      expect(() => process.kill(-s.npm, 0)).toThrow();
+      // A helper the gateway started (esbuild's service, when the review page was being built at the
+      // first start) ends with its parent's pipe: the group is empty a moment later, never left running.
+      await until('the process group to be empty', () => { try { process.kill(-s.npm, 0); return false; } catch { return true; } }, 15_000);
     }, 180_000);
   }
 });
