@@ -53,12 +53,17 @@ builder.scalarType('JSON', {
   parseLiteral: (ast) => parseLiteralJson(ast),
 });
 
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+
 builder.scalarType('DateTime', {
   description: 'An instant, as an ISO 8601 string in UTC.',
   serialize: (v) => (v instanceof Date ? v.toISOString() : new Date(v as string).toISOString()),
   parseValue: (v) => {
-    const d = new Date(v as string);
-    if (typeof v !== 'string' || Number.isNaN(d.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 string.');
+    // Strictly ISO 8601 with a zone (`2026-12-01T09:15:00Z`, `…00.123+01:00`): JavaScript's Date parses far
+    // more ("0" is the year 2000), which would store a value the caller never meant.
+    if (typeof v !== 'string' || !ISO_INSTANT.test(v)) throw new GraphQLError('DateTime must be an ISO 8601 string with a time zone (e.g. 2026-12-01T09:15:00Z).');
+    const d = new Date(v);
+    if (Number.isNaN(d.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 string with a time zone (e.g. 2026-12-01T09:15:00Z).');
     return d;
   },
 });

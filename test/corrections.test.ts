@@ -278,7 +278,9 @@ describe('busy, not found and the retry (seed 004 acceptance cases)', () => {
       const first = await rejection(plugin.call(RetractMessageDocument, { input: { messageID: m.messageID } }));
       expect(first).toMatchObject({ _tag: 'SessionBusyError', sessionID: s, executionID: exe });
       for (let attempt = 0; ; attempt++) {
-        expect(attempt).toBeLessThan(50);
+        // A liveness bound, not a timing: the next turn often wins the race (it was seen to win 50 times in a
+        // row on a loaded server), and both outcomes are checked below.
+        expect(attempt).toBeLessThan(500);
         // The turn settles; the plugin's retry and the next turn race for admission.
         await settle(exe);
         const [retry, next] = await Promise.all([

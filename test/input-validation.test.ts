@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, test } from 'vitest';
 import fc from 'fast-check';
 import { schema } from '../schema/index.js';
 import { startTestGateway, subscribe, type TestGateway } from './harness.js';
@@ -14,6 +14,7 @@ import { isBadString } from '../server/input-validation.js';
 
 let g: TestGateway;
 let ids: Record<string, string>;
+let host: { hostID: string; token: string };
 let calls: RootCall[];
 
 /** Every table's row count and content hash: equal before and after means nothing was written. */
@@ -94,7 +95,7 @@ async function check(call: RootCall, leaf: Leaf, bad: string, mode: 'variables' 
 
 beforeAll(async () => {
   g = await startTestGateway();
-  const host = await registerHost(g, { leaseMs: 600_000 });
+  host = await registerHost(g, { leaseMs: 600_000 });
   const s = await createSession(g, { directory: '/fuzz', title: 'fuzz' });
   const m = await appendText(g, host, s.id, 'hello');
   const t = await ok(g, `mutation { createToken(input: { role: reader }) { ... on CreatedToken { id } } }`);
@@ -196,3 +197,17 @@ describe('bad bytes in arguments', () => {
     expect(await digest()).toEqual(before);
   });
 });
+
+test('DateTime is strict ISO 8601 with a zone: what JavaScript\'s Date would also accept is refused, nothing stored', async () => {
+  const q = `mutation($input: AppendMessageInput!) { appendMessage(input: $input) { __typename ... on Message { parts { ... on TextPart { text } } } } }`;
+  const before = await g.sql`SELECT count(*)::int AS n FROM messages`;
+  for (const bad of ['0', '2026-12-01', '12/01/2026', '2026-12-01T09:15:00', 'Tue Dec 01 2026', '0\u0000']) {
+    const r = await g.gql(q, { input: { sessionID: ids.session, role: 'USER', origin: 'PROMPT', parts: [{ type: 'TEXT', text: 'x', startedAt: bad }] } }, host.token);
+    expect(r.errors?.[0]?.message, bad).toContain('DateTime must be an ISO 8601 string');
+  }
+  expect(await g.sql`SELECT count(*)::int AS n FROM messages`).toEqual(before);
+  const good = await g.gql(q, { input: { sessionID: ids.session, role: 'USER', origin: 'PROMPT', parts: [{ type: 'TEXT', text: 'x', startedAt: '2026-12-01T09:15:00.123+01:00' }] } }, host.token);
+  expect(good.errors).toBeUndefined();
+  expect(good.data.appendMessage.__typename).toBe('Message');
+});
+
