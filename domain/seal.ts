@@ -2,7 +2,7 @@ import type { Sql, Tx } from '../db/connection.js';
 import type { Actor } from './access.js';
 import { issueCommand, requestJobCancel } from './commands.js';
 import { InvalidRequestError, SealTimeoutError, SealUnsupportedError, SessionNotFoundError } from './errors.js';
-import { appendEvent } from './journal.js';
+import { appendEvent, type Notice } from './journal.js';
 import type { SessionRow } from './rows.js';
 import { lockSession } from './sessions.js';
 import { requestAdmissionClose } from './admission.js';
@@ -31,7 +31,7 @@ export interface SealedSession {
 
 /** What the seal needs of the instance's notification bus (subscriptions/bus.ts PgBus). */
 export interface SealBus {
-  on(topic: string, fn: () => void): () => void;
+  on(topic: string, fn: (n: Notice) => void): () => void;
   onResync(fn: () => void): () => void;
 }
 
@@ -58,8 +58,18 @@ export function checkSealInput(input: { sessionID: unknown; timeoutMs?: number |
  * One authoritative step, in one transaction under the session lock: close admissions (first time),
  * issue the commands still missing, and either finish the seal or say what is left.
  */
-async function sealStep(sql: Sql, actor: Actor, sessionID: string): Promise<Step> {
+async function sealStep(sql: Sql, actor: Actor, sessionID: string): Promise<{ step: Step; seq: number }> {
   return sql.begin(async (tx) => {
+    const step = await decide(tx, actor, sessionID);
+    // Every journal event up to here was committed before this step or by it: the step has seen
+    // them, so their notifications need not wake the wait again.
+    const [r] = await tx<{ lastSeq: string }[]>`SELECT last_seq FROM sessions WHERE id = ${sessionID}`;
+    return { step, seq: Number(r?.lastSeq ?? 0) };
+  });
+}
+
+async function decide(tx: Tx, actor: Actor, sessionID: string): Promise<Step> {
+  {
     let s = await lockSession(tx, actor, sessionID);
     if (s.sealedAt) return s.sealUnproven ? await unprovenResult(tx, s) : { kind: 'sealed', sealed: await sealedResult(tx, s) };
     if (!s.sealRequestedAt) {
@@ -107,7 +117,7 @@ async function sealStep(sql: Sql, actor: Actor, sessionID: string): Promise<Step
       return unproven ? await unprovenResult(tx, u) : { kind: 'sealed', sealed: await sealedResult(tx, u) };
     }
     return { kind: 'pending', jobIDs: jobs.map((j) => j.id), executionID: exec?.id ?? null };
-  });
+  }
 }
 
 /** What the seal cancelled and interrupted (read back from its commands: the same answer every time). */
@@ -151,14 +161,22 @@ export async function sealSession(sql: Sql, actor: Actor, input: { sessionID: st
   const { sessionID, timeoutMs } = checkSealInput(input, opts.maxTimeoutMs);
   const deadline = Date.now() + timeoutMs;
   let dirty = false;
+  let seen = 0;
   let wake: (() => void) | null = null;
   const poke = () => { dirty = true; wake?.(); };
-  // Listen before the first step: nothing that commits after it can be missed.
-  const offs = [opts.bus.on(`journal:${sessionID}`, poke), opts.bus.onResync(poke)];
+  // Listen before the first step: nothing that commits after it can be missed. A notice of an event
+  // the last step has already seen (its own, or one committed before it) does not wake the wait.
+  const onNotice = (n: Notice) => { if (n.k !== 'j' || n.q > seen) poke(); };
+  const offs = [opts.bus.on(`journal:${sessionID}`, onNotice), opts.bus.onResync(poke)];
   const onAbort = () => poke();
   opts.signal?.addEventListener('abort', onAbort);
   try {
-    let step = await sealStep(sql, actor, sessionID);
+    const stepNow = async () => {
+      const r = await sealStep(sql, actor, sessionID);
+      seen = Math.max(seen, r.seq);
+      return r.step;
+    };
+    let step = await stepNow();
     for (;;) {
       if (step.kind === 'sealed') return step.sealed;
       if (step.kind === 'unsupported') throw new SealUnsupportedError(sessionID, step.reason, step.jobIDs, step.executionID);
@@ -177,7 +195,7 @@ export async function sealSession(sql: Sql, actor: Actor, input: { sessionID: st
       if (!dirty && !timedOut && !opts.signal?.aborted) continue;
       dirty = false;
       // At the deadline the answer comes from one last authoritative step, never from a stale one.
-      if (timedOut || (await needsStep(sql, sessionID))) step = await sealStep(sql, actor, sessionID);
+      if (timedOut || (await needsStep(sql, sessionID))) step = await stepNow();
     }
   } finally {
     for (const off of offs) off();

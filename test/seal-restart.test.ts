@@ -74,11 +74,27 @@ describe('seal across restarts', () => {
     let answer: string | null = null;
     const sealing = kit.seal(s, 20_000).then((r) => (answer = r.__typename));
     await until(() => host.commands.length > 0, 10_000, 'cancel command');
+    await until(async () => (await g.sql`SELECT 1 FROM host_commands WHERE job_id = ${job.id} AND acknowledged_at IS NOT NULL`).length > 0, 10_000, 'ack');
+    const bus = g.app.gateway.bus;
+    const [resyncs, relistens] = [bus.resyncs, bus.relistens];
     // A job end committed without its notification (as if the listening connection was down then).
     await g.sql`UPDATE jobs SET status = 'CANCELLED', completed_at = clock_timestamp() WHERE id = ${job.id}`;
-    await new Promise((r) => setTimeout(r, 500));
-    expect(answer).toBeNull();
-    g.app.gateway.bus.simulateResync();
+    // Positive signals that the instance went on working meanwhile: a notification committed after
+    // that update reached this instance's bus, and lease sweeps ran. The seal stays waiting.
+    const heardFrom = new Set<string>();
+    const off = bus.on('*', (n) => { if (n.k === 'j') heardFrom.add(n.s); });
+    for (let i = 0; i < 5; i++) {
+      const marker = await kit.session({ directory: '/work/seal/marker' });
+      await until(() => heardFrom.has(marker), 10_000, "the marker's notification");
+      await g.app.gateway.sweep();
+    }
+    off();
+    // (A resync the bus ran by itself meanwhile, a ping gap under load, is a legitimate wake-up.)
+    if (bus.resyncs === resyncs && bus.relistens === relistens) {
+      expect((await kit.state(s)).status).toBe('SEALING');
+      expect(answer).toBeNull();
+    }
+    bus.simulateResync();
     expect(await sealing).toBe('SessionSealed');
     process.kill(-job.pid, 'SIGKILL');
   });
