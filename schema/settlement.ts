@@ -5,7 +5,7 @@ import { ExecutionRef } from './refs.js';
 import { createLoaders } from '../resolvers/loaders.js';
 import { inScope } from '../domain/access.js';
 import { getExecution } from '../domain/executions.js';
-import { decodeSettlementCursor, encodeSettlementCursor, hasUnsequenced, latestSettlementPosition, readSettlements, sequenceSettlements, type SettlementRow } from '../domain/settlements.js';
+import { decodeSettlementCursor, encodeSettlementCursor, hasUnsequenced, latestSettlementPosition, readSettlements, type SettlementRow } from '../domain/settlements.js';
 import { isId } from '../domain/ids.js';
 import { pageSize, toPage } from '../resolvers/pagination.js';
 import { connectionOf, pageArgs } from './connection.js';
@@ -60,8 +60,8 @@ builder.queryField('settlements', (t) =>
       const after = cursorArg(args.after) ?? 0;
       const sessionID = sessionArg(args.sessionID);
       // Read your writes: a settlement committed before this query is in its answer, even if no
-      // sequencer pass has given it a position yet.
-      if (await hasUnsequenced(ctx.sql)) await sequenceSettlements(ctx.sql, { wait: true });
+      // sequencer pass had given it a position yet (the instance's sequencer does; the query only reads).
+      if (await hasUnsequenced(ctx.sql)) await ctx.gateway.sequencer.caughtUp();
       const rows = await readSettlements(ctx.sql, ctx.actor, {
         after,
         limit: limit + 1,
@@ -79,7 +79,7 @@ builder.queryField('latestSettlementCursor', (t) =>
     resolve: async (_r, args, ctx) => {
       const sessionID = sessionArg(args.sessionID);
       // Read your writes, as `settlements` does: a settlement committed before this query is counted.
-      if (await hasUnsequenced(ctx.sql)) await sequenceSettlements(ctx.sql, { wait: true });
+      if (await hasUnsequenced(ctx.sql)) await ctx.gateway.sequencer.caughtUp();
       return encodeSettlementCursor(await latestSettlementPosition(ctx.sql, ctx.actor, { sessionID }));
     },
   }),

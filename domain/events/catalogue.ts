@@ -87,8 +87,8 @@ export const CATALOGUE = {
   'job.finished': def({ version: 1, payload: P.JobFinished, touches: false, project: project.jobFinished }),
   'job.lost': def({ version: 1, payload: P.JobLost, touches: false, project: project.jobLost }),
   'job.restored': def({ version: 1, payload: P.JobRestored, touches: false, project: project.jobRestored }),
-  /** Retention pruned changesets of the session (domain/changesets.ts); changesets live outside the journal. */
-  'changeset.pruned': def({ version: 1, payload: P.ChangesetsPruned, touches: false, project: project.informational }),
+  /** Retention pruned an execution's changeset (domain/changesets.ts); changesets live outside the journal. */
+  'changeset.pruned': def({ version: 1, payload: P.ChangesetPruned, touches: false, project: project.informational }),
 } as const;
 
 export type EventType = keyof typeof CATALOGUE;

@@ -157,8 +157,8 @@ export const JobLost = object({ jobID: id('job'), hostID: id('host'), reportedBy
 
 export const JobRestored = object({ jobID: id('job'), hostID: id('host') });
 
-/** Retention pruned these executions' changesets (patches and file lists gone; the executions stay). */
-export const ChangesetsPruned = object({ executionIDs: array(id('execution')) });
+/** Retention pruned this execution's changeset (patches and file list gone; the execution stays). */
+export const ChangesetPruned = object({ executionID: id('execution') });
 
 export type PartPayload = Infer<typeof Part>;
 export type ExecutionStatusValue = (typeof EXECUTION_STATUS)[number];
