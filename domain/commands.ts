@@ -1,7 +1,7 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
 import { ownsHost, scopeCondition, type Actor } from './access.js';
 import { commitEvent } from './events/commit.js';
-import { notify } from './notices.js';
+import { noticeSql } from './notices.js';
 import { HostNotFoundError, InvalidRequestError } from './errors.js';
 import { newId } from './ids.js';
 import { requireId } from './validate.js';
@@ -37,12 +37,14 @@ export async function issueCommand(
   tx: Tx,
   c: { hostId: string; sessionId: string; kind: CommandKind; jobId?: string | null; executionId?: string | null; reason?: 'SEAL' | 'PLUGIN'; payload?: unknown },
 ): Promise<HostCommandRow> {
-  const [row] = await tx<HostCommandRow[]>`
-    INSERT INTO host_commands (id, host_id, session_id, kind, job_id, execution_id, reason, payload)
-    VALUES (${newId('command')}, ${c.hostId}, ${c.sessionId}, ${c.kind}, ${c.jobId ?? null}, ${c.executionId ?? null},
-      ${c.reason ?? 'SEAL'}, ${c.payload === undefined ? null : tx.json(c.payload as any)})
-    RETURNING *`;
-  await notify(tx, { k: 'c', h: c.hostId });
+  const [{ notified: _, ...row }] = await tx<(HostCommandRow & { notified: unknown })[]>`
+    WITH i AS (
+      INSERT INTO host_commands (id, host_id, session_id, kind, job_id, execution_id, reason, payload)
+      VALUES (${newId('command')}, ${c.hostId}, ${c.sessionId}, ${c.kind}, ${c.jobId ?? null}, ${c.executionId ?? null},
+        ${c.reason ?? 'SEAL'}, ${c.payload === undefined ? null : tx.json(c.payload as any)})
+      RETURNING *
+    )
+    SELECT i.*, ${noticeSql(tx, { k: 'c', h: c.hostId })} AS notified FROM i`;
   return row;
 }
 

@@ -1,6 +1,6 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
 import type { Actor } from './access.js';
-import { notify, REPLY_TOPIC, type Notice, type Topic } from './notices.js';
+import { noticeSql, notify, REPLY_TOPIC, type Notice, type Topic } from './notices.js';
 import { findCommand, unknownCommand, type HostCommandRow } from './commands.js';
 import {
   CommandTimeoutError, HostUnavailableError, InvalidRequestError, SessionNotFoundError, UnsupportedError,
@@ -90,12 +90,14 @@ export async function issueRequest(
   tx: Tx,
   r: { hostId: string; sessionId: string; kind: RequestKind; payload: unknown; timeoutMs: number },
 ): Promise<HostRequestRow> {
-  const [row] = await tx<HostRequestRow[]>`
-    INSERT INTO host_commands (id, host_id, session_id, kind, reason, payload, expires_at)
-    VALUES (${newId('command')}, ${r.hostId}, ${r.sessionId}, ${r.kind}, 'PLUGIN', ${tx.json(r.payload as any)},
-      clock_timestamp() + ${r.timeoutMs} * interval '1 millisecond')
-    RETURNING *`;
-  await notify(tx, { k: 'c', h: r.hostId });
+  const [{ notified: _, ...row }] = await tx<(HostRequestRow & { notified: unknown })[]>`
+    WITH i AS (
+      INSERT INTO host_commands (id, host_id, session_id, kind, reason, payload, expires_at)
+      VALUES (${newId('command')}, ${r.hostId}, ${r.sessionId}, ${r.kind}, 'PLUGIN', ${tx.json(r.payload as any)},
+        clock_timestamp() + ${r.timeoutMs} * interval '1 millisecond')
+      RETURNING *
+    )
+    SELECT i.*, ${noticeSql(tx, { k: 'c', h: r.hostId })} AS notified FROM i`;
   return row;
 }
 
