@@ -7,7 +7,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import type { Sql } from '../db/connection.js';
 import type { Actor } from '../domain/access.js';
-import { lazyLoaders, type Context } from '../resolvers/context.js';
+import type { Context } from '../resolvers/context.js';
 import { schema } from '../schema/index.js';
 import { useRoles } from './access.js';
 import { useInputValidation } from './input-validation.js';
@@ -133,7 +133,7 @@ export function buildApp(opts: AppOptions): App {
     context: ({ request, actor }) => {
       const who = actor ?? (request ? actors.get(request) : undefined);
       if (!who) throw new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' } });
-      return { sql, actor: who, loaders: lazyLoaders(sql, who), gateway, tokens };
+      return { sql, actor: who, gateway, tokens };
     },
   });
 
