@@ -28,13 +28,15 @@ export class OpencodeBridge {
   private readonly lease: HostLease;
   private readonly reverse: GatewayToOpencode;
   private readonly intake: OpencodeIntake;
+  /** Where step boundaries are uploaded (its counters: tests). */
+  private readonly sink: SnapshotSink | null;
 
   constructor(readonly opts: BridgeOptions) {
     const log = opts.log ?? (() => {});
     this.oc = new OpencodeClient(opts.opencodeUrl, opts.opencodePassword ? { password: opts.opencodePassword } : undefined);
     this.gw = new Gateway(opts.gatewayUrl, opts.hostToken, opts.pluginToken ?? opts.hostToken, log);
     this.ctx = new BridgeContext(opts, this.oc, this.gw);
-    const sink: SnapshotSink | null = opts.snapshots === undefined ? new GraphqlSnapshotSink(this.gw) : opts.snapshots;
+    const sink = this.sink = opts.snapshots === undefined ? new GraphqlSnapshotSink(this.gw) : opts.snapshots;
     let commands: HostCommands | null = null;
     this.lease = new HostLease(this.ctx, async (c) => { await commands?.handle(c); });
     this.reverse = new GatewayToOpencode(this.ctx);
