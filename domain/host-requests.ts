@@ -1,6 +1,6 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
 import type { Actor } from './access.js';
-import { CHANNEL } from './journal.js';
+import { notify, REPLY_TOPIC, type Notice, type Topic } from './notices.js';
 import { findCommand, unknownCommand, type HostCommandRow } from './commands.js';
 import {
   CommandTimeoutError, HostUnavailableError, InvalidRequestError, SessionNotFoundError, UnsupportedError,
@@ -20,7 +20,7 @@ import { Wake, type WakeBus } from './wake.js';
  *   the command's commit wakes the host's `hostCommands` subscription (notice `{k:'c', h}`).
  * - The host answers with `replyHostCommand`. The reply's transaction is the one that applies it
  *   (a compaction is recorded there, see domain/compaction.ts) and notifies `{k:'r', id}` (bus topic
- *   `other:r`); whichever gateway instance holds the caller is woken by it. No sleep-polling: the
+ *   `replies`); whichever gateway instance holds the caller is woken by it. No sleep-polling: the
  *   waiter sleeps until a notification, the deadline, or the moment the host's lease would lapse.
  * - Exactly one of "replied" and "timed out" wins: both are single-row updates guarded by
  *   `replied_at IS NULL AND timed_out_at IS NULL` (and the reply also by `expires_at`). A reply after
@@ -35,7 +35,7 @@ import { Wake, type WakeBus } from './wake.js';
 export const DEFAULT_HOST_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_HOST_REQUEST_MAX_TIMEOUT_MS = 120_000;
 /** Bus topic of the reply notice `{ k: 'r', id: commandID }`. */
-export const REPLY_TOPIC = 'other:r';
+export { REPLY_TOPIC };
 /** Upper bound of a reply's JSON result. */
 export const REPLY_MAX_BYTES = 2 * LIMITS.textBytes;
 
@@ -93,13 +93,13 @@ export async function issueRequest(
     VALUES (${newId('command')}, ${r.hostId}, ${r.sessionId}, ${r.kind}, 'PLUGIN', ${tx.json(r.payload as any)},
       clock_timestamp() + ${r.timeoutMs} * interval '1 millisecond')
     RETURNING *`;
-  await tx`SELECT pg_notify(${CHANNEL}, json_build_object('k', 'c', 'h', ${r.hostId}::text)::text)`;
+  await notify(tx, { k: 'c', h: r.hostId });
   return row;
 }
 
 /** The reply's commit wakes whichever instance waits for it. Call inside the replying transaction. */
 export async function notifyReply(tx: Tx, commandID: string) {
-  await tx`SELECT pg_notify(${CHANNEL}, json_build_object('k', 'r', 'id', ${commandID}::text)::text)`;
+  await notify(tx, { k: 'r', id: commandID });
 }
 
 interface CommandState extends HostRequestRow {

@@ -2,7 +2,8 @@ import type { Sql, Tx } from '../db/connection.js';
 import type { Actor } from './access.js';
 import { issueCommand, requestJobCancel } from './commands.js';
 import { InvalidRequestError, SealTimeoutError, SealUnsupportedError, SessionNotFoundError } from './errors.js';
-import { appendEvent, type Notice } from './journal.js';
+import { commitEvent } from './events/commit.js';
+import type { Notice, Topic } from './notices.js';
 import type { SessionRow } from './rows.js';
 import { lockSession } from './sessions.js';
 import { requestAdmissionClose } from './admission.js';
@@ -71,10 +72,7 @@ async function decide(tx: Tx, actor: Actor, sessionID: string): Promise<Step> {
     let s = await lockSession(tx, actor, sessionID);
     if (s.sealedAt) return s.sealUnproven ? await unprovenResult(tx, s) : { kind: 'sealed', sealed: await sealedResult(tx, s) };
     if (!s.sealRequestedAt) {
-      const [u] = await tx<SessionRow[]>`
-        UPDATE sessions SET seal_requested_at = clock_timestamp(), updated_at = now() WHERE id = ${sessionID} RETURNING *`;
-      s = u;
-      await appendEvent(tx, sessionID, 'session.sealing', { at: s.sealRequestedAt });
+      s = (await commitEvent(tx, sessionID, 'session.sealing', {})).result;
     }
     const jobs = await tx<{ id: string; hostId: string; status: string; canCancel: boolean }[]>`
       SELECT j.id, j.host_id, j.status, h.can_cancel FROM jobs j JOIN hosts h ON h.id = j.host_id
@@ -84,13 +82,12 @@ async function decide(tx: Tx, actor: Actor, sessionID: string): Promise<Step> {
         EXISTS (SELECT 1 FROM host_commands c WHERE c.execution_id = e.id AND c.kind = 'INTERRUPT_EXECUTION') AS asked
       FROM executions e JOIN hosts h ON h.id = e.host_id
       WHERE e.session_id = ${sessionID} AND e.status = 'RUNNING'`;
-    const append = (type: any, payload: unknown) => appendEvent(tx, sessionID, type, payload);
     for (const j of jobs) {
-      if (j.status === 'RUNNING' && j.canCancel) await requestJobCancel(tx, sessionID, j, append);
+      if (j.status === 'RUNNING' && j.canCancel) await requestJobCancel(tx, sessionID, j);
     }
     if (exec && exec.canCancel && !exec.asked) {
       const cmd = await issueCommand(tx, { hostId: exec.hostId, sessionId: sessionID, kind: 'INTERRUPT_EXECUTION', executionId: exec.id });
-      await appendEvent(tx, sessionID, 'execution.interrupting', { executionID: exec.id, hostID: exec.hostId, commandID: cmd.id, reason: 'SEAL' });
+      await commitEvent(tx, sessionID, 'execution.interrupting', { executionID: exec.id, hostID: exec.hostId, commandID: cmd.id, reason: 'SEAL' });
     }
     // Hosts that front their runtime (admitWork) quiesce the session before the seal can be proven.
     const quiescing = await requestAdmissionClose(tx, sessionID);
@@ -109,9 +106,7 @@ async function decide(tx: Tx, actor: Actor, sessionID: string): Promise<Step> {
           OR EXISTS (SELECT 1 FROM jobs j WHERE j.session_id = ${sessionID} AND j.host_id = h.id)
           OR EXISTS (SELECT 1 FROM executions e WHERE e.session_id = ${sessionID} AND e.host_id = h.id)) LIMIT 1`;
       const unproven = open ? 'ADMISSION_NOT_EXCLUSIVE' : null;
-      const [u] = await tx<SessionRow[]>`
-        UPDATE sessions SET sealed_at = clock_timestamp(), seal_unproven = ${unproven}, updated_at = now() WHERE id = ${sessionID} RETURNING *`;
-      await appendEvent(tx, sessionID, 'session.sealed', unproven ? { at: u.sealedAt, unproven } : { at: u.sealedAt });
+      const { result: u } = await commitEvent(tx, sessionID, 'session.sealed', { unproven });
       return unproven ? await unprovenResult(tx, u) : { kind: 'sealed', sealed: await sealedResult(tx, u) };
     }
     return { kind: 'pending', jobIDs: jobs.map((j) => j.id), executionID: exec?.id ?? null };

@@ -1,6 +1,6 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
 import { scopeCondition, type Actor } from './access.js';
-import { CHANNEL } from './journal.js';
+import { noticeSql } from './notices.js';
 
 /**
  * The global settlement log, whose cursor (`pos`) follows commit order without serialising commits.
@@ -27,7 +27,7 @@ export async function recordSettlement(
       VALUES (${s.sessionId}, ${s.executionId}, ${s.status}, ${s.directory}, ${s.settledAt})
       RETURNING id
     )
-    SELECT pg_notify(${CHANNEL}, '{"k":"q"}') FROM i`;
+    SELECT ${noticeSql(tx, { k: 'q' })} FROM i`;
 }
 
 const SEQUENCE_BATCH = 5000;

@@ -2,7 +2,7 @@ import { builder } from './builder.js';
 import { ExecutionStatusEnum } from './enums.js';
 import { ExecutionRef } from './refs.js';
 import { inScope } from '../domain/access.js';
-import { hasUnsequenced, latestSettlementPosition, readSettlements, sequenceSettlements, type SettlementRow } from '../domain/settlements.js';
+import { hasUnsequenced, latestSettlementPosition, readSettlements, type SettlementRow } from '../domain/settlements.js';
 import { isId } from '../domain/ids.js';
 import { badInput, pageSize, toPage } from '../resolvers/pagination.js';
 import { decodeCursor, encodeCursor } from '../resolvers/cursors.js';
@@ -49,8 +49,8 @@ builder.queryField('settlements', (t) =>
       const after = cursorArg(args.after) ?? 0;
       const sessionID = sessionArg(args.sessionID);
       // Read your writes: a settlement committed before this query is in its answer, even if no
-      // sequencer pass has given it a position yet.
-      if (await hasUnsequenced(ctx.sql)) await sequenceSettlements(ctx.sql, { wait: true });
+      // sequencer pass had given it a position yet (the instance's sequencer does; the query only reads).
+      if (await hasUnsequenced(ctx.sql)) await ctx.gateway.sequencer.caughtUp();
       const rows = await readSettlements(ctx.sql, ctx.actor, {
         after,
         limit: limit + 1,
@@ -68,7 +68,7 @@ builder.queryField('latestSettlementCursor', (t) =>
     resolve: async (_r, args, ctx) => {
       const sessionID = sessionArg(args.sessionID);
       // Read your writes, as `settlements` does: a settlement committed before this query is counted.
-      if (await hasUnsequenced(ctx.sql)) await sequenceSettlements(ctx.sql, { wait: true });
+      if (await hasUnsequenced(ctx.sql)) await ctx.gateway.sequencer.caughtUp();
       return encodeCursor('settlement', await latestSettlementPosition(ctx.sql, ctx.actor, { sessionID }));
     },
   }),

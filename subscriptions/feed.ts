@@ -2,6 +2,7 @@ import type { PgBus } from './bus.js';
 import { whenAvailable } from '../db/connection.js';
 import { log } from '../server/logging.js';
 import { Wake } from '../domain/wake.js';
+import type { Topic } from '../domain/notices.js';
 
 const BATCH = 1000;
 
@@ -42,7 +43,7 @@ export class Feed<T> {
 
   constructor(
     private bus: PgBus,
-    private topic: string,
+    private topic: Topic,
     private read: (after: number, limit: number) => Promise<T[]>,
     private cursorOf: (row: T) => number,
     private head: () => Promise<number>,

@@ -6,11 +6,18 @@ import { buildApp, type App } from '../server/app.js';
 import { gql, startTestGateway, subscribe, type TestGateway } from './harness.js';
 import { readSettlements, recordSettlement, sequenceSettlements, type SettlementRow } from '../domain/settlements.js';
 import { decodeCursor, encodeCursor } from '../resolvers/cursors.js';
-import { appendEvent } from '../domain/journal.js';
+import { commitEvent } from '../domain/events/commit.js';
 import { lockSession } from '../domain/sessions.js';
 import { SYSTEM } from '../domain/access.js';
 import { revokeToken } from '../domain/tokens.js';
 import { resumable } from '../subscriptions/feed.js';
+
+/** What settleExecution commits for a plain SUCCEEDED settlement. */
+const settledPayload = (executionID: string) => ({
+  executionID, status: 'SUCCEEDED' as const, interruptReason: null, error: null, endSnapshotID: null, endCaptureError: null,
+  providerID: null, modelID: null, agent: null, mode: null, finishReason: null, errorName: null,
+  usage: { inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cost: null },
+});
 
 /**
  * Settlement subscriptions across several gateway instances on one Postgres (issue 6). The instances
@@ -158,9 +165,8 @@ describe('settlement cursor follows commit order', () => {
     // Exactly settleExecution's statements, with the transaction held open after its last one.
     const slow = g.sql.begin(async (tx) => {
       const s = await lockSession(tx, SYSTEM, slowSession);
-      const [e] = await tx`UPDATE executions SET status = 'SUCCEEDED', settled_at = clock_timestamp() WHERE id = ${slowExec} RETURNING settled_at`;
-      await appendEvent(tx, slowSession, 'execution.settled', { executionID: slowExec, status: 'SUCCEEDED' });
-      await recordSettlement(tx, { sessionId: slowSession, executionId: slowExec, status: 'SUCCEEDED', directory: s.directory, settledAt: e.settledAt });
+      const { result: e } = await commitEvent(tx, slowSession, 'execution.settled', settledPayload(slowExec));
+      await recordSettlement(tx, { sessionId: slowSession, executionId: slowExec, status: 'SUCCEEDED', directory: s.directory, settledAt: e.settledAt! });
       staged();
       await gate;
     });
@@ -198,11 +204,10 @@ describe('settlement cursor follows commit order', () => {
     const settledEarly = new Promise<void>((r) => (started = r));
     const slow = g.sql.begin(async (tx) => {
       const s = await lockSession(tx, SYSTEM, slowSession);
-      const [e] = await tx`UPDATE executions SET status = 'SUCCEEDED', settled_at = clock_timestamp() WHERE id = ${slowExec} RETURNING settled_at`;
-      await appendEvent(tx, slowSession, 'execution.settled', { executionID: slowExec, status: 'SUCCEEDED' });
+      const { result: e } = await commitEvent(tx, slowSession, 'execution.settled', settledPayload(slowExec));
       started();
       await gate; // slow work between the settling update and the log entry
-      await recordSettlement(tx, { sessionId: slowSession, executionId: slowExec, status: 'SUCCEEDED', directory: s.directory, settledAt: e.settledAt });
+      await recordSettlement(tx, { sessionId: slowSession, executionId: slowExec, status: 'SUCCEEDED', directory: s.directory, settledAt: e.settledAt! });
     });
     await settledEarly;
     const fast = await Promise.all([sessions['/a/y'][0], sessions['/b/z'][0]].map((s) => settle(A, s)));

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { createTestDatabase } from './harness.js';
 import { connect, type Sql } from '../db/connection.js';
-import { CHANNEL } from '../domain/journal.js';
+import { CHANNEL, REPLY_TOPIC } from '../domain/notices.js';
 import { Wake } from '../domain/wake.js';
 import { PgBus } from '../subscriptions/bus.js';
 
@@ -33,15 +33,15 @@ const notify = (n: object) => sql`SELECT pg_notify(${CHANNEL}, ${JSON.stringify(
 
 describe('Wake', () => {
   it('a committed notice on its topic wakes the wait; notices it does not accept, or of other topics, do not', async () => {
-    const wake = new Wake({ bus, topic: 'other:r', accept: (n) => n.id === 'cmd_a' });
+    const wake = new Wake({ bus, topic: REPLY_TOPIC, accept: (n) => n.id === 'cmd_a' });
     try {
       const waiting = wake.wait(20_000);
       // Not accepted (another command), and another topic: the wait goes on.
       await notify({ k: 'r', id: 'cmd_b' });
       await notify({ k: 'c', h: 'hst_x' });
       // A marker on the same connection after them: once it arrives, the two were dispatched first.
-      const marker = new Promise<void>((resolve) => { const off = bus.on('other:m', () => { off(); resolve(); }); });
-      await notify({ k: 'm' });
+      const marker = new Promise<void>((resolve) => { const off = bus.on('journal:ses_marker', () => { off(); resolve(); }); });
+      await notify({ k: 'j', s: 'ses_marker', q: 1 });
       await marker;
       expect(wake.isSet).toBe(false);
       await notify({ k: 'r', id: 'cmd_a' });
