@@ -9,6 +9,7 @@ import {
 import { newId } from './ids.js';
 import type { HostRow, SessionRow } from './rows.js';
 import { checkJson, LIMITS, requireId } from './validate.js';
+import { Wake, type WakeBus } from './wake.js';
 
 /**
  * Requests to a session's host that expect a reply (issue 8): compactSession and generate. They ride
@@ -49,10 +50,7 @@ export interface HostRequestRow extends HostCommandRow {
 }
 
 /** What a wait needs of the instance's notification bus (subscriptions/bus.ts PgBus). */
-export interface RequestBus {
-  on(topic: Topic, fn: (n: Notice) => void): () => void;
-  onResync(fn: () => void): () => void;
-}
+export type RequestBus = WakeBus;
 
 export interface HostRequestOptions {
   bus: RequestBus;
@@ -143,16 +141,12 @@ export async function awaitRequest(
   cmd: { id: string; sessionId: string },
   opts: HostRequestOptions & { deadline: number; timeoutMs: number; owner: boolean },
 ): Promise<HostRequestRow | null> {
-  let dirty = false;
-  let wake: (() => void) | null = null;
-  const poke = () => { dirty = true; wake?.(); };
   // Listen before the first read: a reply committed after it cannot be missed.
-  const offs = [opts.bus.on(REPLY_TOPIC, (n) => { if (n.k === 'r' && n.id === cmd.id) poke(); }), opts.bus.onResync(poke)];
-  opts.signal?.addEventListener('abort', poke);
+  const wake = new Wake({ bus: opts.bus, topic: REPLY_TOPIC, accept: (n) => n?.id === cmd.id, signal: opts.signal });
   const timeout = () => new CommandTimeoutError(cmd.sessionId, cmd.id, opts.timeoutMs);
   try {
     for (;;) {
-      dirty = false;
+      wake.take();
       const s = await readState(sql, cmd.id);
       if (!s) throw new SessionNotFoundError(cmd.sessionId); // removed with its session
       if (s.repliedAt) return s;
@@ -175,22 +169,15 @@ export async function awaitRequest(
         if (await closeRequest(sql, cmd.id)) throw timeout();
         continue; // the reply won
       }
-      if (dirty) continue;
       // Sleep until a notification, the deadline, the command's expiry (a non-owner then goes on even if
       // the owner's instance is gone), or the moment the lease would lapse (re-checked then: a renewal
       // moves it). Never a periodic poll.
       const until = Math.min(left, Math.ceil(s.expiresLeftMs) + 5, opts.owner ? Math.ceil(s.leaseLeftMs) + 5 : left);
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        timer = setTimeout(resolve, Math.max(1, until));
-      });
-      wake = null;
-      clearTimeout(timer);
+      // A notice that came during the read leaves the wake set: the wait returns at once.
+      await wake.wait(Math.max(1, until));
     }
   } finally {
-    for (const off of offs) off();
-    opts.signal?.removeEventListener('abort', poke);
+    wake.close();
   }
 }
 

@@ -8,6 +8,7 @@ import type { SessionRow } from './rows.js';
 import { lockSession } from './sessions.js';
 import { requestAdmissionClose } from './admission.js';
 import { requireId } from './validate.js';
+import { Wake, type WakeBus } from './wake.js';
 
 /**
  * Seal (CONTRACT 4). The first call's transaction sets `seal_requested_at` under the session row lock:
@@ -31,10 +32,7 @@ export interface SealedSession {
 }
 
 /** What the seal needs of the instance's notification bus (subscriptions/bus.ts PgBus). */
-export interface SealBus {
-  on(topic: Topic, fn: (n: Notice) => void): () => void;
-  onResync(fn: () => void): () => void;
-}
+export type SealBus = WakeBus;
 
 export interface SealOptions {
   bus: SealBus;
@@ -155,16 +153,13 @@ async function needsStep(sql: Sql, sessionID: string): Promise<boolean> {
 export async function sealSession(sql: Sql, actor: Actor, input: { sessionID: string; timeoutMs?: number | null }, opts: SealOptions): Promise<SealedSession> {
   const { sessionID, timeoutMs } = checkSealInput(input, opts.maxTimeoutMs);
   const deadline = Date.now() + timeoutMs;
-  let dirty = false;
   let seen = 0;
-  let wake: (() => void) | null = null;
-  const poke = () => { dirty = true; wake?.(); };
   // Listen before the first step: nothing that commits after it can be missed. A notice of an event
   // the last step has already seen (its own, or one committed before it) does not wake the wait.
-  const onNotice = (n: Notice) => { if (n.k !== 'j' || n.q > seen) poke(); };
-  const offs = [opts.bus.on(`journal:${sessionID}`, onNotice), opts.bus.onResync(poke)];
-  const onAbort = () => poke();
-  opts.signal?.addEventListener('abort', onAbort);
+  const wake = new Wake({
+    bus: opts.bus, topic: `journal:${sessionID}`, signal: opts.signal,
+    accept: (n: Notice) => n.k !== 'j' || n.q > seen,
+  });
   try {
     const stepNow = async () => {
       const r = await sealStep(sql, actor, sessionID);
@@ -177,24 +172,14 @@ export async function sealSession(sql: Sql, actor: Actor, input: { sessionID: st
       if (step.kind === 'unsupported') throw new SealUnsupportedError(sessionID, step.reason, step.jobIDs, step.executionID);
       const left = deadline - Date.now();
       if (left <= 0 || opts.signal?.aborted) throw new SealTimeoutError(sessionID, step.jobIDs, step.executionID, timeoutMs);
-      if (!dirty) {
-        let timer: NodeJS.Timeout | undefined;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          timer = setTimeout(resolve, left);
-        });
-        wake = null;
-        clearTimeout(timer);
-      }
+      await wake.wait(left);
       const timedOut = Date.now() >= deadline;
-      if (!dirty && !timedOut && !opts.signal?.aborted) continue;
-      dirty = false;
+      if (!wake.take() && !timedOut && !opts.signal?.aborted) continue;
       // At the deadline the answer comes from one last authoritative step, never from a stale one.
       if (timedOut || (await needsStep(sql, sessionID))) step = await stepNow();
     }
   } finally {
-    for (const off of offs) off();
-    opts.signal?.removeEventListener('abort', onAbort);
+    wake.close();
   }
 }
 

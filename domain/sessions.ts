@@ -116,10 +116,13 @@ export async function createSession(sql: Sql, actor: Actor, input: CreateSession
     if (directory === null) throw new InvalidRequestError('directory', 'directory is required for a session without a parent.');
     if (!inScope(actor, directory)) throw new InvalidRequestError('directory', 'directory is outside the directory scope of this token.');
     if (hostID) {
-      // Any registered host may be named (a plugin creates the session its host will serve); FOR SHARE
-      // keeps it from being removed under us.
-      const [h] = await tx`SELECT id FROM hosts WHERE id = ${hostID} FOR SHARE`;
-      if (!h) throw new InvalidRequestError('hostID', `No host ${hostID} is registered.`);
+      // A plugin may name the host that will serve the session, but only a host whose own token's
+      // scope covers the session's directory (it could not see the session otherwise); any other reads
+      // like an unknown host. FOR SHARE keeps it from being removed under us.
+      const [h] = await tx<{ id: string; scope: string | null }[]>`
+        SELECT h.id, t.directory AS scope FROM hosts h LEFT JOIN tokens t ON t.id = h.token_id
+        WHERE h.id = ${hostID} FOR SHARE OF h`;
+      if (!h || !inScope({ tokenID: '', role: 'host', directory: h.scope }, directory)) throw new InvalidRequestError('hostID', `No host ${hostID} is registered for ${directory}.`);
     }
     const id = newId('session');
     const { result: s } = await commitEvent(tx, id, 'session.created', {

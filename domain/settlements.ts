@@ -83,12 +83,3 @@ export async function latestSettlementPosition(db: Db, actor: Actor, opts: { ses
       AND ${scopeCondition(db, actor, 'directory')}`;
   return r?.pos == null ? 0 : Number(r.pos);
 }
-
-export function encodeSettlementCursor(pos: number): string {
-  return Buffer.from(`settlement:${pos}`).toString('base64url');
-}
-
-export function decodeSettlementCursor(cursor: string): number | null {
-  const m = /^settlement:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  return m ? Number(m[1]) : null;
-}
