@@ -1,0 +1,78 @@
+// The OpenCode bridge's own state file (bridge/opencode/store.ts): an fsynced log of JSON lines,
+// compacted atomically; what a restarted bridge reads back after a clean stop or a crash.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FileBridgeStore } from '../bridge/opencode/store.js';
+import { emptyState } from '../bridge/opencode/mapping.js';
+
+const dirs: string[] = [];
+const file = () => { const d = fs.mkdtempSync(path.join(os.tmpdir(), 'bridge-store-')); dirs.push(d); return path.join(d, 'state', 'bridge.json'); };
+afterEach(() => { for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true }); });
+const row = (oc: string, lastSeq: number) => ({ ocSessionID: oc, sessionID: `gw_${oc}`, lastSeq, state: { ...emptyState(), title: `t${lastSeq}` } });
+const msg = (id: string, oc: string) => ({ messageID: id, sessionID: 'gw_a', ocSessionID: 'a', ocMessageID: oc, parts: { p1: `prt_${id}` } });
+
+describe('FileBridgeStore', () => {
+  it('reads back what was written, the latest row of each session, across a reopen', async () => {
+    const f = file();
+    const s = new FileBridgeStore(f);
+    expect(s.empty).toBe(true);
+    await s.setHostID('host_1');
+    for (let i = 0; i < 5; i++) await s.saveSession(row('a', i));
+    await s.saveSession(row('b', 0));
+    await s.saveMessage(msg('m1', 'msg_1'));
+    await s.saveMessage({ ...msg('m1', 'msg_other'), parts: {} }); // a message is recorded once
+    await s.close();
+    const t = new FileBridgeStore(f);
+    expect(t.empty).toBe(false);
+    expect(await t.hostID()).toBe('host_1');
+    expect((await t.sessions()).sort((x, y) => x.ocSessionID.localeCompare(y.ocSessionID))).toEqual([row('a', 4), row('b', 0)]);
+    expect(await t.message('m1')).toEqual(msg('m1', 'msg_1'));
+    expect(await t.messageByOc('msg_1')).toEqual(msg('m1', 'msg_1'));
+    expect(await t.messageByOc('msg_other')).toBeNull();
+  });
+
+  it('a crash mid-append loses only that unacknowledged line; a damaged file is refused, never overwritten', async () => {
+    const f = file();
+    const s = new FileBridgeStore(f);
+    await s.saveSession(row('a', 1));
+    await s.close();
+    fs.appendFileSync(f, '{"t":"session","s":{"ocSessionID":"a","sessio');
+    const t = new FileBridgeStore(f);
+    expect(await t.sessions()).toEqual([row('a', 1)]);
+    await t.saveSession(row('a', 2)); // appended after the torn tail was dropped
+    await t.close();
+    expect((await new FileBridgeStore(f).sessions())).toEqual([row('a', 2)]);
+    const bad = fs.readFileSync(f, 'utf8').replace('"t":"session"', '"t":"sess');
+    fs.writeFileSync(f, `${bad}{"t":"host","id":"h"}\n`);
+    expect(() => new FileBridgeStore(f)).toThrow(/damaged at line 1/);
+    expect(fs.readFileSync(f, 'utf8')).toContain('"t":"sess');
+  });
+
+  it('compacts a long log to the live state (each write costs its change, not the whole state)', async () => {
+    const f = file();
+    const s = new FileBridgeStore(f);
+    for (let i = 0; i < 1_200; i++) await s.saveSession(row('a', i));
+    const lines = fs.readFileSync(f, 'utf8').split('\n').filter(Boolean).length;
+    expect(lines).toBeLessThan(1_000);
+    expect(await new FileBridgeStore(f).sessions()).toEqual([row('a', 1_199)]);
+    expect(fs.existsSync(`${f}.tmp`)).toBe(false);
+  });
+
+  it('reads a state file of the earlier whole-JSON format (and the import of a legacy state) and keeps it as a log', async () => {
+    const f = file();
+    fs.mkdirSync(path.dirname(f), { recursive: true });
+    fs.writeFileSync(f, JSON.stringify({ hostID: 'host_old', sessions: { a: row('a', 7) }, messages: { m1: msg('m1', 'msg_1') } }));
+    const s = new FileBridgeStore(f);
+    expect(await s.hostID()).toBe('host_old');
+    expect(await s.sessions()).toEqual([row('a', 7)]);
+    expect(await s.messageByOc('msg_1')).toEqual(msg('m1', 'msg_1'));
+    expect(fs.readFileSync(f, 'utf8').startsWith('{"t":')).toBe(true);
+    const g = file();
+    const imported = new FileBridgeStore(g);
+    imported.replace({ hostID: 'host_x', sessions: { b: row('b', 3) }, messages: {} });
+    expect(await new FileBridgeStore(g).sessions()).toEqual([row('b', 3)]);
+    expect(await new FileBridgeStore(g).hostID()).toBe('host_x');
+  });
+});
