@@ -71,7 +71,7 @@ describe.skipIf(!bin)('OpenCode behind the admission proxy (real opencode-ai ser
       log: (m) => { logs.push(m); if (process.env.BRIDGE_DEBUG) console.log(`[front] ${m}`); },
     });
     client = new OpencodeClient(front.url, { password: PASSWORD });
-  }, 240_000);
+  }, 600_000); // loading a plugin, OpenCode first installs packages into its config dir: minutes on a loaded machine
 
   afterAll(async () => {
     if (process.env.BRIDGE_DEBUG && front) console.log(front.opencode.logs.join('').slice(-4000));
