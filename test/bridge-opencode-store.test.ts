@@ -6,6 +6,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileBridgeStore } from '../bridge/opencode/store.js';
 import { emptyState } from '../bridge/opencode/mapping.js';
+import { runBridgeCommand } from '../bridge/opencode/cli.js';
+import { createTestDatabase } from './harness.js';
+import { connect } from '../db/connection.js';
+import { migrate } from '../db/migrate.js';
 
 const dirs: string[] = [];
 const file = () => { const d = fs.mkdtempSync(path.join(os.tmpdir(), 'bridge-store-')); dirs.push(d); return path.join(d, 'state', 'bridge.json'); };
@@ -74,5 +78,39 @@ describe('FileBridgeStore', () => {
     imported.replace({ hostID: 'host_x', sessions: { b: row('b', 3) }, messages: {} });
     expect(await new FileBridgeStore(g).sessions()).toEqual([row('b', 3)]);
     expect(await new FileBridgeStore(g).hostID()).toBe('host_x');
+  });
+});
+
+describe('--import-state-from: the state an earlier version kept in the gateway\'s database (migration 006 tables)', () => {
+  it('copies one server\'s state into the bridge\'s own file once, read-only, and never over an existing state', async () => {
+    const db = await createTestDatabase();
+    const sql = connect(db.url, { max: 1 });
+    try {
+      await migrate(sql);
+      const server = 'http://127.0.0.1:4096';
+      await sql`INSERT INTO bridge_opencode_hosts (server, host_id) VALUES (${server}, 'host_legacy'), ('http://other:1', 'host_other')`;
+      await sql`INSERT INTO bridge_opencode_sessions (server, oc_session_id, session_id, last_seq, state)
+        VALUES (${server}, 'ses_a', 'gw_a', 41, ${sql.json({ ...emptyState(), title: 'legacy' } as any)}),
+               ('http://other:1', 'ses_z', 'gw_z', 3, '{}')`;
+      await sql`INSERT INTO bridge_opencode_messages (message_id, session_id, server, oc_session_id, oc_message_id, parts)
+        VALUES ('gw_m', 'gw_a', ${server}, 'ses_a', 'msg_1', ${sql.json({ gw_p: 'prt_1' })})`;
+      const f = file();
+      const args = ['opencode', '--url', `${server}/`, '--state', f, '--import-state-from', db.url];
+      await runBridgeCommand(args);
+      const s = new FileBridgeStore(f);
+      expect(await s.hostID()).toBe('host_legacy');
+      expect(await s.sessions()).toEqual([{ ocSessionID: 'ses_a', sessionID: 'gw_a', lastSeq: 41, state: { ...emptyState(), title: 'legacy' } }]);
+      expect(await s.messageByOc('msg_1')).toEqual({ messageID: 'gw_m', sessionID: 'gw_a', ocSessionID: 'ses_a', ocMessageID: 'msg_1', parts: { gw_p: 'prt_1' } });
+      // Read-only: the gateway's rows are untouched; a second import refuses to overwrite the state.
+      expect((await sql`SELECT count(*)::int AS n FROM bridge_opencode_sessions`)[0].n).toBe(2);
+      await expect(runBridgeCommand(args)).rejects.toThrow(/already holds a bridge state/);
+      // A server the database knows nothing of: a clear error, no file.
+      const g = file();
+      await expect(runBridgeCommand(['opencode', '--url', 'http://nowhere:9', '--state', g, '--import-state-from', db.url])).rejects.toThrow(/no bridge state for OpenCode server http:\/\/nowhere:9/);
+      expect(fs.existsSync(g)).toBe(false);
+    } finally {
+      await sql.end({ timeout: 2 });
+      await db.drop();
+    }
   });
 });
