@@ -228,8 +228,9 @@ describe.skipIf(!bin)('OpenCode bridge, both ways (real opencode-ai server)', { 
     bridge = newBridge();
     await bridge.start();
     await bridge.settled();
-    const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
-    expect(state.sessions[ocChild].state.removed).toBe(true);
+    // What the bridge stored (its own state file, read back as a restarted bridge reads it).
+    const stored = (await new FileBridgeStore(stateFile).sessions()).find((r) => r.ocSessionID === ocChild);
+    expect(stored?.state.removed).toBe(true);
     // Still following the parent: a step there is mirrored; nothing resubscribed the removed child meanwhile.
     await prompt([{ text: 'parent still mirrored' }]);
     await bridge.settled();

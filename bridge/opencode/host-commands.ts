@@ -147,16 +147,25 @@ export class HostCommands {
     });
   }
 
-  /** The child a previous attempt of command `id` created: new since `before`, with its title, claimed by no other command. */
+  /**
+   * The child a previous attempt of command `id` created: new since `before`, claimed by no other command,
+   * with the title asked for (no title asked: one that has no message yet, unlike a subagent's child,
+   * which gets its prompt at once).
+   */
   private async findCreated(parent: Live, id: string, before: string[], title: string): Promise<string | undefined> {
     const { ctx } = this;
     const known = new Set(before);
     const claimed = new Set(Object.entries(parent.st.created ?? {}).filter(([cid]) => cid !== id).map(([, oc]) => oc));
-    const found = (await ctx.ocRetry('OpenCode children', () => ctx.oc.children(parent.row.ocSessionID)))
+    const fresh = (await ctx.ocRetry('OpenCode children', () => ctx.oc.children(parent.row.ocSessionID)))
       .filter((s) => !known.has(s.id) && !claimed.has(s.id) && (!title || (s.title ?? '') === title))
       .sort((a, b) => (a.id < b.id ? -1 : 1));
-    if (found.length > 0) ctx.log(`CREATE_SESSION ${id}: OpenCode child ${found[0].id} was created before the bridge stopped; not created again`);
-    return found[0]?.id;
+    for (const s of fresh) {
+      if (title || (await ctx.ocRetry('OpenCode messages', () => ctx.oc.messages(s.id))).length === 0) {
+        ctx.log(`CREATE_SESSION ${id}: OpenCode child ${s.id} was created before the bridge stopped; not created again`);
+        return s.id;
+      }
+    }
+    return undefined;
   }
 
   /** RENAME_SESSION: OpenCode's title follows; its session.updated echo then matches the stored title. */

@@ -34,7 +34,8 @@ export class OpencodeIntake {
         try {
           await this.applyAll(await ctx.oc.history(this.cursors()));
           for (const l of ctx.sessions.values()) {
-            if (l.row.sessionID && !l.st.removed) await ctx.transact(l, (w) => this.mirror.retryPending(w));
+            const pending = Object.keys(l.st.corrections ?? {}).length + Object.keys(l.st.retractions ?? {}).length;
+            if (pending && l.row.sessionID && !l.st.removed) await ctx.transact(l, (w) => this.mirror.retryPending(w));
           }
         } catch (e: any) {
           if (!(e instanceof GatewayError)) ctx.log(`history poll: ${e?.message ?? e}`); // OpenCode down: the stream's reconnect will backfill

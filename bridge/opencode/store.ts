@@ -22,57 +22,110 @@ export interface BridgeStore {
 
 export interface FileShape { hostID: string | null; sessions: Record<string, StoredSession>; messages: Record<string, StoredMessage> }
 
+type Entry = { t: 'host'; id: string } | { t: 'session'; s: StoredSession } | { t: 'message'; m: StoredMessage };
+
 /**
- * The bridge's own store (no access to the gateway's database): one JSON file, rewritten atomically on
- * every change (write a temporary file, fsync it, rename it over the old one), so a crash at any moment
- * leaves the previous or the new state, never a torn one.
+ * The bridge's own store (no access to the gateway's database): one file, a log of JSON lines (the host
+ * ID, a session's row after each applied event, a mirrored message), each appended and fsynced before
+ * the call returns, so a write costs the size of the change, not of the whole state. Reading replays the
+ * log (the last row of a session wins); a torn last line (a crash mid-append) is dropped. When the log
+ * holds much more than the live state it is compacted: the live state written to a temporary file,
+ * fsynced, renamed over the log, so a crash at any moment leaves the old or the new file, never a torn one.
+ * (A file of the earlier whole-JSON format is read too, and rewritten as a log.)
  */
 export class FileBridgeStore implements BridgeStore {
-  private data: FileShape;
+  private data: FileShape = { hostID: null, sessions: {}, messages: {} };
   private byOc = new Map<string, string>();
+  private fd: number | null = null;
+  private lines = 0;
   constructor(readonly file: string) {
+    let text: string | null = null;
     try {
-      this.data = JSON.parse(readFileSync(file, 'utf8'));
+      text = readFileSync(file, 'utf8');
     } catch (e: any) {
       if (e?.code !== 'ENOENT') throw new Error(`the bridge's state file ${file} cannot be read (${e?.message ?? e}); it is never overwritten: fix or move it`);
-      this.data = { hostID: null, sessions: {}, messages: {} };
     }
+    if (text !== null && text.startsWith('{"hostID"')) {
+      this.load(JSON.parse(text) as FileShape); // the earlier whole-JSON format
+      this.compact();
+    } else if (text) {
+      const rows = text.split('\n');
+      const last = rows.length - 1;
+      rows.forEach((line, i) => {
+        if (!line) return;
+        let e: Entry;
+        try { e = JSON.parse(line); } catch (err: any) {
+          if (i === last && !text!.endsWith('\n')) return; // torn by a crash mid-append: never acknowledged
+          throw new Error(`the bridge's state file ${file} is damaged at line ${i + 1} (${err?.message ?? err}); it is never overwritten: fix or move it`);
+        }
+        this.apply(e);
+        this.lines++;
+      });
+      if (!text.endsWith('\n')) this.compact(); // drop the torn tail before appending after it
+    }
+  }
+  private load(data: FileShape) {
+    this.data = { hostID: data.hostID ?? null, sessions: { ...data.sessions }, messages: { ...data.messages } };
+    this.byOc.clear();
     for (const m of Object.values(this.data.messages)) if (!this.byOc.has(m.ocMessageID)) this.byOc.set(m.ocMessageID, m.messageID);
   }
-  private flush() {
+  private apply(e: Entry) {
+    if (e.t === 'host') this.data.hostID = e.id;
+    else if (e.t === 'session') this.data.sessions[e.s.ocSessionID] = e.s;
+    else if (e.t === 'message' && !this.data.messages[e.m.messageID]) {
+      this.data.messages[e.m.messageID] = e.m;
+      if (!this.byOc.has(e.m.ocMessageID)) this.byOc.set(e.m.ocMessageID, e.m.messageID);
+    }
+  }
+  private append(e: Entry) {
+    this.apply(e);
+    if (this.fd === null) {
+      mkdirSync(path.dirname(this.file), { recursive: true });
+      this.fd = openSync(this.file, 'a');
+    }
+    writeSync(this.fd, JSON.stringify(e) + '\n');
+    fsyncSync(this.fd);
+    const live = 1 + Object.keys(this.data.sessions).length + Object.keys(this.data.messages).length;
+    if (++this.lines > Math.max(1_000, 4 * live)) this.compact();
+  }
+  private compact() {
     mkdirSync(path.dirname(this.file), { recursive: true });
     const tmp = `${this.file}.tmp`;
     const fd = openSync(tmp, 'w');
+    let n = 0;
     try {
-      writeSync(fd, JSON.stringify(this.data));
+      const out: string[] = [];
+      if (this.data.hostID) out.push(JSON.stringify({ t: 'host', id: this.data.hostID }));
+      for (const m of Object.values(this.data.messages)) out.push(JSON.stringify({ t: 'message', m }));
+      for (const x of Object.values(this.data.sessions)) out.push(JSON.stringify({ t: 'session', s: x }));
+      n = out.length;
+      writeSync(fd, out.length ? out.join('\n') + '\n' : '');
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
+    if (this.fd !== null) { closeSync(this.fd); this.fd = null; }
     renameSync(tmp, this.file);
+    this.lines = n;
   }
   async hostID() { return this.data.hostID; }
-  async setHostID(id: string) { this.data.hostID = id; this.flush(); }
+  async setHostID(id: string) { if (this.data.hostID !== id) this.append({ t: 'host', id }); }
   async sessions() { return Object.values(this.data.sessions).map((s) => structuredClone(s)); }
-  async saveSession(s: StoredSession) { this.data.sessions[s.ocSessionID] = structuredClone(s); this.flush(); }
+  async saveSession(s: StoredSession) { this.append({ t: 'session', s: structuredClone(s) }); }
   async saveMessage(m: StoredMessage) {
     if (this.data.messages[m.messageID]) return;
-    this.data.messages[m.messageID] = m;
-    if (!this.byOc.has(m.ocMessageID)) this.byOc.set(m.ocMessageID, m.messageID);
-    this.flush();
+    this.append({ t: 'message', m: structuredClone(m) });
   }
   async message(id: string) { return this.data.messages[id] ?? null; }
   async messageByOc(oc: string) { const id = this.byOc.get(oc); return id ? this.data.messages[id] ?? null : null; }
-  async close() {}
+  async close() { if (this.fd !== null) { closeSync(this.fd); this.fd = null; } }
 
   /** Whether the file held a state when opened (a bridge that ran before), or this is a first start. */
   get empty() { return this.data.hostID === null && Object.keys(this.data.sessions).length === 0; }
 
   /** Replaces the whole state (the import of a state an earlier version kept in the gateway's database). */
   replace(data: FileShape) {
-    this.data = structuredClone(data);
-    this.byOc.clear();
-    for (const m of Object.values(this.data.messages)) if (!this.byOc.has(m.ocMessageID)) this.byOc.set(m.ocMessageID, m.messageID);
-    this.flush();
+    this.load(structuredClone(data));
+    this.compact();
   }
 }
