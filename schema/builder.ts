@@ -48,7 +48,7 @@ export const builder = new SchemaBuilder<{
     nodeFieldOptions: { nullable: false },
     nodeTypeOptions: { description: 'An object with a stable, prefixed ID (ses_, exe_, msg_, job_).' },
     nodesQueryOptions: false,
-    // `node(id)` is answered by the loadable object of the ID's type (schema/node.ts); an ID of no
+    // `node(id)` is answered by the loadable object of the ID's type (registered by nodeType); an ID of no
     // Node type reads as missing (null), like a missing one.
     nodeQueryOptions: { resolve: (_r, { id }, ctx) => nodeLoaders.get(id.typename)?.(ctx).load(id.id) ?? null },
     encodeGlobalID: (_typename, id) => String(id),
