@@ -2,6 +2,7 @@ import SchemaBuilder from '@pothos/core';
 import DataloaderPlugin from '@pothos/plugin-dataloader';
 import ErrorsPlugin from '@pothos/plugin-errors';
 import RelayPlugin from '@pothos/plugin-relay';
+import MutationFreshnessPlugin from './mutation-freshness.js';
 import { GraphQLError, Kind, type ValueNode } from 'graphql';
 import type { Context } from '../resolvers/context.js';
 import type { Role } from '../domain/access.js';
@@ -35,7 +36,7 @@ export const builder = new SchemaBuilder<{
     DateTime: { Input: Date; Output: Date | string };
   };
 }>({
-  plugins: [ErrorsPlugin, RelayPlugin, DataloaderPlugin],
+  plugins: [ErrorsPlugin, RelayPlugin, DataloaderPlugin, MutationFreshnessPlugin],
   defaultFieldNullability: false,
   errors: {
     directResult: true,

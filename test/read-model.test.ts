@@ -65,4 +65,15 @@ describe('read model', () => {
     expect(count('executions e JOIN'), log.join('\n')).toBeLessThanOrEqual(2);
     expect(count('jobs j JOIN')).toBe(1);
   });
+
+  it('each mutation of a request answers with what its own write left, not what an earlier one read', async () => {
+    const part = (await g.sql`SELECT id FROM parts WHERE message_id = ${ids.message}`)[0].id as string;
+    const fix = (alias: string, text: string) => `${alias}: correctMessagePart(input: { messageID: "${ids.message}", partID: "${part}", text: "${text}" }) {
+      ... on MessagePartCorrected { message { revision parts { ... on TextPart { text revision } } session { context { text } } } } }`;
+    const r = await g.gql(`mutation { ${fix('a', 'first')} ${fix('b', 'second')} ${fix('c', 'third')} }`);
+    expect(r.errors).toBeUndefined();
+    const seen = ['a', 'b', 'c'].map((k) => ({ text: r.data[k].message.parts[0].text, context: r.data[k].message.session.context[0].text }));
+    expect(seen).toEqual([{ text: 'first', context: 'first' }, { text: 'second', context: 'second' }, { text: 'third', context: 'third' }]);
+    expect(r.data.c.message.parts[0].revision).toBe(r.data.a.message.parts[0].revision + 2);
+  });
 });
