@@ -8,10 +8,9 @@ import { fileURLToPath } from 'node:url';
 import git from 'isomorphic-git';
 import { startTestGateway, subscribe, type TestGateway } from './harness.js';
 import { sweepExpiredLeases } from '../domain/hosts.js';
-import { connect, type Sql } from '../db/connection.js';
 import { OpencodeBridge } from '../bridge/opencode/bridge.js';
 import { OpencodeClient } from '../bridge/opencode/client.js';
-import { PgBridgeStore } from '../bridge/opencode/store.js';
+import { FileBridgeStore } from '../bridge/opencode/store.js';
 import { findOpencodeBinary, startOpencode, type OpencodeServer } from '../bridge/opencode/launch.js';
 import { promptAsync as startPrompt, until } from './support/opencode-kit.js';
 import { scriptPrompt, startScriptedModel, type ScriptedModel, type ScriptStep } from '../bridge/opencode/scripted-model.js';
@@ -49,8 +48,7 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
   let oc: OpencodeServer;
   let client: OpencodeClient;
   let bridge: OpencodeBridge;
-  let store: PgBridgeStore;
-  let storeSql: Sql;
+  let store: FileBridgeStore;
   let tmp: string;
   let project: string;
   let ocSession: string;
@@ -97,9 +95,8 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
       plugins: [path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'bridge', 'opencode', 'plugin', 'gateway-fence.js')] });
     client = new OpencodeClient(oc.url);
     gw = await startTestGateway();
-    // The bridge is its own process in production: its own small pool, not the gateway's.
-    storeSql = connect(gw.dbUrl, { max: 2 });
-    store = new PgBridgeStore(storeSql, oc.url);
+    // The bridge's own state (never the gateway's database).
+    store = new FileBridgeStore(path.join(tmp, 'bridge-state.json'));
     bridge = newBridge();
     await bridge.start();
   }, 240_000);
@@ -109,7 +106,6 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
     await bridge?.stop().catch(() => {});
     await oc?.stop().catch(() => {});
     await model?.close().catch(() => {});
-    await storeSql?.end({ timeout: 1 }).catch(() => {});
     await gw?.stop().catch(() => {});
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });

@@ -236,29 +236,74 @@ describe.skipIf(!bin)('OpenCode behind the admission proxy (real opencode-ai ser
 
   it('a prompt racing a seal through the proxy, many times: never admitted after the seal committed', async () => {
     const N = Number(process.env.RACE_N ?? 200);
-    const LANES = 4;
+    // Several sessions race at once against the one OpenCode (each round is one session).
+    const LANES = 8;
     const dir = path.join(project, 'race');
     fs.mkdirSync(dir, { recursive: true });
-    const results: { oc: string; gid: string; file: string; status: number; sealedAt: number; outcome: string }[] = [];
+    // Where a round's seal lands is chosen by what OpenCode has recorded of its turn so far (its durable
+    // events, seen live on the proxy's SSE stream), not by a fixed delay: every phase of a turn is hit
+    // however loaded the machine is, from "the seal first" through "the turn under way" to "the turn done".
+    const seen = new Map<string, number>();
+    const ended = new Set<string>();
+    let wake: (() => void)[] = [];
+    const ac = new AbortController();
+    const stream = (async () => {
+      const res = await fetch(`${front.url}/global/event`, { headers: auth(), signal: ac.signal });
+      const decoder = new TextDecoder();
+      let buf = '';
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buf += decoder.decode(chunk, { stream: true });
+        let k: number;
+        while ((k = buf.indexOf('\n\n')) >= 0) {
+          const data = buf.slice(0, k).split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('');
+          buf = buf.slice(k + 2);
+          let p: any;
+          try { p = JSON.parse(data)?.payload; } catch { continue; }
+          if (p?.type === 'sync' && p.syncEvent?.aggregateID) seen.set(p.syncEvent.aggregateID, (seen.get(p.syncEvent.aggregateID) ?? 0) + 1);
+          if (p?.type === 'session.idle' && p.properties?.sessionID) ended.add(p.properties.sessionID);
+          wake.splice(0).forEach((w) => w());
+        }
+      }
+    })().catch(() => {});
+    /** Until OpenCode has recorded `n` more events of the session since `base`, or its turn is over. */
+    const recorded = (oc: string, base: number, n: number, refused: () => boolean) => new Promise<void>((resolve) => {
+      const deadline = Date.now() + 30_000;
+      const check = () => {
+        if ((seen.get(oc) ?? 0) - base >= n || ended.has(oc) || refused() || Date.now() > deadline) return resolve();
+        wake.push(check);
+        setTimeout(check, 250).unref(); // also re-checks the refusal and the bound
+      };
+      check();
+    });
+    const results: { oc: string; gid: string; file: string; status: number; sealedAt: number; phase: number }[] = [];
     let next = 0;
     const lane = async () => {
       while (next < N) {
         const i = next++;
         const oc = (await client.createSession({ title: `race ${i}` })).id;
         const gid = await mirrored(oc);
+        const base = seen.get(oc) ?? 0;
+        ended.delete(oc);
         const file = path.join(dir, `r${i}.txt`);
-        // From "the seal first" through "the turn under way" to "the turn (nearly) done".
-        const delay = i % 3 === 0 ? (i * 7) % 40 : i % 3 === 1 ? (i * 97) % 2500 : 3_000 + ((i * 389) % 7000);
+        // Phase 0: the seal a few milliseconds before or after the prompt; phase n > 0: right after the
+        // n-th event of the turn (user message, step start, the write tool pending/running/done, the step's
+        // end, the second step, ...; a turn records about 15).
+        const phase = i % 17;
+        let status = 0;
         const promptP = new Promise((r) => setTimeout(r, 20)).then(() => post(`/session/${oc}/prompt_async`,
-          promptBody([{ tool: 'write', args: { filePath: file, content: `${i}\n` } }, { text: 'ok' }])));
-        const sealP = new Promise((r) => setTimeout(r, delay)).then(() => seal(gid, 120_000));
+          promptBody([{ tool: 'write', args: { filePath: file, content: `${i}\n` } }, { text: 'ok' }]))).then((res) => { status = res.status; return res; });
+        const sealP = (phase === 0
+          ? new Promise((r) => setTimeout(r, (i * 7) % 40))
+          : promptP.then(() => recorded(oc, base, phase, () => status === 409))).then(() => seal(gid, 120_000));
         const [res, sealed] = await Promise.all([promptP, sealP]);
         expect(sealed.__typename, JSON.stringify(sealed)).toBe('SessionSealed');
         expect([204, 409]).toContain(res.status);
-        results.push({ oc, gid, file, status: res.status, sealedAt: Date.parse(sealed.sealedAt), outcome: sealed.__typename });
+        results.push({ oc, gid, file, status: res.status, sealedAt: Date.parse(sealed.sealedAt), phase });
       }
     };
     await Promise.all(Array.from({ length: LANES }, lane));
+    ac.abort();
+    await stream;
     // Late effects would have had the whole run to show up; checked once all is idle.
     await until('OpenCode idle', async () => Object.keys(await client.status()).length === 0, 60_000);
     let admitted = 0;
@@ -280,7 +325,9 @@ describe.skipIf(!bin)('OpenCode behind the admission proxy (real opencode-ai ser
         }
       }
     }
-    console.log(`race: ${results.length} rounds, ${admitted} prompts admitted before the seal, ${ran} of them wrote their file before it, ${results.length - admitted} refused`);
+    const midTurn = results.filter((r) => r.phase > 0 && r.status === 204 && !fs.existsSync(r.file)).length;
+    console.log(`race: ${results.length} rounds, ${admitted} prompts admitted before the seal, ${ran} of them wrote their file before it, `
+      + `${midTurn} sealed mid-turn before the write, ${results.length - admitted} refused`);
     // Both sides of the race happened.
     expect(admitted).toBeGreaterThan(0);
     expect(results.length - admitted).toBeGreaterThan(0);

@@ -1,17 +1,25 @@
 // `gateway bridge opencode --url http://127.0.0.1:N [--gateway URL] --token T [--plugin-token P] [--state FILE] [--opencode-data DIR]`
 // `gateway bridge opencode --serve [--directory DIR] [--listen HOST:PORT] --password P [--gateway URL] --token T …`
+// `gateway bridge opencode --url … | --serve --listen … [--state FILE] --import-state-from <gateway database URL>` (once, when upgrading)
+//
+// The bridge's state is a file of its own (--state, default .data/bridge-opencode-<server>.json); it
+// never opens the gateway's database (DATABASE_URL is ignored).
 //
 // One process (bin/gateway.mjs loads tsx in-process): SIGTERM/SIGINT stop it cleanly (the proxy, the
 // bridge, the private OpenCode it started, the store), exit code 0; a second signal exits at once.
+import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { OpencodeBridge } from './bridge.js';
 import { findOpencodeBinary, startOpencode } from './launch.js';
 import { startOpencodeFront } from './serve.js';
-import { FileBridgeStore, PgBridgeStore, type BridgeStore } from './store.js';
+import { readLegacyState } from './legacy-state.js';
+import { FileBridgeStore, type BridgeStore } from './store.js';
 
 const USAGE = 'usage: bridge opencode --url <OpenCode URL> --token <host token> [--plugin-token <token>]\n'
-  + '       bridge opencode --serve [--directory <dir>] [--listen 127.0.0.1:4096] --password <proxy password> --token <host token>';
+  + '       bridge opencode --serve [--directory <dir>] [--listen 127.0.0.1:4096] --password <proxy password> --token <host token>\n'
+  + '       [--state <file>] keeps the bridge\'s own state (default .data/bridge-opencode-<server>.json);\n'
+  + '       --import-state-from <gateway database URL> copies the state an earlier version kept in the gateway\'s database into it, once';
 
 export async function runBridgeCommand(args: string[]): Promise<void> {
   const [target, ...rest] = args;
@@ -21,13 +29,23 @@ export async function runBridgeCommand(args: string[]): Promise<void> {
     options: {
       url: { type: 'string' }, gateway: { type: 'string' }, token: { type: 'string' }, 'plugin-token': { type: 'string' },
       state: { type: 'string' }, 'opencode-data': { type: 'string' }, 'fence-dir': { type: 'string' }, 'opencode-password': { type: 'string' }, 'lease-ms': { type: 'string' },
-      serve: { type: 'boolean' }, directory: { type: 'string' }, listen: { type: 'string' }, password: { type: 'string' }, 'max-body-bytes': { type: 'string' },
+      'import-state-from': { type: 'string' }, serve: { type: 'boolean' }, directory: { type: 'string' }, listen: { type: 'string' }, password: { type: 'string' }, 'max-body-bytes': { type: 'string' },
     },
   });
-  const token = values.token ?? process.env.GATEWAY_TOKEN;
-  if (!token) throw new Error('--token (a host or admin token) is required');
   if (!values.serve && !values.url) throw new Error(`--url (the OpenCode server) or --serve is required\n${USAGE}`);
   const log = (m: string) => console.error(`[bridge] ${m}`);
+  const stateFile = (server: string) => values.state ?? path.join('.data', `bridge-opencode-${Buffer.from(server).toString('base64url')}.json`);
+  if (values['import-state-from']) {
+    const server = values.serve ? `http://${parseListen(values.listen ?? process.env.OPENCODE_PROXY_LISTEN ?? '127.0.0.1:4096').join(':')}` : values.url!.replace(/\/+$/, '');
+    const store = new FileBridgeStore(stateFile(server));
+    if (!store.empty) throw new Error(`${store.file} already holds a bridge state: not overwritten`);
+    const data = await readLegacyState(values['import-state-from'], server);
+    store.replace(data);
+    console.log(`imported the state of OpenCode ${server} (host ${data.hostID}, ${Object.keys(data.sessions).length} sessions, ${Object.keys(data.messages).length} messages) into ${store.file}`);
+    return;
+  }
+  const token = values.token ?? process.env.GATEWAY_TOKEN;
+  if (!token) throw new Error('--token (a host or admin token) is required');
   const gatewayUrl = values.gateway ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:4000/graphql';
   const leaseMs = values['lease-ms'] ? Number(values['lease-ms']) : undefined;
   if (leaseMs !== undefined && !Number.isInteger(leaseMs)) throw new Error('--lease-ms must be an integer');
@@ -35,14 +53,12 @@ export async function runBridgeCommand(args: string[]): Promise<void> {
   let stop: () => Promise<void>;
   let store: BridgeStore;
   const storeFor = async (server: string) => {
-    if (values.state || !process.env.DATABASE_URL) {
-      return new FileBridgeStore(values.state ?? path.join('.data', `bridge-opencode-${Buffer.from(server).toString('base64url')}.json`));
+    const file = stateFile(server);
+    if (!fs.existsSync(file) && process.env.DATABASE_URL) {
+      log(`no state file ${file} yet: a first start. If an earlier version of this bridge kept its state in the gateway's database, `
+        + 'stop and import it first (--import-state-from <that database URL>), or it registers as a new host');
     }
-    const { connect } = await import('../../db/connection.js');
-    const { migrate } = await import('../../db/migrate.js');
-    const sql = connect(process.env.DATABASE_URL, { max: 2 });
-    await migrate(sql);
-    return new PgBridgeStore(sql, server, true);
+    return new FileBridgeStore(file);
   };
 
   if (values.serve) {

@@ -118,6 +118,8 @@ export class OpencodeClient {
   health() { return this.req<{ healthy: boolean; version: string }>('GET', '/global/health'); }
   listSessions() { return this.req<OcSession[]>('GET', '/session'); }
   getSession(id: string) { return this.req<OcSession>('GET', `/session/${encodeURIComponent(id)}`); }
+  /** The sessions whose parent is `id` (`GET /session/{id}/children`). */
+  children(id: string) { return this.req<OcSession[]>('GET', `/session/${encodeURIComponent(id)}/children`); }
   createSession(input: { title?: string; parentID?: string } = {}) { return this.req<OcSession>('POST', '/session', input); }
   updateSession(id: string, input: { title?: string }) { return this.req<OcSession>('PATCH', `/session/${encodeURIComponent(id)}`, input); }
   deleteSession(id: string) { return this.req<boolean>('DELETE', `/session/${encodeURIComponent(id)}`); }

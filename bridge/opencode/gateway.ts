@@ -18,10 +18,10 @@ export class GatewayError extends Error {
  * Failpoint of the crash tests (test/bridge-opencode-crash.test.ts): with BRIDGE_CRASH_AFTER=<mutation>
  * the process kills itself (SIGKILL: no cleanup, no state written) right after the gateway accepted
  * that mutation for the first time, before the bridge could record the answer. That is the window the
- * idempotency keys close. Unset in production; the variable has no other effect.
+ * idempotency keys close. `opencode:createSession`: right after OpenCode created a CREATE_SESSION child. Unset in production; the variable has no other effect.
  */
 const CRASH_AFTER = process.env.BRIDGE_CRASH_AFTER ?? null;
-function crashPoint(field: string) {
+export function crashPoint(field: string) {
   if (CRASH_AFTER !== null && field === CRASH_AFTER) process.kill(process.pid, 'SIGKILL');
 }
 

@@ -63,6 +63,11 @@ export interface SessionState {
   hidden?: boolean;
   /** CREATE_SESSION commands already done under this (parent) session: command id -> OpenCode child id. */
   created?: Record<string, string>;
+  /**
+   * CREATE_SESSION commands under way: command id -> the OpenCode children of this session before the
+   * child was created (recorded first), so a command redelivered after a crash finds the child it made.
+   */
+  creating?: Record<string, string[]>;
   /** OpenCode messages of a compaction the bridge ran for compactSession (its summary): not mirrored as steps. */
   compactionMessages?: string[];
   /** A compactSession is running in OpenCode (summarize): the messages it creates are not mirrored. */

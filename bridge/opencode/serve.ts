@@ -8,6 +8,7 @@ import { OpencodeBridge, type BridgeOptions } from './bridge.js';
 import { OpencodeClient, OpencodeError } from './client.js';
 import { OpencodeProxy, type AdmitAnswer } from './proxy.js';
 import { basicAuth, type OpencodeServer, type StartOpencodeOptions } from './launch.js';
+import { AdmitWorkDocument, GatewayClient, type AdmitWorkMutation } from '../../client/index.js';
 
 export const FENCE_PLUGIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'plugin', 'gateway-fence.js');
 
@@ -30,9 +31,6 @@ export interface OpencodeFront {
   stop(): Promise<void>;
 }
 
-const ADMIT = `mutation($input: AdmitWorkInput!) { admitWork(input: $input) { __typename
-  ... on Error { message } ... on Admission { id } } }`;
-
 export async function startOpencodeFront(o: FrontOptions): Promise<OpencodeFront> {
   if (!o.password) throw new Error('the admission proxy needs a password for OpenCode\'s clients');
   const log = o.log ?? (() => {});
@@ -47,6 +45,9 @@ export async function startOpencodeFront(o: FrontOptions): Promise<OpencodeFront
   let proxy!: OpencodeProxy;
   let bridge: OpencodeBridge | null = null;
   const known = new Set<string>();
+  // Admissions through the typed client with the host's token, each bounded (15 s) and never retried:
+  // an OpenCode client waiting for its request gets a clear 503 instead.
+  const admissions = new GatewayClient({ url: o.gatewayUrl, token: o.hostToken, fetch: (input, init) => fetch(input, { ...init, signal: AbortSignal.timeout(15_000) }) });
   try {
     bridge = new OpencodeBridge({
       ...o,
@@ -67,28 +68,23 @@ export async function startOpencodeFront(o: FrontOptions): Promise<OpencodeFront
       if (!sessionID || !b.hostID) {
         return { ok: false, status: 503, name: 'SessionNotMirroredError', message: `Session ${ocSessionID} is not mirrored by the gateway yet, so it cannot be admitted; retry shortly.` };
       }
-      let res: Response;
+      let r: AdmitWorkMutation['admitWork'];
       try {
-        res = await fetch(o.gatewayUrl, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${o.hostToken}` },
-          body: JSON.stringify({ query: ADMIT, variables: { input: { sessionID, hostID: b.hostID, route } } }),
-          signal: AbortSignal.timeout(15_000),
-        });
+        r = (await admissions.request(AdmitWorkDocument, { input: { sessionID, hostID: b.hostID, route } })).admitWork;
       } catch (e: any) {
+        // Unreachable, slow (15 s), or an HTTP/GraphQL error: the client retries; nothing was forwarded.
+        log(`admission of ${ocSessionID}: ${e?.message ?? e}`);
         return { ok: false, status: 503, name: 'GatewayUnavailableError', message: `The gateway did not answer the admission (${e?.message ?? e}); retry shortly.` };
       }
-      const body: any = await res.json().catch(() => null);
-      const r = body?.data?.admitWork;
-      if (r?.__typename === 'Admission') return { ok: true };
-      if (r?.__typename === 'SessionSealedError') {
+      if (r.__typename === 'Admission') return { ok: true };
+      if (r.__typename === 'SessionSealedError') {
         return { ok: false, status: 409, name: 'SessionSealedError', message: `Session ${ocSessionID} is sealed by the gateway (${sessionID}): it admits no new work.`, data: { gatewaySessionID: sessionID } };
       }
-      if (r?.__typename === 'SessionNotFoundError') {
+      if (r.__typename === 'SessionNotFoundError') {
         return { ok: false, status: 404, name: 'NotFoundError', message: `Session ${ocSessionID} was removed on the gateway.`, data: { gatewaySessionID: sessionID } };
       }
-      log(`admission of ${ocSessionID}: ${res.status} ${JSON.stringify(body?.errors ?? r).slice(0, 300)}`);
-      return { ok: false, status: 503, name: 'GatewayUnavailableError', message: `The gateway refused the admission (${r?.__typename ?? `HTTP ${res.status}`}); retry shortly.` };
+      log(`admission of ${ocSessionID}: ${r.__typename}: ${r.message}`);
+      return { ok: false, status: 503, name: 'GatewayUnavailableError', message: `The gateway refused the admission (${r.__typename}); retry shortly.` };
     };
     const exists = async (ocSessionID: string) => {
       if (known.has(ocSessionID) || b.gatewaySessionOf(ocSessionID)) return true;

@@ -6,7 +6,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { GatewayCallError } from '../../client/index.js';
 import { SnapshotUploader, type SnapshotTransport } from '../../host/snapshot-upload.js';
 import { GatewayError, type Gateway } from './gateway.js';
-import type { SnapshotSink } from './bridge.js';
+import type { SnapshotSink } from './context.js';
 import type { TreeManifest } from './snapshot.js';
 
 /**
