@@ -2,6 +2,7 @@ import SchemaBuilder from '@pothos/core';
 import DataloaderPlugin from '@pothos/plugin-dataloader';
 import ErrorsPlugin from '@pothos/plugin-errors';
 import RelayPlugin from '@pothos/plugin-relay';
+import MutationFreshnessPlugin from './mutation-freshness.js';
 import { GraphQLError, Kind, type ValueNode } from 'graphql';
 import type { Context } from '../resolvers/context.js';
 import type { Role } from '../domain/access.js';
@@ -35,7 +36,7 @@ export const builder = new SchemaBuilder<{
     DateTime: { Input: Date; Output: Date | string };
   };
 }>({
-  plugins: [ErrorsPlugin, RelayPlugin, DataloaderPlugin],
+  plugins: [ErrorsPlugin, RelayPlugin, DataloaderPlugin, MutationFreshnessPlugin],
   defaultFieldNullability: false,
   errors: {
     directResult: true,
@@ -48,7 +49,7 @@ export const builder = new SchemaBuilder<{
     nodeFieldOptions: { nullable: false },
     nodeTypeOptions: { description: 'An object with a stable, prefixed ID (ses_, exe_, msg_, job_).' },
     nodesQueryOptions: false,
-    // `node(id)` is answered by the loadable object of the ID's type (schema/node.ts); an ID of no
+    // `node(id)` is answered by the loadable object of the ID's type (registered by nodeType); an ID of no
     // Node type reads as missing (null), like a missing one.
     nodeQueryOptions: { resolve: (_r, { id }, ctx) => nodeLoaders.get(id.typename)?.(ctx).load(id.id) ?? null },
     encodeGlobalID: (_typename, id) => String(id),
