@@ -101,10 +101,10 @@ export class WorktreeCapturer {
     if (w.watch && w.prev) {
       const d = await w.watch.drain();
       if ('changed' in d) {
-        let r: WalkResult | null;
+        let r: WalkResult | string;
         try { r = new WorktreeWalk(key, this.opts, this.cache).rescan(w.prev, d.changed); } catch (e) { w.prev = null; throw e; }
-        if (r) { w.prev = r; return this.toCapture(root, r, t0, 'watch', null); }
-        why = 'an ignore file changed, or a limit was reached';
+        if (typeof r !== 'string') { w.prev = r; return this.toCapture(root, r, t0, 'watch', null); }
+        why = r;
       } else why = d.lost;
     }
     // A full walk, with a watcher that reports every change from before the walk began on (it is

@@ -106,16 +106,16 @@ export class WorktreeWalk {
   /**
    * What `walk` would return now, given a previous complete walk (`prev`, not stopped, nothing
    * unscanned) and every path that may have changed since (`changed`, relative; anything else is
-   * unchanged). Null when only a full walk can tell (an ignore file changed, the limit is reached,
-   * an ignored directory grew past its limit).
+   * unchanged). A string (why) when only a full walk can tell: an ignore file changed, the file-count
+   * limit is reached, an ignored directory grew past its limit.
    */
-  rescan(prev: WalkResult, changed: Iterable<string>): WalkResult | null {
+  rescan(prev: WalkResult, changed: Iterable<string>): WalkResult | string {
     const kinds = new Map<string, SnapshotFileInput>();
     for (const f of prev.files) if (f.kind === 'IGNORED_DIR') kinds.set(f.path, f);
     // Each changed path, or the ignored directory that holds it (its fingerprint is taken again).
     const targets = new Set<string>();
     for (const rel of changed) {
-      if (rel === '' || rel === '.gitignore' || rel.endsWith('/.gitignore') || rel === '.git/info' || rel.startsWith('.git/info/')) return null;
+      if (rel === '' || rel === '.gitignore' || rel.endsWith('/.gitignore') || rel === '.git/info' || rel.startsWith('.git/info/')) return `an ignore file changed (${rel || 'the worktree itself'})`;
       if (rel === '.git' || rel.startsWith('.git/') || rel.includes('/.git/') || rel.endsWith('/.git') || rel.startsWith(COOKIE_PREFIX)) continue; // never walked
       let t = rel;
       for (let i = rel.indexOf('/'); i >= 0; i = rel.indexOf('/', i + 1)) {
@@ -146,7 +146,7 @@ export class WorktreeWalk {
       const isDir = st.isDirectory();
       if (isDir) goneDirs.push(t);
       this.entry(t, abs, st, this.levelsFor(parent));
-      if (this.unscanned.length || this.stopped) return null;
+      if (this.unscanned.length || this.stopped) return `a limit was reached under ${t}`;
     }
     for (const d of this.dirs) dirs.add(d);
     added.sort((a, b) => walkOrder(a.path, b.path));
@@ -159,7 +159,7 @@ export class WorktreeWalk {
       return true;
     });
     const files = merge(kept, added);
-    if (files.length + dirs.size > this.limits.maxFiles) return null;
+    if (files.length + dirs.size > this.limits.maxFiles) return `the file-count limit of ${this.limits.maxFiles} is reached`;
     this.dirs = dirs;
     const r = this.result(files);
     r.stats.files = 0; r.stats.ignoredEntries = 0;
