@@ -115,7 +115,7 @@ export class WorktreeWalk {
     // Each changed path, or the ignored directory that holds it (its fingerprint is taken again).
     const targets = new Set<string>();
     for (const rel of changed) {
-      if (rel === '' || rel === '.gitignore' || rel.endsWith('/.gitignore') || rel === '.git/info' || rel.startsWith('.git/info/')) return `an ignore file changed (${rel || 'the worktree itself'})`;
+      if (rel === '' || rel === '.gitignore' || rel.endsWith('/.gitignore') || rel === '.git' || rel === '.git/info' || rel === '.git/info/exclude') return `an ignore file changed (${rel || 'the worktree itself'})`;
       if (rel === '.git' || rel.startsWith('.git/') || rel.includes('/.git/') || rel.endsWith('/.git') || rel.startsWith(COOKIE_PREFIX)) continue; // never walked
       let t = rel;
       for (let i = rel.indexOf('/'); i >= 0; i = rel.indexOf('/', i + 1)) {
