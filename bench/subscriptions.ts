@@ -219,7 +219,8 @@ interface Stats { cpuMs: number; wallMs: number; rss: number; peakRss: number; h
 
 function startChild(dbUrl: string, baselineTag: string | null = null): Promise<{ proc: ChildProcess; port: number; request<T>(m: string, type: string): Promise<T> }> {
   const proc = fork(fileURLToPath(import.meta.url), [baselineTag === null ? '--child' : '--baseline'], {
-    execArgv: ['--import', 'tsx'],
+    // BENCH_CPU_PROF=dir: each gateway writes a V8 CPU profile there (node --cpu-prof).
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_CPU_PROF && baselineTag === null ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
     env: { ...process.env, BENCH_DB_URL: dbUrl, BENCH_BASELINE_TAG: baselineTag ?? '' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

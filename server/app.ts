@@ -22,6 +22,7 @@ import { corsFor, upgradeOriginAllowed } from './cors.js';
 import { ClientCaps } from './caps.js';
 import { maskSubscriptionErrors, refuseUpgrade } from './ws-guards.js';
 import { serveGraphiQL, wantsGraphiQL } from './graphiql.js';
+import { batchWrites } from '../subscriptions/delivery.js';
 import { currentRequest, log, logUnexpected, requestIDFor, resultOf, withRequest, type RequestRecord } from './logging.js';
 import { Metrics } from './metrics.js';
 import { VERSION } from './version.js';
@@ -205,6 +206,8 @@ export function buildApp(opts: AppOptions): App {
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
   wss.on('headers', (headers, req) => { headers.push(`x-request-id: ${req.headers['x-request-id']}`); });
+  // Before graphql-ws' own handler: a connection's messages are batched per event-loop turn.
+  wss.on('connection', (ws) => batchWrites(ws));
   type WsOp = RequestRecord & { deliveries: number; subscription: boolean };
   type WsExtra = { actor: Actor; unwatch?: () => void; connectionID: string; ops: Map<string, WsOp>; counted?: boolean };
   /** One log line and one metric per WebSocket operation, when it ends (complete, error or the socket closing). */
