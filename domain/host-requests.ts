@@ -142,7 +142,7 @@ export async function awaitRequest(
   opts: HostRequestOptions & { deadline: number; timeoutMs: number; owner: boolean },
 ): Promise<HostRequestRow | null> {
   // Listen before the first read: a reply committed after it cannot be missed.
-  const wake = new Wake({ bus: opts.bus, topic: REPLY_TOPIC, accept: (n) => n?.id === cmd.id, signal: opts.signal });
+  const wake = new Wake({ bus: opts.bus, topic: REPLY_TOPIC, accept: (n) => n.k === 'r' && n.id === cmd.id, signal: opts.signal });
   const timeout = () => new CommandTimeoutError(cmd.sessionId, cmd.id, opts.timeoutMs);
   try {
     for (;;) {

@@ -1,3 +1,4 @@
+import type { Notice, Topic } from './notices.js';
 /**
  * The one wait primitive of the waits that are woken by notifications (never by polling): the seal
  * (domain/seal.ts), replies to host requests (domain/host-requests.ts), a host's command stream
@@ -16,7 +17,7 @@
 
 /** What a wait needs of the instance's notification bus (subscriptions/bus.ts PgBus). */
 export interface WakeBus {
-  on(topic: string, fn: (notice: any) => void): () => void;
+  on(topic: Topic, fn: (notice: Notice) => void): () => void;
   onResync(fn: () => void): () => void;
 }
 
@@ -26,8 +27,8 @@ export type WakeReason = 'woken' | 'deadline' | 'aborted' | 'closed';
 export interface WakeOptions {
   /** Notices on `topic` wake (those `accept` accepts, when given); so does every resync of the bus. */
   bus?: WakeBus;
-  topic?: string;
-  accept?: (notice: any) => boolean;
+  topic?: Topic;
+  accept?: (notice: Notice) => boolean;
   /** Its abort wakes the wait (and every later wait returns `aborted`). */
   signal?: AbortSignal;
   /** Starts set: the first wait returns at once. */

@@ -53,7 +53,7 @@ export const HostCommandRef = builder.objectRef<HostCommandRow>('HostCommand').i
  */
 function commandStream(ctx: Context, hostID: string): AsyncIterableIterator<HostCommandRow> {
   // Set from the start: the first pass reads every pending command.
-  const wake = new Wake({ bus: ctx.gateway.bus, topic: COMMAND_TOPIC, accept: (n) => n?.h === hostID, set: true });
+  const wake = new Wake({ bus: ctx.gateway.bus, topic: COMMAND_TOPIC, accept: (n) => n.k === 'c' && n.h === hostID, set: true });
   const offRevoked = ctx.gateway.revocations.watch(ctx.actor.tokenID, () => wake.close(), { checkNow: true });
   const close = () => { wake.close(); offRevoked(); };
   const delivered = new Set<string>();

@@ -33,7 +33,7 @@ const notify = (n: object) => sql`SELECT pg_notify(${CHANNEL}, ${JSON.stringify(
 
 describe('Wake', () => {
   it('a committed notice on its topic wakes the wait; notices it does not accept, or of other topics, do not', async () => {
-    const wake = new Wake({ bus, topic: REPLY_TOPIC, accept: (n) => n.id === 'cmd_a' });
+    const wake = new Wake({ bus, topic: REPLY_TOPIC, accept: (n) => n.k === 'r' && n.id === 'cmd_a' });
     try {
       const waiting = wake.wait(20_000);
       // Not accepted (another command), and another topic: the wait goes on.
