@@ -34,7 +34,7 @@ import { buildApp } from '../server/app.js';
 import { createToken } from '../domain/tokens.js';
 import { changesetFiles, changesetRows, coverageOf, hasFiles, type ChangesetRow } from '../domain/changesets.js';
 import type { ExecutionRow, SessionRow } from '../domain/rows.js';
-import { encodeCursor } from '../resolvers/pagination.js';
+import { encodeCursor } from '../resolvers/cursors.js';
 import { drive, median, type Run } from './support/drive.js';
 import { seedReads } from './support/reads-data.js';
 

@@ -8,7 +8,7 @@
  * at the end. In this process:
  * - the gateway (`buildApp`: auth, roles, limits, armor, masking, its instance services);
  * - the baseline: `createYoga({ schema })` on its own HTTP server, no auth, no limits, no masking,
- *   with the context the resolvers need (pool, a fixed actor, per-request loaders).
+ *   with the context the resolvers need (pool, a fixed actor; the loaders are cached per context object).
  * Both use one pool of the same size. CLIENTS keep-alive HTTP clients (node:http, one socket each)
  * run in a child process and send requests back to back for SECONDS after a warm-up, against the
  * baseline and the gateway in turn (ROUNDS times, alternating, to even out drift), for two operations:
@@ -31,7 +31,6 @@ import { buildApp } from '../server/app.js';
 import { createToken } from '../domain/tokens.js';
 import { createSession } from '../domain/sessions.js';
 import { SYSTEM, type Actor } from '../domain/access.js';
-import { createLoaders } from '../resolvers/loaders.js';
 import { schema } from '../schema/index.js';
 
 const CLIENTS = Number(process.env.CLIENTS ?? 32);
@@ -68,7 +67,7 @@ async function main() {
       landingPage: false,
       graphiql: false,
       maskedErrors: false,
-      context: () => ({ sql: baseSql, actor, loaders: createLoaders(baseSql, actor), gateway: gw }),
+      context: () => ({ sql: baseSql, actor, gateway: gw }),
     });
     bare = createServer(yoga);
     await new Promise<void>((r) => bare!.listen(0, '127.0.0.1', () => r()));

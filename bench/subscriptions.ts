@@ -28,6 +28,7 @@ import { connect, type Sql } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { openDatabase } from '../db/index.js';
 import { createScratchDatabase } from '../db/scratch.js';
+import { decodeCursor, encodeCursor } from '../resolvers/cursors.js';
 
 const CHILD = process.argv.includes('--child');
 
@@ -88,7 +89,6 @@ const now = () => performance.timeOrigin + performance.now();
  */
 async function baselineChild() {
   const { WebSocketServer } = await import('ws');
-  const { encodeSettlementCursor } = await import('../domain/settlements.js');
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, handleProtocols: () => 'graphql-transport-ws' });
   const subscribed = new Map<WebSocket, string>();
   wss.on('connection', (ws: WebSocket) => {
@@ -126,7 +126,7 @@ async function baselineChild() {
           const exec = `exe_baseline${tag}_${sent}`;
           const at = now();
           for (const [ws, id] of subscribed) {
-            ws.send(`{"id":${JSON.stringify(id)},"type":"next","payload":{"data":{"executionSettled":{"cursor":"${encodeSettlementCursor(head + sent)}","executionID":"${exec}"}}}}`);
+            ws.send(`{"id":${JSON.stringify(id)},"type":"next","payload":{"data":{"executionSettled":{"cursor":"${encodeCursor('settlement', head + sent)}","executionID":"${exec}"}}}}`);
           }
           batch.push([exec, at]);
         }
@@ -219,7 +219,8 @@ interface Stats { cpuMs: number; wallMs: number; rss: number; peakRss: number; h
 
 function startChild(dbUrl: string, baselineTag: string | null = null): Promise<{ proc: ChildProcess; port: number; request<T>(m: string, type: string): Promise<T> }> {
   const proc = fork(fileURLToPath(import.meta.url), [baselineTag === null ? '--child' : '--baseline'], {
-    execArgv: ['--import', 'tsx'],
+    // BENCH_CPU_PROF=dir: each gateway writes a V8 CPU profile there (node --cpu-prof).
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_CPU_PROF && baselineTag === null ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
     env: { ...process.env, BENCH_DB_URL: dbUrl, BENCH_BASELINE_TAG: baselineTag ?? '' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -253,7 +254,7 @@ class Subscriber {
 
   /** The cursor to resume from: the last event received, or the run's start. */
   private resumeCursor(): string {
-    return this.last ? Buffer.from(`settlement:${this.last}`).toString('base64url') : this.after;
+    return this.last ? encodeCursor('settlement', this.last) : this.after;
   }
 
   open(): Promise<void> {
@@ -278,7 +279,7 @@ class Subscriber {
           const cursor = s.slice(ci + 10, cEnd);
           const ei = s.indexOf('"executionID":"');
           const exec = s.slice(ei + 15, s.indexOf('"', ei + 15));
-          const pos = Number(Buffer.from(cursor, 'base64url').toString().slice('settlement:'.length));
+          const pos = decodeCursor('settlement', cursor)!;
           if (this.received.has(pos)) this.dups++;
           else this.received.add(pos);
           if (pos <= this.last) this.outOfOrder++;
@@ -306,10 +307,9 @@ function pct(sorted: Float64Array, p: number): number {
 }
 
 async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; seconds: number; admin: string; hostID: string; sessions: string[]; baseline?: boolean }) {
-  const { encodeSettlementCursor } = await import('../domain/settlements.js');
   const gws = await Promise.all(opts.baseline ? [startChild(dbUrl, '0'), startChild(dbUrl, '1')] : [startChild(dbUrl), startChild(dbUrl)]);
   const head = Number((await sql`SELECT coalesce(max(pos), 0) AS h FROM settlements`)[0].h);
-  const after = encodeSettlementCursor(head);
+  const after = encodeCursor('settlement', head);
   const commitAt = new Map<string, number>(); // execution ID -> commit time (epoch ms)
   const latencies: number[] = [];
   const pendingByExec = new Map<string, number[]>(); // deliveries that arrived before the producer reported the commit

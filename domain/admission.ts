@@ -4,7 +4,7 @@ import { issueCommand, type HostCommandRow } from './commands.js';
 import { InvalidRequestError, SessionSealedError } from './errors.js';
 import { requireHost } from './hosts.js';
 import { newId } from './ids.js';
-import { appendEvent } from './journal.js';
+import { commitEvent } from './events/commit.js';
 import { lockSession } from './sessions.js';
 import { checkText, requireId } from './validate.js';
 
@@ -79,7 +79,7 @@ export async function closeAdmissions(sql: Sql, _actor: Actor, c: HostCommandRow
       UPDATE admissions SET closed_at = clock_timestamp()
       WHERE session_id = ${c.sessionId} AND host_id = ${c.hostId} AND closed_at IS NULL
       RETURNING id`;
-    await appendEvent(tx, c.sessionId, 'session.admissions_closed', { hostID: c.hostId, commandID: c.id, closed: closed.length });
+    await commitEvent(tx, c.sessionId, 'session.admissions_closed', { hostID: c.hostId, commandID: c.id, closed: closed.length });
     return u;
   });
 }

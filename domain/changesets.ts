@@ -1,6 +1,7 @@
 import { diffArrays } from 'diff';
 import type { Db, Sql, Tx } from '../db/connection.js';
 import type { ExecutionRow } from './rows.js';
+import { commitEvent } from './events/commit.js';
 import { CONTENT_LOCK, contentLockShared, readPolicy, type Manifest, type ManifestEntry, type Policy } from './snapshots.js';
 
 /**
@@ -442,35 +443,53 @@ const PRUNER_LOCK = 7_424_004;
 
 export interface PruneResult { skipped: boolean; changesets: number; snapshots: number; contents: number }
 
+/** The changesets retention may prune now, by session (a read: each session's pass checks again under its lock). */
+function prunableChangesets(db: Db, policy: Policy, sessionID: string | null, limit: number) {
+  return db<{ executionId: string; sessionId: string }[]>`
+    SELECT c2.execution_id, e.session_id FROM changesets c2 JOIN executions e ON e.session_id = c2.session_id AND e.id = c2.execution_id
+    WHERE c2.pruned_at IS NULL ${sessionID ? db`AND c2.session_id = ${sessionID}` : db``}
+      AND e.settled_at < now() - ${policy.retainMs} * interval '1 millisecond'
+      AND EXISTS (SELECT 1 FROM executions n WHERE n.session_id = e.session_id AND n.sequence = e.sequence + 1 AND n.status <> 'RUNNING')
+      AND (SELECT count(*) FROM executions l WHERE l.session_id = e.session_id AND l.sequence > e.sequence AND l.status <> 'RUNNING') >= ${policy.retainExecutions}
+    ORDER BY c2.frozen_at LIMIT ${limit}`;
+}
+
 /**
- * Applies the retention policy once. Any instance may run it at any time: a second concurrent run
- * skips (try-lock), and every update is guarded by its own condition, so nothing is done twice.
+ * Applies the retention policy once. Any instance may run it at any time, concurrently: every step is
+ * guarded by its own condition, so nothing is done twice.
+ *
  * A changeset is pruned only after its session's next execution has settled, and once it is older
- * than `retainMs` with at least `retainExecutions` later settled executions in its session. Its
- * patches and its snapshots' manifests go; contents no longer referenced by any manifest go after
- * the grace period. The execution itself, its status and its settlement are untouched.
+ * than `retainMs` with at least `retainExecutions` later settled executions in its session. Pruning a
+ * changeset is a state change of its session, so it takes that path: per session, one transaction under
+ * the session lock (SKIP LOCKED: a busy session is pruned by a later pass) drops its patches and commits
+ * a `changeset.pruned` event per execution, which `sessionEvents` subscribers see. Then, in one
+ * transaction (a second concurrent run skips it), the snapshots only pruned changesets used lose their
+ * manifests and contents no longer referenced by any manifest go after the grace period. The execution
+ * itself, its status and its settlement are untouched.
  */
 export async function pruneChangesets(sql: Sql, opts: { batch?: number } = {}): Promise<PruneResult> {
-  return sql.begin(async (tx) => {
+  const policy = await readPolicy(sql);
+  const candidates = await prunableChangesets(sql, policy, null, opts.batch ?? 1000);
+  let changesets = 0;
+  for (const sessionID of [...new Set(candidates.map((c) => c.sessionId))]) {
+    changesets += await sql.begin(async (tx) => {
+      const [s] = await tx`SELECT id FROM sessions WHERE id = ${sessionID} FOR UPDATE SKIP LOCKED`;
+      if (!s) return 0;
+      const ids = (await prunableChangesets(tx, policy, sessionID, opts.batch ?? 1000)).map((r) => r.executionId);
+      if (!ids.length) return 0;
+      await tx`
+        WITH c AS (UPDATE changesets SET pruned_at = now() WHERE session_id = ${sessionID} AND execution_id = ANY(${ids}))
+        DELETE FROM changeset_files WHERE execution_id = ANY(${ids})`;
+      for (const executionID of ids) await commitEvent(tx, sessionID, 'changeset.pruned', { executionID });
+      return ids.length;
+    });
+  }
+  const swept = await sql.begin(async (tx) => {
     const [{ ok }] = await tx`SELECT pg_try_advisory_xact_lock(${PRUNER_LOCK}) AS ok`;
-    if (!ok) return { skipped: true, changesets: 0, snapshots: 0, contents: 0 };
-    const policy = await readPolicy(tx);
+    if (!ok) return null;
     // Exclusive: waits for uploads, snapshot creations and freezes in flight, and holds new ones
     // back until this commits, so no content checked to exist by them disappears underneath.
     await tx`SELECT pg_advisory_xact_lock(${CONTENT_LOCK})`;
-    const pruned = await tx<{ executionId: string }[]>`
-      UPDATE changesets c SET pruned_at = now()
-      WHERE c.execution_id IN (
-        SELECT c2.execution_id FROM changesets c2 JOIN executions e ON e.id = c2.execution_id
-        WHERE c2.pruned_at IS NULL
-          AND e.settled_at < now() - ${policy.retainMs} * interval '1 millisecond'
-          AND EXISTS (SELECT 1 FROM executions n WHERE n.session_id = e.session_id AND n.sequence = e.sequence + 1 AND n.status <> 'RUNNING')
-          AND (SELECT count(*) FROM executions l WHERE l.session_id = e.session_id AND l.sequence > e.sequence AND l.status <> 'RUNNING') >= ${policy.retainExecutions}
-        ORDER BY c2.frozen_at LIMIT ${opts.batch ?? 1000})
-      AND c.pruned_at IS NULL
-      RETURNING c.execution_id`;
-    const ids = pruned.map((r) => r.executionId);
-    if (ids.length) await tx`DELETE FROM changeset_files WHERE execution_id = ANY(${ids})`;
     // Snapshots used by executions: kept while any of them is running or has an unpruned changeset.
     const used = await tx`
       UPDATE snapshots s SET manifest = NULL, pruned_at = now()
@@ -496,6 +515,8 @@ export async function pruneChangesets(sql: Sql, opts: { batch?: number } = {}): 
       WHERE c.touched_at < now() - ${policy.graceMs} * interval '1 millisecond'
         AND NOT EXISTS (SELECT 1 FROM refs WHERE refs.h = c.hash)
       RETURNING c.hash`;
-    return { skipped: false, changesets: ids.length, snapshots: used.length + unused.length, contents: gone.length };
+    return { snapshots: used.length + unused.length, contents: gone.length };
   });
+  if (!swept) return { skipped: changesets === 0, changesets, snapshots: 0, contents: 0 };
+  return { skipped: false, changesets, ...swept };
 }

@@ -1,6 +1,7 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
 import { ownsHost, scopeCondition, type Actor } from './access.js';
-import { CHANNEL } from './journal.js';
+import { commitEvent } from './events/commit.js';
+import { noticeSql } from './notices.js';
 import { HostNotFoundError, InvalidRequestError } from './errors.js';
 import { newId } from './ids.js';
 import { requireId } from './validate.js';
@@ -29,19 +30,21 @@ export interface HostCommandRow {
   acknowledgedAt: Date | null;
 }
 
-/** The notice a command's commit sends: `{ k: 'c', h: hostID }` (topic `other:c` of the bus). */
-export const COMMAND_TOPIC = 'other:c';
+/** The notice a command's commit sends: `{ k: 'c', h: hostID }`, on this bus topic. */
+export { COMMAND_TOPIC } from './notices.js';
 
 export async function issueCommand(
   tx: Tx,
   c: { hostId: string; sessionId: string; kind: CommandKind; jobId?: string | null; executionId?: string | null; reason?: 'SEAL' | 'PLUGIN'; payload?: unknown },
 ): Promise<HostCommandRow> {
-  const [row] = await tx<HostCommandRow[]>`
-    INSERT INTO host_commands (id, host_id, session_id, kind, job_id, execution_id, reason, payload)
-    VALUES (${newId('command')}, ${c.hostId}, ${c.sessionId}, ${c.kind}, ${c.jobId ?? null}, ${c.executionId ?? null},
-      ${c.reason ?? 'SEAL'}, ${c.payload === undefined ? null : tx.json(c.payload as any)})
-    RETURNING *`;
-  await tx`SELECT pg_notify(${CHANNEL}, json_build_object('k', 'c', 'h', ${c.hostId}::text)::text)`;
+  const [{ notified: _, ...row }] = await tx<(HostCommandRow & { notified: unknown })[]>`
+    WITH i AS (
+      INSERT INTO host_commands (id, host_id, session_id, kind, job_id, execution_id, reason, payload)
+      VALUES (${newId('command')}, ${c.hostId}, ${c.sessionId}, ${c.kind}, ${c.jobId ?? null}, ${c.executionId ?? null},
+        ${c.reason ?? 'SEAL'}, ${c.payload === undefined ? null : tx.json(c.payload as any)})
+      RETURNING *
+    )
+    SELECT i.*, ${noticeSql(tx, { k: 'c', h: c.hostId })} AS notified FROM i`;
   return row;
 }
 
@@ -49,11 +52,10 @@ export async function issueCommand(
  * Asks the job's host to cancel it: the job reads CANCELLING and a CANCEL_JOB command is issued.
  * Call under the session lock. Only a RUNNING job is affected (a CANCELLING one already has its command).
  */
-export async function requestJobCancel(tx: Tx, sessionId: string, job: { id: string; hostId: string }, append: (type: 'job.cancelling', payload: unknown) => Promise<unknown>) {
-  const [u] = await tx`UPDATE jobs SET status = 'CANCELLING' WHERE id = ${job.id} AND status = 'RUNNING' RETURNING id`;
-  if (!u) return null;
+export async function requestJobCancel(tx: Tx, sessionId: string, job: { id: string; hostId: string; status: string }) {
+  if (job.status !== 'RUNNING') return null;
   const cmd = await issueCommand(tx, { hostId: job.hostId, sessionId, kind: 'CANCEL_JOB', jobId: job.id });
-  await append('job.cancelling', { jobID: job.id, hostID: job.hostId, commandID: cmd.id, reason: 'SEAL' });
+  await commitEvent(tx, sessionId, 'job.cancelling', { jobID: job.id, hostID: job.hostId, commandID: cmd.id, reason: 'SEAL' });
   return cmd;
 }
 
@@ -125,10 +127,10 @@ export function unknownCommand(commandID: string): InvalidRequestError {
  * A job taken back by its host after a restart while its session is sealing: the host process that
  * took it back may never have seen the earlier cancel, so it gets a fresh one. Call under the session lock.
  */
-export async function cancelRestoredJob(tx: Tx, sessionId: string, job: { id: string; hostId: string; status: string }, append: (type: 'job.cancelling', payload: unknown) => Promise<unknown>) {
-  if (job.status === 'RUNNING') return requestJobCancel(tx, sessionId, job, append);
+export async function cancelRestoredJob(tx: Tx, sessionId: string, job: { id: string; hostId: string; status: string }) {
+  if (job.status === 'RUNNING') return requestJobCancel(tx, sessionId, job);
   if (job.status !== 'CANCELLING') return null;
   const cmd = await issueCommand(tx, { hostId: job.hostId, sessionId, kind: 'CANCEL_JOB', jobId: job.id });
-  await append('job.cancelling', { jobID: job.id, hostID: job.hostId, commandID: cmd.id, reason: 'SEAL' });
+  await commitEvent(tx, sessionId, 'job.cancelling', { jobID: job.id, hostID: job.hostId, commandID: cmd.id, reason: 'SEAL' });
   return cmd;
 }

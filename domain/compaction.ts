@@ -7,8 +7,7 @@ import {
   requireLive, type HostRequestOptions, type HostRequestRow,
 } from './host-requests.js';
 import { newId } from './ids.js';
-import { appendEvent } from './journal.js';
-import { insertParts } from './messages.js';
+import { commitEvent } from './events/commit.js';
 import type { MessageRow, SessionRow } from './rows.js';
 import { lockSession } from './sessions.js';
 import { checkText, LIMITS, requireId } from './validate.js';
@@ -146,20 +145,12 @@ export async function replyCompaction(sql: Sql, actor: Actor, c: HostRequestRow,
       index: 0, type: 'TEXT' as const, text: summary, tool: null, input: null, output: null, status: null, path: null, mime: null,
       id: newId('part'),
     }];
-    const seq = await appendEvent(tx, s.id, 'message.appended', { messageID, executionID: null, role: 'ASSISTANT', origin: 'HOST', parts });
-    await tx`
-      INSERT INTO messages (id, session_id, execution_id, position, role, origin)
-      VALUES (${messageID}, ${s.id}, NULL, ${seq}, 'ASSISTANT', 'HOST')`;
-    await insertParts(tx, s.id, messageID, parts);
-    const cseq = await appendEvent(tx, s.id, 'session.compacted', {
+    await commitEvent(tx, s.id, 'message.appended', { messageID, executionID: null, role: 'ASSISTANT', origin: 'HOST', parts });
+    await commitEvent(tx, s.id, 'session.compacted', {
       // messageID: the summary, so sessionEvents subscribers can read it from the event.
       commandID: c.id, hostID: c.hostId, messageID, summaryMessageID: messageID, throughPosition: p.throughPosition,
       compactedMessages, compactedMessageIDs: p.context.map((m) => m.messageID),
     });
-    await tx`
-      INSERT INTO compactions (session_id, seq, summary_message_id, through_position, compacted_messages, command_id)
-      VALUES (${s.id}, ${cseq}, ${messageID}, ${p.throughPosition}, ${compactedMessages}, ${c.id})`;
-    await tx`UPDATE sessions SET updated_at = now() WHERE id = ${s.id}`;
     return replied;
   });
 }

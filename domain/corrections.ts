@@ -3,7 +3,7 @@ import type { Actor } from './access.js';
 import {
   InvalidRequestError, MessageNotFoundError, PartNotFoundError, SessionBusyError, SessionNotFoundError,
 } from './errors.js';
-import { appendEvent } from './journal.js';
+import { commitEvent } from './events/commit.js';
 import type { MessageRow, PartRow, Role, SessionRow } from './rows.js';
 import { lockSession } from './sessions.js';
 import { checkText, LIMITS, requireId } from './validate.js';
@@ -69,13 +69,9 @@ export async function correctMessagePart(sql: Sql, actor: Actor, input: CorrectM
       throw new InvalidRequestError('partID', `Part ${partID} is a ${part.type} part; only TEXT parts can be corrected.`);
     }
     await requireIdle(tx, session.id);
-    await appendEvent(tx, session.id, 'message.part_corrected', {
+    const { result: { message: m, part: p } } = await commitEvent(tx, session.id, 'message.part_corrected', {
       messageID, partID, text, revision: part.revision + 1, messageRevision: message.revision + 1,
     });
-    const [p] = await tx<PartRow[]>`
-      UPDATE parts SET text = ${text}, revision = revision + 1, corrected_at = now() WHERE id = ${partID} RETURNING *`;
-    const [m] = await tx<MessageRow[]>`UPDATE messages SET revision = revision + 1 WHERE id = ${messageID} RETURNING *`;
-    await tx`UPDATE sessions SET updated_at = now() WHERE id = ${session.id}`;
     return { message: m, part: p };
   });
 }
@@ -96,14 +92,7 @@ export async function retractMessage(sql: Sql, actor: Actor, input: RetractMessa
     const { session, message } = await lockMessage(tx, actor, messageID);
     if (message.retractedAt) throw new InvalidRequestError('messageID', `Message ${messageID} is already retracted.`);
     await requireIdle(tx, session.id);
-    await appendEvent(tx, session.id, 'message.retracted', { messageID, reason, revision: message.revision + 1 });
-    const [m] = await tx<MessageRow[]>`
-      UPDATE messages SET retracted_at = now(), retraction_reason = ${reason}, revision = revision + 1
-      WHERE id = ${messageID} RETURNING *`;
-    await tx`
-      UPDATE parts SET text = NULL, tool = NULL, input = NULL, output = NULL, status = NULL, path = NULL, mime = NULL, title = NULL, metadata = NULL
-      WHERE message_id = ${messageID}`;
-    await tx`UPDATE sessions SET updated_at = now() WHERE id = ${session.id}`;
+    const { result: m } = await commitEvent(tx, session.id, 'message.retracted', { messageID, reason, revision: message.revision + 1 });
     return { message: m };
   });
 }

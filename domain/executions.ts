@@ -3,7 +3,7 @@ import { scopeCondition, type Actor } from './access.js';
 import { ExecutionNotFoundError, InvalidRequestError, SessionBusyError, SessionSealedError } from './errors.js';
 import { requireHost } from './hosts.js';
 import { newId } from './ids.js';
-import { appendEvent } from './journal.js';
+import { commitEvent } from './events/commit.js';
 import type { ExecutionRow, ExecutionStatus, InterruptReason, Trigger } from './rows.js';
 import { lockSession } from './sessions.js';
 import { recordSettlement } from './settlements.js';
@@ -107,13 +107,10 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
     await requireHost(tx, actor, hostID, { live: true });
     const startSnapshot = input.startSnapshot == null ? null : await requireBoundarySnapshot(tx, input.startSnapshot, sessionID, 'startSnapshot');
     const sequence = s.executionCount + 1;
-    const [e] = await tx<ExecutionRow[]>`
-      INSERT INTO executions (id, session_id, sequence, host_id, status, trigger, start_snapshot_id, start_capture_error, external_id, provider_id, model_id, agent, mode)
-      VALUES (${newId('execution')}, ${sessionID}, ${sequence}, ${hostID}, 'RUNNING', ${input.trigger}, ${startSnapshot}, ${startCaptureError},
-        ${externalId}, ${facts.providerId}, ${facts.modelId}, ${facts.agent}, ${facts.mode})
-      RETURNING *`;
-    await tx`UPDATE sessions SET execution_count = ${sequence}, host_id = ${hostID}, updated_at = now() WHERE id = ${sessionID}`;
-    await appendEvent(tx, sessionID, 'execution.started', { executionID: e.id, sequence, hostID, trigger: e.trigger, startSnapshotID: startSnapshot });
+    const { result: e } = await commitEvent(tx, sessionID, 'execution.started', {
+      executionID: newId('execution'), sequence, hostID, trigger: input.trigger, startSnapshotID: startSnapshot, startCaptureError,
+      externalID: externalId, providerID: facts.providerId, modelID: facts.modelId, agent: facts.agent, mode: facts.mode,
+    });
     await rememberResult(tx, key, e.id, sessionID);
     return e;
   });
@@ -179,21 +176,13 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
       throw new InvalidRequestError('executionID', `Execution ${executionID} is not running (it is ${e.status}).`);
     }
     const endSnapshot = input.endSnapshot == null ? null : await requireBoundarySnapshot(tx, input.endSnapshot, s.id, 'endSnapshot');
-    const [settled] = await tx<ExecutionRow[]>`
-      UPDATE executions SET status = ${input.status}, interrupt_reason = ${input.interruptReason ?? null},
-        error = ${error}, settled_at = clock_timestamp(), end_snapshot_id = ${endSnapshot}, end_capture_error = ${endCaptureError},
-        provider_id = coalesce(${facts.providerId}, provider_id), model_id = coalesce(${facts.modelId}, model_id),
-        agent = coalesce(${facts.agent}, agent), mode = coalesce(${facts.mode}, mode),
-        finish_reason = ${finishReason}, error_name = ${errorName},
-        input_tokens = ${usage.inputTokens}, output_tokens = ${usage.outputTokens}, reasoning_tokens = ${usage.reasoningTokens},
-        cache_read_tokens = ${usage.cacheReadTokens}, cache_write_tokens = ${usage.cacheWriteTokens}, cost = ${usage.cost}
-      WHERE id = ${executionID} RETURNING *`;
+    const { result: settled } = await commitEvent(tx, s.id, 'execution.settled', {
+      executionID, status: input.status as 'SUCCEEDED' | 'FAILED' | 'INTERRUPTED', interruptReason: input.interruptReason ?? null, error,
+      endSnapshotID: endSnapshot, endCaptureError, providerID: facts.providerId, modelID: facts.modelId, agent: facts.agent, mode: facts.mode,
+      finishReason, errorName, usage,
+    });
     await freezeChangeset(tx, { id: executionID, sessionId: s.id, startSnapshotId: (e as any).startSnapshotId ?? null, endSnapshotId: endSnapshot,
       startCaptureError: (e as any).startCaptureError ?? null, endCaptureError });
-    await tx`UPDATE sessions SET updated_at = now() WHERE id = ${s.id}`;
-    await appendEvent(tx, s.id, 'execution.settled', {
-      executionID, status: settled.status, interruptReason: settled.interruptReason, error: settled.error, endSnapshotID: endSnapshot,
-    });
     await recordSettlement(tx, {
       sessionId: s.id, executionId: executionID, status: settled.status, directory: s.directory, settledAt: settled.settledAt!,
     });

@@ -1,6 +1,6 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
 import type { Actor } from './access.js';
-import { CHANNEL } from './journal.js';
+import { noticeSql, notify, REPLY_TOPIC, type Notice, type Topic } from './notices.js';
 import { findCommand, unknownCommand, type HostCommandRow } from './commands.js';
 import {
   CommandTimeoutError, HostUnavailableError, InvalidRequestError, SessionNotFoundError, UnsupportedError,
@@ -9,6 +9,7 @@ import {
 import { newId } from './ids.js';
 import type { HostRow, SessionRow } from './rows.js';
 import { checkJson, LIMITS, requireId } from './validate.js';
+import { Wake, type WakeBus } from './wake.js';
 
 /**
  * Requests to a session's host that expect a reply (issue 8): compactSession and generate. They ride
@@ -19,7 +20,7 @@ import { checkJson, LIMITS, requireId } from './validate.js';
  *   the command's commit wakes the host's `hostCommands` subscription (notice `{k:'c', h}`).
  * - The host answers with `replyHostCommand`. The reply's transaction is the one that applies it
  *   (a compaction is recorded there, see domain/compaction.ts) and notifies `{k:'r', id}` (bus topic
- *   `other:r`); whichever gateway instance holds the caller is woken by it. No sleep-polling: the
+ *   `replies`); whichever gateway instance holds the caller is woken by it. No sleep-polling: the
  *   waiter sleeps until a notification, the deadline, or the moment the host's lease would lapse.
  * - Exactly one of "replied" and "timed out" wins: both are single-row updates guarded by
  *   `replied_at IS NULL AND timed_out_at IS NULL` (and the reply also by `expires_at`). A reply after
@@ -34,7 +35,7 @@ import { checkJson, LIMITS, requireId } from './validate.js';
 export const DEFAULT_HOST_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_HOST_REQUEST_MAX_TIMEOUT_MS = 120_000;
 /** Bus topic of the reply notice `{ k: 'r', id: commandID }`. */
-export const REPLY_TOPIC = 'other:r';
+export { REPLY_TOPIC };
 /** Upper bound of a reply's JSON result. */
 export const REPLY_MAX_BYTES = 2 * LIMITS.textBytes;
 
@@ -49,10 +50,7 @@ export interface HostRequestRow extends HostCommandRow {
 }
 
 /** What a wait needs of the instance's notification bus (subscriptions/bus.ts PgBus). */
-export interface RequestBus {
-  on(topic: string, fn: (n: any) => void): () => void;
-  onResync(fn: () => void): () => void;
-}
+export type RequestBus = WakeBus;
 
 export interface HostRequestOptions {
   bus: RequestBus;
@@ -90,18 +88,20 @@ export async function issueRequest(
   tx: Tx,
   r: { hostId: string; sessionId: string; kind: RequestKind; payload: unknown; timeoutMs: number },
 ): Promise<HostRequestRow> {
-  const [row] = await tx<HostRequestRow[]>`
-    INSERT INTO host_commands (id, host_id, session_id, kind, reason, payload, expires_at)
-    VALUES (${newId('command')}, ${r.hostId}, ${r.sessionId}, ${r.kind}, 'PLUGIN', ${tx.json(r.payload as any)},
-      clock_timestamp() + ${r.timeoutMs} * interval '1 millisecond')
-    RETURNING *`;
-  await tx`SELECT pg_notify(${CHANNEL}, json_build_object('k', 'c', 'h', ${r.hostId}::text)::text)`;
+  const [{ notified: _, ...row }] = await tx<(HostRequestRow & { notified: unknown })[]>`
+    WITH i AS (
+      INSERT INTO host_commands (id, host_id, session_id, kind, reason, payload, expires_at)
+      VALUES (${newId('command')}, ${r.hostId}, ${r.sessionId}, ${r.kind}, 'PLUGIN', ${tx.json(r.payload as any)},
+        clock_timestamp() + ${r.timeoutMs} * interval '1 millisecond')
+      RETURNING *
+    )
+    SELECT i.*, ${noticeSql(tx, { k: 'c', h: r.hostId })} AS notified FROM i`;
   return row;
 }
 
 /** The reply's commit wakes whichever instance waits for it. Call inside the replying transaction. */
 export async function notifyReply(tx: Tx, commandID: string) {
-  await tx`SELECT pg_notify(${CHANNEL}, json_build_object('k', 'r', 'id', ${commandID}::text)::text)`;
+  await notify(tx, { k: 'r', id: commandID });
 }
 
 interface CommandState extends HostRequestRow {
@@ -141,16 +141,12 @@ export async function awaitRequest(
   cmd: { id: string; sessionId: string },
   opts: HostRequestOptions & { deadline: number; timeoutMs: number; owner: boolean },
 ): Promise<HostRequestRow | null> {
-  let dirty = false;
-  let wake: (() => void) | null = null;
-  const poke = () => { dirty = true; wake?.(); };
   // Listen before the first read: a reply committed after it cannot be missed.
-  const offs = [opts.bus.on(REPLY_TOPIC, (n: any) => { if (n?.id === cmd.id) poke(); }), opts.bus.onResync(poke)];
-  opts.signal?.addEventListener('abort', poke);
+  const wake = new Wake({ bus: opts.bus, topic: REPLY_TOPIC, accept: (n) => n?.id === cmd.id, signal: opts.signal });
   const timeout = () => new CommandTimeoutError(cmd.sessionId, cmd.id, opts.timeoutMs);
   try {
     for (;;) {
-      dirty = false;
+      wake.take();
       const s = await readState(sql, cmd.id);
       if (!s) throw new SessionNotFoundError(cmd.sessionId); // removed with its session
       if (s.repliedAt) return s;
@@ -173,22 +169,15 @@ export async function awaitRequest(
         if (await closeRequest(sql, cmd.id)) throw timeout();
         continue; // the reply won
       }
-      if (dirty) continue;
       // Sleep until a notification, the deadline, the command's expiry (a non-owner then goes on even if
       // the owner's instance is gone), or the moment the lease would lapse (re-checked then: a renewal
       // moves it). Never a periodic poll.
       const until = Math.min(left, Math.ceil(s.expiresLeftMs) + 5, opts.owner ? Math.ceil(s.leaseLeftMs) + 5 : left);
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        timer = setTimeout(resolve, Math.max(1, until));
-      });
-      wake = null;
-      clearTimeout(timer);
+      // A notice that came during the read leaves the wake set: the wait returns at once.
+      await wake.wait(Math.max(1, until));
     }
   } finally {
-    for (const off of offs) off();
-    opts.signal?.removeEventListener('abort', poke);
+    wake.close();
   }
 }
 

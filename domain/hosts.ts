@@ -2,7 +2,7 @@ import type { Db, Sql, Tx } from '../db/connection.js';
 import { isUnscopedAdmin, ownsHost, type Actor } from './access.js';
 import { HostNotFoundError, InvalidRequestError } from './errors.js';
 import { newId } from './ids.js';
-import { appendEvent } from './journal.js';
+import { commitEvent } from './events/commit.js';
 import type { HostRow } from './rows.js';
 import { checkJson, checkText, LIMITS, optionalId, requireId } from './validate.js';
 import { recordSettlement } from './settlements.js';
@@ -110,23 +110,20 @@ export async function sweepExpiredLeases(sql: Sql): Promise<{ abandoned: number;
     await sql.begin(async (tx) => {
       const [s] = await tx`SELECT id, directory FROM sessions WHERE id = ${sessionId} FOR UPDATE SKIP LOCKED`;
       if (!s) return;
-      const execs = await tx`
-        UPDATE executions e SET status = 'ABANDONED', settled_at = now()
-        FROM hosts h WHERE h.id = e.host_id AND e.session_id = ${sessionId}
-          AND e.status = 'RUNNING' AND h.lease_expires_at < now()
-        RETURNING e.id, e.host_id, e.settled_at`;
-      const jobs = await tx`
-        UPDATE jobs j SET status = 'LOST'
-        FROM hosts h WHERE h.id = j.host_id AND j.session_id = ${sessionId}
-          AND j.status IN ('RUNNING', 'CANCELLING') AND h.lease_expires_at < now()
-        RETURNING j.id, j.host_id`;
-      for (const j of jobs) await appendEvent(tx, sessionId, 'job.lost', { jobID: j.id, hostID: j.hostId });
+      // Under the session lock nothing of the session changes meanwhile: these are exactly the rows to mark.
+      const [execs, jobs] = await Promise.all([
+        tx<{ id: string; hostId: string }[]>`
+          SELECT e.id, e.host_id FROM executions e JOIN hosts h ON h.id = e.host_id
+          WHERE e.session_id = ${sessionId} AND e.status = 'RUNNING' AND h.lease_expires_at < now() ORDER BY e.id`,
+        tx<{ id: string; hostId: string }[]>`
+          SELECT j.id, j.host_id FROM jobs j JOIN hosts h ON h.id = j.host_id
+          WHERE j.session_id = ${sessionId} AND j.status IN ('RUNNING', 'CANCELLING') AND h.lease_expires_at < now() ORDER BY j.id`,
+      ]);
+      for (const j of jobs) await commitEvent(tx, sessionId, 'job.lost', { jobID: j.id, hostID: j.hostId });
       for (const e of execs) {
-        await appendEvent(tx, sessionId, 'execution.abandoned', { executionID: e.id, hostID: e.hostId });
-      }
-      // Staged in the settlement log; the sequencer gives it its position once this commits.
-      for (const e of execs) {
-        await recordSettlement(tx, { sessionId, executionId: e.id, status: 'ABANDONED', directory: s.directory, settledAt: e.settledAt });
+        const { result } = await commitEvent(tx, sessionId, 'execution.abandoned', { executionID: e.id, hostID: e.hostId });
+        // Staged in the settlement log; the sequencer gives it its position once this commits.
+        await recordSettlement(tx, { sessionId, executionId: e.id, status: 'ABANDONED', directory: s.directory, settledAt: result.settledAt! });
       }
       abandoned += execs.length;
       lost += jobs.length;

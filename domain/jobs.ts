@@ -3,7 +3,7 @@ import { scopeCondition, type Actor } from './access.js';
 import { InvalidRequestError, JobNotFoundError, SessionSealedError } from './errors.js';
 import { requireHost } from './hosts.js';
 import { newId } from './ids.js';
-import { appendEvent } from './journal.js';
+import { commitEvent } from './events/commit.js';
 import { cancelRestoredJob } from './commands.js';
 import type { JobKind, JobRow, JobStatus } from './rows.js';
 import { lockSession } from './sessions.js';
@@ -45,12 +45,8 @@ export async function startJob(sql: Sql, actor: Actor, input: StartJobInput): Pr
       const [e] = await tx`SELECT session_id FROM executions WHERE id = ${executionID}`;
       if (!e || e.sessionId !== sessionID) throw new InvalidRequestError('executionID', `Execution ${executionID} is not an execution of session ${sessionID}.`);
     }
-    const [j] = await tx<JobRow[]>`
-      INSERT INTO jobs (id, session_id, execution_id, host_id, kind, title, command, status, background)
-      VALUES (${newId('job')}, ${sessionID}, ${executionID}, ${hostID}, ${input.kind}, ${title}, ${command}, 'RUNNING', ${input.background ?? false})
-      RETURNING *`;
-    await appendEvent(tx, sessionID, 'job.started', {
-      jobID: j.id, executionID, hostID, kind: j.kind, title, command, background: j.background,
+    const { result: j } = await commitEvent(tx, sessionID, 'job.started', {
+      jobID: newId('job'), executionID, hostID, kind: input.kind, title, command, background: input.background ?? false,
     });
     await rememberResult(tx, key, j.id, sessionID);
     return j;
@@ -79,9 +75,7 @@ export async function backgroundJob(sql: Sql, actor: Actor, input: { jobID: stri
     if (s.sealRequestedAt) throw new SessionSealedError(s.id);
     if (j.status !== 'RUNNING') throw new InvalidRequestError('jobID', `Job ${jobID} is not running (it is ${j.status}).`);
     if (j.background) return j;
-    const [u] = await tx<JobRow[]>`UPDATE jobs SET background = true WHERE id = ${jobID} RETURNING *`;
-    await appendEvent(tx, s.id, 'job.backgrounded', { jobID });
-    return u;
+    return (await commitEvent(tx, s.id, 'job.backgrounded', { jobID })).result;
   });
 }
 
@@ -104,15 +98,10 @@ export async function finishJob(sql: Sql, actor: Actor, input: { jobID: string; 
     if (input.status === 'LOST') {
       if (j.status === 'LOST') return j; // already lost (the lease sweep, or an earlier report): nothing changes
       if (input.exitCode != null) throw new InvalidRequestError('exitCode', 'A LOST job has no exit code.');
-      const [u] = await tx<JobRow[]>`UPDATE jobs SET status = 'LOST' WHERE id = ${jobID} RETURNING *`;
-      await appendEvent(tx, s.id, 'job.lost', { jobID, hostID: j.hostId, reportedBy: 'host' });
-      return u;
+      return (await commitEvent(tx, s.id, 'job.lost', { jobID, hostID: j.hostId, reportedBy: 'host' })).result;
     }
-    const [u] = await tx<JobRow[]>`
-      UPDATE jobs SET status = ${input.status}, exit_code = ${input.exitCode ?? null}, completed_at = clock_timestamp()
-      WHERE id = ${jobID} RETURNING *`;
-    await appendEvent(tx, s.id, 'job.finished', { jobID, status: u.status, exitCode: u.exitCode });
-    return u;
+    const status = input.status as 'COMPLETED' | 'ERROR' | 'CANCELLED';
+    return (await commitEvent(tx, s.id, 'job.finished', { jobID, status, exitCode: input.exitCode ?? null })).result;
   });
 }
 
@@ -127,13 +116,12 @@ export async function restoreJob(sql: Sql, actor: Actor, input: { jobID: string;
     // Seal (issue 4): a job taken back while its session is sealing is cancelled again.
     const resealed = async (r: JobRow) => {
       if (!s.sealRequestedAt) return r;
-      await cancelRestoredJob(tx, s.id, r, (type, payload) => appendEvent(tx, s.id, type, payload));
+      await cancelRestoredJob(tx, s.id, r);
       return (await tx<JobRow[]>`SELECT * FROM jobs WHERE id = ${jobID}`)[0];
     };
     if (j.status === 'RUNNING' || j.status === 'CANCELLING') return resealed(j);
     if (j.status !== 'LOST') throw new InvalidRequestError('jobID', `Job ${jobID} has finished (${j.status}); only a LOST job can be restored.`);
-    const [u] = await tx<JobRow[]>`UPDATE jobs SET status = 'RUNNING', restored = true WHERE id = ${jobID} RETURNING *`;
-    await appendEvent(tx, s.id, 'job.restored', { jobID, hostID });
+    const { result: u } = await commitEvent(tx, s.id, 'job.restored', { jobID, hostID });
     return resealed(u);
   });
 }

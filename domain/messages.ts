@@ -2,7 +2,7 @@ import type { Db, Sql } from '../db/connection.js';
 import { scopeCondition, type Actor } from './access.js';
 import { InvalidRequestError, SessionSealedError } from './errors.js';
 import { newId } from './ids.js';
-import { appendEvent } from './journal.js';
+import { commitEvent } from './events/commit.js';
 import type { MessageRow, Origin, PartRow, PartType, Role } from './rows.js';
 import { lockSession } from './sessions.js';
 import { idempotencyKey, previousResult, rememberResult } from './idempotency.js';
@@ -158,33 +158,12 @@ export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessage
     }
     const messageID = newId('message');
     const stored = parts.map((p) => ({ ...p, id: newId('part') }));
-    const seq = await appendEvent(tx, sessionID, 'message.appended', {
+    const { result: m } = await commitEvent(tx, sessionID, 'message.appended', {
       messageID, executionID, role: input.role, origin: input.origin, parts: stored, ...(externalId ? { externalID: externalId } : {}),
     });
-    const [m] = await tx<MessageRow[]>`
-      INSERT INTO messages (id, session_id, execution_id, position, role, origin, external_id)
-      VALUES (${messageID}, ${sessionID}, ${executionID}, ${seq}, ${input.role}, ${input.origin}, ${externalId})
-      RETURNING *`;
-    await insertParts(tx, sessionID, messageID, stored);
-    await tx`UPDATE sessions SET updated_at = now() WHERE id = ${sessionID}`;
     await rememberResult(tx, key, messageID, sessionID);
     return m;
   });
-}
-
-type StoredPart = PartFields & { id: string };
-
-export async function insertParts(db: Db, sessionID: string, messageID: string, parts: StoredPart[]): Promise<void> {
-  const rows = parts.map((p) => ({
-    id: p.id, message_id: messageID, session_id: sessionID, index: p.index, type: p.type, text: p.text,
-    tool: p.tool, input: p.input === null || p.input === undefined ? null : db.json(p.input as any),
-    output: p.output, status: p.status, path: p.path, mime: p.mime,
-    external_id: p.externalId ?? null, title: p.title ?? null,
-    metadata: p.metadata === null || p.metadata === undefined ? null : db.json(p.metadata as any),
-    started_at: p.startedAt ?? null, ended_at: p.endedAt ?? null,
-  }));
-  await db`INSERT INTO parts ${db(rows, 'id', 'message_id', 'session_id', 'index', 'type', 'text', 'tool', 'input', 'output', 'status', 'path', 'mime',
-    'external_id', 'title', 'metadata', 'started_at', 'ended_at')}`;
 }
 
 export async function getMessage(db: Db, actor: Actor, messageID: string): Promise<MessageRow | null> {

@@ -1,190 +1,168 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
+import { CATALOGUE, JOURNAL_TABLES, readEvent, UnknownEventError, type EventDef, type JournalTable } from './events/catalogue.js';
+import { PayloadError, type Shape } from './events/shape.js';
 
 /**
- * Rebuilding the message and part projections from the journal.
- *
- * The fold below is written independently of the live write path (domain/messages.ts,
- * domain/corrections.ts): the replay test compares the two after long random histories. Timestamps
- * are carried as Postgres text so microseconds survive the round trip (a JS Date would drop them);
- * the live path stamps rows with now(), the transaction's timestamp, which is also the journal
- * row's created_at, so the event's created_at is the projected timestamp.
+ * Replay: rebuilding every table the journal owns (domain/events/catalogue.ts JOURNAL_TABLES:
+ * sessions, executions, jobs, messages and parts, compactions, tombstones; seal state lives on
+ * sessions) from the journal alone, with the projectors of the live write path. The projectors name
+ * tables unqualified, so replay sets `search_path` to a scratch schema holding empty copies of those
+ * tables and runs them there, one session at a time, in seq order (every projector touches only its
+ * event's session). Events are read through the catalogue: checked, older versions upcast.
  */
-
-/** Journal event types the message projections are built from; every other type leaves them alone. */
-const MESSAGE_EVENTS = ['message.appended', 'message.part_corrected', 'message.retracted', 'session.removed'];
-
-interface ReplayEvent {
-  sessionId: string;
-  seq: number;
-  type: string;
-  version: number;
-  payload: any;
-  /** created_at as Postgres text. */
-  at: string;
-}
-
-interface MessageState {
-  id: string;
-  session_id: string;
-  execution_id: string | null;
-  position: number;
-  role: string;
-  origin: string;
-  revision: number;
-  retracted_at: string | null;
-  retraction_reason: string | null;
-  created_at: string;
-  external_id: string | null;
-}
-
-interface PartState {
-  id: string;
-  message_id: string;
-  session_id: string;
-  index: number;
-  type: string;
-  text: string | null;
-  revision: number;
-  corrected_at: string | null;
-  tool: string | null;
-  input: unknown;
-  output: string | null;
-  status: string | null;
-  path: string | null;
-  mime: string | null;
-  external_id: string | null;
-  title: string | null;
-  metadata: unknown;
-  started_at: string | null;
-  ended_at: string | null;
-}
 
 export class ReplayError extends Error {}
 
-/** The projection of one session, folded from its events in seq order. */
-export class SessionProjection {
-  readonly messages = new Map<string, MessageState>();
-  readonly parts = new Map<string, PartState[]>();
-  private lastSeq = 0;
-
-  constructor(readonly sessionID: string) {}
-
-  apply(e: ReplayEvent): void {
-    if (e.seq !== this.lastSeq + 1) {
-      throw new ReplayError(`journal of ${this.sessionID} has a gap: seq ${e.seq} after ${this.lastSeq}`);
-    }
-    this.lastSeq = e.seq;
-    if (!MESSAGE_EVENTS.includes(e.type)) return;
-    if (e.version !== 1) throw new ReplayError(`${e.type} version ${e.version} (seq ${e.seq} of ${this.sessionID}) is not known to this replay`);
-    const p = e.payload;
-    switch (e.type) {
-      case 'message.appended': {
-        this.messages.set(p.messageID, {
-          id: p.messageID, session_id: this.sessionID, execution_id: p.executionID ?? null, position: e.seq,
-          role: p.role, origin: p.origin, revision: 1, retracted_at: null, retraction_reason: null, created_at: e.at,
-          external_id: p.externalID ?? null,
-        });
-        this.parts.set(p.messageID, (p.parts as any[]).map((x) => ({
-          id: x.id, message_id: p.messageID, session_id: this.sessionID, index: x.index, type: x.type,
-          text: x.text ?? null, revision: 1, corrected_at: null, tool: x.tool ?? null,
-          input: x.input === undefined || x.input === null ? null : x.input,
-          output: x.output ?? null, status: x.status ?? null, path: x.path ?? null, mime: x.mime ?? null,
-          external_id: x.externalId ?? null, title: x.title ?? null, metadata: x.metadata ?? null,
-          started_at: x.startedAt ?? null, ended_at: x.endedAt ?? null,
-        })));
-        return;
-      }
-      case 'message.part_corrected': {
-        const m = this.message(p.messageID, e);
-        const part = this.parts.get(m.id)!.find((x) => x.id === p.partID);
-        if (!part) throw new ReplayError(`seq ${e.seq} of ${this.sessionID} corrects unknown part ${p.partID}`);
-        part.text = p.text;
-        part.revision += 1;
-        part.corrected_at = e.at;
-        m.revision += 1;
-        return;
-      }
-      case 'message.retracted': {
-        const m = this.message(p.messageID, e);
-        m.retracted_at = e.at;
-        m.retraction_reason = p.reason ?? null;
-        m.revision += 1;
-        for (const x of this.parts.get(m.id)!) {
-          x.text = x.tool = x.output = x.status = x.path = x.mime = x.title = null;
-          x.input = x.metadata = null;
-        }
-        return;
-      }
-      case 'session.removed':
-        this.messages.clear();
-        this.parts.clear();
-        return;
-    }
-  }
-
-  private message(id: string, e: ReplayEvent): MessageState {
-    const m = this.messages.get(id);
-    if (!m) throw new ReplayError(`seq ${e.seq} of ${this.sessionID} (${e.type}) names unknown message ${id}`);
-    return m;
-  }
-}
-
-export interface ReplayTarget {
-  /** Table names (optionally schema-qualified). */
-  messages: string;
-  parts: string;
-}
+/** Primary key of each journal table (what rows are matched on). */
+const KEYS: Record<JournalTable, readonly string[]> = {
+  sessions: ['id'], executions: ['id'], jobs: ['id'], messages: ['id'], parts: ['id'], compactions: ['session_id', 'seq'], tombstones: ['id'],
+};
 
 export interface ReplayStats {
   sessions: number;
   events: number;
-  messages: number;
-  parts: number;
+  /** Rows replayed per table. */
+  rows: Record<JournalTable, number>;
+  /**
+   * Sessions whose journal holds events of an older version that cannot rebuild some of their rows
+   * exactly, with those tables: verification and rebuild leave those rows out.
+   */
+  inexact: Map<string, Set<JournalTable>>;
 }
 
-async function flush(db: Db, target: ReplayTarget, proj: SessionProjection, stats: ReplayStats): Promise<void> {
-  const messages = [...proj.messages.values()];
-  const parts = messages.flatMap((m) => proj.parts.get(m.id)!);
-  // jsonb_populate_recordset reads every column from JSON text with the column's own type, so
-  // timestamps keep their microseconds (postgres.js would turn a timestamptz parameter into a Date).
-  for (let i = 0; i < messages.length; i += 1000) {
-    await db`INSERT INTO ${db(target.messages)}
-      SELECT * FROM jsonb_populate_recordset(NULL::${db(target.messages)}, ${db.json(messages.slice(i, i + 1000) as any)})`;
-  }
-  for (let i = 0; i < parts.length; i += 1000) {
-    await db`INSERT INTO ${db(target.parts)}
-      SELECT * FROM jsonb_populate_recordset(NULL::${db(target.parts)}, ${db.json(parts.slice(i, i + 1000) as any)})`;
-  }
-  stats.messages += messages.length;
-  stats.parts += parts.length;
+interface StoredEvent { sessionId: string; seq: string; type: string; version: number; payload: unknown; at: string }
+
+function checkSchemaName(schema: string): void {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema) || schema === 'public') throw new Error(`not a usable schema name: ${schema}`);
 }
 
-/** Folds the whole journal, session by session, into the (empty) target tables. */
-async function replayInto(tx: Tx, target: ReplayTarget): Promise<ReplayStats> {
-  const stats: ReplayStats = { sessions: 0, events: 0, messages: 0, parts: 0 };
-  const sessions = await tx<{ sessionId: string }[]>`SELECT DISTINCT session_id FROM journal ORDER BY session_id`;
-  for (const { sessionId } of sessions) {
-    const proj = new SessionProjection(sessionId);
-    for (let after = 0; ;) {
-      const rows = await tx<ReplayEvent[]>`
-        SELECT session_id, seq, type, version, payload, created_at::text AS at FROM journal
-        WHERE session_id = ${sessionId} AND seq > ${after} ORDER BY seq LIMIT 5000`;
-      for (const r of rows) proj.apply({ ...r, seq: Number(r.seq) });
-      stats.events += rows.length;
-      if (rows.length < 5000) break;
-      after = Number(rows[rows.length - 1].seq);
+/** The schema the live tables are in (the connection's current schema). */
+async function liveSchema(tx: Tx): Promise<string> {
+  const [r] = await tx<{ s: string }[]>`SELECT current_schema() AS s`;
+  return r.s;
+}
+
+/** Empty copies of every journal table in `schema` (columns, defaults, checks, indexes; no foreign keys). */
+async function createTargets(tx: Tx, live: string, schema: string): Promise<void> {
+  await tx`CREATE SCHEMA IF NOT EXISTS ${tx(schema)}`;
+  for (const t of [...JOURNAL_TABLES].reverse()) await tx`DROP TABLE IF EXISTS ${tx(schema + '.' + t)}`;
+  for (const t of JOURNAL_TABLES) await tx`CREATE TABLE ${tx(schema + '.' + t)} (LIKE ${tx(live + '.' + t)} INCLUDING ALL)`;
+}
+
+/** Applies one stored event to the tables `search_path` points at, as commitEvent applied it live. */
+async function applyStored(tx: Tx, e: StoredEvent, stats: ReplayStats): Promise<void> {
+  let read;
+  try {
+    read = readEvent(e.type, e.version, e.payload);
+  } catch (err) {
+    if (err instanceof UnknownEventError || err instanceof PayloadError) {
+      throw new ReplayError(`seq ${e.seq} of ${e.sessionId}: ${err.message}`);
     }
-    await flush(tx, target, proj, stats);
-    stats.sessions++;
+    throw err;
+  }
+  if (read.inexact.length) {
+    let set = stats.inexact.get(e.sessionId);
+    if (!set) stats.inexact.set(e.sessionId, (set = new Set()));
+    for (const t of read.inexact) set.add(t);
+  }
+  const d = CATALOGUE[read.type] as EventDef<Shape<unknown>, unknown>;
+  const seq = Number(e.seq);
+  if (!d.opens) {
+    await tx`UPDATE sessions SET last_seq = ${seq}${d.touches ? tx`, updated_at = ${e.at}::text::timestamptz` : tx``} WHERE id = ${e.sessionId}`;
+  }
+  await d.project(tx, { sessionID: e.sessionId, seq, at: e.at, payload: read.payload });
+}
+
+/** Folds the whole journal (in `live`), session by session, into the empty tables of `schema`. */
+async function replayInto(tx: Tx, live: string, schema: string): Promise<ReplayStats> {
+  const rows = Object.fromEntries(JOURNAL_TABLES.map((t) => [t, 0])) as Record<JournalTable, number>;
+  const stats: ReplayStats = { sessions: 0, events: 0, rows, inexact: new Map() };
+  const journal = tx(live + '.journal');
+  const sessions = await tx<{ sessionId: string }[]>`SELECT DISTINCT session_id FROM ${journal} ORDER BY session_id`;
+  await tx`SELECT set_config('search_path', ${schema}, true)`;
+  try {
+    for (const { sessionId } of sessions) {
+      for (let after = 0; ;) {
+        const events = await tx<StoredEvent[]>`
+          SELECT session_id, seq, type, version, payload, created_at::text AS at FROM ${journal}
+          WHERE session_id = ${sessionId} AND seq > ${after} ORDER BY seq LIMIT 5000`;
+        for (const e of events) {
+          if (Number(e.seq) !== after + 1) throw new ReplayError(`journal of ${sessionId} has a gap: seq ${e.seq} after ${after}`);
+          await applyStored(tx, e, stats);
+          after = Number(e.seq);
+        }
+        stats.events += events.length;
+        if (events.length < 5000) break;
+      }
+      stats.sessions++;
+    }
+  } finally {
+    await tx`SELECT set_config('search_path', ${live}, true)`;
+  }
+  for (const t of JOURNAL_TABLES) {
+    const [c] = await tx<{ n: number }[]>`SELECT count(*)::int AS n FROM ${tx(schema + '.' + t)}`;
+    stats.rows[t] = c.n;
   }
   return stats;
 }
 
-const COLUMNS = {
-  messages: ['session_id', 'execution_id', 'position', 'role', 'origin', 'revision', 'retracted_at', 'retraction_reason', 'created_at', 'external_id'],
-  parts: ['message_id', 'session_id', 'index', 'type', 'text', 'revision', 'corrected_at', 'tool', 'input', 'output', 'status', 'path', 'mime',
-    'external_id', 'title', 'metadata', 'started_at', 'ended_at'],
-} as const;
+/**
+ * Replays the journal into freshly created, empty tables in `<schema>` (same columns as the live
+ * ones, no foreign keys), leaving the live tables untouched.
+ */
+export async function replayIntoSchema(sql: Sql, schema: string): Promise<ReplayStats> {
+  checkSchemaName(schema);
+  return sql.begin(async (tx) => {
+    const live = await liveSchema(tx);
+    await createTargets(tx, live, schema);
+    return replayInto(tx, live, schema);
+  });
+}
+
+/** The session of a row of `table` (the column that says which session it belongs to). */
+const SESSION_COLUMN: Record<JournalTable, string> = {
+  sessions: 'id', executions: 'session_id', jobs: 'session_id', messages: 'session_id', parts: 'session_id', compactions: 'session_id',
+  tombstones: 'session_id',
+};
+
+/** SQL condition: the row `alias` of `table` is not one an inexact older event produced. */
+function exactRows(table: JournalTable, alias: string, inexact: Map<string, Set<JournalTable>>): string {
+  const ids = [...inexact].filter(([, ts]) => ts.has(table)).map(([id]) => id);
+  if (!ids.length) return 'true';
+  const list = ids.map((id) => `'${id.replace(/'/g, "''")}'`).join(', ');
+  return `${alias}."${SESSION_COLUMN[table]}" NOT IN (${list})`;
+}
+
+export interface ProjectionDiff {
+  table: JournalTable;
+  key: string;
+  live: unknown;
+  replayed: unknown;
+}
+
+/**
+ * Row-by-row differences between the live tables and those in `<schema>` (every column, exact),
+ * leaving out rows an older event version cannot rebuild exactly (`inexact`, from the replay).
+ */
+export async function compareProjections(db: Db, schema: string, opts: { limit?: number; inexact?: ReplayStats['inexact'] } = {}): Promise<ProjectionDiff[]> {
+  checkSchemaName(schema);
+  const limit = opts.limit ?? 20;
+  const inexact = opts.inexact ?? new Map();
+  const diffs: ProjectionDiff[] = [];
+  for (const table of JOURNAL_TABLES) {
+    const keys = KEYS[table];
+    const on = keys.map((k) => `r."${k}" = l."${k}"`).join(' AND ');
+    const key = keys.map((k) => `coalesce(l."${k}", r."${k}")::text`).join(` || '/' || `);
+    const rows = await db.unsafe<{ key: string; live: unknown; replayed: unknown }[]>(`
+      SELECT ${key} AS key, to_jsonb(l) AS live, to_jsonb(r) AS replayed
+      FROM "${table}" l FULL JOIN "${schema}"."${table}" r ON ${on}
+      WHERE to_jsonb(l) IS DISTINCT FROM to_jsonb(r)
+        AND (l IS NULL OR ${exactRows(table, 'l', inexact)}) AND (r IS NULL OR ${exactRows(table, 'r', inexact)})
+      ORDER BY 1 LIMIT ${Number(limit)}`);
+    for (const r of rows) diffs.push({ table, key: r.key, live: r.live, replayed: r.replayed });
+  }
+  return diffs;
+}
 
 export interface RebuildStats extends ReplayStats {
   /** Rows of the live tables the rebuild had to change (all zero when they already matched the journal). */
@@ -192,75 +170,47 @@ export interface RebuildStats extends ReplayStats {
 }
 
 /**
- * Rebuilds the live `messages` and `parts` tables from the journal, in one transaction: the journal is
- * replayed into empty temporary tables, and the live tables are made equal to them row by row (rows
- * the journal does not produce are deleted, differing rows are overwritten, missing rows inserted).
- * Rows that match are left alone, so rows of other tables that reference them (compactions) survive.
+ * Rebuilds every live journal table from the journal, in one transaction: the journal is replayed into
+ * a scratch schema, and the live tables are made equal to it row by row (rows the journal does not
+ * produce are deleted, differing rows are overwritten, missing rows inserted). Rows that match are left
+ * alone, so rows of other tables that reference them (snapshots, changesets) survive. Rows an older
+ * event version cannot rebuild exactly are left as they are (counted in `inexact`).
  *
- * Writers of the projections wait (EXCLUSIVE lock; readers keep reading the old rows until commit).
- * A writer that appended its event but had not yet written the projection when the lock was taken is
- * blocked until we commit: its event is not visible to us and it writes its own row afterwards, so
- * nothing is lost or doubled.
+ * Writers wait (EXCLUSIVE locks; readers keep reading the old rows until commit). A writer that had
+ * appended its event when the locks were taken but not yet written its projection is blocked until we
+ * commit: its event is not visible to us and it writes its own rows afterwards, so nothing is lost or
+ * doubled.
  */
 export async function rebuildProjections(sql: Sql): Promise<RebuildStats> {
+  const schema = `gateway_rebuild_${process.pid}`;
   return sql.begin(async (tx) => {
-    await tx`LOCK TABLE messages, parts IN EXCLUSIVE MODE`;
-    await tx`CREATE TEMP TABLE replay_messages (LIKE messages INCLUDING DEFAULTS) ON COMMIT DROP`;
-    await tx`CREATE TEMP TABLE replay_parts (LIKE parts INCLUDING DEFAULTS) ON COMMIT DROP`;
-    const stats = await replayInto(tx, { messages: 'replay_messages', parts: 'replay_parts' });
+    const live = await liveSchema(tx);
+    await tx.unsafe(`LOCK TABLE ${JOURNAL_TABLES.map((t) => `"${t}"`).join(', ')} IN EXCLUSIVE MODE`);
+    await createTargets(tx, live, schema);
+    const stats = await replayInto(tx, live, schema);
     const changed = { deleted: 0, updated: 0, inserted: 0 };
     const count = (r: { count: number }) => Number(r.count);
+    const match = (t: JournalTable) => KEYS[t].map((k) => `r."${k}" = l."${k}"`).join(' AND ');
     // Children first for deletions, parents first for insertions.
-    changed.deleted += count(await tx`DELETE FROM parts l WHERE NOT EXISTS (SELECT 1 FROM replay_parts r WHERE r.id = l.id)`);
-    changed.deleted += count(await tx`DELETE FROM messages l WHERE NOT EXISTS (SELECT 1 FROM replay_messages r WHERE r.id = l.id)`);
-    for (const table of ['messages', 'parts'] as const) {
-      const cols = COLUMNS[table];
-      const replayed = 'replay_' + table;
-      const set = cols.map((c) => `"${c}" = r."${c}"`).join(', ');
-      changed.updated += count(await tx.unsafe(`
-        UPDATE ${table} l SET ${set} FROM ${replayed} r
-        WHERE r.id = l.id AND to_jsonb(l) IS DISTINCT FROM to_jsonb(r)`));
-      const list = ['id', ...cols].map((c) => `"${c}"`).join(', ');
-      changed.inserted += count(await tx.unsafe(`
-        INSERT INTO ${table} (${list}) SELECT ${list} FROM ${replayed} r
-        WHERE NOT EXISTS (SELECT 1 FROM ${table} l WHERE l.id = r.id)`));
+    for (const t of [...JOURNAL_TABLES].reverse()) {
+      changed.deleted += count(await tx.unsafe(`
+        DELETE FROM "${t}" l WHERE ${exactRows(t, 'l', stats.inexact)}
+          AND NOT EXISTS (SELECT 1 FROM "${schema}"."${t}" r WHERE ${match(t)})`));
     }
+    for (const t of JOURNAL_TABLES) {
+      const cols = (await tx<{ name: string }[]>`
+        SELECT attname AS name FROM pg_attribute
+        WHERE attrelid = ${live + '.' + t}::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`).map((c) => c.name);
+      const set = cols.filter((c) => !KEYS[t].includes(c)).map((c) => `"${c}" = r."${c}"`).join(', ');
+      changed.updated += count(await tx.unsafe(`
+        UPDATE "${t}" l SET ${set} FROM "${schema}"."${t}" r
+        WHERE ${match(t)} AND to_jsonb(l) IS DISTINCT FROM to_jsonb(r) AND ${exactRows(t, 'l', stats.inexact)}`));
+      const list = cols.map((c) => `"${c}"`).join(', ');
+      changed.inserted += count(await tx.unsafe(`
+        INSERT INTO "${t}" (${list}) SELECT ${list} FROM "${schema}"."${t}" r
+        WHERE NOT EXISTS (SELECT 1 FROM "${t}" l WHERE ${match(t)}) AND ${exactRows(t, 'r', stats.inexact)}`));
+    }
+    await tx`DROP SCHEMA ${tx(schema)} CASCADE`;
     return { ...stats, changed };
   });
-}
-
-/**
- * Replays the journal into freshly created, empty tables `<schema>.messages` and `<schema>.parts`
- * (same columns as the live ones, no foreign keys), leaving the live tables untouched.
- */
-export async function replayIntoSchema(sql: Sql, schema: string): Promise<ReplayStats> {
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema) || schema === 'public') throw new Error(`not a usable schema name: ${schema}`);
-  return sql.begin(async (tx) => {
-    await tx`CREATE SCHEMA IF NOT EXISTS ${tx(schema)}`;
-    await tx`DROP TABLE IF EXISTS ${tx(schema + '.parts')}, ${tx(schema + '.messages')}`;
-    await tx`CREATE TABLE ${tx(schema + '.messages')} (LIKE messages INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`;
-    await tx`CREATE TABLE ${tx(schema + '.parts')} (LIKE parts INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`;
-    return replayInto(tx, { messages: schema + '.messages', parts: schema + '.parts' });
-  });
-}
-
-export interface ProjectionDiff {
-  table: 'messages' | 'parts';
-  id: string;
-  live: unknown;
-  replayed: unknown;
-}
-
-/** Row-by-row differences between the live projections and those in `<schema>` (every column, exact). */
-export async function compareProjections(db: Db, schema: string, limit = 20): Promise<ProjectionDiff[]> {
-  const diffs: ProjectionDiff[] = [];
-  for (const table of ['messages', 'parts'] as const) {
-    const rows = await db<{ id: string; live: unknown; replayed: unknown }[]>`
-      SELECT coalesce(l.id, r.id) AS id, to_jsonb(l) AS live, to_jsonb(r) AS replayed
-      FROM ${db(table)} l FULL JOIN ${db(schema + '.' + table)} r ON r.id = l.id
-      WHERE to_jsonb(l) IS DISTINCT FROM to_jsonb(r)
-      ORDER BY 1 LIMIT ${limit}`;
-    for (const r of rows) diffs.push({ table, ...r });
-  }
-  return diffs;
 }

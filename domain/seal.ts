@@ -2,11 +2,13 @@ import type { Sql, Tx } from '../db/connection.js';
 import type { Actor } from './access.js';
 import { issueCommand, requestJobCancel } from './commands.js';
 import { InvalidRequestError, SealTimeoutError, SealUnsupportedError, SessionNotFoundError } from './errors.js';
-import { appendEvent, type Notice } from './journal.js';
+import { commitEvent } from './events/commit.js';
+import type { Notice, Topic } from './notices.js';
 import type { SessionRow } from './rows.js';
 import { lockSession } from './sessions.js';
 import { requestAdmissionClose } from './admission.js';
 import { requireId } from './validate.js';
+import { Wake, type WakeBus } from './wake.js';
 
 /**
  * Seal (CONTRACT 4). The first call's transaction sets `seal_requested_at` under the session row lock:
@@ -30,10 +32,7 @@ export interface SealedSession {
 }
 
 /** What the seal needs of the instance's notification bus (subscriptions/bus.ts PgBus). */
-export interface SealBus {
-  on(topic: string, fn: (n: Notice) => void): () => void;
-  onResync(fn: () => void): () => void;
-}
+export type SealBus = WakeBus;
 
 export interface SealOptions {
   bus: SealBus;
@@ -73,10 +72,7 @@ async function decide(tx: Tx, actor: Actor, sessionID: string): Promise<Step> {
     let s = await lockSession(tx, actor, sessionID);
     if (s.sealedAt) return s.sealUnproven ? await unprovenResult(tx, s) : { kind: 'sealed', sealed: await sealedResult(tx, s) };
     if (!s.sealRequestedAt) {
-      const [u] = await tx<SessionRow[]>`
-        UPDATE sessions SET seal_requested_at = clock_timestamp(), updated_at = now() WHERE id = ${sessionID} RETURNING *`;
-      s = u;
-      await appendEvent(tx, sessionID, 'session.sealing', { at: s.sealRequestedAt });
+      s = (await commitEvent(tx, sessionID, 'session.sealing', {})).result;
     }
     const jobs = await tx<{ id: string; hostId: string; status: string; canCancel: boolean }[]>`
       SELECT j.id, j.host_id, j.status, h.can_cancel FROM jobs j JOIN hosts h ON h.id = j.host_id
@@ -86,13 +82,12 @@ async function decide(tx: Tx, actor: Actor, sessionID: string): Promise<Step> {
         EXISTS (SELECT 1 FROM host_commands c WHERE c.execution_id = e.id AND c.kind = 'INTERRUPT_EXECUTION') AS asked
       FROM executions e JOIN hosts h ON h.id = e.host_id
       WHERE e.session_id = ${sessionID} AND e.status = 'RUNNING'`;
-    const append = (type: any, payload: unknown) => appendEvent(tx, sessionID, type, payload);
     for (const j of jobs) {
-      if (j.status === 'RUNNING' && j.canCancel) await requestJobCancel(tx, sessionID, j, append);
+      if (j.status === 'RUNNING' && j.canCancel) await requestJobCancel(tx, sessionID, j);
     }
     if (exec && exec.canCancel && !exec.asked) {
       const cmd = await issueCommand(tx, { hostId: exec.hostId, sessionId: sessionID, kind: 'INTERRUPT_EXECUTION', executionId: exec.id });
-      await appendEvent(tx, sessionID, 'execution.interrupting', { executionID: exec.id, hostID: exec.hostId, commandID: cmd.id, reason: 'SEAL' });
+      await commitEvent(tx, sessionID, 'execution.interrupting', { executionID: exec.id, hostID: exec.hostId, commandID: cmd.id, reason: 'SEAL' });
     }
     // Hosts that front their runtime (admitWork) quiesce the session before the seal can be proven.
     const quiescing = await requestAdmissionClose(tx, sessionID);
@@ -111,9 +106,7 @@ async function decide(tx: Tx, actor: Actor, sessionID: string): Promise<Step> {
           OR EXISTS (SELECT 1 FROM jobs j WHERE j.session_id = ${sessionID} AND j.host_id = h.id)
           OR EXISTS (SELECT 1 FROM executions e WHERE e.session_id = ${sessionID} AND e.host_id = h.id)) LIMIT 1`;
       const unproven = open ? 'ADMISSION_NOT_EXCLUSIVE' : null;
-      const [u] = await tx<SessionRow[]>`
-        UPDATE sessions SET sealed_at = clock_timestamp(), seal_unproven = ${unproven}, updated_at = now() WHERE id = ${sessionID} RETURNING *`;
-      await appendEvent(tx, sessionID, 'session.sealed', unproven ? { at: u.sealedAt, unproven } : { at: u.sealedAt });
+      const { result: u } = await commitEvent(tx, sessionID, 'session.sealed', { unproven });
       return unproven ? await unprovenResult(tx, u) : { kind: 'sealed', sealed: await sealedResult(tx, u) };
     }
     return { kind: 'pending', jobIDs: jobs.map((j) => j.id), executionID: exec?.id ?? null };
@@ -160,16 +153,13 @@ async function needsStep(sql: Sql, sessionID: string): Promise<boolean> {
 export async function sealSession(sql: Sql, actor: Actor, input: { sessionID: string; timeoutMs?: number | null }, opts: SealOptions): Promise<SealedSession> {
   const { sessionID, timeoutMs } = checkSealInput(input, opts.maxTimeoutMs);
   const deadline = Date.now() + timeoutMs;
-  let dirty = false;
   let seen = 0;
-  let wake: (() => void) | null = null;
-  const poke = () => { dirty = true; wake?.(); };
   // Listen before the first step: nothing that commits after it can be missed. A notice of an event
   // the last step has already seen (its own, or one committed before it) does not wake the wait.
-  const onNotice = (n: Notice) => { if (n.k !== 'j' || n.q > seen) poke(); };
-  const offs = [opts.bus.on(`journal:${sessionID}`, onNotice), opts.bus.onResync(poke)];
-  const onAbort = () => poke();
-  opts.signal?.addEventListener('abort', onAbort);
+  const wake = new Wake({
+    bus: opts.bus, topic: `journal:${sessionID}`, signal: opts.signal,
+    accept: (n: Notice) => n.k !== 'j' || n.q > seen,
+  });
   try {
     const stepNow = async () => {
       const r = await sealStep(sql, actor, sessionID);
@@ -182,24 +172,14 @@ export async function sealSession(sql: Sql, actor: Actor, input: { sessionID: st
       if (step.kind === 'unsupported') throw new SealUnsupportedError(sessionID, step.reason, step.jobIDs, step.executionID);
       const left = deadline - Date.now();
       if (left <= 0 || opts.signal?.aborted) throw new SealTimeoutError(sessionID, step.jobIDs, step.executionID, timeoutMs);
-      if (!dirty) {
-        let timer: NodeJS.Timeout | undefined;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          timer = setTimeout(resolve, left);
-        });
-        wake = null;
-        clearTimeout(timer);
-      }
+      await wake.wait(left);
       const timedOut = Date.now() >= deadline;
-      if (!dirty && !timedOut && !opts.signal?.aborted) continue;
-      dirty = false;
+      if (!wake.take() && !timedOut && !opts.signal?.aborted) continue;
       // At the deadline the answer comes from one last authoritative step, never from a stale one.
       if (timedOut || (await needsStep(sql, sessionID))) step = await stepNow();
     }
   } finally {
-    for (const off of offs) off();
-    opts.signal?.removeEventListener('abort', onAbort);
+    wake.close();
   }
 }
 

@@ -4,7 +4,7 @@ import { HostUnavailableError, InvalidRequestError, SessionBusyError, SessionNot
 import { issueCommand } from './commands.js';
 import { awaitRequest, checkReplyResult, checkTimeout, issueRequest, markReplied, type HostRequestOptions, type HostRequestRow } from './host-requests.js';
 import { newId } from './ids.js';
-import { appendEvent } from './journal.js';
+import { commitEvent } from './events/commit.js';
 import { GLOBAL_SCOPE, idempotencyKey, keyReused, lockKey, previousResult, rememberResult } from './idempotency.js';
 import type { HostRow, SessionRow } from './rows.js';
 import { checkDirectory, checkMetadata, checkText, LIMITS, optionalId, requireId } from './validate.js';
@@ -116,21 +116,20 @@ export async function createSession(sql: Sql, actor: Actor, input: CreateSession
     if (directory === null) throw new InvalidRequestError('directory', 'directory is required for a session without a parent.');
     if (!inScope(actor, directory)) throw new InvalidRequestError('directory', 'directory is outside the directory scope of this token.');
     if (hostID) {
-      // Any registered host may be named (a plugin creates the session its host will serve); FOR SHARE
-      // keeps it from being removed under us.
-      const [h] = await tx`SELECT id FROM hosts WHERE id = ${hostID} FOR SHARE`;
-      if (!h) throw new InvalidRequestError('hostID', `No host ${hostID} is registered.`);
+      // A plugin may name the host that will serve the session, but only a host whose own token's
+      // scope covers the session's directory (it could not see the session otherwise); any other reads
+      // like an unknown host. FOR SHARE keeps it from being removed under us.
+      const [h] = await tx<{ id: string; scope: string | null }[]>`
+        SELECT h.id, t.directory AS scope FROM hosts h LEFT JOIN tokens t ON t.id = h.token_id
+        WHERE h.id = ${hostID} FOR SHARE OF h`;
+      if (!h || !inScope({ tokenID: '', role: 'host', directory: h.scope }, directory)) throw new InvalidRequestError('hostID', `No host ${hostID} is registered for ${directory}.`);
     }
     const id = newId('session');
-    const [s] = await tx<SessionRow[]>`
-      INSERT INTO sessions (id, parent_id, title, directory, metadata, host_id, host_metadata)
-      VALUES (${id}, ${parentID}, ${title}, ${directory}, ${tx.json(metadata as any)}, ${hostID}, ${tx.json(hostMetadata as any)})
-      RETURNING *`;
-    await appendEvent(tx, id, 'session.created', {
+    const { result: s } = await commitEvent(tx, id, 'session.created', {
       parentID, title, directory, metadata, ...(hostID ? { hostID } : {}), ...(Object.keys(hostMetadata).length ? { hostMetadata } : {}),
     });
     await rememberResult(tx, key, id, null);
-    return { ...s, lastSeq: 1 };
+    return { ...s, lastSeq: Number(s.lastSeq) };
   });
   if (!('kind' in created)) return created;
   // Routed to the parent's host: wait for its reply (woken by the reply's notification).
@@ -201,13 +200,7 @@ export async function updateSession(sql: Sql, actor: Actor, input: UpdateSession
         await issueCommand(tx, { hostId: host.id, sessionId: sessionID, kind: 'RENAME_SESSION', reason: 'PLUGIN', payload: { title } });
       }
     }
-    const [s] = await tx<SessionRow[]>`
-      UPDATE sessions SET
-        title = coalesce(${title}, title),
-        metadata = coalesce(${metadata === null ? null : tx.json(metadata as any)}::jsonb, metadata),
-        updated_at = now()
-      WHERE id = ${sessionID} RETURNING *`;
-    const seq = await appendEvent(tx, sessionID, 'session.updated', { title, metadata });
+    const { seq, result: s } = await commitEvent(tx, sessionID, 'session.updated', { title, metadata });
     return { ...s, lastSeq: seq };
   });
 }
@@ -244,7 +237,6 @@ export async function removeSession(sql: Sql, actor: Actor, input: { sessionID: 
     const [running] = await tx`
       SELECT id, session_id FROM executions WHERE session_id = ANY(${ids}) AND status = 'RUNNING' ORDER BY session_id LIMIT 1`;
     if (running) throw new SessionBusyError(running.sessionId, running.id);
-    for (const id of ids) await appendEvent(tx, id, 'session.removed', { rootSessionID: sessionID });
     // Commands of removed sessions go with them (host_commands.session_id is not a foreign key since 012);
     // a host that manages sessions is told to remove each one in its runtime (REMOVE_SESSION, acknowledged).
     await tx`DELETE FROM host_commands WHERE session_id = ANY(${ids}) AND kind <> 'REMOVE_SESSION'`;
@@ -254,14 +246,11 @@ export async function removeSession(sql: Sql, actor: Actor, input: { sessionID: 
     for (const m of managed) {
       await issueCommand(tx, { hostId: m.hostId, sessionId: m.id, kind: 'REMOVE_SESSION', reason: 'PLUGIN', payload: { rootSessionID: sessionID } });
     }
-    await tx`
-      INSERT INTO tombstones (id, kind, session_id, directory)
-      SELECT id, 'session', id, directory FROM sessions WHERE id = ANY(${ids})
-      UNION ALL
-      SELECT e.id, 'execution', e.session_id, s.directory FROM executions e JOIN sessions s ON s.id = e.session_id
-      WHERE e.session_id = ANY(${ids})
-      ON CONFLICT (id) DO NOTHING`;
-    await tx`DELETE FROM sessions WHERE id = ANY(${ids})`;
+    // One session.removed per session, children before their parents (a parent's row goes last).
+    const depth = (id: string): number => { const p = locked.get(id)?.parentId; return p && locked.has(p) ? 1 + depth(p) : 0; };
+    for (const id of [...ids].sort((a, b) => depth(b) - depth(a) || (a < b ? -1 : 1))) {
+      await commitEvent(tx, id, 'session.removed', { rootSessionID: sessionID });
+    }
     return { sessionID, removedSessionIDs: ids };
   });
 }

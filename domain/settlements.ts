@@ -1,6 +1,6 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
 import { scopeCondition, type Actor } from './access.js';
-import { CHANNEL } from './journal.js';
+import { noticeSql } from './notices.js';
 
 /**
  * The global settlement log, whose cursor (`pos`) follows commit order without serialising commits.
@@ -27,7 +27,7 @@ export async function recordSettlement(
       VALUES (${s.sessionId}, ${s.executionId}, ${s.status}, ${s.directory}, ${s.settledAt})
       RETURNING id
     )
-    SELECT pg_notify(${CHANNEL}, '{"k":"q"}') FROM i`;
+    SELECT ${noticeSql(tx, { k: 'q' })} FROM i`;
 }
 
 const SEQUENCE_BATCH = 5000;
@@ -82,13 +82,4 @@ export async function latestSettlementPosition(db: Db, actor: Actor, opts: { ses
       ${opts.sessionID ? db`AND session_id = ${opts.sessionID}` : db``}
       AND ${scopeCondition(db, actor, 'directory')}`;
   return r?.pos == null ? 0 : Number(r.pos);
-}
-
-export function encodeSettlementCursor(pos: number): string {
-  return Buffer.from(`settlement:${pos}`).toString('base64url');
-}
-
-export function decodeSettlementCursor(cursor: string): number | null {
-  const m = /^settlement:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  return m ? Number(m[1]) : null;
 }

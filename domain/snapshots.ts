@@ -156,14 +156,17 @@ function checkHash(h: unknown, field: string): string {
   return h;
 }
 
-/** Which of these hashes the gateway does not hold (the host uploads only those). */
-export async function missingContents(sql: Sql, hashes: string[]): Promise<string[]> {
+/**
+ * Which of these hashes the gateway does not hold (the host uploads only those). A read: it changes
+ * nothing. A content it reports as held may still be pruned (unreferenced past the grace period) before
+ * the host's createSnapshot names it; createSnapshot then answers ContentMissingError with its hash and
+ * the host uploads it and tries again (host/snapshot-upload.ts).
+ */
+export async function missingContents(db: Db, hashes: string[]): Promise<string[]> {
   if (hashes.length > 100_000) throw new InvalidRequestError('hashes', 'At most 100000 hashes per request.');
   hashes.forEach((h, i) => checkHash(h, `hashes[${i}]`));
   const unique = [...new Set(hashes)];
-  // Touch the ones present, so the retention sweep's grace period covers the upload in progress.
-  const present = await sql<{ hash: string }[]>`
-    UPDATE contents SET touched_at = now() WHERE hash = ANY(${unique}) RETURNING hash`;
+  const present = await db<{ hash: string }[]>`SELECT hash FROM contents WHERE hash = ANY(${unique})`;
   const have = new Set(present.map((r) => r.hash));
   return unique.filter((h) => !have.has(h));
 }

@@ -1,27 +1,43 @@
-import DataLoader from 'dataloader';
-import type { Db, Sql } from '../db/connection.js';
-import { scopeCondition, type Actor } from '../domain/access.js';
+import type DataLoader from 'dataloader';
+import { dataloaderGetter } from '@pothos/plugin-dataloader';
+import { scopeCondition } from '../domain/access.js';
+import { changesetFiles, changesetFilesAt, changesetRows, type ChangesetFileRow, type ChangesetRow } from '../domain/changesets.js';
+import { sessionContexts, type ContextMessage } from '../domain/corrections.js';
 import type { ExecutionRow, JobRow, MessageRow, PartRow, SessionRow } from '../domain/rows.js';
-import { decodeCursor, encodeCursor, pageSize, toPage, type Page } from './pagination.js';
+import type { SnapshotRow } from '../domain/snapshots.js';
+import type { Context } from './context.js';
+import { decodeCursor, encodeCursor, type CursorKey, type CursorKind } from './cursors.js';
+import { pageSize, toPage, type Page } from './pagination.js';
 
 /**
- * Per-request batch loaders: every list and reference field resolves through one of these, so the
- * number of SQL round trips of a request depends on its shape, not on how many rows it returns.
+ * The read model: every batched read of the API. The loadable objects (Session, Execution, Message,
+ * Job: schema/refs.ts) load their rows with the `…ById` functions here; every other batched read is a
+ * loader below. All of them are @pothos/plugin-dataloader loaders, kept in its cache keyed by the
+ * context object: built on first use, one set per request and one per subscription event (each event
+ * gets a context of its own, subscriptions/shared.ts), so a later event never reads what an earlier
+ * one cached. The number of SQL round trips of a request depends on its shape, not on how many rows
+ * it returns.
  */
-export type Loaders = ReturnType<typeof createLoaders>;
 
 /**
  * Batches are dispatched on setImmediate, after every pending promise of the current resolution
  * wave has run, so loads from sibling resolvers land in one batch however their awaits interleave.
  */
-const schedule = { batchScheduleFn: (cb: () => void) => setImmediate(cb) };
+export const loaderOptions = { batchScheduleFn: (cb: () => void) => setImmediate(cb) };
 
-function byId<T extends { id: string }>(fetch: (ids: string[]) => Promise<T[]>) {
-  return new DataLoader<string, T | null>(async (ids) => {
-    const rows = await fetch([...ids]);
-    const map = new Map(rows.map((r) => [r.id, r]));
-    return ids.map((id) => map.get(id) ?? null);
-  }, schedule);
+/** A loader per context: `(ctx) => DataLoader`. */
+function perContext<K, V, CK = K>(
+  load: (keys: readonly K[], ctx: Context) => Promise<readonly V[]>,
+  options: { cacheKeyFn?: (key: K) => CK } = {},
+): (ctx: Context) => DataLoader<K, V, CK> {
+  return dataloaderGetter<K, V, CK>({ ...loaderOptions, ...options }, (keys, ctx) => load(keys, ctx as Context), undefined, false) as (ctx: Context) => DataLoader<K, V, CK>;
+}
+
+const scope = (ctx: Context, column: string) => scopeCondition(ctx.sql, ctx.actor, column);
+
+function byKey<T, K>(keys: readonly K[], rows: T[], keyOf: (r: T) => K): (T | null)[] {
+  const map = new Map(rows.map((r) => [keyOf(r), r]));
+  return keys.map((k) => map.get(k) ?? null);
 }
 
 function groupBy<T>(keys: readonly string[], rows: T[], keyOf: (r: T) => string): T[][] {
@@ -30,34 +46,81 @@ function groupBy<T>(keys: readonly string[], rows: T[], keyOf: (r: T) => string)
   return keys.map((k) => map.get(k)!);
 }
 
+// ---- the loadable objects' rows, by ID, under the caller's directory scope -------------------------
+
+export const sessionsById = (ids: readonly string[], ctx: Context) =>
+  ctx.sql<SessionRow[]>`SELECT * FROM sessions WHERE id = ANY(${ids as string[]}) AND ${scope(ctx, 'directory')}`;
+export const executionsById = (ids: readonly string[], ctx: Context) => ctx.sql<ExecutionRow[]>`
+  SELECT e.* FROM executions e JOIN sessions s ON s.id = e.session_id WHERE e.id = ANY(${ids as string[]}) AND ${scope(ctx, 's.directory')}`;
+export const messagesById = (ids: readonly string[], ctx: Context) => ctx.sql<MessageRow[]>`
+  SELECT m.* FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.id = ANY(${ids as string[]}) AND ${scope(ctx, 's.directory')}`;
+export const jobsById = (ids: readonly string[], ctx: Context) => ctx.sql<JobRow[]>`
+  SELECT j.* FROM jobs j JOIN sessions s ON s.id = j.session_id WHERE j.id = ANY(${ids as string[]}) AND ${scope(ctx, 's.directory')}`;
+
+// ---- per parent ----------------------------------------------------------------------------------
+
+/** The running execution of each session (null when idle). */
+export const runningExecution = perContext<string, ExecutionRow | null>(async (ids, ctx) =>
+  byKey(ids, await ctx.sql<ExecutionRow[]>`SELECT * FROM executions WHERE session_id = ANY(${ids as string[]}) AND status = 'RUNNING'`, (r) => r.sessionId));
+
+/** The last execution of each session that is no longer running. */
+export const lastSettledExecution = perContext<string, ExecutionRow | null>(async (ids, ctx) =>
+  byKey(ids, await ctx.sql<ExecutionRow[]>`
+    SELECT DISTINCT ON (session_id) * FROM executions
+    WHERE session_id = ANY(${ids as string[]}) AND status <> 'RUNNING' ORDER BY session_id, sequence DESC`, (r) => r.sessionId));
+
+/** The stored parts of each message, in order (Message.parts shows them through visibleParts). */
+export const partsOfMessage = perContext<string, PartRow[]>(async (ids, ctx) =>
+  groupBy(ids, await ctx.sql<PartRow[]>`SELECT * FROM parts WHERE message_id = ANY(${ids as string[]}) ORDER BY message_id, index`, (r) => r.messageId));
+
+/** What the next model request of each session would see (Session.context). */
+export const contextOfSession = perContext<string, ContextMessage[]>((ids, ctx) => sessionContexts(ctx.sql, ids));
+
+// ---- changesets ----------------------------------------------------------------------------------
+
+export const changesetOfExecution = perContext<string, ChangesetRow | null>(async (ids, ctx) =>
+  byKey(ids, await changesetRows(ctx.sql, ids), (r) => r.executionId));
+
+export const filesOfChangeset = perContext<string, ChangesetFileRow[]>(async (ids, ctx) =>
+  groupBy(ids, await changesetFiles(ctx.sql, ids), (r) => r.executionId));
+
+export const fileOfChangeset = perContext<{ executionId: string; path: string }, ChangesetFileRow | null, string>(
+  async (keys, ctx) => byKey(keys.map((k) => `${k.executionId}\0${k.path}`), await changesetFilesAt(ctx.sql, keys), (r) => `${r.executionId}\0${r.path}`),
+  { cacheKeyFn: (k) => `${k.executionId}\0${k.path}` },
+);
+
+export const snapshotById = perContext<string, SnapshotRow | null>(async (ids, ctx) => byKey(ids, await ctx.sql<SnapshotRow[]>`
+  SELECT id, session_id, host_id, captured_at, file_count, byte_size, pruned_at FROM snapshots WHERE id = ANY(${ids as string[]})`, (r) => r.id));
+
+// ---- connections: one page of children per parent --------------------------------------------------
+
 export interface PageArgs { first?: number | null; after?: string | null }
-interface PageKey { parent: string; limit: number; after: string | number | null }
+interface PageKey<A> { parent: string; limit: number; after: A | null }
 
 /**
  * A loader of one page of children per parent. Keys with the same page arguments are fetched in one
  * query (a LATERAL join takes up to limit+1 rows per parent through the index).
  */
-function pagedLoader<T>(
-  kind: string,
-  numeric: boolean,
-  cursorKey: (row: T) => string | number,
+function paged<T, K extends CursorKind>(
+  kind: K,
+  cursorKey: (row: T) => CursorKey<K>,
   parentOf: (row: T) => string,
-  fetch: (parents: string[], limit: number, after: any) => Promise<T[]>,
+  fetch: (ctx: Context, parents: string[], limit: number, after: CursorKey<K> | null) => Promise<T[]>,
 ) {
-  const loader = new DataLoader<PageKey, Page<T>, string>(
-    async (keys) => {
-      const groups = new Map<string, PageKey[]>();
+  const loader = perContext<PageKey<CursorKey<K>>, Page<T>, string>(
+    async (keys, ctx) => {
+      const groups = new Map<string, PageKey<CursorKey<K>>[]>();
       for (const k of keys) {
         const g = `${k.limit}|${k.after ?? ''}`;
         if (!groups.has(g)) groups.set(g, []);
         groups.get(g)!.push(k);
       }
-      const result = new Map<PageKey, Page<T>>();
+      const result = new Map<PageKey<CursorKey<K>>, Page<T>>();
       await Promise.all(
         [...groups.values()].map(async (group) => {
           const { limit, after } = group[0];
           const parents = [...new Set(group.map((k) => k.parent))];
-          const rows = await fetch(parents, limit + 1, after);
+          const rows = await fetch(ctx, parents, limit + 1, after);
           const perParent = groupBy(parents, rows, parentOf);
           const pages = new Map(parents.map((p, i) => [p, toPage(perParent[i], limit, (r) => encodeCursor(kind, cursorKey(r)))]));
           for (const k of group) result.set(k, pages.get(k.parent)!);
@@ -65,64 +128,44 @@ function pagedLoader<T>(
       );
       return keys.map((k) => result.get(k)!);
     },
-    { cacheKeyFn: (k) => `${k.parent}|${k.limit}|${k.after ?? ''}`, ...schedule },
+    { cacheKeyFn: (k) => `${k.parent}|${k.limit}|${k.after ?? ''}` },
   );
-  return (parent: string, args: PageArgs) =>
-    loader.load({ parent, limit: pageSize(args.first), after: decodeCursor(kind, args.after, numeric as any) });
+  return (ctx: Context, parent: string, args: PageArgs) =>
+    loader(ctx).load({ parent, limit: pageSize(args.first), after: decodeCursor(kind, args.after) });
 }
 
-export function createLoaders(sql: Sql, actor: Actor) {
-  const db: Db = sql;
-  const scope = (col: string) => scopeCondition(db, actor, col);
-  return {
-    session: byId<SessionRow>((ids) => db<SessionRow[]>`SELECT * FROM sessions WHERE id = ANY(${ids}) AND ${scope('directory')}`),
-    execution: byId<ExecutionRow>((ids) => db<ExecutionRow[]>`
-      SELECT e.* FROM executions e JOIN sessions s ON s.id = e.session_id WHERE e.id = ANY(${ids}) AND ${scope('s.directory')}`),
-    message: byId<MessageRow>((ids) => db<MessageRow[]>`
-      SELECT m.* FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.id = ANY(${ids}) AND ${scope('s.directory')}`),
-    job: byId<JobRow>((ids) => db<JobRow[]>`
-      SELECT j.* FROM jobs j JOIN sessions s ON s.id = j.session_id WHERE j.id = ANY(${ids}) AND ${scope('s.directory')}`),
+/** Children of a session, in ID order. */
+export const childrenOfSession = paged('session', (r: SessionRow) => r.id, (r) => r.parentId!, (ctx, parents, limit, after) => ctx.sql<SessionRow[]>`
+  SELECT c.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
+    SELECT * FROM sessions WHERE parent_id = p.id ${after ? ctx.sql`AND id > ${after}` : ctx.sql``} AND ${scope(ctx, 'directory')}
+    ORDER BY id LIMIT ${limit}) c`);
 
-    runningExecution: new DataLoader<string, ExecutionRow | null>(async (ids) => {
-      const rows = await db<ExecutionRow[]>`SELECT * FROM executions WHERE session_id = ANY(${[...ids]}) AND status = 'RUNNING'`;
-      const map = new Map(rows.map((r) => [r.sessionId, r]));
-      return ids.map((id) => map.get(id) ?? null);
-    }, schedule),
-    lastSettledExecution: new DataLoader<string, ExecutionRow | null>(async (ids) => {
-      const rows = await db<ExecutionRow[]>`
-        SELECT DISTINCT ON (session_id) * FROM executions
-        WHERE session_id = ANY(${[...ids]}) AND status <> 'RUNNING' ORDER BY session_id, sequence DESC`;
-      const map = new Map(rows.map((r) => [r.sessionId, r]));
-      return ids.map((id) => map.get(id) ?? null);
-    }, schedule),
-    parts: new DataLoader<string, PartRow[]>(async (ids) => {
-      const rows = await db<PartRow[]>`SELECT * FROM parts WHERE message_id = ANY(${[...ids]}) ORDER BY message_id, index`;
-      return groupBy(ids, rows, (r) => r.messageId);
-    }, schedule),
+/** Executions of a session, newest first. */
+export const executionsOfSession = paged('execution', (r: ExecutionRow) => r.sequence, (r) => r.sessionId, (ctx, parents, limit, after) => ctx.sql<ExecutionRow[]>`
+  SELECT e.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
+    SELECT * FROM executions WHERE session_id = p.id ${after !== null ? ctx.sql`AND sequence < ${after}` : ctx.sql``}
+    ORDER BY sequence DESC LIMIT ${limit}) e`);
 
-    childrenOfSession: pagedLoader<SessionRow>('session', false, (r) => r.id, (r) => r.parentId!, (parents, limit, after) => db<SessionRow[]>`
-      SELECT c.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
-        SELECT * FROM sessions WHERE parent_id = p.id ${after ? db`AND id > ${after}` : db``} AND ${scope('directory')}
-        ORDER BY id LIMIT ${limit}) c`),
-    executionsOfSession: pagedLoader<ExecutionRow>('execution', true, (r) => r.sequence, (r) => r.sessionId, (parents, limit, after) => db<ExecutionRow[]>`
-      SELECT e.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
-        SELECT * FROM executions WHERE session_id = p.id ${after !== null ? db`AND sequence < ${after}` : db``}
-        ORDER BY sequence DESC LIMIT ${limit}) e`),
-    messagesOfSession: pagedLoader<MessageRow>('message', true, (r) => r.position, (r) => r.sessionId, (parents, limit, after) => db<MessageRow[]>`
-      SELECT m.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
-        SELECT * FROM messages WHERE session_id = p.id ${after !== null ? db`AND position > ${after}` : db``}
-        ORDER BY position LIMIT ${limit}) m`),
-    jobsOfSession: pagedLoader<JobRow>('job', false, (r) => r.id, (r) => r.sessionId, (parents, limit, after) => db<JobRow[]>`
-      SELECT j.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
-        SELECT * FROM jobs WHERE session_id = p.id ${after ? db`AND id > ${after}` : db``}
-        ORDER BY id LIMIT ${limit}) j`),
-    messagesOfExecution: pagedLoader<MessageRow>('message', true, (r) => r.position, (r) => r.executionId!, (parents, limit, after) => db<MessageRow[]>`
-      SELECT m.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
-        SELECT * FROM messages WHERE execution_id = p.id ${after !== null ? db`AND position > ${after}` : db``}
-        ORDER BY position LIMIT ${limit}) m`),
-    jobsOfExecution: pagedLoader<JobRow>('job', false, (r) => r.id, (r) => r.executionId!, (parents, limit, after) => db<JobRow[]>`
-      SELECT j.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
-        SELECT * FROM jobs WHERE execution_id = p.id ${after ? db`AND id > ${after}` : db``}
-        ORDER BY id LIMIT ${limit}) j`),
-  };
-}
+/** Messages of a session, oldest first. */
+export const messagesOfSession = paged('message', (r: MessageRow) => r.position, (r) => r.sessionId, (ctx, parents, limit, after) => ctx.sql<MessageRow[]>`
+  SELECT m.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
+    SELECT * FROM messages WHERE session_id = p.id ${after !== null ? ctx.sql`AND position > ${after}` : ctx.sql``}
+    ORDER BY position LIMIT ${limit}) m`);
+
+/** Jobs of a session, in the order they started. */
+export const jobsOfSession = paged('job', (r: JobRow) => r.id, (r) => r.sessionId, (ctx, parents, limit, after) => ctx.sql<JobRow[]>`
+  SELECT j.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
+    SELECT * FROM jobs WHERE session_id = p.id ${after ? ctx.sql`AND id > ${after}` : ctx.sql``}
+    ORDER BY id LIMIT ${limit}) j`);
+
+/** Messages of an execution, oldest first. */
+export const messagesOfExecution = paged('message', (r: MessageRow) => r.position, (r) => r.executionId!, (ctx, parents, limit, after) => ctx.sql<MessageRow[]>`
+  SELECT m.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
+    SELECT * FROM messages WHERE execution_id = p.id ${after !== null ? ctx.sql`AND position > ${after}` : ctx.sql``}
+    ORDER BY position LIMIT ${limit}) m`);
+
+/** Jobs of an execution, in the order they started. */
+export const jobsOfExecution = paged('job', (r: JobRow) => r.id, (r) => r.executionId!, (ctx, parents, limit, after) => ctx.sql<JobRow[]>`
+  SELECT j.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
+    SELECT * FROM jobs WHERE execution_id = p.id ${after ? ctx.sql`AND id > ${after}` : ctx.sql``}
+    ORDER BY id LIMIT ${limit}) j`);

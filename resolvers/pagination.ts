@@ -20,24 +20,6 @@ export function pageSize(first: number | null | undefined): number {
   return n;
 }
 
-/** Opaque cursors: base64url of `<kind>:<ordering key>`. */
-export function encodeCursor(kind: string, key: string | number): string {
-  return Buffer.from(`${kind}:${key}`).toString('base64url');
-}
-
-export function decodeCursor(kind: string, cursor: string | null | undefined, numeric: true): number | null;
-export function decodeCursor(kind: string, cursor: string | null | undefined, numeric: false): string | null;
-export function decodeCursor(kind: string, cursor: string | null | undefined, numeric: boolean): string | number | null {
-  if (cursor == null) return null;
-  const text = Buffer.from(cursor, 'base64url').toString();
-  const i = text.indexOf(':');
-  const value = i < 0 ? '' : text.slice(i + 1);
-  if (i < 0 || text.slice(0, i) !== kind || value === '' || (numeric && !/^\d{1,15}$/.test(value))) {
-    throw badInput(`after is not a cursor of this list.`);
-  }
-  return numeric ? Number(value) : value;
-}
-
 /** Builds a page from up to limit+1 rows (the extra one only says there is a next page). */
 export function toPage<T>(rows: T[], limit: number, cursorOf: (row: T) => string): Page<T> {
   const nodes = rows.slice(0, limit);

@@ -1,12 +1,14 @@
 import { scopeCondition } from '../domain/access.js';
 import type { SessionRow } from '../domain/rows.js';
 import type { Context } from './context.js';
-import { decodeCursor, encodeCursor, pageSize, toPage } from './pagination.js';
+import { SessionRef } from '../schema/refs.js';
+import { decodeCursor, encodeCursor } from './cursors.js';
+import { pageSize, toPage } from './pagination.js';
 
 /** The top-level session list: newest first (IDs ascend with creation time). */
 export async function listSessions(ctx: Context, args: { first?: number | null; after?: string | null; parentID: string | null; rootsOnly: boolean }) {
   const limit = pageSize(args.first);
-  const after = decodeCursor('session', args.after, false);
+  const after = decodeCursor('session', args.after);
   const db = ctx.sql;
   const rows = await db<SessionRow[]>`
     SELECT * FROM sessions
@@ -15,6 +17,7 @@ export async function listSessions(ctx: Context, args: { first?: number | null; 
       ${args.rootsOnly ? db`AND parent_id IS NULL` : db``}
       ${after ? db`AND id < ${after}` : db``}
     ORDER BY id DESC LIMIT ${limit + 1}`;
-  for (const r of rows) ctx.loaders.session.prime(r.id, r);
+  const loader = SessionRef.getDataloader(ctx);
+  for (const r of rows) loader.prime(r.id, r);
   return toPage(rows, limit, (r) => encodeCursor('session', r.id));
 }

@@ -30,6 +30,6 @@ builder.mutationField('admitWork', (t) =>
     extensions: allow('host'),
     errors: { types: [SessionSealedError, SessionNotFoundError, HostNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: AdmitWorkInput, required: true }) },
-    resolve: (_r, { input }, ctx) => admitWork(ctx.sql, ctx.actor, { sessionID: String(input.sessionID), hostID: String(input.hostID), route: input.route }),
+    resolve: (_r, { input }, ctx) => admitWork(ctx.sql, ctx.actor, input),
   }),
 );

@@ -1,27 +1,67 @@
 import SchemaBuilder from '@pothos/core';
+import DataloaderPlugin from '@pothos/plugin-dataloader';
 import ErrorsPlugin from '@pothos/plugin-errors';
+import RelayPlugin from '@pothos/plugin-relay';
+import MutationFreshnessPlugin from './mutation-freshness.js';
 import { GraphQLError, Kind, type ValueNode } from 'graphql';
 import type { Context } from '../resolvers/context.js';
 import type { Role } from '../domain/access.js';
+import { kindOf } from '../domain/ids.js';
 
 const upperFirst = (s: string) => s[0].toUpperCase() + s.slice(1);
 
-/** The one SchemaBuilder. Field results are non-null unless marked; expected failures are union members. */
+/** The object types a `node(id)` resolves, by the prefix of their IDs (domain/ids.ts). */
+const NODE_TYPES: Record<string, string> = { session: 'Session', execution: 'Execution', message: 'Message', job: 'Job' };
+/** Their loaders (the loadable objects of refs.ts, registered by nodeType). */
+const nodeLoaders = new Map<string, (ctx: Context) => { load(id: string): Promise<unknown> }>();
+
+/**
+ * The one SchemaBuilder. Field results are non-null unless marked; expected failures are union members.
+ *
+ * The read model: every object a field reads is loaded through @pothos/plugin-dataloader (loadable
+ * objects in refs.ts, the other batched reads in resolvers/loaders.ts), whose loaders live in a cache
+ * keyed by the context object: one set per request, one per subscription event (subscriptions/shared.ts
+ * gives each event its own context). @pothos/plugin-relay makes the Node interface, `node(id)` and the
+ * connection types. IDs are the API's own prefixed IDs (`ses_…`), not base64 global IDs: `ID` is typed
+ * `string` both ways, and the Node type of an ID is read from its prefix.
+ */
 export const builder = new SchemaBuilder<{
   Context: Context;
   DefaultFieldNullability: false;
+  DefaultEdgesNullability: { list: false; items: false };
+  DefaultNodeNullability: false;
   Scalars: {
+    ID: { Input: string; Output: string };
     JSON: { Input: unknown; Output: unknown };
     DateTime: { Input: Date; Output: Date | string };
   };
 }>({
-  plugins: [ErrorsPlugin],
+  plugins: [ErrorsPlugin, RelayPlugin, DataloaderPlugin, MutationFreshnessPlugin],
   defaultFieldNullability: false,
   errors: {
     directResult: true,
     defaultUnionOptions: { name: ({ fieldName }) => `${upperFirst(fieldName)}Result` },
   },
+  relay: {
+    clientMutationId: 'omit',
+    cursorType: 'String',
+    edgesFieldOptions: { nullable: { list: false, items: false } },
+    nodeFieldOptions: { nullable: false },
+    nodeTypeOptions: { description: 'An object with a stable, prefixed ID (ses_, exe_, msg_, job_).' },
+    nodesQueryOptions: false,
+    // `node(id)` is answered by the loadable object of the ID's type (registered by nodeType); an ID of no
+    // Node type reads as missing (null), like a missing one.
+    nodeQueryOptions: { resolve: (_r, { id }, ctx) => nodeLoaders.get(id.typename)?.(ctx).load(id.id) ?? null },
+    encodeGlobalID: (_typename, id) => String(id),
+    decodeGlobalID: (id) => ({ typename: NODE_TYPES[kindOf(id) ?? ''] ?? '', id }),
+  },
 });
+
+/** Makes a loadable object the answer of `node(id)` for IDs of its type. */
+export function nodeType<R extends { name: string; getDataloader: (ctx: Context) => { load(id: string): Promise<unknown> } }>(ref: R): R {
+  nodeLoaders.set(ref.name, (ctx) => ref.getDataloader(ctx));
+  return ref;
+}
 
 builder.queryType({});
 builder.mutationType({});

@@ -1,52 +1,14 @@
-import DataLoader from 'dataloader';
 import { Kind, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
 import { builder, allow } from './builder.js';
 import { ContentMissingError, HostNotFoundError, InvalidRequestError, SessionNotFoundError } from './errors.js';
 import { ExecutionRef } from './refs.js';
-import type { Sql } from '../db/connection.js';
 import {
-  boundaryOf, changesetFiles, changesetFilesAt, changesetRows, coverageOf, hasFiles,
+  boundaryOf, coverageOf, hasFiles,
   type BoundaryView, type BoundedExecution, type ChangesetFileRow, type ChangesetRow, type CoverageView, type Omission,
 } from '../domain/changesets.js';
+import type { Context } from '../resolvers/context.js';
+import { changesetOfExecution, fileOfChangeset, filesOfChangeset, snapshotById } from '../resolvers/loaders.js';
 import { createSnapshot, missingContents, readPolicy, setPolicy, uploadContents, type Policy, type SnapshotRow } from '../domain/snapshots.js';
-
-// ---- per-request batch loaders (kept beside the request's shared loaders) -------------------------
-
-/** Like the request's shared loaders: a batch is dispatched after the whole resolution wave (setImmediate). */
-const schedule = { batchScheduleFn: (cb: () => void) => setImmediate(cb) };
-
-function createChangesetLoaders(sql: Sql) {
-  return {
-    changeset: new DataLoader<string, ChangesetRow | null>(async (ids) => {
-      const rows = await changesetRows(sql, ids);
-      const map = new Map(rows.map((r) => [r.executionId, r]));
-      return ids.map((id) => map.get(id) ?? null);
-    }, schedule),
-    files: new DataLoader<string, ChangesetFileRow[]>(async (ids) => {
-      const rows = await changesetFiles(sql, ids);
-      const map = new Map<string, ChangesetFileRow[]>(ids.map((id) => [id, []]));
-      for (const r of rows) map.get(r.executionId)?.push(r);
-      return ids.map((id) => map.get(id)!);
-    }, schedule),
-    file: new DataLoader<{ executionId: string; path: string }, ChangesetFileRow | null, string>(async (keys) => {
-      const rows = await changesetFilesAt(sql, keys);
-      const map = new Map(rows.map((r) => [`${r.executionId}\0${r.path}`, r]));
-      return keys.map((k) => map.get(`${k.executionId}\0${k.path}`) ?? null);
-    }, { cacheKeyFn: (k) => `${k.executionId}\0${k.path}`, ...schedule }),
-    snapshot: new DataLoader<string, SnapshotRow | null>(async (ids) => {
-      const rows = await sql<SnapshotRow[]>`
-        SELECT id, session_id, host_id, captured_at, file_count, byte_size, pruned_at FROM snapshots WHERE id = ANY(${[...ids]})`;
-      const map = new Map(rows.map((r) => [r.id, r]));
-      return ids.map((id) => map.get(id) ?? null);
-    }, schedule),
-  };
-}
-const perRequest = new WeakMap<object, ReturnType<typeof createChangesetLoaders>>();
-function loaders(ctx: { sql: Sql; loaders: object }) {
-  let l = perRequest.get(ctx.loaders);
-  if (!l) { l = createChangesetLoaders(ctx.sql); perRequest.set(ctx.loaders, l); }
-  return l;
-}
 
 /**
  * Look-ahead: whether a selection of `Execution.changeset` reads the file rows (`files` or `patch`),
@@ -102,8 +64,8 @@ type SB = Extract<BoundaryView, { kind: 'snapshot' }>;
 type BU = Extract<BoundaryView, { kind: 'unavailable' }>;
 const SnapshotBoundary = builder.objectRef<SB>('SnapshotBoundary').implement({
   fields: (t) => ({
-    start: t.field({ type: SnapshotRef, resolve: async (b, _a, ctx) => (await loaders(ctx).snapshot.load(b.startId))! }),
-    end: t.field({ type: SnapshotRef, resolve: async (b, _a, ctx) => (await loaders(ctx).snapshot.load(b.endId))! }),
+    start: t.field({ type: SnapshotRef, resolve: async (b, _a, ctx) => (await snapshotById(ctx).load(b.startId))! }),
+    end: t.field({ type: SnapshotRef, resolve: async (b, _a, ctx) => (await snapshotById(ctx).load(b.endId))! }),
   }),
 });
 const BoundaryUnavailable = builder.objectRef<BU>('BoundaryUnavailable').implement({
@@ -178,7 +140,7 @@ const ChangesetRef = builder.objectRef<ChangesetParent>('Changeset').implement({
       nullable: true,
       description: 'One file of the changeset by its path (null when it did not change, or coverage is unavailable): lets a client load each file\'s patch as it is opened instead of every patch at once.',
       args: { path: t.arg.string({ required: true }) },
-      resolve: (c, { path }, ctx) => (readable(c) ? loaders(ctx).file.load({ executionId: c.execution.id, path }) : null),
+      resolve: (c, { path }, ctx) => (readable(c) ? fileOfChangeset(ctx).load({ executionId: c.execution.id, path }) : null),
     }),
     fileCount: t.int({ resolve: (c) => readable(c)?.fileCount ?? 0 }),
     additions: t.int({ resolve: (c) => readable(c)?.additions ?? 0 }),
@@ -192,17 +154,16 @@ const ChangesetRef = builder.objectRef<ChangesetParent>('Changeset').implement({
 });
 
 /** The changeset of an execution: one batched load of its row (and of its files when selected). */
-function changesetOf(e: BoundedExecution, ctx: { sql: Sql; loaders: object }, info: GraphQLResolveInfo): ChangesetParent | Promise<ChangesetParent> {
+function changesetOf(e: BoundedExecution, ctx: Context, info: GraphQLResolveInfo): ChangesetParent | Promise<ChangesetParent> {
   if (e.status === 'RUNNING') return { execution: e, row: null, files: null };
-  const l = loaders(ctx);
-  if (!needsFiles(info)) return l.changeset.load(e.id).then((row) => ({ execution: e, row, files: null }));
-  return Promise.all([l.changeset.load(e.id), l.files.load(e.id)]).then(([row, files]) => ({ execution: e, row, files }));
+  if (!needsFiles(info)) return changesetOfExecution(ctx).load(e.id).then((row) => ({ execution: e, row, files: null }));
+  return Promise.all([changesetOfExecution(ctx).load(e.id), filesOfChangeset(ctx).load(e.id)]).then(([row, files]) => ({ execution: e, row, files }));
 }
 
 builder.objectFields(ExecutionRef, (t) => ({
   boundary: t.field({
     type: BoundaryUnion,
-    resolve: async (e, _a, ctx) => boundaryOf(e, e.status === 'RUNNING' ? null : await loaders(ctx).changeset.load(e.id)),
+    resolve: async (e, _a, ctx) => boundaryOf(e, e.status === 'RUNNING' ? null : await changesetOfExecution(ctx).load(e.id)),
   }),
   changeset: t.field({ type: ChangesetRef, resolve: (e, _a, ctx, info) => changesetOf(e, ctx, info) }),
 }));
@@ -288,13 +249,9 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateSnapshotInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       createSnapshot(ctx.sql, ctx.actor, {
-        sessionID: String(input.sessionID),
-        hostID: input.hostID == null ? null : String(input.hostID),
+        ...input,
         files: input.files as any,
         unscanned: input.unscanned as any,
-        partial: input.partial,
-        base: input.base == null ? null : String(input.base),
-        removed: input.removed,
       }),
   }),
 }));

@@ -4,6 +4,7 @@ import { InvalidRequestError } from './errors.js';
 import { ExecutionRef, JobRef } from './refs.js';
 import { acknowledgeCommand, COMMAND_TOPIC, pendingCommands, requireOwnHost, type HostCommandRow } from '../domain/commands.js';
 import { isId } from '../domain/ids.js';
+import { Wake } from '../domain/wake.js';
 import type { Context } from '../resolvers/context.js';
 
 export const HostCommandKindEnum = builder.enumType('HostCommandKind', {
@@ -33,11 +34,11 @@ export const HostCommandRef = builder.objectRef<HostCommandRow>('HostCommand').i
     sessionID: t.exposeID('sessionId'),
     jobID: t.exposeID('jobId', { nullable: true }),
     executionID: t.exposeID('executionId', { nullable: true }),
-    job: t.field({ type: JobRef, nullable: true, resolve: (c, _a, ctx) => (c.jobId ? ctx.loaders.job.load(c.jobId) : null) }),
+    job: t.field({ type: JobRef, nullable: true, resolve: (c) => c.jobId }),
     execution: t.field({
       type: ExecutionRef,
       nullable: true,
-      resolve: (c, _a, ctx) => (c.executionId ? ctx.loaders.execution.load(c.executionId) : null),
+      resolve: (c) => c.executionId,
     }),
     createdAt: t.field({ type: 'DateTime', resolve: (c) => c.createdAt }),
     acknowledgedAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.acknowledgedAt }),
@@ -51,38 +52,27 @@ export const HostCommandRef = builder.objectRef<HostCommandRow>('HostCommand').i
  * gets every command still unacknowledged.
  */
 function commandStream(ctx: Context, hostID: string): AsyncIterableIterator<HostCommandRow> {
-  let closed = false;
-  let dirty = true;
-  let wake: (() => void) | null = null;
-  const poke = () => { dirty = true; wake?.(); };
-  const close = () => { closed = true; wake?.(); };
-  const offs = [
-    ctx.gateway.bus.on(COMMAND_TOPIC, (n: any) => { if (n?.h === hostID) poke(); }),
-    ctx.gateway.bus.onResync(poke),
-    ctx.gateway.revocations.watch(ctx.actor.tokenID, close, { checkNow: true }),
-  ];
+  // Set from the start: the first pass reads every pending command.
+  const wake = new Wake({ bus: ctx.gateway.bus, topic: COMMAND_TOPIC, accept: (n) => n?.h === hostID, set: true });
+  const offRevoked = ctx.gateway.revocations.watch(ctx.actor.tokenID, () => wake.close(), { checkNow: true });
+  const close = () => { wake.close(); offRevoked(); };
   const delivered = new Set<string>();
   const gen = (async function* () {
     try {
-      while (!closed) {
-        if (!dirty) {
-          await new Promise<void>((r) => { wake = r; });
-          wake = null;
-          continue;
-        }
-        dirty = false;
+      while ((await wake.wait()) === 'woken') {
+        wake.take();
         const rows = await pendingCommands(ctx.sql, ctx.actor, hostID);
         const live = new Set(rows.map((r) => r.id));
         for (const id of delivered) if (!live.has(id)) delivered.delete(id);
         for (const r of rows) {
-          if (closed) return;
+          if (wake.closed) return;
           if (delivered.has(r.id)) continue;
           delivered.add(r.id);
           yield r;
         }
       }
     } finally {
-      for (const off of offs) off();
+      close();
     }
   })();
   return {
@@ -100,7 +90,7 @@ builder.subscriptionField('hostCommands', (t) =>
     extensions: allow('host'),
     args: { hostID: t.arg.id({ required: true }) },
     subscribe: async (_r, args, ctx) => {
-      const hostID = String(args.hostID);
+      const hostID = args.hostID;
       const ok = isId('host', hostID) && (await requireOwnHost(ctx.sql, ctx.actor, hostID).then(() => true, () => false));
       if (!ok) throw new GraphQLError(`Host ${hostID} was not found.`, { extensions: { code: 'NOT_FOUND' } });
       return commandStream(ctx, hostID);
@@ -119,6 +109,6 @@ builder.mutationField('acknowledgeHostCommand', (t) =>
     extensions: allow('host'),
     errors: { types: [InvalidRequestError] },
     args: { input: t.arg({ type: AcknowledgeHostCommandInput, required: true }) },
-    resolve: (_r, { input }, ctx) => acknowledgeCommand(ctx.sql, ctx.actor, { commandID: String(input.commandID) }),
+    resolve: (_r, { input }, ctx) => acknowledgeCommand(ctx.sql, ctx.actor, input),
   }),
 );

@@ -48,7 +48,7 @@ builder.queryField('hostCommand', (t) =>
     description: 'One of the calling host\'s commands, with its payload (host role). Null when unknown or another host\'s.',
     extensions: allow('host'),
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => (isId('command', String(id)) ? getHostCommand(ctx.sql, ctx.actor, String(id)) : null),
+    resolve: (_r, { id }, ctx) => (isId('command', id) ? getHostCommand(ctx.sql, ctx.actor, id) : null),
   }),
 );
 
@@ -72,7 +72,7 @@ builder.mutationField('replyHostCommand', (t) =>
     errors: { types: [InvalidRequestError, CommandTimeoutError] },
     args: { input: t.arg({ type: ReplyHostCommandInput, required: true }) },
     resolve: async (_r, { input }, ctx) => {
-      const c = await findRequest(ctx.sql, ctx.actor, String(input.commandID));
+      const c = await findRequest(ctx.sql, ctx.actor, input.commandID);
       const error = checkReplyError(input.error);
       if (error === null && (input.result === null || input.result === undefined)) {
         throw new InvalidRequestError('result', 'Give result or error.');
@@ -115,6 +115,6 @@ builder.mutationField('compactSession', (t) =>
     },
     args: { input: t.arg({ type: CompactSessionInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      compactSession(ctx.sql, ctx.actor, { sessionID: String(input.sessionID), timeoutMs: input.timeoutMs }, hostRequestOptions(ctx)),
+      compactSession(ctx.sql, ctx.actor, input, hostRequestOptions(ctx)),
   }),
 );

@@ -1,32 +1,18 @@
 import { builder } from './builder.js';
-import type { Page } from '../resolvers/pagination.js';
 
-export const PageInfoRef = builder.objectRef<Page<unknown>['pageInfo']>('PageInfo').implement({
-  fields: (t) => ({
-    hasNextPage: t.exposeBoolean('hasNextPage'),
-    hasPreviousPage: t.exposeBoolean('hasPreviousPage'),
-    startCursor: t.exposeString('startCursor', { nullable: true }),
-    endCursor: t.exposeString('endCursor', { nullable: true }),
-  }),
-});
-
-/** A Relay connection type `<Name>Connection` with `<Name>Edge { cursor node }`. */
-export function connectionOf<T>(name: string, node: any) {
-  const edge = builder.objectRef<Page<T>['edges'][number]>(`${name}Edge`).implement({
-    fields: (t) => ({
-      cursor: t.exposeString('cursor'),
-      node: t.field({ type: node, resolve: (e) => e.node as any }),
-    }),
-  });
-  return builder.objectRef<Page<T>>(`${name}Connection`).implement({
-    fields: (t) => ({
-      edges: t.field({ type: [edge], resolve: (c) => c.edges }),
-      pageInfo: t.field({ type: PageInfoRef, resolve: (c) => c.pageInfo }),
-    }),
-  });
+/**
+ * A Relay connection type `<Name>Connection { edges: [<Name>Edge!]!, pageInfo: PageInfo! }` with
+ * `<Name>Edge { cursor, node }` (@pothos/plugin-relay). Its fields read the page the parent field
+ * resolved (resolvers/pagination.ts `Page`): cursors come from resolvers/cursors.ts.
+ */
+export function connectionOf<Node extends Parameters<typeof builder.connectionObject>[0]['type']>(name: string, type: Node) {
+  return builder.connectionObject({ type, name: `${name}Connection` });
 }
 
-/** The page arguments every connection field takes (`first` is capped server-side). */
+/**
+ * The page arguments every connection field takes (`first` is capped server-side). Forward paging
+ * only: the API has no `last`/`before`, so fields take these instead of the plugin's four arguments.
+ */
 export const pageArgs = builder.args((t) => ({
   first: t.int({ required: false, description: 'At most 100 (default 20).' }),
   after: t.string({ required: false }),

@@ -46,6 +46,6 @@ builder.queryField('continuity', (t) =>
     type: ContinuityUnion,
     description: 'Does a checkpoint taken at this execution still hold?',
     args: { executionID: t.arg.id({ required: true }) },
-    resolve: (_r, { executionID }, ctx) => continuity(ctx.sql, ctx.actor, String(executionID)) as any,
+    resolve: (_r, { executionID }, ctx) => continuity(ctx.sql, ctx.actor, executionID) as any,
   }),
 );

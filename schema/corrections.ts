@@ -41,7 +41,7 @@ builder.mutationFields((t) => ({
     errors: { types: [SessionBusyError, MessageNotFoundError, PartNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: CorrectMessagePartInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      correctMessagePart(ctx.sql, ctx.actor, { messageID: String(input.messageID), partID: String(input.partID), text: input.text }),
+      correctMessagePart(ctx.sql, ctx.actor, input),
   }),
   retractMessage: t.field({
     type: MessageRetracted,
@@ -49,6 +49,6 @@ builder.mutationFields((t) => ({
     extensions: allow('plugin'),
     errors: { types: [SessionBusyError, MessageNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: RetractMessageInput, required: true }) },
-    resolve: (_r, { input }, ctx) => retractMessage(ctx.sql, ctx.actor, { messageID: String(input.messageID), reason: input.reason }),
+    resolve: (_r, { input }, ctx) => retractMessage(ctx.sql, ctx.actor, input),
   }),
 }));

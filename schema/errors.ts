@@ -54,7 +54,8 @@ export { ContentMissingError };
 
 // Issue 4 (seal).
 import { SealTimeoutError, SealUnsupportedError } from '../domain/errors.js';
-import { ExecutionRef, JobRef } from './refs.js';
+import { ExecutionRef, existingJobs, JobRef } from './refs.js';
+import type { Context } from '../resolvers/context.js';
 export const SealUnsupportedReasonEnum = builder.enumType('SealUnsupportedReason', {
   values: {
     HOST_CANNOT_CANCEL: { description: 'The host owning unfinished work did not declare capabilities.cancel.' },
@@ -69,12 +70,12 @@ errorType(SealTimeoutError, 'SealTimeoutError', (t) => ({
   pendingJobs: t.field({
     type: [JobRef],
     description: 'Jobs of the session that had not ended when the wait ran out.',
-    resolve: async (e: SealTimeoutError, _a: unknown, ctx: any) => (await ctx.loaders.job.loadMany(e.pendingJobIDs)).filter((j: any) => j && !(j instanceof Error)),
+    resolve: (e: SealTimeoutError, _a: unknown, ctx: Context) => existingJobs(ctx, e.pendingJobIDs),
   }),
   pendingExecution: t.field({
     type: ExecutionRef,
     nullable: true,
-    resolve: (e: SealTimeoutError, _a: unknown, ctx: any) => (e.pendingExecutionID ? ctx.loaders.execution.load(e.pendingExecutionID) : null),
+    resolve: (e: SealTimeoutError) => e.pendingExecutionID,
   }),
   timeoutMs: t.int({ description: 'The wait applied (the requested one, capped by configuration).', resolve: (e: SealTimeoutError) => e.timeoutMs }),
 }));
@@ -84,13 +85,13 @@ errorType(SealUnsupportedError, 'SealUnsupportedError', (t) => ({
   jobs: t.field({
     type: [JobRef],
     description: 'HOST_CANNOT_CANCEL and JOB_LOST: the jobs whose termination cannot be proven. ADMISSION_NOT_EXCLUSIVE: the jobs the seal cancelled.',
-    resolve: async (e: SealUnsupportedError, _a: unknown, ctx: any) => (await ctx.loaders.job.loadMany(e.jobIDs)).filter((j: any) => j && !(j instanceof Error)),
+    resolve: (e: SealUnsupportedError, _a: unknown, ctx: Context) => existingJobs(ctx, e.jobIDs),
   }),
   execution: t.field({
     type: ExecutionRef,
     nullable: true,
     description: 'HOST_CANNOT_CANCEL: the running execution whose host cannot interrupt it. ADMISSION_NOT_EXCLUSIVE: the execution the seal interrupted, if any.',
-    resolve: (e: SealUnsupportedError, _a: unknown, ctx: any) => (e.executionID ? ctx.loaders.execution.load(e.executionID) : null),
+    resolve: (e: SealUnsupportedError) => e.executionID,
   }),
 }));
 export { SealTimeoutError, SealUnsupportedError };

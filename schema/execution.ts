@@ -7,6 +7,7 @@ import { pageArgs } from './connection.js';
 import { beginExecution, settleExecution } from '../domain/executions.js';
 import { ModelInput, ModelRef } from './host.js';
 import type { ExecutionRow } from '../domain/rows.js';
+import { jobsOfExecution, messagesOfExecution } from '../resolvers/loaders.js';
 
 const num = (v: string | number | null) => (v == null ? null : Number(v));
 
@@ -42,7 +43,7 @@ ExecutionRef.implement({
   isTypeOf: (v: any) => typeof v?.id === 'string' && v.id.startsWith('exe_'),
   fields: (t) => ({
     id: t.exposeID('id'),
-    session: t.field({ type: SessionRef, resolve: async (e, _a, ctx) => (await ctx.loaders.session.load(e.sessionId))! }),
+    session: t.field({ type: SessionRef, resolve: (e) => e.sessionId }),
     sequence: t.exposeInt('sequence', { description: '1, 2, 3… per session.' }),
     status: t.field({ type: ExecutionStatusEnum, resolve: (e) => e.status }),
     interruptReason: t.field({ type: InterruptReasonEnum, nullable: true, resolve: (e) => e.interruptReason }),
@@ -59,8 +60,8 @@ ExecutionRef.implement({
     finishReason: t.exposeString('finishReason', { nullable: true, description: 'Why the model stopped (OpenCode: e.g. "stop", "tool-calls").' }),
     errorName: t.exposeString('errorName', { nullable: true, description: 'The host\'s name of the error the step ended with (OpenCode: e.g. "MessageAbortedError", "APIError").' }),
     usage: t.field({ type: UsageRef, nullable: true, description: 'Tokens and cost of the step; null when the host reported none.', resolve: (e) => (hasUsage(e) ? e : null) }),
-    messages: t.field({ type: MessageConnection, args: pageArgs, resolve: (e, args, ctx) => ctx.loaders.messagesOfExecution(e.id, args) }),
-    jobs: t.field({ type: JobConnection, args: pageArgs, resolve: (e, args, ctx) => ctx.loaders.jobsOfExecution(e.id, args) }),
+    messages: t.field({ type: MessageConnection, args: pageArgs, resolve: (e, args, ctx) => messagesOfExecution(ctx, e.id, args) }),
+    jobs: t.field({ type: JobConnection, args: pageArgs, resolve: (e, args, ctx) => jobsOfExecution(ctx, e.id, args) }),
   }),
 });
 
@@ -69,7 +70,7 @@ builder.queryField('execution', (t) =>
     type: ExecutionRef,
     nullable: true,
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => ctx.loaders.execution.load(String(id)),
+    resolve: (_r, { id }) => id,
   }),
 );
 
@@ -112,17 +113,13 @@ builder.mutationFields((t) => ({
     errors: { types: [SessionBusyError, SessionSealedError, SessionNotFoundError, HostNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: BeginExecutionInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      beginExecution(ctx.sql, ctx.actor, { sessionID: String(input.sessionID), hostID: String(input.hostID), trigger: input.trigger,
-        startSnapshot: input.startSnapshot == null ? null : String(input.startSnapshot), startCaptureError: input.startCaptureError,
-        idempotencyKey: input.idempotencyKey,
-        externalID: input.externalID, model: input.model, agent: input.agent, mode: input.mode }),
+      beginExecution(ctx.sql, ctx.actor, input),
   }),
   settleExecution: t.field({
     type: ExecutionRef,
     extensions: allow('host'),
     errors: { types: [ExecutionNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: SettleExecutionInput, required: true }) },
-    resolve: (_r, { input }, ctx) => settleExecution(ctx.sql, ctx.actor, {
-      ...input, executionID: String(input.executionID), endSnapshot: input.endSnapshot == null ? null : String(input.endSnapshot) }),
+    resolve: (_r, { input }, ctx) => settleExecution(ctx.sql, ctx.actor, input),
   }),
 }));

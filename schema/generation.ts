@@ -37,11 +37,6 @@ builder.mutationField('generate', (t) =>
     errors: { types: [ModelNotFoundError, SessionNotFoundError, HostUnavailableError, UnsupportedError, CommandTimeoutError, InvalidRequestError] },
     args: { input: t.arg({ type: GenerateInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      generate(ctx.sql, ctx.actor, {
-        sessionID: String(input.sessionID),
-        prompt: input.prompt,
-        model: { providerID: input.model.providerID, modelID: input.model.modelID },
-        timeoutMs: input.timeoutMs,
-      }, hostRequestOptions(ctx)),
+      generate(ctx.sql, ctx.actor, input, hostRequestOptions(ctx)),
   }),
 );

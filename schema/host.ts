@@ -64,13 +64,13 @@ builder.mutationFields((t) => ({
     extensions: allow('host'),
     errors: { types: [HostNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: RegisterHostInput, required: true }) },
-    resolve: (_r, { input }, ctx) => registerHost(ctx.sql, ctx.actor, { ...input, hostID: input.hostID == null ? null : String(input.hostID) }),
+    resolve: (_r, { input }, ctx) => registerHost(ctx.sql, ctx.actor, input),
   }),
   renewHostLease: t.field({
     type: HostRef,
     extensions: allow('host'),
     errors: { types: [HostNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: RenewHostLeaseInput, required: true }) },
-    resolve: (_r, { input }, ctx) => renewHostLease(ctx.sql, ctx.actor, { hostID: String(input.hostID) }),
+    resolve: (_r, { input }, ctx) => renewHostLease(ctx.sql, ctx.actor, input),
   }),
 }));

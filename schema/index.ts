@@ -10,7 +10,6 @@ import './job.js';
 import './message.js';
 import './host.js';
 import './continuity.js';
-import './node.js';
 import './token.js';
 import './settlement.js';
 import './events.js';

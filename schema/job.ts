@@ -10,12 +10,12 @@ JobRef.implement({
   isTypeOf: (v: any) => typeof v?.id === 'string' && v.id.startsWith('job_'),
   fields: (t) => ({
     id: t.exposeID('id'),
-    session: t.field({ type: SessionRef, resolve: async (j, _a, ctx) => (await ctx.loaders.session.load(j.sessionId))! }),
+    session: t.field({ type: SessionRef, resolve: (j) => j.sessionId }),
     execution: t.field({
       type: ExecutionRef,
       nullable: true,
       description: 'The execution that started it, if any.',
-      resolve: (j, _a, ctx) => (j.executionId ? ctx.loaders.execution.load(j.executionId) : null),
+      resolve: (j) => j.executionId,
     }),
     kind: t.field({ type: JobKindEnum, resolve: (j) => j.kind }),
     title: t.exposeString('title'),
@@ -35,7 +35,7 @@ builder.queryField('job', (t) =>
     type: JobRef,
     nullable: true,
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => ctx.loaders.job.load(String(id)),
+    resolve: (_r, { id }) => id,
   }),
 );
 
@@ -63,8 +63,6 @@ const RestoreJobInput = builder.inputType('RestoreJobInput', {
   fields: (t) => ({ jobID: t.id({ required: true }), hostID: t.id({ required: true }) }),
 });
 
-const id = (v: unknown) => (v == null ? null : String(v));
-
 builder.mutationFields((t) => ({
   startJob: t.field({
     type: JobRef,
@@ -72,27 +70,27 @@ builder.mutationFields((t) => ({
     errors: { types: [SessionSealedError, SessionNotFoundError, HostNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: StartJobInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      startJob(ctx.sql, ctx.actor, { ...input, sessionID: String(input.sessionID), hostID: String(input.hostID), executionID: id(input.executionID) }),
+      startJob(ctx.sql, ctx.actor, input),
   }),
   backgroundJob: t.field({
     type: JobRef,
     extensions: allow('host'),
     errors: { types: [SessionSealedError, JobNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: BackgroundJobInput, required: true }) },
-    resolve: (_r, { input }, ctx) => backgroundJob(ctx.sql, ctx.actor, { jobID: String(input.jobID) }),
+    resolve: (_r, { input }, ctx) => backgroundJob(ctx.sql, ctx.actor, input),
   }),
   finishJob: t.field({
     type: JobRef,
     extensions: allow('host'),
     errors: { types: [JobNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: FinishJobInput, required: true }) },
-    resolve: (_r, { input }, ctx) => finishJob(ctx.sql, ctx.actor, { ...input, jobID: String(input.jobID) }),
+    resolve: (_r, { input }, ctx) => finishJob(ctx.sql, ctx.actor, input),
   }),
   restoreJob: t.field({
     type: JobRef,
     extensions: allow('host'),
     errors: { types: [JobNotFoundError, HostNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: RestoreJobInput, required: true }) },
-    resolve: (_r, { input }, ctx) => restoreJob(ctx.sql, ctx.actor, { jobID: String(input.jobID), hostID: String(input.hostID) }),
+    resolve: (_r, { input }, ctx) => restoreJob(ctx.sql, ctx.actor, input),
   }),
 }));

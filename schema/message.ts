@@ -5,6 +5,7 @@ import { ExecutionRef, MessageRef, NodeRef, PartRef, SessionRef } from './refs.j
 import { appendMessage } from '../domain/messages.js';
 import { visibleParts } from '../domain/corrections.js';
 import type { MessageRow, PartRow } from '../domain/rows.js';
+import { partsOfMessage } from '../resolvers/loaders.js';
 
 PartRef.implement({
   description: 'One part of a message.',
@@ -69,18 +70,18 @@ MessageRef.implement({
   isTypeOf: (v: any) => typeof v?.id === 'string' && v.id.startsWith('msg_'),
   fields: (t) => ({
     id: t.exposeID('id'),
-    session: t.field({ type: SessionRef, resolve: async (m, _a, ctx) => (await ctx.loaders.session.load(m.sessionId))! }),
+    session: t.field({ type: SessionRef, resolve: (m) => m.sessionId }),
     execution: t.field({
       type: ExecutionRef,
       nullable: true,
-      resolve: (m, _a, ctx) => (m.executionId ? ctx.loaders.execution.load(m.executionId) : null),
+      resolve: (m) => m.executionId,
     }),
     role: t.field({ type: MessageRoleEnum, resolve: (m) => m.role }),
     origin: t.field({ type: MessageOriginEnum, resolve: (m) => m.origin }),
     parts: t.field({
       type: [PartRef],
       description: 'A retracted message has one TextPart with the gateway\'s fixed placeholder text.',
-      resolve: async (m, _a, ctx) => visibleParts(m, await ctx.loaders.parts.load(m.id)),
+      resolve: async (m, _a, ctx) => visibleParts(m, await partsOfMessage(ctx).load(m.id)),
     }),
     retraction: t.field({ type: RetractionRef, nullable: true, resolve: (m) => (m.retractedAt ? m : null) }),
     revision: t.exposeInt('revision', { description: 'Starts at 1 and increases with every correction or retraction.' }),
@@ -94,7 +95,7 @@ builder.queryField('message', (t) =>
     type: MessageRef,
     nullable: true,
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => ctx.loaders.message.load(String(id)),
+    resolve: (_r, { id }) => id,
   }),
 );
 
@@ -136,10 +137,6 @@ builder.mutationField('appendMessage', (t) =>
     errors: { types: [SessionSealedError, SessionNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: AppendMessageInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      appendMessage(ctx.sql, ctx.actor, {
-        ...input,
-        sessionID: String(input.sessionID),
-        executionID: input.executionID == null ? null : String(input.executionID),
-      }),
+      appendMessage(ctx.sql, ctx.actor, input),
   }),
 );

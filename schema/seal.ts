@@ -1,7 +1,6 @@
 import { builder, allow } from './builder.js';
 import { InvalidRequestError, SealTimeoutError, SealUnsupportedError, SessionNotFoundError } from './errors.js';
-import { ExecutionRef, JobRef, SessionRef } from './refs.js';
-import type { JobRow } from '../domain/rows.js';
+import { ExecutionRef, existingJobs, JobRef, SessionRef } from './refs.js';
 import { DEFAULT_SEAL_MAX_TIMEOUT_MS, sealSession, type SealedSession } from '../domain/seal.js';
 
 /** The cap of timeoutMs: GatewayConfig.sealMaxTimeoutMs, else SEAL_MAX_TIMEOUT_MS from the environment, else 120000. */
@@ -17,13 +16,13 @@ const SessionSealedRef = builder.objectRef<SealedSession>('SessionSealed').imple
     cancelledJobs: t.field({
       type: [JobRef],
       description: 'The jobs the seal asked their host to cancel, with their final status.',
-      resolve: async (r, _a, ctx) => (await ctx.loaders.job.loadMany(r.cancelledJobIDs)).filter((j): j is JobRow => !!j && !(j instanceof Error)),
+      resolve: (r, _a, ctx) => existingJobs(ctx, r.cancelledJobIDs),
     }),
     interruptedExecution: t.field({
       type: ExecutionRef,
       nullable: true,
       description: 'The execution that was running when the seal began, if any (interrupted with reason SEAL unless it settled first).',
-      resolve: (r, _a, ctx) => (r.interruptedExecutionID ? ctx.loaders.execution.load(r.interruptedExecutionID) : null),
+      resolve: (r) => r.interruptedExecutionID,
     }),
   }),
 });
@@ -46,7 +45,7 @@ builder.mutationField('sealSession', (t) =>
     errors: { types: [SessionNotFoundError, SealTimeoutError, SealUnsupportedError, InvalidRequestError] },
     args: { input: t.arg({ type: SealSessionInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      ctx.gateway.timedSeal(() => sealSession(ctx.sql, ctx.actor, { sessionID: String(input.sessionID), timeoutMs: input.timeoutMs }, {
+      ctx.gateway.timedSeal(() => sealSession(ctx.sql, ctx.actor, input, {
         bus: ctx.gateway.bus,
         maxTimeoutMs: ctx.gateway.config.sealMaxTimeoutMs ?? ENV_MAX_TIMEOUT_MS,
         signal: ctx.gateway.stopping.signal,

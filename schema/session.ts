@@ -6,12 +6,12 @@ import { hostRequestOptions } from './compaction.js';
 import { ExecutionRef, JobRef, MessageRef, NodeRef, SessionRef } from './refs.js';
 import { createSession, removeSession, sessionStatus, updateSession, visibleMetadata, type RemovedSessions } from '../domain/sessions.js';
 import { listSessions } from '../resolvers/sessions.js';
-import type { SessionRow } from '../domain/rows.js';
+import { childrenOfSession, executionsOfSession, jobsOfSession, lastSettledExecution, messagesOfSession, runningExecution } from '../resolvers/loaders.js';
 
 export const ExecutionConnection = connectionOf('Execution', ExecutionRef);
 export const MessageConnection = connectionOf('Message', MessageRef);
 export const JobConnection = connectionOf('Job', JobRef);
-export const SessionConnection = connectionOf<SessionRow>('Session', SessionRef);
+export const SessionConnection = connectionOf('Session', SessionRef);
 
 SessionRef.implement({
   description: 'A conversation of a coding agent in one directory, with its executions, messages and jobs.',
@@ -23,19 +23,19 @@ SessionRef.implement({
     parent: t.field({
       type: SessionRef,
       nullable: true,
-      resolve: (s, _a, ctx) => (s.parentId ? ctx.loaders.session.load(s.parentId) : null),
+      resolve: (s) => s.parentId,
     }),
     children: t.field({
       type: SessionConnection,
       args: pageArgs,
-      resolve: (s, args, ctx) => ctx.loaders.childrenOfSession(s.id, args),
+      resolve: (s, args, ctx) => childrenOfSession(ctx, s.id, args),
     }),
     title: t.exposeString('title'),
     directory: t.exposeString('directory'),
     metadata: t.field({ type: 'JSON', description: 'The plugin-owned object, with the keys owned by the session\'s host (e.g. `opencode`) over it; updateSession never changes those.', resolve: (s) => visibleMetadata(s) }),
     status: t.field({
       type: SessionStatusEnum,
-      resolve: async (s, _a, ctx) => sessionStatus(s, !!(await ctx.loaders.runningExecution.load(s.id))),
+      resolve: async (s, _a, ctx) => sessionStatus(s, !!(await runningExecution(ctx).load(s.id))),
     }),
     sealedAt: t.field({ type: 'DateTime', nullable: true, resolve: (s) => s.sealedAt }),
     createdAt: t.field({ type: 'DateTime', resolve: (s) => s.createdAt }),
@@ -44,29 +44,29 @@ SessionRef.implement({
       type: ExecutionConnection,
       description: 'Newest first.',
       args: pageArgs,
-      resolve: (s, args, ctx) => ctx.loaders.executionsOfSession(s.id, args),
+      resolve: (s, args, ctx) => executionsOfSession(ctx, s.id, args),
     }),
     runningExecution: t.field({
       type: ExecutionRef,
       nullable: true,
-      resolve: (s, _a, ctx) => ctx.loaders.runningExecution.load(s.id),
+      resolve: (s, _a, ctx) => runningExecution(ctx).load(s.id),
     }),
     lastSettledExecution: t.field({
       type: ExecutionRef,
       nullable: true,
-      resolve: (s, _a, ctx) => ctx.loaders.lastSettledExecution.load(s.id),
+      resolve: (s, _a, ctx) => lastSettledExecution(ctx).load(s.id),
     }),
     messages: t.field({
       type: MessageConnection,
       description: 'Oldest first.',
       args: pageArgs,
-      resolve: (s, args, ctx) => ctx.loaders.messagesOfSession(s.id, args),
+      resolve: (s, args, ctx) => messagesOfSession(ctx, s.id, args),
     }),
     jobs: t.field({
       type: JobConnection,
       description: 'In the order they started.',
       args: pageArgs,
-      resolve: (s, args, ctx) => ctx.loaders.jobsOfSession(s.id, args),
+      resolve: (s, args, ctx) => jobsOfSession(ctx, s.id, args),
     }),
   }),
 });
@@ -76,13 +76,13 @@ builder.queryFields((t) => ({
     type: SessionRef,
     nullable: true,
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => ctx.loaders.session.load(String(id)),
+    resolve: (_r, { id }) => id,
   }),
   sessions: t.field({
     type: SessionConnection,
     description: 'Newest first. `parentID` lists the children of one session; `rootsOnly` lists sessions without a parent.',
     args: { ...pageArgs, parentID: t.arg.id({ required: false }), rootsOnly: t.arg.boolean({ required: false }) },
-    resolve: (_r, args, ctx) => listSessions(ctx, { first: args.first, after: args.after, parentID: args.parentID ? String(args.parentID) : null, rootsOnly: args.rootsOnly ?? false }),
+    resolve: (_r, args, ctx) => listSessions(ctx, { first: args.first, after: args.after, parentID: args.parentID ?? null, rootsOnly: args.rootsOnly ?? false }),
   }),
 }));
 
@@ -127,20 +127,20 @@ builder.mutationFields((t) => ({
     errors: { types: [SessionNotFoundError, InvalidRequestError, HostUnavailableError, CommandTimeoutError] },
     args: { input: t.arg({ type: CreateSessionInput, required: true }) },
     resolve: (_r, { input }, ctx) => createSession(ctx.sql, ctx.actor,
-      { ...input, parentID: input.parentID as string | null, hostID: input.hostID as string | null }, hostRequestOptions(ctx)),
+      input, hostRequestOptions(ctx)),
   }),
   updateSession: t.field({
     type: SessionRef,
     extensions: allow('plugin'),
     errors: { types: [SessionNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: UpdateSessionInput, required: true }) },
-    resolve: (_r, { input }, ctx) => updateSession(ctx.sql, ctx.actor, { ...input, sessionID: String(input.sessionID) }),
+    resolve: (_r, { input }, ctx) => updateSession(ctx.sql, ctx.actor, input),
   }),
   removeSession: t.field({
     type: SessionRemoved,
     extensions: allow('plugin'),
     errors: { types: [SessionNotFoundError, SessionBusyError, InvalidRequestError] },
     args: { input: t.arg({ type: RemoveSessionInput, required: true }) },
-    resolve: (_r, { input }, ctx) => removeSession(ctx.sql, ctx.actor, { sessionID: String(input.sessionID) }),
+    resolve: (_r, { input }, ctx) => removeSession(ctx.sql, ctx.actor, input),
   }),
 }));

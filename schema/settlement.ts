@@ -1,13 +1,11 @@
-import { GraphQLError } from 'graphql';
 import { builder } from './builder.js';
 import { ExecutionStatusEnum } from './enums.js';
 import { ExecutionRef } from './refs.js';
-import { createLoaders } from '../resolvers/loaders.js';
 import { inScope } from '../domain/access.js';
-import { getExecution } from '../domain/executions.js';
-import { decodeSettlementCursor, encodeSettlementCursor, hasUnsequenced, latestSettlementPosition, readSettlements, sequenceSettlements, type SettlementRow } from '../domain/settlements.js';
+import { hasUnsequenced, latestSettlementPosition, readSettlements, type SettlementRow } from '../domain/settlements.js';
 import { isId } from '../domain/ids.js';
-import { pageSize, toPage } from '../resolvers/pagination.js';
+import { badInput, pageSize, toPage } from '../resolvers/pagination.js';
+import { decodeCursor, encodeCursor } from '../resolvers/cursors.js';
 import { connectionOf, pageArgs } from './connection.js';
 import { resumable } from '../subscriptions/feed.js';
 import { revocationOf } from '../subscriptions/signal.js';
@@ -15,7 +13,7 @@ import { revocationOf } from '../subscriptions/signal.js';
 export const SettlementEventRef = builder.objectRef<SettlementRow>('SettlementEvent').implement({
   description: 'An execution reached a terminal status. `cursor` follows commit order across the whole gateway.',
   fields: (t) => ({
-    cursor: t.string({ resolve: (r) => encodeSettlementCursor(r.pos) }),
+    cursor: t.string({ resolve: (r) => encodeCursor('settlement', r.pos) }),
     executionID: t.exposeID('executionId'),
     sessionID: t.exposeID('sessionId'),
     status: t.field({ type: ExecutionStatusEnum, resolve: (r) => r.status as any }),
@@ -24,30 +22,21 @@ export const SettlementEventRef = builder.objectRef<SettlementRow>('SettlementEv
       type: ExecutionRef,
       nullable: true,
       description: 'Null when the session has since been removed.',
-      resolve: (r, _a, ctx) => getExecution(ctx.sql, ctx.actor, r.executionId),
+      resolve: (r) => r.executionId,
     }),
   }),
 });
 
-const SettlementConnection = connectionOf<SettlementRow>('Settlement', SettlementEventRef);
+const SettlementConnection = connectionOf('Settlement', SettlementEventRef);
 
-function badInput(message: string) {
-  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
-}
 
-function cursorArg(after: string | null | undefined): number | null {
-  if (after == null) return null;
-  const pos = decodeSettlementCursor(after);
-  if (pos === null) throw badInput('after is not a settlement cursor.');
-  return pos;
-}
+const cursorArg = (after: string | null | undefined) => decodeCursor('settlement', after);
 
 /** A malformed session ID is bad input; a well-formed one that is missing or out of scope just matches nothing. */
-function sessionArg(id: string | number | null | undefined): string | null {
+function sessionArg(id: string | null | undefined): string | null {
   if (id == null) return null;
-  const s = String(id);
-  if (!isId('session', s)) throw badInput('sessionID is not a session ID.');
-  return s;
+  if (!isId('session', id)) throw badInput('sessionID is not a session ID.');
+  return id;
 }
 
 builder.queryField('settlements', (t) =>
@@ -60,14 +49,14 @@ builder.queryField('settlements', (t) =>
       const after = cursorArg(args.after) ?? 0;
       const sessionID = sessionArg(args.sessionID);
       // Read your writes: a settlement committed before this query is in its answer, even if no
-      // sequencer pass has given it a position yet.
-      if (await hasUnsequenced(ctx.sql)) await sequenceSettlements(ctx.sql, { wait: true });
+      // sequencer pass had given it a position yet (the instance's sequencer does; the query only reads).
+      if (await hasUnsequenced(ctx.sql)) await ctx.gateway.sequencer.caughtUp();
       const rows = await readSettlements(ctx.sql, ctx.actor, {
         after,
         limit: limit + 1,
         sessionID,
       });
-      return toPage(rows, limit, (r) => encodeSettlementCursor(r.pos));
+      return toPage(rows, limit, (r) => encodeCursor('settlement', r.pos));
     },
   }),
 );
@@ -79,8 +68,8 @@ builder.queryField('latestSettlementCursor', (t) =>
     resolve: async (_r, args, ctx) => {
       const sessionID = sessionArg(args.sessionID);
       // Read your writes, as `settlements` does: a settlement committed before this query is counted.
-      if (await hasUnsequenced(ctx.sql)) await sequenceSettlements(ctx.sql, { wait: true });
-      return encodeSettlementCursor(await latestSettlementPosition(ctx.sql, ctx.actor, { sessionID }));
+      if (await hasUnsequenced(ctx.sql)) await ctx.gateway.sequencer.caughtUp();
+      return encodeCursor('settlement', await latestSettlementPosition(ctx.sql, ctx.actor, { sessionID }));
     },
   }),
 );
@@ -104,11 +93,8 @@ builder.subscriptionField('executionSettled', (t) =>
         abortOn: revocationOf(ctx.gateway.revocations, ctx.actor.tokenID),
       });
     },
-    // One context serves all events of a subscription: fresh loaders per event, so nested fields
+    // Each event runs with a context of its own (subscriptions/shared.ts): nested fields
     // (execution { session { status } }) are read as they are now, not as an earlier event cached them.
-    resolve: (r, _a, ctx) => {
-      ctx.loaders = createLoaders(ctx.sql, ctx.actor);
-      return r;
-    },
+    resolve: (r) => r,
   }),
 );

@@ -3,7 +3,8 @@ import { connectionOf, pageArgs } from './connection.js';
 import { TokenRoleEnum } from './enums.js';
 import { InvalidRequestError } from './errors.js';
 import { createToken, listTokens, revokeToken, type CreatedToken, type TokenRow } from '../domain/tokens.js';
-import { decodeCursor, encodeCursor, pageSize, toPage } from '../resolvers/pagination.js';
+import { decodeCursor, encodeCursor } from '../resolvers/cursors.js';
+import { pageSize, toPage } from '../resolvers/pagination.js';
 
 const CreatedTokenRef = builder.objectRef<CreatedToken>('CreatedToken').implement({
   description: 'A new bearer token. `secret` is shown this once; only its hash is stored.',
@@ -27,7 +28,7 @@ const TokenRef = builder.objectRef<TokenRow>('Token').implement({
     revokedAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.revokedAt }),
   }),
 });
-const TokenConnection = connectionOf<TokenRow>('Token', TokenRef);
+const TokenConnection = connectionOf('Token', TokenRef);
 
 const CreateTokenInput = builder.inputType('CreateTokenInput', {
   fields: (t) => ({
@@ -48,7 +49,7 @@ builder.queryField('tokens', (t) =>
     args: { ...pageArgs, includeRevoked: t.arg.boolean({ required: false, description: 'Also list revoked tokens (default false).' }) },
     resolve: async (_r, args, ctx) => {
       const limit = pageSize(args.first);
-      const after = decodeCursor('token', args.after, false);
+      const after = decodeCursor('token', args.after);
       const rows = await listTokens(ctx.sql, ctx.actor, { limit, after, includeRevoked: args.includeRevoked ?? false });
       return toPage(rows, limit, (r) => encodeCursor('token', r.id));
     },
@@ -70,8 +71,7 @@ builder.mutationFields((t) => ({
     resolve: async (_r, { tokenID }, ctx) => {
       // This instance refuses the token at once; the others when the notification arrives.
       // (forget in finally: also when the answer is lost after the commit; dropping a cached entry is harmless).
-      const id = String(tokenID);
-      try { return await revokeToken(ctx.sql, id, ctx.actor); } finally { ctx.tokens.forget(id); }
+      try { return await revokeToken(ctx.sql, tokenID, ctx.actor); } finally { ctx.tokens.forget(tokenID); }
     },
   }),
 }));

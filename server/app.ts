@@ -4,10 +4,10 @@ import type { Socket } from 'node:net';
 import { createYoga, maskError as yogaMaskError, type Plugin } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { GraphQLError, type ExecutionArgs } from 'graphql';
+import { GraphQLError, type DocumentNode, type ExecutionArgs } from 'graphql';
 import type { Sql } from '../db/connection.js';
 import type { Actor } from '../domain/access.js';
-import { lazyLoaders, type Context } from '../resolvers/context.js';
+import type { Context } from '../resolvers/context.js';
 import { schema } from '../schema/index.js';
 import { useRoles } from './access.js';
 import { useInputValidation } from './input-validation.js';
@@ -22,6 +22,7 @@ import { corsFor, upgradeOriginAllowed } from './cors.js';
 import { ClientCaps } from './caps.js';
 import { maskSubscriptionErrors, refuseUpgrade } from './ws-guards.js';
 import { serveGraphiQL, wantsGraphiQL } from './graphiql.js';
+import { batchWrites } from '../subscriptions/delivery.js';
 import { currentRequest, log, logUnexpected, requestIDFor, resultOf, withRequest, type RequestRecord } from './logging.js';
 import { Metrics } from './metrics.js';
 import { VERSION } from './version.js';
@@ -133,7 +134,7 @@ export function buildApp(opts: AppOptions): App {
     context: ({ request, actor }) => {
       const who = actor ?? (request ? actors.get(request) : undefined);
       if (!who) throw new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' } });
-      return { sql, actor: who, loaders: lazyLoaders(sql, who), gateway, tokens };
+      return { sql, actor: who, gateway, tokens };
     },
   });
 
@@ -205,6 +206,8 @@ export function buildApp(opts: AppOptions): App {
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
   wss.on('headers', (headers, req) => { headers.push(`x-request-id: ${req.headers['x-request-id']}`); });
+  // Before graphql-ws' own handler: a connection's messages are batched per event-loop turn.
+  wss.on('connection', (ws) => batchWrites(ws));
   type WsOp = RequestRecord & { deliveries: number; subscription: boolean };
   type WsExtra = { actor: Actor; unwatch?: () => void; connectionID: string; ops: Map<string, WsOp>; counted?: boolean };
   /** One log line and one metric per WebSocket operation, when it ends (complete, error or the socket closing). */
@@ -287,7 +290,15 @@ export function buildApp(opts: AppOptions): App {
             actor: ctx.extra.actor,
             params: payload,
           } as any);
-          const document = parse(payload.query);
+          let document: DocumentNode;
+          try { document = parse(payload.query); } catch (e) {
+            if (!(e instanceof GraphQLError)) throw e;
+            // Yoga caches this error object by document and gives it its code only on an HTTP request
+            // (in place, in an after-parse hook that a cache hit skips): code it here the same way, so
+            // the same document sent over HTTP later is not answered without one.
+            (e.extensions as Record<string, unknown>).code ||= 'GRAPHQL_PARSE_FAILED';
+            throw withCode(e, 'GRAPHQL_PARSE_FAILED');
+          }
           const op = operationOf(document, payload.operationName);
           rec.operationName = op.name;
           rec.operationType = op.type;
@@ -300,7 +311,8 @@ export function buildApp(opts: AppOptions): App {
             rootValue: { execute, subscribe, rec },
           };
           const errors = validate(args.schema, args.document);
-          if (errors.length) return errors;
+          // The same codes as over HTTP (Yoga's): a client tells its own mistakes from the gateway's.
+          if (errors.length) return errors.map((e: GraphQLError) => withCode(e, 'GRAPHQL_VALIDATION_FAILED'));
           if (op.type === 'subscription') {
             rec.subscription = true;
             metrics.subscriptionsOpen.inc({ operation: metrics.operationLabel(op.name) });
@@ -362,4 +374,16 @@ export function buildApp(opts: AppOptions): App {
     },
   };
   return app;
+}
+
+/**
+ * A copy of the error for a WebSocket client: `extensions.code` set when it has none, without the
+ * `http` extension Yoga adds in place to the (cached, shared) error objects of HTTP requests.
+ */
+function withCode(e: GraphQLError, code: string): GraphQLError {
+  const { http: _http, ...extensions } = e.extensions as Record<string, unknown>;
+  return new GraphQLError(e.message, {
+    nodes: e.nodes, source: e.source, positions: e.positions, path: e.path, originalError: e.originalError,
+    extensions: { ...extensions, code: extensions.code ?? code },
+  });
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { listenerFor, type Sql } from '../db/connection.js';
-import { CHANNEL, type Notice } from '../domain/journal.js';
+import { CHANNEL, noticeSql, parseNotice, topicOf, type Notice, type Topic } from '../domain/notices.js';
 import { log } from '../server/logging.js';
 
 type Listener = (n: Notice) => void;
@@ -18,7 +18,7 @@ type Listener = (n: Notice) => void;
  * anything after it is notified.
  */
 export class PgBus {
-  private topics = new Map<string, Set<Listener>>();
+  private topics = new Map<Topic, Set<Listener>>();
   private resync = new Set<() => void>();
   private connects = 0;
   private stopped = false;
@@ -66,11 +66,10 @@ export class PgBus {
       CHANNEL,
       (payload) => {
         if (this.stopped || gen !== this.generation) return;
-        let n: Notice;
-        try { n = JSON.parse(payload); } catch { return; }
-        if (!n || typeof n !== 'object') return;
-        if ((n as { k: string }).k === 'ping') {
-          if ((n as unknown as { b: string }).b === this.id) {
+        const n = parseNotice(payload);
+        if (!n) return;
+        if (n.k === 'ping') {
+          if (n.b === this.id) {
             const now = Date.now();
             if (now - this.lastPong > 2 * this.pingMs) this.healthEpoch++; // a gap: not known healthy meanwhile
             this.lastPong = now;
@@ -157,7 +156,7 @@ export class PgBus {
         await withTimeout(this.listen(), 3 * this.pingMs);
         this.fireResync();
       }
-      await this.sql`SELECT pg_notify(${CHANNEL}, ${JSON.stringify({ k: 'ping', b: this.id })})`;
+      await this.sql`SELECT ${noticeSql(this.sql, { k: 'ping', b: this.id })}`;
     } catch (err) {
       log().warn({ err }, 'bus: ping failed (the database is away?); the next ping tries again');
     } finally {
@@ -181,7 +180,7 @@ export class PgBus {
     await l?.end({ timeout: 1 }).catch(() => {});
   }
 
-  private dispatch(topic: string, n: Notice) {
+  private dispatch(topic: Topic, n: Notice) {
     const set = this.topics.get(topic);
     if (!set) return;
     for (const fn of [...set]) {
@@ -189,7 +188,7 @@ export class PgBus {
     }
   }
 
-  on(topic: string, fn: Listener): () => void {
+  on(topic: Topic, fn: Listener): () => void {
     let set = this.topics.get(topic);
     if (!set) this.topics.set(topic, (set = new Set()));
     set.add(fn);
@@ -208,16 +207,7 @@ export class PgBus {
   simulateResync() { this.healthEpoch++; for (const fn of [...this.resync]) fn(); }
 }
 
-export function topicOf(n: Notice): string {
-  const k = (n as { k: string }).k as Notice['k'] | 'q';
-  switch (k) {
-    case 'j': return `journal:${(n as { s: string }).s}`;
-    case 's': return 'settlements';
-    case 't': return 'tokens';
-    case 'q': return 'settlements:staged'; // a settlement was staged; the sequencer gives it a position
-    default: return `other:${k}`;
-  }
-}
+export { topicOf };
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {

@@ -1,6 +1,8 @@
 import type { PgBus } from './bus.js';
 import { whenAvailable } from '../db/connection.js';
 import { log } from '../server/logging.js';
+import { Wake } from '../domain/wake.js';
+import type { Topic } from '../domain/notices.js';
 
 const BATCH = 1000;
 
@@ -41,7 +43,7 @@ export class Feed<T> {
 
   constructor(
     private bus: PgBus,
-    private topic: string,
+    private topic: Topic,
     private read: (after: number, limit: number) => Promise<T[]>,
     private cursorOf: (row: T) => number,
     private head: () => Promise<number>,
@@ -186,18 +188,18 @@ export function resumable<T>(opts: {
   let started: Promise<void> | null = null;
   let closed = false;
   let failure: Error | null = null;
-  let wake: (() => void) | null = null;
+  const wake = new Wake();
   let remove: (() => void) | null = null;
   let disposeAbort: (() => void) | null = null;
   const DONE: IteratorResult<T> = { done: true, value: undefined };
 
-  const poke = () => { const w = wake; wake = null; w?.(); };
+  const poke = () => wake.poke();
   const cleanup = () => {
     closed = true;
     queue = []; out = []; head = 0;
     remove?.(); remove = null;
     disposeAbort?.(); disposeAbort = null;
-    poke();
+    wake.close();
   };
 
   const init = async () => {
@@ -247,7 +249,9 @@ export function resumable<T>(opts: {
         last = c;
         return { done: false, value: r };
       }
-      await new Promise<void>((res) => (wake = res));
+      // A row queued since the checks above has set the wake: this returns at once.
+      await wake.wait();
+      wake.take();
     }
   };
 

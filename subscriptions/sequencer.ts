@@ -17,6 +17,8 @@ export class Sequencer {
   private offs: (() => void)[] = [];
   private timer: NodeJS.Timeout | null = null;
   private retry: NodeJS.Timeout | null = null;
+  /** Callers of caughtUp waiting for a complete pass that starts after their call. */
+  private waiting: { resolve: () => void; reject: (e: Error) => void }[] = [];
   passes = 0;
 
   constructor(private sql: Sql, private bus: PgBus, private intervalMs = 1_000) {}
@@ -32,8 +34,23 @@ export class Sequencer {
     this.poke();
   }
 
+  /**
+   * Resolves once a pass of this sequencer that started after the call has positioned every staged
+   * settlement it could see: so every settlement committed before the call has its position (read your
+   * writes for the `settlements` query, which itself writes nothing). Waits for a pass of another
+   * instance holding the clock rather than skipping. Rejects if the sequencer stops first.
+   */
+  caughtUp(): Promise<void> {
+    if (!this.active) return Promise.reject(new Error('the settlement sequencer is not running'));
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+      this.poke();
+    });
+  }
+
   stop(): void {
     this.active = false;
+    for (const w of this.waiting.splice(0)) w.reject(new Error('the settlement sequencer stopped'));
     for (const off of this.offs.splice(0)) off();
     if (this.timer) clearInterval(this.timer);
     if (this.retry) clearTimeout(this.retry);
@@ -48,16 +65,22 @@ export class Sequencer {
       try {
         do {
           this.again = false;
+          // Waiters registered before this pass starts are served by it, once it is complete.
+          const batch = this.waiting.splice(0);
           try {
-            const r = await sequenceSettlements(this.sql);
+            const r = await sequenceSettlements(this.sql, { wait: batch.length > 0 });
             this.passes++;
             if (r.count) log().debug({ positions: r.count, top: r.top }, 'sequencer: settlements positioned');
+            if (r.more || r.busy) this.waiting.unshift(...batch);
+            else for (const w of batch) w.resolve();
             if (r.more) this.again = true;
             else if (r.busy && !this.retry) {
               this.retry = setTimeout(() => { this.retry = null; this.poke(); }, 20);
               this.retry.unref();
             }
           } catch (err) {
+            // A waiting query fails as it would have failed reading (e.g. the database is away).
+            for (const w of batch) w.reject(err as Error);
             log().warn({ err }, 'sequencer pass failed (retried in 250 ms)');
             if (!this.retry && this.active) {
               this.retry = setTimeout(() => { this.retry = null; this.poke(); }, 250);

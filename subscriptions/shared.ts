@@ -1,6 +1,6 @@
 import { createSourceEventStream, execute, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { Context } from '../resolvers/context.js';
+import { eventContext, type Context } from '../resolvers/context.js';
 
 /**
  * Executes each subscription event once per group of identical subscriptions instead of once per
@@ -11,19 +11,22 @@ import type { Context } from '../resolvers/context.js';
  *
  * Same semantics as graphql-js `subscribe` (source stream, then `execute` with the event as root
  * value); the envelop hooks around subscribe (roles, limits, error masking of each result) still run.
+ * Every event is executed with a context of its own (eventContext): the read model's loaders are
+ * cached per context, so an event never reads what an earlier event of the subscription cached.
  */
 export function useSharedSubscriptionExecution(): Plugin<Context> {
   return {
     onSubscribe({ args, setSubscribeFn }) {
       const ctx = args.contextValue as Context;
-      const key = JSON.stringify([
-        (args as any).document?.loc?.source?.body ?? null,
+      const body = (args as any).document?.loc?.source?.body;
+      // No source text to key on: each subscriber executes its own events.
+      const key = body ? JSON.stringify([
+        body,
         args.operationName ?? null,
         args.variableValues ?? null,
         ctx.actor?.role ?? null,
         ctx.actor?.directory ?? null,
-      ]);
-      if (!(args as any).document?.loc?.source?.body) return; // no source text to key on: the default path
+      ]) : null;
       setSubscribeFn(((a: ExecutionArgs) => sharedSubscribe(a, key)) as any);
     },
   };
@@ -34,16 +37,17 @@ export const sharedStats = { executed: 0, reused: 0 };
 
 const results = new WeakMap<object, Map<string, ExecutionResult | Promise<ExecutionResult>>>();
 
-async function sharedSubscribe(args: ExecutionArgs, key: string) {
+async function sharedSubscribe(args: ExecutionArgs, key: string | null) {
   const stream = await createSourceEventStream(args);
   if (!(Symbol.asyncIterator in (stream as object))) return stream as ExecutionResult;
   const it = (stream as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+  const once = (payload: unknown) => execute({ ...args, rootValue: payload, contextValue: eventContext(args.contextValue as object) });
   const run = (payload: unknown) => {
-    if (payload === null || typeof payload !== 'object') return execute({ ...args, rootValue: payload });
+    if (key === null || payload === null || typeof payload !== 'object') return once(payload);
     let m = results.get(payload);
     if (!m) results.set(payload, (m = new Map()));
     let r = m.get(key);
-    if (!r) { r = execute({ ...args, rootValue: payload }); m.set(key, r); sharedStats.executed++; }
+    if (!r) { r = once(payload); m.set(key, r); sharedStats.executed++; }
     else sharedStats.reused++;
     return r;
   };

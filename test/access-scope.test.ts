@@ -58,3 +58,32 @@ describe('directory scopes: TypeScript and SQL agree', () => {
     expect(coversScope(unscoped, null)).toBe(true);
   });
 });
+
+describe('createSession(hostID): only a host whose scope covers the session', () => {
+  it('a host registered with a token scoped elsewhere reads like an unknown host; one scoped above or unscoped is accepted', async () => {
+    const { registerHost } = await import('./fixtures.js');
+    const hostB = await registerHost(g, { token: await g.token('host', '/b') });
+    const hostA = await registerHost(g, { token: await g.token('host', '/a') });
+    const hostAny = await registerHost(g);
+    const create = async (token: string, directory: string, hostID: string) => {
+      const r = await g.gql(`mutation($input: CreateSessionInput!) { createSession(input: $input) {
+        __typename ... on Session { id } ... on InvalidRequestError { field message } } }`, { input: { directory, hostID } }, token);
+      if (r.errors) throw new Error(JSON.stringify(r.errors));
+      const out = r.data.createSession;
+      if (out.__typename === 'Session') out.hostID = (await g.sql`SELECT host_id FROM sessions WHERE id = ${out.id}`)[0].hostId;
+      return out;
+    };
+    for (const token of [await g.token('plugin', '/a'), await g.token('plugin'), g.admin]) {
+      const refused = await create(token, '/a/x', hostB.hostID);
+      expect(refused).toMatchObject({ __typename: 'InvalidRequestError', field: 'hostID' });
+      // Nothing was created for the refused call.
+      const [{ n }] = await g.sql`SELECT count(*)::int AS n FROM sessions WHERE host_id = ${hostB.hostID}`;
+      expect(n).toBe(0);
+      expect(await create(token, '/a/x', hostA.hostID)).toMatchObject({ __typename: 'Session', hostID: hostA.hostID });
+      expect(await create(token, '/a', hostA.hostID)).toMatchObject({ __typename: 'Session' });
+      expect(await create(token, '/a/x', hostAny.hostID)).toMatchObject({ __typename: 'Session', hostID: hostAny.hostID });
+    }
+    // '/ab' is not under '/a'.
+    expect(await create(g.admin, '/ab', hostA.hostID)).toMatchObject({ __typename: 'InvalidRequestError', field: 'hostID' });
+  });
+});

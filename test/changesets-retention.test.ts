@@ -3,7 +3,7 @@ import { randomBytes, createHash } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { applyPatch } from 'diff';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { startTestGateway, subscribe, type TestGateway } from './harness.js';
 import { ReferenceHost } from '../host/host.js';
 import { WorktreeCapturer } from '../host/capture.js';
 import { changesetKit, errorOf, write } from './support/changeset-kit.js';
@@ -122,8 +122,14 @@ describe('storage and retention', () => {
       const s3 = await cap.snapshot(host.client, sessionID, root, host.id);
       await host.settleExecution(e2.id, 'SUCCEEDED', { endSnapshot: s3.id });
       const e2frozen = await read(e2.id);
+      // A subscriber of the session's journal sees the pruning as an event naming the execution.
+      const events = subscribe<{ sessionEvents: { type: string; executionID: string | null } }>(g.ws(),
+        `subscription($s: ID!) { sessionEvents(sessionID: $s) { type executionID } }`, { s: sessionID });
       const runs = await Promise.all([pruneChangesets(g.sql), pruneChangesets(other), pruneChangesets(other), pruneChangesets(g.sql)]);
       expect(runs.reduce((n, r) => n + r.changesets, 0)).toBe(1);
+      const seen = await events.waitFor((es) => es.some((e) => e.sessionEvents.type === 'changeset.pruned'));
+      expect(seen.filter((e) => e.sessionEvents.type === 'changeset.pruned').map((e) => e.sessionEvents.executionID)).toEqual([e1.id]);
+      events.unsubscribe();
       const x = await read(e1.id);
       expect(x.status).toBe('SUCCEEDED');
       expect(x.boundary).toMatchObject({ __typename: 'BoundaryUnavailable', reason: 'EXPIRED' });

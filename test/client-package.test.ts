@@ -6,7 +6,7 @@ import { PROJECT_DIR } from '../db/index.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { begin, createSession, registerHost, settle } from './fixtures.js';
 import { openBrowser } from './support/browser.js';
-import { encodeSettlementCursor } from '../domain/settlements.js';
+import { encodeCursor } from '../resolvers/cursors.js';
 
 /**
  * The typed client as an installed package (issue 15 item 7): `@agent-history/client` resolved by
@@ -29,7 +29,7 @@ afterAll(async () => { await g?.stop(); });
 /** The settlement log's current head as a cursor: subscribing after it misses nothing settled later. */
 async function head(): Promise<string> {
   const [{ pos }] = await g.sql`SELECT coalesce(max(pos), 0) AS pos FROM settlements WHERE pos IS NOT NULL`;
-  return encodeSettlementCursor(Number(pos));
+  return encodeCursor('settlement', Number(pos));
 }
 
 describe('in Node', () => {

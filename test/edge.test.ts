@@ -155,3 +155,36 @@ describe('caps', () => {
     }
   });
 });
+
+describe('errors over WebSocket', () => {
+  test('a syntax error and an invalid field carry the same codes as over HTTP, whichever transport sees the document first', async () => {
+    const client = g.ws();
+    const overWs = async (query: string) => {
+      const sub = subscribe(client, query);
+      await until(() => sub.done, 10_000, 'the operation refused');
+      return (sub.errors[0] as { extensions?: Record<string, unknown> }[])[0].extensions ?? {};
+    };
+    const overHttp = async (query: string) => {
+      const r = await fetch(g.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${g.admin}` }, body: JSON.stringify({ query }) });
+      return (await r.json()).errors[0].extensions ?? {};
+    };
+    try {
+      for (const [n, [bad, code]] of [['subscription { executionSettled(after: null) {', 'GRAPHQL_PARSE_FAILED'], ['subscription { executionSettled { nope } }', 'GRAPHQL_VALIDATION_FAILED']].entries()) {
+        // Each document twice, with a different tail so the first transport is the first to parse it.
+        const wsFirst = `${bad} # ${n} ws first`;
+        const ws1 = await overWs(wsFirst);
+        expect(ws1.code).toBe(code);
+        expect((await overHttp(wsFirst)).code).toBe(code);
+        const httpFirst = `${bad} # ${n} http first`;
+        expect((await overHttp(httpFirst)).code).toBe(code);
+        const ws2 = await overWs(httpFirst);
+        expect(ws2.code).toBe(code);
+        // Not HTTP's own extension: it means nothing on a WebSocket.
+        expect(ws1.http).toBeUndefined();
+        expect(ws2.http).toBeUndefined();
+      }
+    } finally {
+      await client.dispose();
+    }
+  });
+});

@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { begin, createSession, registerHost, settle } from './fixtures.js';
 import { openBrowser, screenshot, setEditor as setEditorIn } from './support/browser.js';
-import { encodeSettlementCursor } from '../domain/settlements.js';
+import { encodeCursor } from '../resolvers/cursors.js';
 
 /**
  * GraphiQL in headless Chromium (issue 15 item 1): the page loads with the network cut off except the
@@ -54,7 +54,7 @@ it('works offline: Docs after the token, a query, a subscription that receives a
   const e1 = await begin(g, host, session.id);
   await settle(g, host, e1.id);
   await setEditor('query',
-    `subscription { executionSettled(sessionID: "${session.id}", after: "${encodeSettlementCursor(0)}") { cursor executionID status } }`);
+    `subscription { executionSettled(sessionID: "${session.id}", after: "${encodeCursor('settlement', 0)}") { cursor executionID status } }`);
   await page.locator('.graphiql-execute-button').click();
   await page.locator('.graphiql-response').getByText(e1.id).waitFor({ timeout: 20_000 });
   const e2 = await begin(g, host, session.id);

@@ -10,7 +10,7 @@ import { GatewayClient } from '../client/index.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { createSession, registerHost } from './fixtures.js';
 import { until } from './seal-fixtures.js';
-import { encodeSettlementCursor } from '../domain/settlements.js';
+import { encodeCursor } from '../resolvers/cursors.js';
 import { pgBinDir, startPgCluster, type PgCluster } from './support/pg-cluster.js';
 
 /**
@@ -168,7 +168,7 @@ describe.each(KINDS)('against $kind', ({ kind, make, available }) => {
     const received: string[] = [];
     const streamErrors: unknown[] = [];
     const doc = parse('subscription($after: String) { executionSettled(after: $after) { cursor executionID } }') as any;
-    const unsubscribe = client.subscribe(doc, { after: encodeSettlementCursor(0) }, {
+    const unsubscribe = client.subscribe(doc, { after: encodeCursor('settlement', 0) }, {
       next: (d: any) => received.push(d.executionSettled.executionID),
       error: (e) => streamErrors.push(e),
     });

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execute, parse } from 'graphql';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { schema } from '../schema/index.js';
-import { createLoaders } from '../resolvers/loaders.js';
 import { seedReads } from '../bench/support/reads-data.js';
 
 /**
@@ -29,7 +28,7 @@ afterAll(async () => { await g?.stop(); });
 async function interpreted(query: string, variables: Record<string, unknown> = {}) {
   const actor = { tokenID: 'tok_test', role: 'admin' as const, directory: null };
   const r = await execute({ schema, document: parse(query), variableValues: variables,
-    contextValue: { sql: g.sql, actor, loaders: createLoaders(g.sql, actor), gateway: g.app.gateway, tokens: g.app.tokens } });
+    contextValue: { sql: g.sql, actor, gateway: g.app.gateway, tokens: g.app.tokens } });
   return JSON.parse(JSON.stringify(r));
 }
 

@@ -5,9 +5,9 @@ import type { Role } from '../domain/access.js';
 import { startTestGateway, subscribe, type TestGateway } from './harness.js';
 import { appendText, begin, createSession, ok, registerHost, settle, startJob } from './fixtures.js';
 import { rootFields } from './support/schema-args.js';
-import { encodeSettlementCursor } from '../domain/settlements.js';
+import { encodeCursor } from '../resolvers/cursors.js';
 
-const FROM_START = encodeSettlementCursor(0);
+const FROM_START = encodeCursor('settlement', 0);
 const JOURNAL_START = Buffer.from('journal:0').toString('base64url');
 
 /**

@@ -4,12 +4,20 @@ import WebSocket from 'ws';
 import { connect, type Sql } from '../db/connection.js';
 import { buildApp, type App } from '../server/app.js';
 import { gql, startTestGateway, subscribe, type TestGateway } from './harness.js';
-import { decodeSettlementCursor, encodeSettlementCursor, readSettlements, recordSettlement, sequenceSettlements, type SettlementRow } from '../domain/settlements.js';
-import { appendEvent } from '../domain/journal.js';
+import { readSettlements, recordSettlement, sequenceSettlements, type SettlementRow } from '../domain/settlements.js';
+import { decodeCursor, encodeCursor } from '../resolvers/cursors.js';
+import { commitEvent } from '../domain/events/commit.js';
 import { lockSession } from '../domain/sessions.js';
 import { SYSTEM } from '../domain/access.js';
 import { revokeToken } from '../domain/tokens.js';
 import { resumable } from '../subscriptions/feed.js';
+
+/** What settleExecution commits for a plain SUCCEEDED settlement. */
+const settledPayload = (executionID: string) => ({
+  executionID, status: 'SUCCEEDED' as const, interruptReason: null, error: null, endSnapshotID: null, endCaptureError: null,
+  providerID: null, modelID: null, agent: null, mode: null, finishReason: null, errorName: null,
+  usage: { inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cost: null },
+});
 
 /**
  * Settlement subscriptions across several gateway instances on one Postgres (issue 6). The instances
@@ -101,7 +109,7 @@ async function log(after = 0): Promise<SettlementRow[]> {
 }
 
 function pos(e: Ev): number {
-  return decodeSettlementCursor(e.executionSettled.cursor)!;
+  return decodeCursor('settlement', e.executionSettled.cursor)!;
 }
 
 /** Every event once, in strictly increasing cursor order, exactly the expected executions. */
@@ -138,7 +146,7 @@ describe('settlement cursor follows commit order', () => {
     // A poller paginating the settlements query the whole time, resuming from its last cursor.
     const polled: { cursor: string; node: { executionID: string } }[] = [];
     let polling = true;
-    let pollCursor: string | null = start ? encodeSettlementCursor(start) : null;
+    let pollCursor: string | null = start ? encodeCursor('settlement', start) : null;
     const poller = (async () => {
       while (polling) {
         const d = await call(B, g.admin, `query($a: String) { settlements(first: 100, after: $a) { edges { cursor node { executionID } } pageInfo { endCursor } } }`, { a: pollCursor });
@@ -157,9 +165,8 @@ describe('settlement cursor follows commit order', () => {
     // Exactly settleExecution's statements, with the transaction held open after its last one.
     const slow = g.sql.begin(async (tx) => {
       const s = await lockSession(tx, SYSTEM, slowSession);
-      const [e] = await tx`UPDATE executions SET status = 'SUCCEEDED', settled_at = clock_timestamp() WHERE id = ${slowExec} RETURNING settled_at`;
-      await appendEvent(tx, slowSession, 'execution.settled', { executionID: slowExec, status: 'SUCCEEDED' });
-      await recordSettlement(tx, { sessionId: slowSession, executionId: slowExec, status: 'SUCCEEDED', directory: s.directory, settledAt: e.settledAt });
+      const { result: e } = await commitEvent(tx, slowSession, 'execution.settled', settledPayload(slowExec));
+      await recordSettlement(tx, { sessionId: slowSession, executionId: slowExec, status: 'SUCCEEDED', directory: s.directory, settledAt: e.settledAt! });
       staged();
       await gate;
     });
@@ -187,7 +194,7 @@ describe('settlement cursor follows commit order', () => {
 
   it('a transaction that settles first but stages its log row last is delivered after the faster ones, and a reader past them still gets it', async () => {
     const start = (await log()).at(-1)?.pos ?? 0;
-    const sub = subscribe<Ev>(ws(B, g.admin), SUB, { after: start ? encodeSettlementCursor(start) : null });
+    const sub = subscribe<Ev>(ws(B, g.admin), SUB, { after: start ? encodeCursor('settlement', start) : null });
     await new Promise((r) => setTimeout(r, 200));
     const slowSession = sessions['/a/x'][0];
     const slowExec = await begin(A, slowSession);
@@ -197,11 +204,10 @@ describe('settlement cursor follows commit order', () => {
     const settledEarly = new Promise<void>((r) => (started = r));
     const slow = g.sql.begin(async (tx) => {
       const s = await lockSession(tx, SYSTEM, slowSession);
-      const [e] = await tx`UPDATE executions SET status = 'SUCCEEDED', settled_at = clock_timestamp() WHERE id = ${slowExec} RETURNING settled_at`;
-      await appendEvent(tx, slowSession, 'execution.settled', { executionID: slowExec, status: 'SUCCEEDED' });
+      const { result: e } = await commitEvent(tx, slowSession, 'execution.settled', settledPayload(slowExec));
       started();
       await gate; // slow work between the settling update and the log entry
-      await recordSettlement(tx, { sessionId: slowSession, executionId: slowExec, status: 'SUCCEEDED', directory: s.directory, settledAt: e.settledAt });
+      await recordSettlement(tx, { sessionId: slowSession, executionId: slowExec, status: 'SUCCEEDED', directory: s.directory, settledAt: e.settledAt! });
     });
     await settledEarly;
     const fast = await Promise.all([sessions['/a/y'][0], sessions['/b/z'][0]].map((s) => settle(A, s)));
@@ -321,7 +327,7 @@ describe('two instances, one Postgres', () => {
     await C.stop();
     expect(closes).toEqual([1001, 1001]);
     // Resume on A and B with the last cursor each got.
-    const resumed = onC.map((s, i) => subscribe<Ev>(ws(i ? B : A, tokens[i]), SUB, { after: s.events.at(-1)?.executionSettled.cursor ?? encodeSettlementCursor(start) }));
+    const resumed = onC.map((s, i) => subscribe<Ev>(ws(i ? B : A, tokens[i]), SUB, { after: s.events.at(-1)?.executionSettled.cursor ?? encodeCursor('settlement', start) }));
     await new Promise((r) => setTimeout(r, 300));
     going = false;
     await producer;
@@ -342,7 +348,7 @@ describe('resume and backfill', () => {
     await settleMany(12, all(), [A]);
     const first = await log(start);
     const mid = first[4];
-    const sub = subscribe<Ev>(ws(B, g.admin), SUB, { after: encodeSettlementCursor(mid.pos) });
+    const sub = subscribe<Ev>(ws(B, g.admin), SUB, { after: encodeCursor('settlement', mid.pos) });
     await sub.waitFor((e) => e.length >= 7);
     await settleMany(6, all(), [A, B]);
     await sub.waitFor((e) => e.length >= 13);
@@ -381,7 +387,7 @@ describe('resume and backfill', () => {
         for (const e of d.settlements.edges) {
           expect(e.cursor).toBe(e.node.cursor);
           expect(e.node.execution?.id).toBe(e.node.executionID);
-          out.push({ pos: decodeSettlementCursor(e.cursor)!, executionID: e.node.executionID });
+          out.push({ pos: decodeCursor('settlement', e.cursor)!, executionID: e.node.executionID });
         }
         if (!d.settlements.pageInfo.hasNextPage) break;
         after = d.settlements.pageInfo.endCursor;

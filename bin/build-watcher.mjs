@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// Run by `postinstall` after patch-package: compiles @parcel/watcher from its patched source
+// (patches/@parcel+watcher+*.patch: inotify queue overflows and directories it failed to watch are
+// reported as errors; the prebuilt binary drops them silently). The worktree capturer watches only
+// with a binding that reports lost events (`reportsLostEvents`); without one it walks every time.
+// A failed build is reported and does not fail the install. Skipped when the build is already made
+// from the current patch (a stamp beside it).
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dir = path.join(root, 'node_modules', '@parcel', 'watcher');
+if (!existsSync(dir) || process.platform !== 'linux') process.exit(0);
+const patch = readdirSync(path.join(root, 'patches')).find((f) => f.startsWith('@parcel+watcher+'));
+const stampFile = path.join(dir, 'build', 'Release', '.patch-stamp');
+const stamp = createHash('sha256').update(patch ? readFileSync(path.join(root, 'patches', patch)) : '').digest('hex');
+if (existsSync(path.join(dir, 'build', 'Release', 'watcher.node')) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) process.exit(0);
+
+// npm names its bundled node-gyp for scripts; otherwise look beside npm.
+const candidates = [process.env.npm_config_node_gyp,
+  path.join(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js')];
+const gyp = candidates.find((c) => c && existsSync(c));
+// Headers of the running node (no download: the machine reaches no site but the registries).
+const nodedir = path.resolve(path.dirname(process.execPath), '..');
+const args = [gyp, 'rebuild', '--jobs', '2', ...(existsSync(path.join(nodedir, 'include', 'node', 'node_api.h')) ? [`--nodedir=${nodedir}`] : [])];
+const t0 = Date.now();
+const r = gyp ? spawnSync(process.execPath, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' }) : null;
+if (!r || r.status !== 0) {
+  console.warn(`build-watcher: could not build @parcel/watcher from its patched source (${gyp ? (r.stderr ?? '').trim().split('\n').slice(-3).join(' / ') : 'node-gyp not found'}); ` +
+    'the worktree capturer will walk every capture instead of watching');
+  process.exit(0);
+}
+writeFileSync(stampFile, stamp);
+console.log(`build-watcher: @parcel/watcher built from its patched source in ${((Date.now() - t0) / 1000).toFixed(0)} s`);

@@ -1,0 +1,51 @@
+import type { Tx } from '../../db/connection.js';
+import { noticeSql } from '../notices.js';
+import { CATALOGUE, type EventDef, type EventType, type PayloadOf, type ResultOf } from './catalogue.js';
+import type { Shape } from './shape.js';
+
+export interface Committed<T extends EventType> {
+  seq: number;
+  /** The event's time (journal created_at) as Postgres text. */
+  at: string;
+  /** What the projector answered (the row it wrote, for most events). */
+  result: ResultOf<T>;
+}
+
+/**
+ * The one way a session's state changes: inside `tx`, which holds the session's row lock (lockSession),
+ *  1. check the payload against the catalogue,
+ *  2. append the event to the journal (gap-free `seq`: the row lock orders appends in commit order),
+ *     bump the session (`last_seq`; `updated_at` for events that touch it) and queue the journal notice
+ *     (delivered at commit): one statement,
+ *  3. apply the event's projector to the readable tables (usually one more statement).
+ * The event's time is the database clock at the append; projectors stamp rows with it, so replay
+ * rebuilds the same timestamps.
+ */
+export async function commitEvent<T extends EventType>(tx: Tx, sessionID: string, type: T, payload: PayloadOf<T>): Promise<Committed<T>> {
+  const d = CATALOGUE[type] as EventDef<Shape<PayloadOf<T>>, ResultOf<T>>;
+  const checked = d.payload.check(payload, type);
+  const notice = noticeSql(tx, { k: 'j', s: sessionID, q: tx`seq` });
+  const value = tx.json(checked as never);
+  const [row] = d.opens
+    ? await tx<{ seq: string; at: string }[]>`
+      WITH j AS (
+        INSERT INTO journal (session_id, seq, type, version, payload, created_at)
+        VALUES (${sessionID}, 1, ${type}, ${d.version}, ${value}, clock_timestamp())
+        RETURNING seq, created_at
+      )
+      SELECT seq, created_at::text AS at, ${notice} FROM j`
+    : await tx<{ seq: string; at: string }[]>`
+      WITH c AS (SELECT clock_timestamp() AS at), s AS (
+        UPDATE sessions SET last_seq = last_seq + 1${d.touches ? tx`, updated_at = c.at` : tx``}
+        FROM c WHERE id = ${sessionID} RETURNING last_seq, c.at
+      ), j AS (
+        INSERT INTO journal (session_id, seq, type, version, payload, created_at)
+        SELECT ${sessionID}, last_seq, ${type}, ${d.version}, ${value}, at FROM s
+        RETURNING seq, created_at
+      )
+      SELECT seq, created_at::text AS at, ${notice} FROM j`;
+  if (!row) throw new Error(`commitEvent: session ${sessionID} vanished inside its own transaction`);
+  const seq = Number(row.seq);
+  const result = await d.project(tx, { sessionID, seq, at: row.at, payload: checked });
+  return { seq, at: row.at, result };
+}

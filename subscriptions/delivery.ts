@@ -1,0 +1,38 @@
+import type { Socket } from 'node:net';
+import type WebSocket from 'ws';
+
+/**
+ * How subscription messages leave a WebSocket: batched per socket per event-loop turn.
+ *
+ * graphql-ws (use/ws) awaits each message's write callback before it takes the subscription's next
+ * result, and `ws` writes each message with its own syscall: a subscriber receives at most one message
+ * per event-loop turn, each turn costs one writev per socket, and a burst of events is paid turn by
+ * turn. Here, for one connection:
+ * - the TCP socket is corked at the first message of a turn and uncorked once the turn's work is done
+ *   (setImmediate), so the turn's messages to that socket go out in one write;
+ * - while the socket's unsent data stays under `eagerBytes`, a message's callback is called as soon as
+ *   the message is queued (in order, after it), so graphql-ws hands out the next result in the same
+ *   turn; past that the real write callback is kept (back-pressure), and the instance's slow-consumer
+ *   cap (caps.closeIfSlow) still closes a socket that cannot keep up.
+ * Order is unchanged (one queue per socket), nothing is dropped: a message is queued before its callback
+ * runs, and a failed write still closes the socket (and its subscriptions) as before.
+ */
+export function batchWrites(ws: WebSocket, eagerBytes = 256 * 1024): void {
+  const raw = (ws as unknown as { _socket?: Socket })._socket;
+  if (!raw || typeof raw.cork !== 'function') return; // not a TCP-backed socket: left as it is
+  let corked = false;
+  const uncork = () => { corked = false; if (!raw.destroyed) raw.uncork(); };
+  const send = ws.send.bind(ws) as (data: unknown, opts?: unknown, cb?: (err?: Error) => void) => void;
+  (ws as any).send = (data: unknown, optsOrCb?: unknown, maybeCb?: (err?: Error) => void) => {
+    const cb = (typeof optsOrCb === 'function' ? optsOrCb : maybeCb) as ((err?: Error) => void) | undefined;
+    const opts = typeof optsOrCb === 'function' ? undefined : optsOrCb;
+    if (!corked && ws.readyState === ws.OPEN && !raw.destroyed) {
+      corked = true;
+      raw.cork();
+      setImmediate(uncork);
+    }
+    if (!cb || ws.bufferedAmount >= eagerBytes) return send(data, opts, cb);
+    send(data, opts);
+    queueMicrotask(() => cb());
+  };
+}
