@@ -29,7 +29,7 @@ function childrenOf(pid: number): { pid: number; cmd: string }[] {
 }
 const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
 
-describe.skipIf(!bin)('bridge opencode --serve as a supervised process', { timeout: 300_000 }, () => {
+describe.skipIf(!bin)('bridge opencode --serve as a supervised process', { timeout: 900_000 }, () => {
   let gw: TestGateway;
   let model: ScriptedModel;
   let tmp: string;
@@ -65,7 +65,7 @@ describe.skipIf(!bin)('bridge opencode --serve as a supervised process', { timeo
     await until('the proxy is listening', async () => {
       if (p.exitCode !== null) throw new Error(`exited: ${stderr}`);
       return stdout.includes('admission proxy');
-    }, 120_000);
+    }, 480_000); // OpenCode installs packages for the fence plugin when it loads it: minutes on a loaded machine
     return { p, port, exited, out: () => stdout, err: () => stderr, url: `http://127.0.0.1:${port}` };
   }
 

@@ -182,7 +182,8 @@ async function runServe(o: StartOpencodeOptions, port: number, env: NodeJS.Proce
     const onData = (b: Buffer) => { logs.push(b.toString()); if (logs.length > 500) logs.shift(); };
     p.stdout!.on('data', onData);
     p.stderr!.on('data', onData);
-    const deadline = Date.now() + 60_000;
+    // ~2 s on an idle machine; over a minute seen on a loaded two-core one (a plugin's packages installed first).
+    const deadline = Date.now() + 180_000;
     while (Date.now() < deadline) {
       if (p.exitCode !== null) throw new Error(`opencode exited (${p.exitCode}): ${logs.join('').slice(-2000)}`);
       try {
@@ -191,7 +192,7 @@ async function runServe(o: StartOpencodeOptions, port: number, env: NodeJS.Proce
       } catch { /* not yet */ }
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error(`opencode did not start: ${logs.join('').slice(-2000)}`);
+    throw new Error(`opencode did not answer /global/health within 180 s: ${logs.join('').slice(-2000)}`);
   };
   await launch();
   return server;
