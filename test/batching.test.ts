@@ -25,7 +25,7 @@ const QUERY = `query($first: Int!) { sessions(first: $first, rootsOnly: true) { 
  * and authentication reads the token only on its first use (server/token-cache.ts).
  */
 function requestQueries() {
-  return g.queries.log.filter((q) => !/^\s*(begin|commit)\s*$|clocks|pos IS NULL|WITH todo|sequence_settlements|FROM settlements|FROM tokens WHERE hash/.test(q));
+  return g.queries.requestLog();
 }
 
 async function seed(n: number, dir: string) {

@@ -32,7 +32,7 @@ export interface TestGateway {
   sql: Sql;
   dbUrl: string;
   /** Round trips to Postgres made through the gateway's pool since the last reset. */
-  queries: { count: number; log: string[]; reset(): void };
+  queries: { count: number; log: string[]; reset(): void; requestLog(): string[] };
   admin: string;
   token(role: Role, directory?: string): Promise<string>;
   /** A GraphQL request with the given token (admin by default). */
@@ -53,9 +53,19 @@ export interface TestGateway {
  */
 export const TEST_POOL = Math.max(2, Number(process.env.TEST_DB_POOL) || 5);
 
+const BACKGROUND_QUERY = /^\s*(begin|commit)\s*$|clocks|pos IS NULL|WITH todo|sequence_settlements|FROM settlements|FROM tokens WHERE hash|pg_catalog\.pg_type/;
+
 export async function startTestGateway(opts: { sweepIntervalMs?: number; dbUrl?: string; app?: Partial<AppOptions> } = {}): Promise<TestGateway> {
   const db = opts.dbUrl ? { url: opts.dbUrl, drop: async () => {} } : await createTestDatabase();
-  const queries = { count: 0, log: [] as string[], reset() { this.count = 0; this.log = []; } };
+  const queries = {
+    count: 0,
+    log: [] as string[],
+    reset() { this.count = 0; this.log = []; },
+    /** The log without what is not a request's own work: transaction brackets, the instance's background
+     *  passes (sequencer, clocks, token lookups) and postgres.js's per-connection type lookups, which run
+     *  whenever the pool opens a new connection. */
+    requestLog() { return this.log.filter((q) => !BACKGROUND_QUERY.test(q)); },
+  };
   const sql = connect(db.url, { max: TEST_POOL, onQuery: (q) => { queries.count++; queries.log.push(q.replace(/\s+/g, ' ').slice(0, 90)); } });
   try {
     await migrate(sql);

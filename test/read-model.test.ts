@@ -31,7 +31,7 @@ beforeAll(async () => {
 afterAll(async () => { await g?.stop(); });
 
 /** The statements of the request itself (authentication reads the token once; the sequencer runs beside). */
-const requestQueries = () => g.queries.log.filter((q) => !/^\s*(begin|commit)\s*$|clocks|pos IS NULL|WITH todo|sequence_settlements|FROM settlements|FROM tokens WHERE hash/.test(q));
+const requestQueries = () => g.queries.requestLog();
 
 describe('read model', () => {
   it('node(id) answers each Node type by its prefix; other IDs and garbage read as missing', async () => {

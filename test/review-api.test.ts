@@ -59,7 +59,7 @@ describe('Changeset.file(path)', () => {
     const fields = (n: number) => Array.from({ length: n }, (_, i) => `x${i}: file(path: "f${i}.txt") { patch }`).join(' ');
     const q = (n: number) => `query($a: ID!, $b: ID!) { a: execution(id: $a) { changeset { ${fields(n)} } } b: execution(id: $b) { changeset { ${fields(n)} } } }`;
     // Background work of the instance (sequencer passes, token lookups) shares the counted pool.
-    const requestQueries = () => g.queries.log.filter((x) => !/^\s*(begin|commit)\s*$|clocks|pos IS NULL|WITH todo|sequence_settlements|FROM settlements|FROM tokens WHERE hash/.test(x));
+    const requestQueries = () => g.queries.requestLog();
     const count = async (n: number) => {
       g.queries.reset();
       const r = await g.gql(q(n), { a: e1.id, b: e2.id });
