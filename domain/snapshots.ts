@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Db, Sql, Tx } from '../db/connection.js';
-import type { Actor } from './access.js';
+import { scopeCondition, type Actor } from './access.js';
 import { ContentMissingError, InvalidRequestError, SessionNotFoundError } from './errors.js';
 import { newId } from './ids.js';
 import { getSession } from './sessions.js';
@@ -157,17 +157,39 @@ function checkHash(h: unknown, field: string): string {
 }
 
 /**
- * Which of these hashes the gateway does not hold (the host uploads only those). A read: it changes
- * nothing. A content it reports as held may still be pruned (unreferenced past the grace period) before
- * the host's createSnapshot names it; createSnapshot then answers ContentMissingError with its hash and
- * the host uploads it and tries again (host/snapshot-upload.ts).
+ * The holder scope an upload by this actor records: its token's directory ('' for an unscoped token).
+ * Contents are stored once, but that the gateway holds some bytes is itself information, so a scoped
+ * caller only counts a content as held when a holder row lies within its scope (migration 051).
  */
-export async function missingContents(db: Db, hashes: string[]): Promise<string[]> {
+function holderScope(actor: Actor): string {
+  return actor.directory === null ? '' : actor.directory.length > 1 ? actor.directory.replace(/\/$/, '') : actor.directory;
+}
+
+/** Of these hashes (unique), the ones held for the actor, with their stored size. */
+async function heldContents(db: Db, actor: Actor, hashes: string[]): Promise<Map<string, number>> {
+  if (hashes.length === 0) return new Map();
+  const rows = actor.directory === null
+    ? await db<{ hash: string; size: number }[]>`SELECT hash, size FROM contents WHERE hash = ANY(${hashes})`
+    : await db<{ hash: string; size: number }[]>`
+        SELECT c.hash, c.size FROM contents c
+        WHERE c.hash = ANY(${hashes})
+          AND EXISTS (SELECT 1 FROM content_holders h WHERE h.hash = c.hash AND ${scopeCondition(db, actor, 'h.scope')})`;
+  return new Map(rows.map((r) => [r.hash, Number(r.size)]));
+}
+
+/**
+ * Which of these hashes the gateway does not hold for the caller (the host uploads only those): for a
+ * directory-scoped token, a content only another directory uploaded reads as missing, so no host learns
+ * what other directories hold. A read: it changes nothing. A content it reports as held may still be
+ * pruned (unreferenced past the grace period) before the host's createSnapshot names it; createSnapshot
+ * then answers ContentMissingError with its hash and the host uploads it and tries again
+ * (host/snapshot-upload.ts).
+ */
+export async function missingContents(db: Db, actor: Actor, hashes: string[]): Promise<string[]> {
   if (hashes.length > 100_000) throw new InvalidRequestError('hashes', 'At most 100000 hashes per request.');
   hashes.forEach((h, i) => checkHash(h, `hashes[${i}]`));
   const unique = [...new Set(hashes)];
-  const present = await db<{ hash: string }[]>`SELECT hash FROM contents WHERE hash = ANY(${unique})`;
-  const have = new Set(present.map((r) => r.hash));
+  const have = await heldContents(db, actor, unique);
   return unique.filter((h) => !have.has(h));
 }
 
@@ -177,7 +199,7 @@ export interface ContentInput { hash: string; base64: string }
  * Stores contents by hash. The whole batch is checked first (hash shape, strict base64, size limits,
  * SHA-256 of the bytes equals the claimed hash): one bad item and nothing is stored.
  */
-export async function uploadContents(sql: Sql, input: { contents: ContentInput[] }): Promise<{ stored: number; alreadyPresent: number }> {
+export async function uploadContents(sql: Sql, actor: Actor, input: { contents: ContentInput[] }): Promise<{ stored: number; alreadyPresent: number }> {
   const policy = await readPolicy(sql);
   const rows: { hash: string; size: number; data: Buffer }[] = [];
   let total = 0;
@@ -211,14 +233,16 @@ export async function uploadContents(sql: Sql, input: { contents: ContentInput[]
     // taken in key order, so two overlapping batches cannot deadlock.
     const keys = [...new Set(rows.map((r) => contentLockKey(r.hash)))].sort((a, b) => a - b);
     for (const k of keys) await tx`SELECT pg_advisory_xact_lock(${CONTENT_UPLOAD_LOCK}, ${k})`;
-    let stored = 0;
+    // What counts as already present is what was held for the caller, not what the gateway holds.
+    const held = await heldContents(tx, actor, rows.map((r) => r.hash));
+    const scope = holderScope(actor);
     for (const r of rows) {
-      const res = await tx`
+      await tx`
         INSERT INTO contents (hash, size, data) VALUES (${r.hash}, ${r.size}, ${r.data})
-        ON CONFLICT (hash) DO UPDATE SET touched_at = now() RETURNING (xmax = 0) AS inserted`;
-      if (res[0].inserted) stored++;
+        ON CONFLICT (hash) DO UPDATE SET touched_at = now()`;
+      await tx`INSERT INTO content_holders (hash, scope) VALUES (${r.hash}, ${scope}) ON CONFLICT DO NOTHING`;
     }
-    return { stored, alreadyPresent: rows.length - stored };
+    return { stored: rows.length - held.size, alreadyPresent: held.size };
   });
 }
 
@@ -365,9 +389,9 @@ export async function createSnapshot(sql: Sql, actor: Actor, input: CreateSnapsh
     const wanted = new Map<string, number>();
     for (const e of sent) if (e.k === 'f') wanted.set(e.h!, e.s);
     const hashes = [...wanted.keys()];
-    const have = hashes.length === 0 ? [] : await tx<{ hash: string; size: number }[]>`
-      SELECT hash, size FROM contents WHERE hash = ANY(${hashes})`;
-    const sizes = new Map(have.map((r) => [r.hash, Number(r.size)]));
+    // Held for the caller (a scoped host names only what its directory uploaded): otherwise success
+    // against ContentMissingError would tell it what another directory holds.
+    const sizes = await heldContents(tx, actor, hashes);
     const missing = hashes.filter((h) => !sizes.has(h));
     if (missing.length) throw new ContentMissingError(missing.slice(0, 1000), sessionID);
     for (const [h, size] of wanted) {

@@ -180,7 +180,10 @@ const UploadContentsInput = builder.inputType('UploadContentsInput', {
   fields: (t) => ({ contents: t.field({ type: [ContentInput], required: true }) }),
 });
 const ContentsUploaded = builder.objectRef<{ stored: number; alreadyPresent: number }>('ContentsUploaded').implement({
-  fields: (t) => ({ stored: t.exposeInt('stored'), alreadyPresent: t.exposeInt('alreadyPresent') }),
+  fields: (t) => ({
+    stored: t.exposeInt('stored', { description: 'Contents of the batch that were not held for the caller before (see missingContents).' }),
+    alreadyPresent: t.exposeInt('alreadyPresent', { description: 'Contents of the batch that were already held for the caller.' }),
+  }),
 });
 const MissingContents = builder.objectRef<{ hashes: string[] }>('MissingContents').implement({
   fields: (t) => ({ hashes: t.exposeStringList('hashes') }),
@@ -227,10 +230,10 @@ builder.queryField('missingContents', (t) =>
   t.field({
     type: MissingContents,
     extensions: allow('host'),
-    description: 'Which of these content hashes the gateway does not hold: upload those before createSnapshot.',
+    description: 'Which of these content hashes the gateway does not hold for the caller: upload those before createSnapshot. For a directory-scoped token a content counts as held only when a host within its scope uploaded it (contents are stored once, but no directory learns what another holds).',
     errors: { types: [InvalidRequestError] },
     args: { hashes: t.arg.stringList({ required: true }) },
-    resolve: async (_r, { hashes }, ctx) => ({ hashes: await missingContents(ctx.sql, hashes) }),
+    resolve: async (_r, { hashes }, ctx) => ({ hashes: await missingContents(ctx.sql, ctx.actor, hashes) }),
   }),
 );
 
@@ -240,7 +243,7 @@ builder.mutationFields((t) => ({
     extensions: allow('host'),
     errors: { types: [InvalidRequestError] },
     args: { input: t.arg({ type: UploadContentsInput, required: true }) },
-    resolve: (_r, { input }, ctx) => uploadContents(ctx.sql, { contents: input.contents }),
+    resolve: (_r, { input }, ctx) => uploadContents(ctx.sql, ctx.actor, { contents: input.contents }),
   }),
   createSnapshot: t.field({
     type: SnapshotRef,

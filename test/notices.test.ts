@@ -67,9 +67,9 @@ describe('queries never write', () => {
   it('missingContents answers without touching the contents it finds', async () => {
     const data = Buffer.from('held content');
     const hash = createHash('sha256').update(data).digest('hex');
-    await uploadContents(g.sql, { contents: [{ hash, base64: data.toString('base64') }] });
+    await uploadContents(g.sql, SYSTEM, { contents: [{ hash, base64: data.toString('base64') }] });
     await g.sql`UPDATE contents SET touched_at = '2001-01-01T00:00:00Z' WHERE hash = ${hash}`;
-    expect(await missingContents(g.sql, [hash, '0'.repeat(64)])).toEqual(['0'.repeat(64)]);
+    expect(await missingContents(g.sql, SYSTEM, [hash, '0'.repeat(64)])).toEqual(['0'.repeat(64)]);
     const [c] = await g.sql`SELECT touched_at FROM contents WHERE hash = ${hash}`;
     expect(c.touchedAt.toISOString()).toBe('2001-01-01T00:00:00.000Z');
   });
