@@ -53,7 +53,7 @@ export interface TestGateway {
  */
 export const TEST_POOL = Math.max(2, Number(process.env.TEST_DB_POOL) || 5);
 
-const BACKGROUND_QUERY = /^\s*(begin|commit)\s*$|clocks|pos IS NULL|WITH todo|sequence_settlements|FROM settlements|FROM tokens WHERE hash|pg_catalog\.pg_type/;
+const BACKGROUND_QUERY = /^\s*(begin|commit)\s*$|clocks|pos IS NULL|WITH todo|sequence_settlements|FROM settlements|FROM tokens WHERE hash|pg_catalog\.pg_type|^\s*SELECT pg_notify\(/;
 
 export async function startTestGateway(opts: { sweepIntervalMs?: number; dbUrl?: string; app?: Partial<AppOptions> } = {}): Promise<TestGateway> {
   const db = opts.dbUrl ? { url: opts.dbUrl, drop: async () => {} } : await createTestDatabase();
@@ -62,8 +62,9 @@ export async function startTestGateway(opts: { sweepIntervalMs?: number; dbUrl?:
     log: [] as string[],
     reset() { this.count = 0; this.log = []; },
     /** The log without what is not a request's own work: transaction brackets, the instance's background
-     *  passes (sequencer, clocks, token lookups) and postgres.js's per-connection type lookups, which run
-     *  whenever the pool opens a new connection. */
+     *  passes (sequencer, clocks, token lookups, the bus's liveness ping: a bare `SELECT pg_notify`, which
+     *  no read request sends) and postgres.js's per-connection type lookups, which run whenever the pool
+     *  opens a new connection. */
     requestLog() { return this.log.filter((q) => !BACKGROUND_QUERY.test(q)); },
   };
   const sql = connect(db.url, { max: TEST_POOL, onQuery: (q) => { queries.count++; queries.log.push(q.replace(/\s+/g, ' ').slice(0, 90)); } });
