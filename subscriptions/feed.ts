@@ -5,6 +5,9 @@ import { Wake } from '../domain/wake.js';
 import type { Topic } from '../domain/notices.js';
 
 const BATCH = 1000;
+/** Deliveries handed out per event-loop turn before the feed lets the loop go round (see poke). */
+const TURN_DELIVERIES = 1000;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface FeedOptions {
   /** Called when the last subscriber left (the owner may drop the feed). */
@@ -134,13 +137,21 @@ export class Feed<T> {
               break;
             }
             this.reads++;
-            for (const r of rows) {
+            let handed = 0;
+            for (let i = 0; i < rows.length; i++) {
+              const r = rows[i];
               const c = this.cursorOf(r);
               if (c <= this.hw) continue;
               this.hw = c;
               for (const fn of this.subs) {
                 try { fn(r); } catch (err) { log().error({ err, feed: this.topic }, 'feed: a subscriber failed'); /* its own failure */ }
               }
+              // A bounded number of deliveries per event-loop turn: the subscribers' streams send what
+              // they were handed (microtasks) and the sockets are written (delivery.ts uncorks them in
+              // setImmediate) before the next rows are handed out, so the first rows of a large read
+              // leave at once and the instance's I/O (notices, reads, pings) is not held up meanwhile.
+              handed += this.subs.size;
+              if (handed >= TURN_DELIVERIES && i + 1 < rows.length) { handed = 0; await nextTurn(); }
             }
             if (rows.length < BATCH) break;
           }

@@ -32,6 +32,17 @@ export function useSharedSubscriptionExecution(): Plugin<Context> {
   };
 }
 
+/**
+ * Marks a result handed to several subscribers: graphql-ws (patches/graphql-ws+6.4.2.patch) then
+ * serialises its payload once and frames it per subscription, instead of once per subscriber.
+ */
+const SHARED_RESULT = Symbol.for('graphql-ws.sharedResult');
+
+function markShared(r: ExecutionResult): ExecutionResult {
+  if (r && typeof r === 'object') Object.defineProperty(r, SHARED_RESULT, { value: true });
+  return r;
+}
+
 /** Executions run and results reused (the benchmark prints them). */
 export const sharedStats = { executed: 0, reused: 0 };
 
@@ -47,7 +58,12 @@ async function sharedSubscribe(args: ExecutionArgs, key: string | null) {
     let m = results.get(payload);
     if (!m) results.set(payload, (m = new Map()));
     let r = m.get(key);
-    if (!r) { r = once(payload); m.set(key, r); sharedStats.executed++; }
+    if (!r) {
+      const x = once(payload);
+      r = x instanceof Promise ? x.then(markShared) : markShared(x);
+      m.set(key, r);
+      sharedStats.executed++;
+    }
     else sharedStats.reused++;
     return r;
   };
