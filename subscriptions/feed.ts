@@ -197,6 +197,10 @@ export function resumable<T>(opts: {
   let out: T[] = []; // replayed rows not yet handed out
   let last = 0;
   let started: Promise<void> | null = null;
+  /** init() completed: the stream is registered on the feed and `last` is set. */
+  let ready = false;
+  /** A `pull` is running (the fast path then stays out of its way). */
+  let pulling = false;
   let closed = false;
   let failure: Error | null = null;
   const wake = new Wake();
@@ -230,13 +234,41 @@ export function resumable<T>(opts: {
     last = opts.after ?? sub.from;
   };
 
-  const next = async (): Promise<IteratorResult<T>> => {
+  /** The next live row past `last` from the queue (undefined when none is queued). */
+  const takeQueued = (): T | undefined => {
+    while (head < queue.length) {
+      const r = queue[head++];
+      if (head > 1024 && head * 2 > queue.length) { queue = queue.slice(head); head = 0; }
+      const c = opts.cursorOf(r);
+      if (c <= last) continue;
+      last = c;
+      return r;
+    }
+    return undefined;
+  };
+
+  // Fast path of a live stream: a row is already at hand and nothing else is pending (no replay, no
+  // failure), so it is handed out without the async function's hops. Same order as `pull`.
+  const next = (): Promise<IteratorResult<T>> => {
+    if (ready && !pulling && !failure && !closed && !needReplay && !overflow) {
+      if (out.length) return Promise.resolve({ done: false, value: out.shift()! });
+      const r = takeQueued();
+      if (r !== undefined) return Promise.resolve({ done: false, value: r });
+    }
+    pulling = true;
+    const p = pull();
+    void p.then(() => { pulling = false; }, () => { pulling = false; });
+    return p;
+  };
+
+  const pull = async (): Promise<IteratorResult<T>> => {
     try {
       await (started ??= init());
     } catch (e) {
       cleanup();
       throw e;
     }
+    ready = true;
     for (;;) {
       if (failure) { const f = failure; failure = null; throw f; }
       if (closed) return DONE;
@@ -252,14 +284,8 @@ export function resumable<T>(opts: {
         if (rows.length < REPLAY) needReplay = false;
         continue;
       }
-      if (head < queue.length) {
-        const r = queue[head++];
-        if (head > 1024 && head * 2 > queue.length) { queue = queue.slice(head); head = 0; }
-        const c = opts.cursorOf(r);
-        if (c <= last) continue;
-        last = c;
-        return { done: false, value: r };
-      }
+      const r = takeQueued();
+      if (r !== undefined) return { done: false, value: r };
       // A row queued since the checks above has set the wake: this returns at once.
       await wake.wait();
       wake.take();

@@ -60,7 +60,9 @@ async function sharedSubscribe(args: ExecutionArgs, key: string | null) {
     let r = m.get(key);
     if (!r) {
       const x = once(payload);
-      r = x instanceof Promise ? x.then(markShared) : markShared(x);
+      const group = m;
+      // Once executed, the result itself is kept: the group's later subscribers take it without a hop.
+      r = x instanceof Promise ? x.then((v) => { group.set(key, markShared(v)); return v; }) : markShared(x);
       m.set(key, r);
       sharedStats.executed++;
     }
@@ -69,10 +71,13 @@ async function sharedSubscribe(args: ExecutionArgs, key: string | null) {
   };
   // A plain iterator (not an async generator): return() must take effect while next() is pending.
   const mapped = {
-    async next(): Promise<IteratorResult<ExecutionResult>> {
-      const n = await it.next();
-      if (n.done) return n as IteratorResult<ExecutionResult>;
-      return { done: false, value: await run(n.value) };
+    // Chained rather than awaited: one event costs every subscriber a few promise hops, no more.
+    next(): Promise<IteratorResult<ExecutionResult>> {
+      return it.next().then((n) => {
+        if (n.done) return n as IteratorResult<ExecutionResult>;
+        const r = run(n.value);
+        return r instanceof Promise ? r.then((value) => ({ done: false, value })) : { done: false, value: r };
+      });
     },
     async return(): Promise<IteratorResult<ExecutionResult>> {
       await it.return?.();
