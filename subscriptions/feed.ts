@@ -122,13 +122,22 @@ export class Feed<T> {
     if (this.running) { this.again = true; return; }
     this.running = true;
     void (async () => {
+      // The read of the rows after the batch being handed out, started while it is handed out (when
+      // the batch was full, or a wake-up came meanwhile): the database works while the instance sends.
+      let ahead: Promise<T[]> | null = null;
+      const readAhead = (after: number) => {
+        ahead = this.read(after, BATCH);
+        ahead.catch(() => {}); // its failure is taken where it is awaited
+      };
       try {
         do {
           this.again = false;
           for (;;) {
             let rows: T[];
             try {
-              rows = await this.read(this.hw, BATCH);
+              const next = ahead ?? this.read(this.hw, BATCH);
+              ahead = null;
+              rows = await next;
             } catch (err) {
               log().warn({ err, feed: this.topic }, 'feed read failed; retried in 200 ms');
               // Database unavailable: try again shortly (the bus will also resync when it is back).
@@ -137,6 +146,9 @@ export class Feed<T> {
               break;
             }
             this.reads++;
+            // Rows come in cursor order: the read ahead starts after the last of them.
+            const end = rows.length ? this.cursorOf(rows[rows.length - 1]) : this.hw;
+            if (rows.length === BATCH) readAhead(end);
             let handed = 0;
             for (let i = 0; i < rows.length; i++) {
               const r = rows[i];
@@ -151,9 +163,15 @@ export class Feed<T> {
               // setImmediate) before the next rows are handed out, so the first rows of a large read
               // leave at once and the instance's I/O (notices, reads, pings) is not held up meanwhile.
               handed += this.subs.size;
-              if (handed >= TURN_DELIVERIES && i + 1 < rows.length) { handed = 0; await nextTurn(); }
+              if (handed >= TURN_DELIVERIES && i + 1 < rows.length) {
+                handed = 0;
+                await nextTurn();
+                // A wake-up meanwhile: its read starts now (after everything of this batch), not after the batch.
+                if (this.again && !ahead) { this.again = false; readAhead(end); }
+              }
             }
-            if (rows.length < BATCH) break;
+            if (!ahead && this.again) { this.again = false; readAhead(end); }
+            if (!ahead) break;
           }
         } while (this.again && this.active);
       } finally {

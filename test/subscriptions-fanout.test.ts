@@ -8,6 +8,7 @@ import { registerHost } from '../domain/hosts.js';
 import { SYSTEM } from '../domain/access.js';
 import { decodeCursor } from '../resolvers/cursors.js';
 import { sharedStats } from '../subscriptions/shared.js';
+import { noticeSql } from '../domain/notices.js';
 
 /**
  * The shared fan-out path of one instance (subscriptions/shared.ts, the graphql-ws patch, feed.ts):
@@ -150,6 +151,42 @@ describe('fan-out of one instance', () => {
     const shared = [...groups.values()].reduce((a, members) => a + (members.length - 1) * expected[members[0]].length, 0);
     expect(shared).toBe(11 * 44 + 11 * 22 + 7 * 11 + 7 * 44);
     expect(sharedStats.reused - reused0).toBe(shared);
+    for (const { s } of subs) s.close();
+  });
+
+  it('a burst larger than one read of the log (2,500 at once) reaches every subscriber whole and in order, read ahead and handed out in turns', async () => {
+    const start = (await logAfter(0)).at(-1)?.pos ?? 0;
+    const readerA = await g.token('reader', '/a');
+    const subs = [
+      ...Array.from({ length: 20 }, (_, i) => ({ s: new RawSubscriber(`admin-${i}`, g.admin, WIDE), want: (_r: SettlementRow) => true })),
+      ...Array.from({ length: 10 }, (_, i) => ({ s: new RawSubscriber(`reader-${i}`, readerA, WIDE), want: under('/a') })),
+    ];
+    await Promise.all(subs.map(({ s }) => s.open(g.wsUrl)));
+    for (const deadline = Date.now() + 10_000; g.app.gateway.settlements.subscribers < subs.length;) {
+      if (Date.now() > deadline) throw new Error('subscriptions did not register');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const reads0 = g.app.gateway.settlements.reads;
+    // One transaction stages them all; one sequencer pass positions them: the feed finds 2,500 new rows.
+    const [sa, sb] = [sessionsOf['/a/x'], sessionsOf['/b/z']];
+    await g.sql.begin(async (tx) => {
+      await tx`
+        INSERT INTO settlements (session_id, execution_id, status, directory, settled_at)
+        SELECT CASE WHEN i % 3 = 0 THEN ${sb} ELSE ${sa} END, 'exe_burst_' || i, 'SUCCEEDED', CASE WHEN i % 3 = 0 THEN '/b/z' ELSE '/a/x' END, now()
+        FROM generate_series(1, 2500) i`;
+      await tx`SELECT ${noticeSql(tx, { k: 'q' })}`;
+    });
+    const log = await logAfter(start);
+    expect(log).toHaveLength(2500);
+    await Promise.all(subs.map(({ s, want }) => {
+      const last = log.filter(want).at(-1)!.pos;
+      return s.until((f) => f.length > 0 && pos(f.at(-1)!) >= last);
+    }));
+    for (const { s, want } of subs) {
+      expect(s.frames.map((f) => [f.id, pos(f), f.payload.data.executionSettled.executionID])).toEqual(log.filter(want).map((r) => [s.id, r.pos, r.executionId]));
+    }
+    // Read in full batches (1,000 rows) and a last partial one.
+    expect(g.app.gateway.settlements.reads - reads0).toBeGreaterThanOrEqual(3);
     for (const { s } of subs) s.close();
   });
 });
