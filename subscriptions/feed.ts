@@ -205,7 +205,7 @@ export function resumable<T>(opts: {
   abortOn?: Abortable;
   maxQueue?: number;
   replayBatch?: number;
-}): AsyncIterableIterator<T> & { return(): Promise<IteratorResult<T>> } {
+}): AsyncIterableIterator<T> & { return(): Promise<IteratorResult<T>>; takeReady(): T | undefined } {
   const MAX_QUEUE = opts.maxQueue ?? 10_000;
   const REPLAY = opts.replayBatch ?? 500;
   let queue: T[] = [];
@@ -265,14 +265,20 @@ export function resumable<T>(opts: {
     return undefined;
   };
 
-  // Fast path of a live stream: a row is already at hand and nothing else is pending (no replay, no
-  // failure), so it is handed out without the async function's hops. Same order as `pull`.
+  /**
+   * The next row if one is at hand now and nothing else is pending (no replay, no failure, no pull
+   * running): what `next()` would resolve with next, taken without waiting. Undefined otherwise.
+   */
+  const takeReady = (): T | undefined => {
+    if (!ready || pulling || failure || closed || needReplay || overflow) return undefined;
+    if (out.length) return out.shift()!;
+    return takeQueued();
+  };
+
+  // Fast path of a live stream: a row at hand is handed out without the async function's hops.
   const next = (): Promise<IteratorResult<T>> => {
-    if (ready && !pulling && !failure && !closed && !needReplay && !overflow) {
-      if (out.length) return Promise.resolve({ done: false, value: out.shift()! });
-      const r = takeQueued();
-      if (r !== undefined) return Promise.resolve({ done: false, value: r });
-    }
+    const r = takeReady();
+    if (r !== undefined) return Promise.resolve({ done: false, value: r });
     pulling = true;
     const p = pull();
     void p.then(() => { pulling = false; }, () => { pulling = false; });
@@ -312,6 +318,7 @@ export function resumable<T>(opts: {
 
   const it = {
     next,
+    takeReady,
     async return(): Promise<IteratorResult<T>> {
       cleanup();
       return DONE;

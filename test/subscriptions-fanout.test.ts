@@ -167,6 +167,7 @@ describe('fan-out of one instance', () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     const reads0 = g.app.gateway.settlements.reads;
+    const batched0 = sharedStats.batched;
     // One transaction stages them all; one sequencer pass positions them: the feed finds 2,500 new rows.
     const [sa, sb] = [sessionsOf['/a/x'], sessionsOf['/b/z']];
     await g.sql.begin(async (tx) => {
@@ -187,6 +188,8 @@ describe('fan-out of one instance', () => {
     }
     // Read in full batches (1,000 rows) and a last partial one.
     expect(g.app.gateway.settlements.reads - reads0).toBeGreaterThanOrEqual(3);
+    // Events at hand went out several per step of a stream (one next message each, checked above).
+    expect(sharedStats.batched - batched0).toBeGreaterThan(0);
     for (const { s } of subs) s.close();
   });
 });
