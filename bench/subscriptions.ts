@@ -566,6 +566,9 @@ async function main() {
     ['drain after last commit ms', (r) => f(r.drainMs, 0)],
     ['time to open all sockets ms', (r) => f(r.openMs, 0)],
   ];
+  // Kept up: everything delivered by the end of the drain, and the target rate was produced (the
+  // baseline's sender is its own producer: when its sends fall behind, its rate drops instead).
+  const keptUp = (r: (typeof results)[number]) => r.undelivered === 0 && r.lost === 0 && r.achievedRate >= 0.95 * r.rate;
   const w0 = Math.max(...rows.map((r) => r[0].length));
   console.log(`\nSettlement subscriptions: gateways as 2 child processes, ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded'} Postgres, ${(await import('node:os')).cpus().length} cores shared with Postgres and the clients\n`);
   for (const [label, fn] of rows) console.log(label.padEnd(w0) + '  ' + results.map((r) => fn(r).padStart(20)).join(''));
@@ -575,7 +578,7 @@ async function main() {
     console.log(`${g.subs} subscribers at ${g.rate}/s: gateway/baseline deliveries per second ${f(g.deliveriesPerSec / b.deliveriesPerSec, 2)} (target >= 0.7), ` +
       `p99 ${f(g.p99 / b.p99, 2)}x (baseline p99 ${f(b.p99)} ms; target <= 2x where the baseline's p99 < 20 ms), ` +
       `gateway CPU per delivery ${f((g.gatewayCpuMs * 1000) / Math.max(1, g.delivered), 1)} µs vs ${f((b.gatewayCpuMs * 1000) / Math.max(1, b.delivered), 1)} µs, ` +
-      `kept up: gateway ${g.undelivered === 0 && g.lost === 0 ? 'yes' : 'no'}, baseline ${b.undelivered === 0 && b.lost === 0 ? 'yes' : 'no'}`);
+      `kept up: gateway ${keptUp(g) ? 'yes' : 'no'}, baseline ${keptUp(b) ? 'yes' : 'no'}`);
   }
   for (const n of subsList) {
     const pairs = [];
