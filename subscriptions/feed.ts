@@ -256,7 +256,9 @@ export function resumable<T>(opts: {
   const takeQueued = (): T | undefined => {
     while (head < queue.length) {
       const r = queue[head++];
-      if (head > 1024 && head * 2 > queue.length) { queue = queue.slice(head); head = 0; }
+      // Handed-out rows are not kept: a drained queue starts afresh, a long one is compacted.
+      if (head === queue.length) { queue = []; head = 0; }
+      else if (head > 1024 && head * 2 > queue.length) { queue = queue.slice(head); head = 0; }
       const c = opts.cursorOf(r);
       if (c <= last) continue;
       last = c;
