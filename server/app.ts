@@ -59,6 +59,8 @@ export interface App {
   tokens: TokenCache;
   /** Per-client caps of this instance. */
   caps: ClientCaps;
+  /** The WebSocket server of /graphql (graphql-ws); the benchmark traces its sockets. */
+  wss: WebSocketServer;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -208,7 +210,7 @@ export function buildApp(opts: AppOptions): App {
   wss.on('headers', (headers, req) => { headers.push(`x-request-id: ${req.headers['x-request-id']}`); });
   // Before graphql-ws' own handler: a connection's messages are batched per event-loop turn.
   wss.on('connection', (ws) => batchWrites(ws));
-  type WsOp = RequestRecord & { deliveries: number; subscription: boolean };
+  type WsOp = RequestRecord & { deliveries: number; subscription: boolean; delivered?: { n: number } };
   type WsExtra = { actor: Actor; unwatch?: () => void; connectionID: string; ops: Map<string, WsOp>; counted?: boolean };
   /** One log line and one metric per WebSocket operation, when it ends (complete, error or the socket closing). */
   const finishOp = (extra: Partial<WsExtra>, id: string, ending: 'complete' | 'error' | 'closed') => {
@@ -263,7 +265,7 @@ export function buildApp(opts: AppOptions): App {
       subscribe: (args: any) => withRequest(args.rootValue.rec, () => args.rootValue.subscribe(args)),
       onNext: (ctx, id) => {
         const op = ctx.extra.ops?.get(id);
-        if (op?.subscription) { op.deliveries++; metrics.deliveries.inc({ operation: metrics.operationLabel(op.operationName) }); }
+        if (op?.subscription) { op.deliveries++; (op.delivered ??= metrics.deliveryCount(op.operationName)).n++; }
         caps.closeIfSlow((ctx.extra as any).socket);
       },
       // A stream that fails (its replay read while the database is away) is not sent the error's own text.
@@ -338,6 +340,7 @@ export function buildApp(opts: AppOptions): App {
     metrics,
     tokens,
     caps,
+    wss,
     async start() {
       await gateway.start();
       const listen = (srv: Server, port: number) => new Promise<void>((resolve, reject) => {

@@ -33,7 +33,12 @@ export class Metrics {
       labelNames: ['transport', 'operation', 'type'], buckets: DURATIONS, registers,
     });
     this.subscriptionsOpen = new Gauge({ name: 'gateway_subscriptions_open', help: 'Subscriptions running on this instance.', labelNames: ['operation'], registers });
-    this.deliveries = new Counter({ name: 'gateway_subscription_deliveries_total', help: 'Events sent to subscribers.', labelNames: ['operation'], registers });
+    const unsent = this.uncounted;
+    this.deliveries = new Counter({
+      name: 'gateway_subscription_deliveries_total', help: 'Events sent to subscribers.', labelNames: ['operation'], registers,
+      // Deliveries are counted in plain numbers (deliveryCount) and added here when the metric is read.
+      collect() { for (const [operation, c] of unsent) if (c.n) { this.inc({ operation }, c.n); c.n = 0; } },
+    });
     this.wsConnections = new Gauge({ name: 'gateway_ws_connections', help: 'Open WebSocket connections (authenticated).', registers });
     this.seals = new Histogram({
       name: 'gateway_seal_duration_seconds', help: 'sealSession by outcome (SessionSealed or the error type).',
@@ -84,6 +89,18 @@ export class Metrics {
 
   /** Operation names used as label values; clients choose them, so their number is capped. */
   private names = new Set<string>();
+  private uncounted = new Map<string, { n: number }>();
+
+  /**
+   * The delivery count of an operation (by its label): a subscription adds to `n` per event sent, and
+   * the counter takes the sum when /metrics is read (no label lookup per delivery).
+   */
+  deliveryCount(operation: string | null | undefined): { n: number } {
+    const label = this.operationLabel(operation);
+    let c = this.uncounted.get(label);
+    if (!c) this.uncounted.set(label, (c = { n: 0 }));
+    return c;
+  }
   static readonly MAX_OPERATION_NAMES = 500;
 
   /** The label of an operation name: itself, `anonymous`, or `other` once the cap is reached. */

@@ -5,6 +5,9 @@ import { Wake } from '../domain/wake.js';
 import type { Topic } from '../domain/notices.js';
 
 const BATCH = 1000;
+/** Deliveries handed out per event-loop turn before the feed lets the loop go round (see poke). */
+const TURN_DELIVERIES = 1000;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface FeedOptions {
   /** Called when the last subscriber left (the owner may drop the feed). */
@@ -119,13 +122,22 @@ export class Feed<T> {
     if (this.running) { this.again = true; return; }
     this.running = true;
     void (async () => {
+      // The read of the rows after the batch being handed out, started while it is handed out (when
+      // the batch was full, or a wake-up came meanwhile): the database works while the instance sends.
+      let ahead: Promise<T[]> | null = null;
+      const readAhead = (after: number) => {
+        ahead = this.read(after, BATCH);
+        ahead.catch(() => {}); // its failure is taken where it is awaited
+      };
       try {
         do {
           this.again = false;
           for (;;) {
             let rows: T[];
             try {
-              rows = await this.read(this.hw, BATCH);
+              const next = ahead ?? this.read(this.hw, BATCH);
+              ahead = null;
+              rows = await next;
             } catch (err) {
               log().warn({ err, feed: this.topic }, 'feed read failed; retried in 200 ms');
               // Database unavailable: try again shortly (the bus will also resync when it is back).
@@ -134,15 +146,32 @@ export class Feed<T> {
               break;
             }
             this.reads++;
-            for (const r of rows) {
+            // Rows come in cursor order: the read ahead starts after the last of them.
+            const end = rows.length ? this.cursorOf(rows[rows.length - 1]) : this.hw;
+            if (rows.length === BATCH) readAhead(end);
+            let handed = 0;
+            for (let i = 0; i < rows.length; i++) {
+              const r = rows[i];
               const c = this.cursorOf(r);
               if (c <= this.hw) continue;
               this.hw = c;
               for (const fn of this.subs) {
                 try { fn(r); } catch (err) { log().error({ err, feed: this.topic }, 'feed: a subscriber failed'); /* its own failure */ }
               }
+              // A bounded number of deliveries per event-loop turn: the subscribers' streams send what
+              // they were handed (microtasks) and the sockets are written (delivery.ts uncorks them in
+              // setImmediate) before the next rows are handed out, so the first rows of a large read
+              // leave at once and the instance's I/O (notices, reads, pings) is not held up meanwhile.
+              handed += this.subs.size;
+              if (handed >= TURN_DELIVERIES && i + 1 < rows.length) {
+                handed = 0;
+                await nextTurn();
+                // A wake-up meanwhile: its read starts now (after everything of this batch), not after the batch.
+                if (this.again && !ahead) { this.again = false; readAhead(end); }
+              }
             }
-            if (rows.length < BATCH) break;
+            if (!ahead && this.again) { this.again = false; readAhead(end); }
+            if (!ahead) break;
           }
         } while (this.again && this.active);
       } finally {
@@ -176,7 +205,7 @@ export function resumable<T>(opts: {
   abortOn?: Abortable;
   maxQueue?: number;
   replayBatch?: number;
-}): AsyncIterableIterator<T> & { return(): Promise<IteratorResult<T>> } {
+}): AsyncIterableIterator<T> & { return(): Promise<IteratorResult<T>>; takeReady(): T | undefined } {
   const MAX_QUEUE = opts.maxQueue ?? 10_000;
   const REPLAY = opts.replayBatch ?? 500;
   let queue: T[] = [];
@@ -186,6 +215,10 @@ export function resumable<T>(opts: {
   let out: T[] = []; // replayed rows not yet handed out
   let last = 0;
   let started: Promise<void> | null = null;
+  /** init() completed: the stream is registered on the feed and `last` is set. */
+  let ready = false;
+  /** A `pull` is running (the fast path then stays out of its way). */
+  let pulling = false;
   let closed = false;
   let failure: Error | null = null;
   const wake = new Wake();
@@ -219,13 +252,49 @@ export function resumable<T>(opts: {
     last = opts.after ?? sub.from;
   };
 
-  const next = async (): Promise<IteratorResult<T>> => {
+  /** The next live row past `last` from the queue (undefined when none is queued). */
+  const takeQueued = (): T | undefined => {
+    while (head < queue.length) {
+      const r = queue[head++];
+      // Handed-out rows are not kept: a drained queue starts afresh, a long one is compacted.
+      if (head === queue.length) { queue = []; head = 0; }
+      else if (head > 1024 && head * 2 > queue.length) { queue = queue.slice(head); head = 0; }
+      const c = opts.cursorOf(r);
+      if (c <= last) continue;
+      last = c;
+      return r;
+    }
+    return undefined;
+  };
+
+  /**
+   * The next row if one is at hand now and nothing else is pending (no replay, no failure, no pull
+   * running): what `next()` would resolve with next, taken without waiting. Undefined otherwise.
+   */
+  const takeReady = (): T | undefined => {
+    if (!ready || pulling || failure || closed || needReplay || overflow) return undefined;
+    if (out.length) return out.shift()!;
+    return takeQueued();
+  };
+
+  // Fast path of a live stream: a row at hand is handed out without the async function's hops.
+  const next = (): Promise<IteratorResult<T>> => {
+    const r = takeReady();
+    if (r !== undefined) return Promise.resolve({ done: false, value: r });
+    pulling = true;
+    const p = pull();
+    void p.then(() => { pulling = false; }, () => { pulling = false; });
+    return p;
+  };
+
+  const pull = async (): Promise<IteratorResult<T>> => {
     try {
       await (started ??= init());
     } catch (e) {
       cleanup();
       throw e;
     }
+    ready = true;
     for (;;) {
       if (failure) { const f = failure; failure = null; throw f; }
       if (closed) return DONE;
@@ -241,14 +310,8 @@ export function resumable<T>(opts: {
         if (rows.length < REPLAY) needReplay = false;
         continue;
       }
-      if (head < queue.length) {
-        const r = queue[head++];
-        if (head > 1024 && head * 2 > queue.length) { queue = queue.slice(head); head = 0; }
-        const c = opts.cursorOf(r);
-        if (c <= last) continue;
-        last = c;
-        return { done: false, value: r };
-      }
+      const r = takeQueued();
+      if (r !== undefined) return { done: false, value: r };
       // A row queued since the checks above has set the wake: this returns at once.
       await wake.wait();
       wake.take();
@@ -257,6 +320,7 @@ export function resumable<T>(opts: {
 
   const it = {
     next,
+    takeReady,
     async return(): Promise<IteratorResult<T>> {
       cleanup();
       return DONE;
