@@ -28,6 +28,7 @@ import { Metrics } from './metrics.js';
 import { VERSION } from './version.js';
 import { operationOf, useOperationRecord } from './operations.js';
 import { useCompiledQueries } from '../resolvers/compiled.js';
+import { httpGraphQL, type HttpGraphQL } from './http-graphql.js';
 
 export interface AppOptions {
   sql: Sql;
@@ -45,6 +46,8 @@ export interface AppOptions {
   metricsToken?: string;
   /** Serve `/metrics` (no token) on a port of its own, on the same host. */
   metricsPort?: number;
+  /** The HTTP read path (server/http-graphql.ts) for plain JSON queries; false: Yoga's own HTTP handling for every request. Default true. */
+  fastReads?: boolean;
 }
 
 export interface App {
@@ -59,6 +62,8 @@ export interface App {
   tokens: TokenCache;
   /** Per-client caps of this instance. */
   caps: ClientCaps;
+  /** The HTTP read path's counts (server/http-graphql.ts); null with `fastReads: false`. */
+  reads: HttpGraphQL['counts'] | null;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -138,6 +143,8 @@ export function buildApp(opts: AppOptions): App {
     },
   });
 
+  const graphql = opts.fastReads === false ? null : httpGraphQL(yoga, (authorization) => tokens.authenticate(bearer(authorization)));
+
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/graphql' || wantsGraphiQL(req)) return handle(req, res, path);
@@ -179,6 +186,7 @@ export function buildApp(opts: AppOptions): App {
       return;
     }
     if (path === '/graphql' && wantsGraphiQL(req)) return serveGraphiQL(req, res);
+    if (path === '/graphql' && graphql) return graphql.handle(req, res);
     yoga(req, res);
   };
   const metricsServer: Server | null = opts.metricsPort === undefined ? null : createServer((req, res) => {
@@ -338,6 +346,7 @@ export function buildApp(opts: AppOptions): App {
     metrics,
     tokens,
     caps,
+    reads: graphql?.counts ?? null,
     async start() {
       await gateway.start();
       const listen = (srv: Server, port: number) => new Promise<void>((resolve, reject) => {
