@@ -135,7 +135,9 @@ export function httpGraphQL(yoga: Yoga, authenticate: (authorization: string | u
       const body = await readBody(req);
       const rec = currentRequest();
       const own: RequestRecord | undefined = rec && { ...rec };
-      const answer = own ? await withRequest(own, () => attempt(req, res, body)) : await attempt(req, res, body);
+      // A throw anywhere in the attempt (graphql-armor's limits throw from validate) is Yoga's to answer.
+      const tryIt = () => attempt(req, res, body).catch(() => null);
+      const answer = own ? await withRequest(own, tryIt) : await tryIt();
       if (!answer) { counts.handedOver++; return viaYoga(req, res, body); }
       counts.fast++;
       if (rec && own) Object.assign(rec, own);

@@ -105,6 +105,7 @@ describe('the HTTP read path', () => {
       [q('{ sessions(first: 1) { edges { node { id } } } }'), json('not-a-token')],
       [q('{ sessions(first: 1) { edges { node { nope } } } }'), json(reader)], // validation
       [q('{ sessions(first: 1) { edges { node { id } '), json(reader)], // parse
+      [q('{ sessions { edges { node { parent { parent { parent { parent { parent { parent { parent { parent { parent { parent { id } } } } } } } } } } } } } }'), json(reader)], // depth: graphql-armor throws from validate
       [q('mutation { createSession(input: {}) { __typename } }'), json(reader)], // mutation (forbidden)
       [JSON.stringify({ query: '{ __typename }', nope: 1 }), json(reader)], // unknown parameter
       [JSON.stringify({ query: '{ __typename }', variables: [1] }), json(reader)],
