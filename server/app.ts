@@ -74,9 +74,14 @@ function bearer(header: string | null | undefined): string | null {
   return m ? m[1] : null;
 }
 
-const UNAUTHENTICATED = JSON.stringify({
-  errors: [{ message: 'A valid bearer token is required (Authorization: Bearer <token>).', extensions: { code: 'UNAUTHENTICATED' } }],
-});
+/** The answer to a GraphQL request over HTTP without a valid bearer token. */
+const UNAUTHENTICATED = {
+  status: 401,
+  headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer' },
+  body: JSON.stringify({
+    errors: [{ message: 'A valid bearer token is required (Authorization: Bearer <token>).', extensions: { code: 'UNAUTHENTICATED' } }],
+  }),
+};
 
 /**
  * One gateway instance: GraphQL over HTTP and WebSocket (graphql-ws) on the same /graphql path,
@@ -101,10 +106,7 @@ export function buildApp(opts: AppOptions): App {
       if (wantsGraphiQL) return;
       const actor = await tokens.authenticate(bearer(request.headers.get('authorization')));
       if (!actor) {
-        endResponse(new fetchAPI.Response(UNAUTHENTICATED, {
-          status: 401,
-          headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer' },
-        }));
+        endResponse(new fetchAPI.Response(UNAUTHENTICATED.body, { status: UNAUTHENTICATED.status, headers: UNAUTHENTICATED.headers }));
         return;
       }
       actors.set(request, actor);
@@ -143,7 +145,7 @@ export function buildApp(opts: AppOptions): App {
     },
   });
 
-  const graphql = opts.fastReads === false ? null : httpGraphQL(yoga, (authorization) => tokens.authenticate(bearer(authorization)));
+  const graphql = opts.fastReads === false ? null : httpGraphQL(yoga, (authorization) => tokens.authenticate(bearer(authorization)), UNAUTHENTICATED);
 
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];

@@ -4,6 +4,7 @@ import { processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import { sendNodeResponse } from '@whatwg-node/server';
 import type { Actor } from '../domain/access.js';
 import { currentRequest, withRequest, type RequestRecord } from './logging.js';
+import { errorBody } from './availability.js';
 
 /**
  * The HTTP read path: a query sent as a plain JSON POST (`content-type: application/json`, a
@@ -82,7 +83,13 @@ export interface HttpGraphQL {
   readonly counts: { fast: number; handedOver: number };
 }
 
-export function httpGraphQL(yoga: Yoga, authenticate: (authorization: string | undefined) => Promise<Actor | null>): HttpGraphQL {
+type Answer = { status: number; headers: Record<string, string>; body: string };
+
+/**
+ * `authenticate` and `unauthenticated`: what the app's auth hook does and answers without a valid token;
+ * a failing lookup (the database away) is answered as guardRequestHooks answers it.
+ */
+export function httpGraphQL(yoga: Yoga, authenticate: (authorization: string | undefined) => Promise<Actor | null>, unauthenticated: Answer): HttpGraphQL {
   /** Yoga, given the request as it came (its body already read). */
   const viaYoga = async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
     const headers: [string, string][] = [];
@@ -94,12 +101,13 @@ export function httpGraphQL(yoga: Yoga, authenticate: (authorization: string | u
   };
 
   /** The answer of the fast path, or null when Yoga is to answer. */
-  const attempt = async (req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<{ status: number; headers: Record<string, string>; body: string } | null> => {
+  const attempt = async (req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<Answer | null> => {
     const params = paramsOf(body.toString());
     if (!params) return null;
+    // Answered here as the auth hook answers them (server/app.ts), so a token is looked up once per request.
     let actor: Actor | null;
-    try { actor = await authenticate(req.headers.authorization); } catch { return null; }
-    if (!actor) return null;
+    try { actor = await authenticate(req.headers.authorization); } catch (e) { return errorBody(e); }
+    if (!actor) return unauthenticated;
     // `request`: what Yoga's envelop hooks read of an HTTP request (the method: its after-parse hook codes
     // parse errors, in the cached error object, only for HTTP requests). Any other read of it throws,
     // and the request is handed over.

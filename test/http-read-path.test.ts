@@ -99,10 +99,19 @@ describe('the HTTP read path', () => {
     }
   });
 
+  it('answers a request without a valid token as Yoga does (401), itself, with one token lookup', async () => {
+    for (const token of [null, 'not-a-token', 'x'.repeat(64)]) {
+      const misses = g.app.tokens.stats.misses;
+      const r = await both(q('{ sessions(first: 1) { edges { node { id } } } }'), json(token));
+      expect(r.answer.status).toBe(401);
+      expect(r.answer.headers['www-authenticate']).toBe('Bearer');
+      expect(r.fastAnswered).toBe(true);
+      expect(g.app.tokens.stats.misses - misses).toBe(token ? 1 : 0);
+    }
+  });
+
   it('hands everything else to Yoga, which answers as before', async () => {
     const cases: [string, Record<string, string>, string?][] = [
-      [q('{ sessions(first: 1) { edges { node { id } } } }'), json(null)], // no token: 401
-      [q('{ sessions(first: 1) { edges { node { id } } } }'), json('not-a-token')],
       [q('{ sessions(first: 1) { edges { node { nope } } } }'), json(reader)], // validation
       [q('{ sessions(first: 1) { edges { node { id } '), json(reader)], // parse
       [q('{ sessions { edges { node { parent { parent { parent { parent { parent { parent { parent { parent { parent { parent { id } } } } } } } } } } } } } }'), json(reader)], // depth: graphql-armor throws from validate
