@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getOperationAST, type ExecutionResult } from 'graphql';
 import { processRegularResult, type YogaServerInstance } from 'graphql-yoga';
-import { sendNodeResponse } from '@whatwg-node/server';
+import { handleErrorFromRequestHandler, sendNodeResponse } from '@whatwg-node/server';
 import type { Actor } from '../domain/access.js';
-import { currentRequest, withRequest, type RequestRecord } from './logging.js';
+import { currentRequest, logUnexpected, withRequest, type RequestRecord } from './logging.js';
 import { errorBody } from './availability.js';
 
 /**
@@ -73,6 +73,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
     req.once('error', reject);
+    req.once('close', () => { if (!req.complete) reject(new Error('request aborted')); });
   });
 }
 
@@ -96,7 +97,9 @@ export function httpGraphQL(yoga: Yoga, authenticate: (authorization: string | u
     const raw = req.rawHeaders;
     for (let i = 0; i < raw.length; i += 2) headers.push([raw[i], raw[i + 1]]);
     const request = new yoga.fetchAPI.Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/graphql'}`, { method: req.method, headers, body: body as unknown as BodyInit });
-    const response = await yoga.handleRequest(request, { req, res });
+    let response: Response;
+    // As Yoga's own Node listener: a throw of the handler is a 500 (whatwg-node's), never an unhandled rejection.
+    try { response = await yoga.handleRequest(request, { req, res }); } catch (e) { response = handleErrorFromRequestHandler(e, yoga.fetchAPI.Response); }
     await sendNodeResponse(response, res, req, true);
   };
 
@@ -140,13 +143,20 @@ export function httpGraphQL(yoga: Yoga, authenticate: (authorization: string | u
     counts,
     async handle(req, res) {
       if (!fastPathCandidate(req)) return void (yoga as any)(req, res);
-      const body = await readBody(req);
+      let body: Buffer;
+      try { body = await readBody(req); } catch {
+        res.destroy(); // the client went away before its body was complete: nobody to answer
+        return;
+      }
       const rec = currentRequest();
       const own: RequestRecord | undefined = rec && { ...rec };
       // A throw anywhere in the attempt (graphql-armor's limits throw from validate) is Yoga's to answer.
       const tryIt = () => attempt(req, res, body).catch(() => null);
       const answer = own ? await withRequest(own, tryIt) : await tryIt();
-      if (!answer) { counts.handedOver++; return viaYoga(req, res, body); }
+      if (!answer) {
+        counts.handedOver++;
+        return viaYoga(req, res, body).catch((e) => { logUnexpected(e, 'http'); res.destroy(); });
+      }
       counts.fast++;
       if (rec && own) Object.assign(rec, own);
       if (res.destroyed || res.writableEnded) return;

@@ -110,6 +110,18 @@ describe('the HTTP read path', () => {
     }
   });
 
+  it('a client that goes away before its body is complete leaves the instance answering', async () => {
+    const u = new URL(g.url);
+    await new Promise<void>((resolve) => {
+      const req = httpRequest({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { ...json(reader), 'content-length': '500' } });
+      req.on('error', () => resolve());
+      req.write('{"query": "{ __typename');
+      setImmediate(() => { req.destroy(); resolve(); });
+    });
+    const r = await both(q('{ sessions(first: 1) { edges { node { id } } } }'), json(reader));
+    expect(r.answer.status).toBe(200);
+  });
+
   it('hands everything else to Yoga, which answers as before', async () => {
     const cases: [string, Record<string, string>, string?][] = [
       [q('{ sessions(first: 1) { edges { node { nope } } } }'), json(reader)], // validation
