@@ -78,8 +78,37 @@ export const contextOfSession = perContext<string, ContextMessage[]>((ids, ctx) 
 
 // ---- changesets ----------------------------------------------------------------------------------
 
-export const changesetOfExecution = perContext<string, ChangesetRow | null>(async (ids, ctx) =>
-  byKey(ids, await changesetRows(ctx.sql, ids), (r) => r.executionId));
+/**
+ * The changeset rows this context has read, by execution ID (null: none): Execution.changeset answers
+ * from here synchronously, without a load per execution, when a page of executions brought them along
+ * (executionsOfSession with `changesets`). Every read of changeset rows in the context lands here, so
+ * the context reads each row once, whichever way.
+ */
+const readChangesets = new WeakMap<object, Map<string, ChangesetRow | null>>();
+function changesetsRead(ctx: Context): Map<string, ChangesetRow | null> {
+  let m = readChangesets.get(ctx);
+  if (!m) readChangesets.set(ctx, (m = new Map()));
+  return m;
+}
+/** Forgets the changeset rows this context read (with clearAllDataLoaders: before each root mutation field). */
+export function forgetChangesets(ctx: object): void {
+  readChangesets.delete(ctx);
+}
+/** The changeset row of an execution when this context has read it already (null: it has none), else undefined. */
+export function knownChangeset(ctx: Context, executionID: string): ChangesetRow | null | undefined {
+  return readChangesets.get(ctx)?.get(executionID);
+}
+async function readChangesetRows(ctx: Context, ids: readonly string[]): Promise<(ChangesetRow | null)[]> {
+  const known = changesetsRead(ctx);
+  const missing = ids.filter((id) => !known.has(id));
+  if (missing.length) {
+    const rows = byKey(missing, await changesetRows(ctx.sql, missing), (r) => r.executionId);
+    for (let i = 0; i < missing.length; i++) if (!known.has(missing[i])) known.set(missing[i], rows[i]);
+  }
+  return ids.map((id) => known.get(id) ?? null);
+}
+
+export const changesetOfExecution = perContext<string, ChangesetRow | null>((ids, ctx) => readChangesetRows(ctx, ids));
 
 export const filesOfChangeset = perContext<string, ChangesetFileRow[]>(async (ids, ctx) =>
   groupBy(ids, await changesetFiles(ctx.sql, ids), (r) => r.executionId));
@@ -95,17 +124,20 @@ export const snapshotById = perContext<string, SnapshotRow | null>(async (ids, c
 // ---- connections: one page of children per parent --------------------------------------------------
 
 export interface PageArgs { first?: number | null; after?: string | null }
-interface PageKey<A> { parent: string; limit: number; after: A | null }
+interface PageKey<A> { parent: string; limit: number; after: A | null; along: boolean }
 
 /**
  * A loader of one page of children per parent. Keys with the same page arguments are fetched in one
- * query (a LATERAL join takes up to limit+1 rows per parent through the index).
+ * query (a LATERAL join takes up to limit+1 rows per parent through the index). Keys asked `along`
+ * also get `along(ctx, rows)` run once over the rows of all their pages, in the same batch (what the
+ * selection reads of every row, loaded before any field of a row resolves).
  */
 function paged<T, K extends CursorKind>(
   kind: K,
   cursorKey: (row: T) => CursorKey<K>,
   parentOf: (row: T) => string,
   fetch: (ctx: Context, parents: string[], limit: number, after: CursorKey<K> | null) => Promise<T[]>,
+  along?: (ctx: Context, rows: T[]) => Promise<unknown>,
 ) {
   const loader = perContext<PageKey<CursorKey<K>>, Page<T>, string>(
     async (keys, ctx) => {
@@ -126,12 +158,17 @@ function paged<T, K extends CursorKind>(
           for (const k of group) result.set(k, pages.get(k.parent)!);
         }),
       );
+      if (along) {
+        const rows = new Set<T>();
+        for (const k of keys) if (k.along) for (const e of result.get(k)!.edges) rows.add(e.node);
+        if (rows.size) await along(ctx, [...rows]);
+      }
       return keys.map((k) => result.get(k)!);
     },
-    { cacheKeyFn: (k) => `${k.parent}|${k.limit}|${k.after ?? ''}` },
+    { cacheKeyFn: (k) => `${k.parent}|${k.limit}|${k.after ?? ''}|${k.along ? 1 : 0}` },
   );
-  return (ctx: Context, parent: string, args: PageArgs) =>
-    loader(ctx).load({ parent, limit: pageSize(args.first), after: decodeCursor(kind, args.after) });
+  return (ctx: Context, parent: string, args: PageArgs, opts: { along?: boolean } = {}) =>
+    loader(ctx).load({ parent, limit: pageSize(args.first), after: decodeCursor(kind, args.after), along: !!opts.along });
 }
 
 /** Children of a session, in ID order. */
@@ -140,11 +177,12 @@ export const childrenOfSession = paged('session', (r: SessionRow) => r.id, (r) =
     SELECT * FROM sessions WHERE parent_id = p.id ${after ? ctx.sql`AND id > ${after}` : ctx.sql``} AND ${scope(ctx, 'directory')}
     ORDER BY id LIMIT ${limit}) c`);
 
-/** Executions of a session, newest first. */
+/** Executions of a session, newest first; `along`: with the changeset rows of the settled ones (knownChangeset). */
 export const executionsOfSession = paged('execution', (r: ExecutionRow) => r.sequence, (r) => r.sessionId, (ctx, parents, limit, after) => ctx.sql<ExecutionRow[]>`
   SELECT e.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
     SELECT * FROM executions WHERE session_id = p.id ${after !== null ? ctx.sql`AND sequence < ${after}` : ctx.sql``}
-    ORDER BY sequence DESC LIMIT ${limit}) e`);
+    ORDER BY sequence DESC LIMIT ${limit}) e`,
+(ctx, rows) => readChangesetRows(ctx, rows.filter((r) => r.status !== 'RUNNING').map((r) => r.id)));
 
 /** Messages of a session, oldest first. */
 export const messagesOfSession = paged('message', (r: MessageRow) => r.position, (r) => r.sessionId, (ctx, parents, limit, after) => ctx.sql<MessageRow[]>`

@@ -20,10 +20,18 @@ export function pageSize(first: number | null | undefined): number {
   return n;
 }
 
+/** An edge whose cursor is encoded when it is read: most selections of a page read few cursors or none. */
+class Edge<T> {
+  #cursor: string | undefined;
+  constructor(readonly node: T, private readonly cursorOf: (row: T) => string) {}
+  get cursor(): string { return (this.#cursor ??= this.cursorOf(this.node)); }
+}
+
 /** Builds a page from up to limit+1 rows (the extra one only says there is a next page). */
 export function toPage<T>(rows: T[], limit: number, cursorOf: (row: T) => string): Page<T> {
-  const nodes = rows.slice(0, limit);
-  const edges = nodes.map((node) => ({ cursor: cursorOf(node), node }));
+  const n = Math.min(rows.length, limit);
+  const edges: Page<T>['edges'] = new Array(n);
+  for (let i = 0; i < n; i++) edges[i] = new Edge(rows[i], cursorOf);
   return {
     edges,
     pageInfo: {

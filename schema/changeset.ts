@@ -7,7 +7,7 @@ import {
   type BoundaryView, type BoundedExecution, type ChangesetFileRow, type ChangesetRow, type CoverageView, type Omission,
 } from '../domain/changesets.js';
 import type { Context } from '../resolvers/context.js';
-import { changesetOfExecution, fileOfChangeset, filesOfChangeset, snapshotById } from '../resolvers/loaders.js';
+import { changesetOfExecution, fileOfChangeset, filesOfChangeset, knownChangeset, snapshotById } from '../resolvers/loaders.js';
 import { createSnapshot, missingContents, readPolicy, setPolicy, uploadContents, type Policy, type SnapshotRow } from '../domain/snapshots.js';
 
 /**
@@ -153,17 +153,30 @@ const ChangesetRef = builder.objectRef<ChangesetParent>('Changeset').implement({
   }),
 });
 
-/** The changeset of an execution: one batched load of its row (and of its files when selected). */
+/**
+ * The changeset of an execution: its row as the context read it already (a page of executions brings
+ * the rows along, resolvers/loaders.ts), synchronously, or one batched load of it; and of its files
+ * when selected.
+ */
 function changesetOf(e: BoundedExecution, ctx: Context, info: GraphQLResolveInfo): ChangesetParent | Promise<ChangesetParent> {
   if (e.status === 'RUNNING') return { execution: e, row: null, files: null };
-  if (!needsFiles(info)) return changesetOfExecution(ctx).load(e.id).then((row) => ({ execution: e, row, files: null }));
-  return Promise.all([changesetOfExecution(ctx).load(e.id), filesOfChangeset(ctx).load(e.id)]).then(([row, files]) => ({ execution: e, row, files }));
+  const known = knownChangeset(ctx, e.id);
+  if (!needsFiles(info)) {
+    if (known !== undefined) return { execution: e, row: known, files: null };
+    return changesetOfExecution(ctx).load(e.id).then((row) => ({ execution: e, row, files: null }));
+  }
+  const row = known !== undefined ? known : changesetOfExecution(ctx).load(e.id);
+  return Promise.all([row, filesOfChangeset(ctx).load(e.id)]).then(([row, files]) => ({ execution: e, row, files }));
 }
 
 builder.objectFields(ExecutionRef, (t) => ({
   boundary: t.field({
     type: BoundaryUnion,
-    resolve: async (e, _a, ctx) => boundaryOf(e, e.status === 'RUNNING' ? null : await changesetOfExecution(ctx).load(e.id)),
+    resolve: async (e, _a, ctx) => {
+      if (e.status === 'RUNNING') return boundaryOf(e, null);
+      const known = knownChangeset(ctx, e.id);
+      return boundaryOf(e, known !== undefined ? known : await changesetOfExecution(ctx).load(e.id));
+    },
   }),
   changeset: t.field({ type: ChangesetRef, resolve: (e, _a, ctx, info) => changesetOf(e, ctx, info) }),
 }));

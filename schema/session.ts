@@ -6,6 +6,7 @@ import { hostRequestOptions } from './compaction.js';
 import { ExecutionRef, JobRef, MessageRef, NodeRef, SessionRef } from './refs.js';
 import { createSession, removeSession, sessionStatus, updateSession, visibleMetadata, type RemovedSessions } from '../domain/sessions.js';
 import { listSessions } from '../resolvers/sessions.js';
+import { readsChangesets } from '../resolvers/lookahead.js';
 import { childrenOfSession, executionsOfSession, jobsOfSession, lastSettledExecution, messagesOfSession, runningExecution } from '../resolvers/loaders.js';
 
 export const ExecutionConnection = connectionOf('Execution', ExecutionRef);
@@ -44,7 +45,8 @@ SessionRef.implement({
       type: ExecutionConnection,
       description: 'Newest first.',
       args: pageArgs,
-      resolve: (s, args, ctx) => executionsOfSession(ctx, s.id, args),
+      // With the changeset rows of the page when the selection reads them: one batch, no load per execution.
+      resolve: (s, args, ctx, info) => executionsOfSession(ctx, s.id, args, { along: readsChangesets(info) }),
     }),
     runningExecution: t.field({
       type: ExecutionRef,

@@ -28,6 +28,7 @@ import { Metrics } from './metrics.js';
 import { VERSION } from './version.js';
 import { operationOf, useOperationRecord } from './operations.js';
 import { useCompiledQueries } from '../resolvers/compiled.js';
+import { httpGraphQL, type HttpGraphQL } from './http-graphql.js';
 
 export interface AppOptions {
   sql: Sql;
@@ -45,6 +46,8 @@ export interface AppOptions {
   metricsToken?: string;
   /** Serve `/metrics` (no token) on a port of its own, on the same host. */
   metricsPort?: number;
+  /** The HTTP read path (server/http-graphql.ts) for plain JSON queries; false: Yoga's own HTTP handling for every request. Default true. */
+  fastReads?: boolean;
 }
 
 export interface App {
@@ -61,6 +64,8 @@ export interface App {
   caps: ClientCaps;
   /** The WebSocket server of /graphql (graphql-ws); the benchmark traces its sockets. */
   wss: WebSocketServer;
+  /** The HTTP read path's counts (server/http-graphql.ts); null with `fastReads: false`. */
+  reads: HttpGraphQL['counts'] | null;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -71,9 +76,14 @@ function bearer(header: string | null | undefined): string | null {
   return m ? m[1] : null;
 }
 
-const UNAUTHENTICATED = JSON.stringify({
-  errors: [{ message: 'A valid bearer token is required (Authorization: Bearer <token>).', extensions: { code: 'UNAUTHENTICATED' } }],
-});
+/** The answer to a GraphQL request over HTTP without a valid bearer token. */
+const UNAUTHENTICATED = {
+  status: 401,
+  headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer' },
+  body: JSON.stringify({
+    errors: [{ message: 'A valid bearer token is required (Authorization: Bearer <token>).', extensions: { code: 'UNAUTHENTICATED' } }],
+  }),
+};
 
 /**
  * One gateway instance: GraphQL over HTTP and WebSocket (graphql-ws) on the same /graphql path,
@@ -98,10 +108,7 @@ export function buildApp(opts: AppOptions): App {
       if (wantsGraphiQL) return;
       const actor = await tokens.authenticate(bearer(request.headers.get('authorization')));
       if (!actor) {
-        endResponse(new fetchAPI.Response(UNAUTHENTICATED, {
-          status: 401,
-          headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer' },
-        }));
+        endResponse(new fetchAPI.Response(UNAUTHENTICATED.body, { status: UNAUTHENTICATED.status, headers: UNAUTHENTICATED.headers }));
         return;
       }
       actors.set(request, actor);
@@ -139,6 +146,8 @@ export function buildApp(opts: AppOptions): App {
       return { sql, actor: who, gateway, tokens };
     },
   });
+
+  const graphql = opts.fastReads === false ? null : httpGraphQL(yoga, (authorization) => tokens.authenticate(bearer(authorization)), UNAUTHENTICATED);
 
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -181,6 +190,7 @@ export function buildApp(opts: AppOptions): App {
       return;
     }
     if (path === '/graphql' && wantsGraphiQL(req)) return serveGraphiQL(req, res);
+    if (path === '/graphql' && graphql) return graphql.handle(req, res);
     yoga(req, res);
   };
   const metricsServer: Server | null = opts.metricsPort === undefined ? null : createServer((req, res) => {
@@ -341,6 +351,7 @@ export function buildApp(opts: AppOptions): App {
     tokens,
     caps,
     wss,
+    reads: graphql?.counts ?? null,
     async start() {
       await gateway.start();
       const listen = (srv: Server, port: number) => new Promise<void>((resolve, reject) => {

@@ -93,6 +93,22 @@ describe('the fast read path answers what graphql-js answers', () => {
     expect(seen).toBe(101);
   });
 
+  it('a page of executions brings its changeset rows along: the same changesets and boundaries as each execution read on its own', async () => {
+    const SEL = `id status boundary { __typename ... on BoundaryUnavailable { reason detail } }
+      changeset { fileCount additions deletions coverage { __typename ... on CoverageUnavailable { reason detail } } }`;
+    // Sessions 0-4 hold the running, pruned, unavailable and changeset-less executions, and the big ones.
+    const d = await both(`{ sessions(first: 100) { edges { node { id executions(first: 12) { edges { node { ${SEL} } } } } } }
+      oldest: session(id: "ses_bench000000") { executions(first: 12) { edges { node { ${SEL} } } } } }`);
+    const listed = [...d.sessions.edges.map((s: any) => s.node), d.oldest].flatMap((s: any) => s.executions.edges.map((e: any) => e.node));
+    expect(listed.length).toBeGreaterThan(790);
+    expect(new Set(listed.map((e: any) => e.changeset.coverage.__typename))).toEqual(new Set(['CoverageComplete', 'CoverageOmitted', 'CoverageUnavailable']));
+    const ids = ['exe_bench_running', 'exe_bench_pruned', 'exe_bench_unavail', 'exe_bench_none', 'exe_bench_e50', 'exe_bench_e500', 'exe_bench000009_5', 'exe_bench000099_1'];
+    for (const id of ids) {
+      const own = await both(`query($id: ID!) { execution(id: $id) { ${SEL} } }`, { id });
+      expect(listed.find((e: any) => e.id === id)).toEqual(own.execution);
+    }
+  });
+
   it('unions and interfaces resolved by isTypeOf (node, continuity), and errors, answer the same', async () => {
     await both(`{ a: node(id: "ses_bench000005") { __typename id ... on Session { title } }
       b: node(id: "exe_bench_e50") { __typename ... on Execution { sequence } }
