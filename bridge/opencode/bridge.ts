@@ -63,6 +63,7 @@ export class OpencodeBridge {
     // A gateway call retrying while the gateway is down gives up now (so a stop never waits for it).
     this.gw.stopped = true;
     await this.intake.stop();
+    await this.lease.settle();
     await this.ctx.drained();
     await this.gw.close();
   }

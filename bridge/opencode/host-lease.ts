@@ -24,7 +24,8 @@ function modelsOf(p: { providers?: { id: string; models?: Record<string, unknown
 export class HostLease {
   hostID: string | null = null;
   private renewTimer: NodeJS.Timeout | null = null;
-  private renewing = false;
+  /** The renewal in flight, if any (one at a time; awaited by `settle`). */
+  private renewal: Promise<void> | null = null;
   private models: Model[] = [];
   private registeredModels = '[]';
   private commandSub: (() => void) | null = null;
@@ -40,9 +41,20 @@ export class HostLease {
     this.watchCommands();
   }
 
+  /** No renewal starts after this; `settle` waits for one in flight. */
   stop() {
     if (this.renewTimer) clearInterval(this.renewTimer);
+    this.renewTimer = null;
     this.commandSub?.();
+  }
+
+  /**
+   * Resolves once the renewal in flight at `stop` has ended: a stopped bridge makes no call after its
+   * stop has resolved (otherwise a late renewal could extend the lease of a host that is gone, and the
+   * gateway would keep its work RUNNING instead of giving it up when the lease lapses).
+   */
+  async settle(): Promise<void> {
+    await this.renewal;
   }
 
   async register() {
@@ -91,18 +103,18 @@ export class HostLease {
       () => (this.hostID ? { hostID: this.hostID } : null), 'host', (d) => this.onCommand(d.hostCommands as Command));
   }
 
-  private async renew() {
+  private renew() {
     // One renewal at a time: while the gateway is down a renewal keeps retrying (Gateway.request), and
     // the timer must not stack more of them behind it.
-    if (this.ctx.stopped || !this.hostID || this.renewing) return;
-    this.renewing = true;
-    try {
-      await this.ctx.gw.call(RenewHostLeaseDocument, { input: { hostID: this.hostID } });
-    } catch (e) {
-      if (e instanceof GatewayError) await this.register().catch(() => {});
-    } finally {
-      this.renewing = false;
-    }
+    if (this.ctx.stopped || !this.hostID || this.renewal) return;
+    const hostID = this.hostID;
+    this.renewal = (async () => {
+      try {
+        await this.ctx.gw.call(RenewHostLeaseDocument, { input: { hostID } });
+      } catch (e) {
+        if (e instanceof GatewayError && !this.ctx.stopped) await this.register().catch(() => {});
+      }
+    })().finally(() => { this.renewal = null; });
   }
 
   /**
