@@ -21,6 +21,12 @@
  * After each gateway run, the same run against the baseline: two bare `ws` servers (child processes, no
  * GraphQL, no database) broadcasting frames of the same shape at the same rate to the same subscriber
  * process; the ratios (deliveries per second, p99) are printed at the end, with the load average.
+ *
+ * BENCH_TRACE=1: stage timings inside the gateways (staged notice, sequencer pass, head notice, feed
+ * read, hand-out, socket) and the sequencer's passes (positioned / empty / busy); BENCH_TRACE_OUT=file
+ * appends every traced settlement as JSON. BENCH_GATEWAY_FLAGS: node flags for both gateway children
+ * (e.g. --trace-gc); BENCH_GATEWAY_FLAGS_1: other flags for the second one, an A/B of node settings
+ * under the same load (latency is also printed per instance).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
