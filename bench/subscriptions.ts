@@ -304,7 +304,8 @@ function startChild(dbUrl: string, baselineTag: string | null = null, instance =
     execArgv: ['--import', 'tsx', ...(process.env.BENCH_CPU_PROF && baselineTag === null ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
       // BENCH_GATEWAY_FLAGS_1: other node flags for the second instance (an A/B of node settings under the same load).
       ...(baselineTag === null ? (((instance === 1 ? process.env.BENCH_GATEWAY_FLAGS_1 : undefined) ?? process.env.BENCH_GATEWAY_FLAGS ?? '').split(/\s+/).filter(Boolean)) : [])],
-    env: { ...process.env, BENCH_DB_URL: dbUrl, BENCH_BASELINE_TAG: baselineTag ?? '' },
+    // NODE_ENV as `npm start` sets it (graphql-js skips its development checks in production).
+    env: { ...process.env, NODE_ENV: process.env.NODE_ENV ?? 'production', BENCH_DB_URL: dbUrl, BENCH_BASELINE_TAG: baselineTag ?? '' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const request = <T>(m: string, type: string) => new Promise<T>((resolve) => {
