@@ -21,6 +21,12 @@
  * After each gateway run, the same run against the baseline: two bare `ws` servers (child processes, no
  * GraphQL, no database) broadcasting frames of the same shape at the same rate to the same subscriber
  * process; the ratios (deliveries per second, p99) are printed at the end, with the load average.
+ *
+ * BENCH_TRACE=1: stage timings inside the gateways (staged notice, sequencer pass, head notice, feed
+ * read, hand-out, socket) and the sequencer's passes (positioned / empty / busy); BENCH_TRACE_OUT=file
+ * appends every traced settlement as JSON. BENCH_GATEWAY_FLAGS: node flags for both gateway children
+ * (e.g. --trace-gc); BENCH_GATEWAY_FLAGS_1: other flags for the second one, an A/B of node settings
+ * under the same load (latency is also printed per instance).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -68,6 +74,7 @@ async function child() {
         feedReads: app.gateway.settlements.reads,
         executed: sharedStats.executed,
         reused: sharedStats.reused,
+        passes: trace?.passes() ?? null,
         trace: trace?.take() ?? null,
       });
     } else if (m === 'stop') {
@@ -78,6 +85,7 @@ async function child() {
     }
   });
   process.on('disconnect', () => process.exit(0)); // the bench went away
+  if (process.env.BENCH_GATEWAY_FLAGS || process.env.BENCH_GATEWAY_FLAGS_1) console.error(`gateway pid ${process.pid}: node ${process.execArgv.filter((a) => a.startsWith('--') && a !== '--import').join(' ')}`);
   process.send!({ type: 'ready', port: app.port });
 }
 
@@ -97,6 +105,16 @@ function traceStages(app: Awaited<ReturnType<typeof import('../server/app.js')['
   let rows = new Map<number, Rec>();
   app.gateway.bus.on('settlements', (n) => heads.push([(n as { p: number }).p, now()]));
   app.gateway.bus.on('settlements:staged', () => staged.push(now()));
+  // The sequencer's passes on this instance: [start, end, top, count] (busy passes: count -1).
+  const passes: [number, number, number, number][] = [];
+  const seq = app.gateway.sequencer as unknown as { sql: (...a: unknown[]) => PromiseLike<{ busy: boolean; n: number; top: string }[]> };
+  const seqSql = seq.sql;
+  seq.sql = (...a: unknown[]) => {
+    const t = now();
+    const q = seqSql(...a);
+    q.then((r) => { const x = r[0]; passes.push([t, now(), Number(x.top), x.busy ? -1 : x.n]); }, () => {});
+    return q;
+  };
   const feed = app.gateway.settlements as unknown as { read: (a: number, l: number) => Promise<{ pos: number; executionId: string }[]> };
   const read = feed.read;
   feed.read = async (after, limit) => {
@@ -123,10 +141,21 @@ function traceStages(app: Awaited<ReturnType<typeof import('../server/app.js')['
       const out = [...rows].map(([pos, r]) => {
         const h = heads.find(([p]) => p >= pos);
         const st = h ? staged.filter((t) => t <= h[1]).pop() : undefined;
-        return { pos, ...r, head: h?.[1], staged: st };
+        // The pass that positioned it, when this instance ran it.
+        const ps = passes.find(([, , top, n]) => n > 0 && top >= pos && top - n < pos);
+        return { pos, ...r, head: h?.[1], staged: st, passStart: ps?.[0], passEnd: ps?.[1], busyBefore: ps ? passes.filter((x) => x[3] < 0 && x[1] <= ps[0] && x[0] >= (st ?? Infinity)).length : undefined };
       });
       rows = new Map();
+      passes.length = 0;
       return out;
+    },
+    /** This instance's sequencer passes since the last call: positioned / empty / busy, with the p50 and max duration of each. */
+    passes() {
+      const kinds = { positioned: passes.filter((x) => x[3] > 0), empty: passes.filter((x) => x[3] === 0), busy: passes.filter((x) => x[3] < 0) };
+      return Object.entries(kinds).map(([k, l]) => {
+        const d = l.map((x) => x[1] - x[0]).sort((a, b) => a - b);
+        return `${k} ${l.length}` + (d.length ? ` (${d[Math.floor(d.length / 2)].toFixed(1)}/${d[d.length - 1].toFixed(1)} ms)` : '');
+      }).join(', ');
     },
   };
 }
@@ -266,14 +295,17 @@ function runProducer(dbUrl: string, go: { rate: number; seconds: number; hostID:
   });
 }
 
-type TraceRow = { pos: number; exec: string; staged?: number; head?: number; readStart: number; readEnd: number; dispatch?: number; first?: number; last?: number; sends: number };
-interface Stats { trace?: TraceRow[] | null; cpuMs: number; wallMs: number; rss: number; peakRss: number; heapUsed: number; subscribers: number; feedReads: number; executed: number; reused: number }
+type TraceRow = { pos: number; exec: string; staged?: number; passStart?: number; passEnd?: number; head?: number; readStart: number; readEnd: number; dispatch?: number; first?: number; last?: number; sends: number };
+interface Stats { trace?: TraceRow[] | null; passes?: string | null; cpuMs: number; wallMs: number; rss: number; peakRss: number; heapUsed: number; subscribers: number; feedReads: number; executed: number; reused: number }
 
-function startChild(dbUrl: string, baselineTag: string | null = null): Promise<{ proc: ChildProcess; port: number; request<T>(m: string, type: string): Promise<T> }> {
+function startChild(dbUrl: string, baselineTag: string | null = null, instance = 0): Promise<{ proc: ChildProcess; port: number; request<T>(m: string, type: string): Promise<T> }> {
   const proc = fork(fileURLToPath(import.meta.url), [baselineTag === null ? '--child' : '--baseline'], {
     // BENCH_CPU_PROF=dir: each gateway writes a V8 CPU profile there (node --cpu-prof).
-    execArgv: ['--import', 'tsx', ...(process.env.BENCH_CPU_PROF && baselineTag === null ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
-    env: { ...process.env, BENCH_DB_URL: dbUrl, BENCH_BASELINE_TAG: baselineTag ?? '' },
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_CPU_PROF && baselineTag === null ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+      // BENCH_GATEWAY_FLAGS_1: other node flags for the second instance (an A/B of node settings under the same load).
+      ...(baselineTag === null ? (((instance === 1 ? process.env.BENCH_GATEWAY_FLAGS_1 : undefined) ?? process.env.BENCH_GATEWAY_FLAGS ?? '').split(/\s+/).filter(Boolean)) : [])],
+    // NODE_ENV as `npm start` sets it (graphql-js skips its development checks in production).
+    env: { ...process.env, NODE_ENV: process.env.NODE_ENV ?? 'production', BENCH_DB_URL: dbUrl, BENCH_BASELINE_TAG: baselineTag ?? '' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const request = <T>(m: string, type: string) => new Promise<T>((resolve) => {
@@ -363,7 +395,7 @@ function pct(sorted: Float64Array, p: number): number {
 }
 
 async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; seconds: number; admin: string; hostID: string; sessions: string[]; baseline?: boolean }) {
-  const gws = await Promise.all(opts.baseline ? [startChild(dbUrl, '0'), startChild(dbUrl, '1')] : [startChild(dbUrl), startChild(dbUrl)]);
+  const gws = await Promise.all(opts.baseline ? [startChild(dbUrl, '0'), startChild(dbUrl, '1')] : [startChild(dbUrl, null, 0), startChild(dbUrl, null, 1)]);
   const head = Number((await sql`SELECT coalesce(max(pos), 0) AS h FROM settlements`)[0].h);
   const after = encodeCursor('settlement', head);
   const commitAt = new Map<string, number>(); // execution ID -> commit time (epoch ms)
@@ -371,11 +403,16 @@ async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; 
   const pendingByExec = new Map<string, number[]>(); // deliveries that arrived before the producer reported the commit
   let firstCommit = Infinity;
   let lastDelivery = 0;
-  const onEvent = (_pos: number, exec: string, at: number) => {
+  const byInstance: number[][] = [[], []];
+  const pendingByExec1 = new Map<string, number[]>();
+  const onEvent = (_pos: number, exec: string, at: number, instance = 0) => {
     lastDelivery = Math.max(lastDelivery, at);
     const c = commitAt.get(exec);
-    if (c !== undefined) latencies.push(Math.max(0, at - c));
-    else { let l = pendingByExec.get(exec); if (!l) pendingByExec.set(exec, (l = [])); l.push(at); }
+    if (c !== undefined) { latencies.push(Math.max(0, at - c)); byInstance[instance].push(Math.max(0, at - c)); }
+    else {
+      const pending = instance === 1 ? pendingByExec1 : pendingByExec;
+      let l = pending.get(exec); if (!l) pending.set(exec, (l = [])); l.push(at);
+    }
   };
   // Open the subscribers in batches.
   const subs: Subscriber[] = [];
@@ -385,7 +422,7 @@ async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; 
     const batch: Promise<void>[] = [];
     for (let j = i; j < Math.min(opts.subs, i + 100); j++) {
       const g = gws[j % 2];
-      const s = new Subscriber(`ws://127.0.0.1:${g.port}/graphql`, opts.admin, after, onEvent);
+      const s = new Subscriber(`ws://127.0.0.1:${g.port}/graphql`, opts.admin, after, (p, e, at) => onEvent(p, e, at, j % 2));
       subs.push(s);
       batch.push(s.open().catch(() => { openFailures++; }));
     }
@@ -408,7 +445,9 @@ async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; 
       commitAt.set(exec, at);
       firstCommit = Math.min(firstCommit, at);
       const early = pendingByExec.get(exec);
-      if (early) { for (const t of early) latencies.push(Math.max(0, t - at)); pendingByExec.delete(exec); }
+      if (early) { for (const t of early) { latencies.push(Math.max(0, t - at)); byInstance[0].push(Math.max(0, t - at)); } pendingByExec.delete(exec); }
+      const early1 = pendingByExec1.get(exec);
+      if (early1) { for (const t of early1) { latencies.push(Math.max(0, t - at)); byInstance[1].push(Math.max(0, t - at)); } pendingByExec1.delete(exec); }
     }
   };
   const prod = opts.baseline
@@ -456,12 +495,18 @@ async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; 
   // BENCH_TRACE: each stage's time after the commit, p50 / p99 over settlements and instances.
   const stages: Record<string, string> = {};
   if (gstats.some((s) => s.trace)) {
-    const keys = ['staged', 'head', 'readStart', 'readEnd', 'dispatch', 'first', 'last'] as const;
+    const keys = ['staged', 'passStart', 'passEnd', 'head', 'readStart', 'readEnd', 'dispatch', 'first', 'last'] as const;
     const by: Record<string, number[]> = Object.fromEntries(keys.map((k) => [k, []]));
     for (const s of gstats) for (const r of s.trace ?? []) {
       const c = commitAt.get(r.exec);
       if (c === undefined) continue;
       for (const k of keys) if (r[k] !== undefined) by[k].push(r[k]! - c);
+    }
+    if (process.env.BENCH_TRACE_OUT) {
+      // Every traced settlement with its commit time, for a look at where the slowest ones spent theirs.
+      const { appendFileSync } = await import('node:fs');
+      const all = gstats.flatMap((s, i) => (s.trace ?? []).map((r) => ({ instance: i, commit: commitAt.get(r.exec), ...r })));
+      appendFileSync(process.env.BENCH_TRACE_OUT, JSON.stringify({ subs: opts.subs, rate: opts.rate, rows: all }) + '\n');
     }
     for (const k of keys) {
       const a = Float64Array.from(by[k]).sort();
@@ -485,6 +530,7 @@ async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; 
     delivered: latencies.length,
     p50: pct(lat, 50),
     p99: pct(lat, 99),
+    byInstance: byInstance.map((a) => { const x = Float64Array.from(a).sort(); return `${pct(x, 50).toFixed(1)} / ${pct(x, 99).toFixed(1)}`; }),
     max: lat.length ? lat[lat.length - 1] : NaN,
     closeCodes: codes,
     lost, undelivered, dups, ooo, closed, errors, reconnects, skipped, openFailures, openMs, drainMs,
@@ -497,6 +543,7 @@ async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; 
     benchCpu: (bc.user + bc.system) / 1000 / wall,
     behind,
     stages,
+    passes: gstats.map((s) => s.passes ?? '-'),
   };
 }
 
@@ -547,6 +594,7 @@ async function main() {
     ['latency commit->client p50 ms', (r) => f(r.p50)],
     ['latency p99 ms', (r) => f(r.p99)],
     ['latency max ms', (r) => f(r.max)],
+    ['latency p50/p99 ms per instance', (r) => r.byInstance.join(' + ')],
     ['lost (holes below last received)', (r) => String(r.lost)],
     ['still in flight when the 20 s drain ended', (r) => String(r.undelivered)],
     ['duplicates', (r) => String(r.dups)],
@@ -561,8 +609,9 @@ async function main() {
     ['log reads per instance (shared feed)', (r) => r.feedReads.join(' + ')],
     ['event executions / deliveries', (r) => r.executions.join(' + ')],
     ['bench process CPU (clients+producer)', (r) => f(r.benchCpu, 2)],
-    ...(['staged', 'head', 'readStart', 'readEnd', 'dispatch', 'first', 'last'] as const).map((k) =>
+    ...(['staged', 'passStart', 'passEnd', 'head', 'readStart', 'readEnd', 'dispatch', 'first', 'last'] as const).map((k) =>
       [`trace: ${k} after commit p50/p99 ms`, (r: (typeof results)[number]) => r.stages[k] ?? '-'] as [string, (r: (typeof results)[number]) => string]),
+    ['trace: sequencer passes (p50/max ms), per instance', (r) => r.passes.join(' | ')],
     ['drain after last commit ms', (r) => f(r.drainMs, 0)],
     ['time to open all sockets ms', (r) => f(r.openMs, 0)],
   ];

@@ -64,14 +64,16 @@ export class Gateway {
   constructor(readonly sql: Sql, readonly config: GatewayConfig) {
     this.bus = new PgBus(sql);
     this.revocations = new Revocations(sql, this.bus);
-    this.sequencer = new Sequencer(sql, this.bus);
+    // What this instance positions, its settlement feed reads at once (not after the head notice).
+    this.sequencer = new Sequencer(sql, this.bus, 1_000, (top) => this.settlements.wake(top));
     this.settlements = new Feed<SettlementRow>(
       this.bus,
       'settlements',
       (after, limit) => readSettlements(sql, SYSTEM, { after, limit }),
       (r) => r.pos,
       async () => Number((await sql`SELECT coalesce(max(pos), 0) AS head FROM settlements`)[0].head),
-      { pollMs: config.feedPollMs },
+      // The head notice says up to where the log is visible: one read per new head, not per notice.
+      { pollMs: config.feedPollMs, noticeCursor: (n) => (n.k === 's' ? n.p : undefined) },
     );
   }
 

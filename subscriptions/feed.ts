@@ -2,7 +2,7 @@ import type { PgBus } from './bus.js';
 import { whenAvailable } from '../db/connection.js';
 import { log } from '../server/logging.js';
 import { Wake } from '../domain/wake.js';
-import type { Topic } from '../domain/notices.js';
+import type { Notice, Topic } from '../domain/notices.js';
 
 const BATCH = 1000;
 /** Deliveries handed out per event-loop turn before the feed lets the loop go round (see poke). */
@@ -17,6 +17,12 @@ export interface FeedOptions {
    * says (a listening connection that died silently is only noticed by TCP keepalive). 0 = off.
    */
   pollMs?: number;
+  /**
+   * The cursor a notice of the feed's topic says the log has reached (every row up to it is visible),
+   * when its notices carry one: a wake-up for a cursor the feed has already read past is dropped, and
+   * wake-ups during a read ask for one more read only if the read did not reach their cursor.
+   */
+  noticeCursor?: (n: Notice) => number | undefined;
 }
 
 /**
@@ -35,6 +41,8 @@ export class Feed<T> {
   private subs = new Set<(row: T) => void>();
   private running = false;
   private again = false;
+  /** The highest cursor wake-ups during the running read asked for (see `wake`). */
+  private wanted = 0;
   private active = false;
   private pending = 0;
   private offBus: (() => void) | null = null;
@@ -64,7 +72,8 @@ export class Feed<T> {
     this.ready ??= (async () => {
       const head = await this.head();
       this.hw = Math.max(this.hw, head);
-      this.offBus = this.bus.on(this.topic, () => this.poke());
+      const cursorOf = this.opts.noticeCursor;
+      this.offBus = this.bus.on(this.topic, cursorOf ? (n) => this.wake(cursorOf(n)) : () => this.poke());
       this.offResync = this.bus.onResync(() => this.poke());
       const poll = this.opts.pollMs ?? 5_000;
       if (poll > 0) {
@@ -115,6 +124,18 @@ export class Feed<T> {
     this.active = false;
     this.ready = null;
     this.opts.onIdle?.();
+  }
+
+  /**
+   * A wake-up saying the log has reached `cursor` (every row up to it visible): nothing to do if the
+   * feed has read that far; during a read, one more read only if that read ends below it. Without a
+   * cursor, as `poke`.
+   */
+  wake(cursor?: number): void {
+    if (cursor === undefined || !Number.isFinite(cursor)) return this.poke();
+    if (!this.active || cursor <= this.hw) return;
+    if (this.running) { this.wanted = Math.max(this.wanted, cursor); return; }
+    this.poke();
   }
 
   poke(): void {
@@ -170,6 +191,8 @@ export class Feed<T> {
                 if (this.again && !ahead) { this.again = false; readAhead(end); }
               }
             }
+            if (this.wanted > this.hw) { this.again = true; }
+            this.wanted = 0;
             if (!ahead && this.again) { this.again = false; readAhead(end); }
             if (!ahead) break;
           }

@@ -8,7 +8,9 @@ import { log } from '../server/logging.js';
  * every "staged" notice, after the listening connection came back, at start and on a slow safety
  * timer. Wake-ups during a pass are coalesced into one more pass. Every instance runs one; passes of
  * different instances are serialised by the clock row (a busy clock is retried shortly, because the
- * pass holding it may have taken its snapshot before our row committed).
+ * pass holding it may have taken its snapshot before our row committed). A pass that finds nothing to
+ * position takes no lock and writes nothing (migration 052), so the passes of the instances that were
+ * woken for a settlement another instance has already positioned cost no commit and hold nothing up.
  */
 export class Sequencer {
   private running = false;
@@ -21,7 +23,12 @@ export class Sequencer {
   private waiting: { resolve: () => void; reject: (e: Error) => void }[] = [];
   passes = 0;
 
-  constructor(private sql: Sql, private bus: PgBus, private intervalMs = 1_000) {}
+  /**
+   * `onPositioned(top)`: called when a pass of this instance has positioned settlements up to `top`
+   * (committed): this instance's readers can read them at once, without waiting for the head notice to
+   * come back through the listening connection (one more process hop, late when the machine is busy).
+   */
+  constructor(private sql: Sql, private bus: PgBus, private intervalMs = 1_000, private onPositioned?: (top: number) => void) {}
 
   start(): void {
     this.active = true;
@@ -70,7 +77,10 @@ export class Sequencer {
           try {
             const r = await sequenceSettlements(this.sql, { wait: batch.length > 0 });
             this.passes++;
-            if (r.count) log().debug({ positions: r.count, top: r.top }, 'sequencer: settlements positioned');
+            if (r.count) {
+              log().debug({ positions: r.count, top: r.top }, 'sequencer: settlements positioned');
+              try { this.onPositioned?.(r.top); } catch (err) { log().error({ err }, 'sequencer: a positioned listener failed'); }
+            }
             if (r.more || r.busy) this.waiting.unshift(...batch);
             else for (const w of batch) w.resolve();
             if (r.more) this.again = true;

@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { connect } from '../db/connection.js';
+import { buildApp } from '../server/app.js';
+import { startTestGateway, subscribe, type TestGateway } from './harness.js';
+import { readSettlements, sequenceSettlements } from '../domain/settlements.js';
+import { beginExecution, settleExecution } from '../domain/executions.js';
+import { createSession } from '../domain/sessions.js';
+import { registerHost } from '../domain/hosts.js';
+import { SYSTEM } from '../domain/access.js';
+import { decodeCursor } from '../resolvers/cursors.js';
+
+/**
+ * The settlement sequencer's path from a commit to a subscriber: a pass with nothing to position holds
+ * nothing up, and the instance that positioned a settlement reads it without waiting for its own head
+ * notice. (Positions, order and fan-out across instances: subscriptions.test.ts.)
+ */
+
+let g: TestGateway;
+let hostID: string;
+let sessionID: string;
+
+beforeAll(async () => {
+  g = await startTestGateway({ sweepIntervalMs: 0 });
+  hostID = (await registerHost(g.sql, SYSTEM, { name: 'h', leaseMs: 600_000 })).id;
+  sessionID = (await createSession(g.sql, SYSTEM, { title: 's', directory: '/seq' })).id;
+});
+afterAll(async () => { await g?.stop(); });
+
+async function settleOne(): Promise<string> {
+  const e = await beginExecution(g.sql, SYSTEM, { sessionID, hostID, trigger: 'PROMPT' });
+  await settleExecution(g.sql, SYSTEM, { executionID: e.id, status: 'SUCCEEDED' });
+  return e.id;
+}
+
+describe('settlement sequencer', () => {
+  it('a pass with nothing to position answers at once while another pass holds the clock; one with work waits for it', async () => {
+    await settleOne();
+    await sequenceSettlements(g.sql, { wait: true });
+    const head = Number((await g.sql`SELECT max(pos) AS p FROM settlements`)[0].p);
+    // Another pass in progress: the clock row locked by a transaction left open.
+    const holder = await g.sql.reserve();
+    try {
+      await holder`BEGIN`;
+      await holder`SELECT value FROM clocks WHERE name = 'settlement' FOR UPDATE`;
+      // Nothing staged: even a waiting pass returns (it would otherwise wait for the holder: the test would time out).
+      expect(await sequenceSettlements(g.sql, { wait: true })).toEqual({ busy: false, count: 0, top: head, more: false });
+      const id = await settleOne();
+      // Now there is work, and the clock is held: busy (the gateway's own sequencer is told the same and retries).
+      expect((await sequenceSettlements(g.sql, { wait: false })).busy).toBe(true);
+      const [row] = await g.sql`SELECT pos FROM settlements WHERE execution_id = ${id}`;
+      expect(row.pos).toBeNull();
+      await holder`ROLLBACK`;
+      await sequenceSettlements(g.sql, { wait: true });
+      const log = await readSettlements(g.sql, SYSTEM, { after: 0, limit: 1000 });
+      expect(log.map((r) => r.pos)).toEqual(log.map((_, i) => i + 1)); // gap-free
+      expect(log.at(-1)!.executionId).toBe(id);
+    } finally {
+      holder.release();
+    }
+  });
+
+  it('the instance that positions a settlement delivers it without waiting for the head notice', async () => {
+    // One instance with no safety poll, the only sequencer running, that never hears a head notice
+    // ("the log moved to p"): only its own passes can wake its feed.
+    g.app.gateway.sequencer.stop();
+    const sql = connect(g.dbUrl, { max: 4 });
+    const app = buildApp({ sql, gateway: { sweepIntervalMs: 0, feedPollMs: 0 } });
+    await app.start();
+    const bus = app.gateway.bus as unknown as { dispatch: (topic: string, n: unknown) => void };
+    const dispatch = bus.dispatch.bind(bus);
+    let dropped = 0;
+    bus.dispatch = (topic, n) => { if (topic === 'settlements') { dropped++; return; } dispatch(topic, n); };
+    const client = createClient({ url: app.wsUrl, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${g.admin}` }, retryAttempts: 0 });
+    try {
+      const sub = subscribe<{ executionSettled: { cursor: string; executionID: string } }>(client,
+        'subscription { executionSettled { cursor executionID } }');
+      await sub.waitFor(() => app.gateway.settlements.subscribers === 1);
+      const ids = [await settleOne(), await settleOne(), await settleOne()];
+      // No pass of the test's own: this instance's sequencer positions them (woken by the staged notices).
+      const got = await sub.waitFor((ev) => ev.length >= 3);
+      expect(got.map((e) => e.executionSettled.executionID)).toEqual(ids);
+      const positions = got.map((e) => decodeCursor('settlement', e.executionSettled.cursor)!);
+      expect(positions).toEqual([...positions].sort((a, b) => a - b));
+      expect(dropped).toBeGreaterThan(0);
+      sub.unsubscribe();
+    } finally {
+      await client.dispose();
+      await app.stop();
+      await sql.end({ timeout: 1 });
+    }
+  });
+});
