@@ -463,7 +463,8 @@ function prunableChangesets(db: Db, policy: Policy, sessionID: string | null, li
  * changeset is a state change of its session, so it takes that path: per session, one transaction under
  * the session lock (SKIP LOCKED: a busy session is pruned by a later pass) drops its patches and commits
  * a `changeset.pruned` event per execution, which `sessionEvents` subscribers see. Then, in one
- * transaction (a second concurrent run skips it), the snapshots only pruned changesets used lose their
+ * transaction (a concurrent run that pruned nothing skips it; one that pruned waits its turn, so the
+ * snapshots of what it pruned are swept before it returns), the snapshots only pruned changesets used lose their
  * manifests and contents no longer referenced by any manifest go after the grace period. The execution
  * itself, its status and its settlement are untouched.
  */
@@ -485,8 +486,14 @@ export async function pruneChangesets(sql: Sql, opts: { batch?: number } = {}): 
     });
   }
   const swept = await sql.begin(async (tx) => {
-    const [{ ok }] = await tx`SELECT pg_try_advisory_xact_lock(${PRUNER_LOCK}) AS ok`;
-    if (!ok) return null;
+    // A run that pruned changesets waits for a sweep in progress and sweeps after it: that sweep may
+    // have read before this run's prunes committed, and would leave their snapshots for a later pass.
+    // A run that pruned nothing skips when another sweeps.
+    if (changesets > 0) await tx`SELECT pg_advisory_xact_lock(${PRUNER_LOCK})`;
+    else {
+      const [{ ok }] = await tx`SELECT pg_try_advisory_xact_lock(${PRUNER_LOCK}) AS ok`;
+      if (!ok) return null;
+    }
     // Exclusive: waits for uploads, snapshot creations and freezes in flight, and holds new ones
     // back until this commits, so no content checked to exist by them disappears underneath.
     await tx`SELECT pg_advisory_xact_lock(${CONTENT_LOCK})`;

@@ -107,6 +107,7 @@ const opening: Op[] = [
   { k: 'begin', s: 0, other: false, model: true },
   { k: 'append', s: 0, parts: [{ type: 'TEXT', text: 'hello' }], origin: 'MODEL', inExecution: true },
   { k: 'settle', s: 0, status: 'SUCCEEDED', tokens: 12 },
+  { k: 'correct', m: 0, p: 0, text: 'hello, corrected' },
   { k: 'compact', s: 0 },
   { k: 'retract', m: 0, reason: 'opening' },
   { k: 'job', s: 0, other: false, background: false },
