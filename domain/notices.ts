@@ -8,7 +8,7 @@ import type { Db } from '../db/connection.js';
  * them only after its commit.
  *
  * Producers: `notify` / `noticeSql` below for everything sent from TypeScript, and two PL/pgSQL
- * functions of the migrations (`gateway_token_notice`, kind `t`; `sequence_settlements`, kind `s`),
+ * functions of the migrations (`gateway_token_notice`, kind `t`; `sequence_settlements_locked`, kind `s`),
  * which test/notices.test.ts checks against this catalogue.
  */
 export const CHANNEL = 'gateway_events';

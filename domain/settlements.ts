@@ -39,7 +39,7 @@ const SEQUENCE_BATCH = 5000;
  * call is sequenced when it returns. `more` says a full batch was sequenced (run again).
  */
 export async function sequenceSettlements(sql: Sql, opts: { wait?: boolean } = {}): Promise<{ busy: boolean; count: number; top: number; more: boolean }> {
-  // One statement in its own implicit transaction: see sequence_settlements() in migration 005.
+  // One statement in its own implicit transaction: see sequence_settlements() in migrations 005 and 052.
   const [r] = await sql`SELECT busy, n, top FROM sequence_settlements(${opts.wait ?? false}, ${SEQUENCE_BATCH})`;
   return { busy: r.busy, count: r.n, top: Number(r.top), more: r.n >= SEQUENCE_BATCH };
 }
