@@ -45,7 +45,7 @@ export async function admitWork(sql: Sql, actor: Actor, input: AdmitWorkInput): 
       throw new InvalidRequestError('hostID', `Host ${hostID} does not declare capabilities.exclusiveAdmission: it admits work without the gateway, so admitWork proves nothing for it.`);
     }
     const [a] = await tx<AdmissionRow[]>`
-      INSERT INTO admissions (id, session_id, host_id, route) VALUES (${newId('admission')}, ${sessionID}, ${hostID}, ${route})
+      INSERT INTO admissions (id, session_id, host_id, route) VALUES (${newId('admission', sessionID)}, ${sessionID}, ${hostID}, ${route})
       RETURNING *`;
     return a;
   });

@@ -40,7 +40,7 @@ export async function issueCommand(
   const [{ notified: _, ...row }] = await tx<(HostCommandRow & { notified: unknown })[]>`
     WITH i AS (
       INSERT INTO host_commands (id, host_id, session_id, kind, job_id, execution_id, reason, payload)
-      VALUES (${newId('command')}, ${c.hostId}, ${c.sessionId}, ${c.kind}, ${c.jobId ?? null}, ${c.executionId ?? null},
+      VALUES (${newId('command', c.sessionId)}, ${c.hostId}, ${c.sessionId}, ${c.kind}, ${c.jobId ?? null}, ${c.executionId ?? null},
         ${c.reason ?? 'SEAL'}, ${c.payload === undefined ? null : tx.json(c.payload as any)})
       RETURNING *
     )

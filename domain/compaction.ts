@@ -138,12 +138,12 @@ export async function replyCompaction(sql: Sql, actor: Actor, c: HostRequestRow,
     if (s.sealRequestedAt) return markReplied(tx, c, { outcome: { kind: 'SEALED' } });
     if (await isStale(tx, c.sessionId, p)) return markReplied(tx, c, { outcome: { kind: 'STALE' } });
     // Claim the command first: if the caller already gave up, nothing below happens.
-    const messageID = newId('message');
+    const messageID = newId('message', c.sessionId);
     const compactedMessages = p.context.length;
     const replied = await markReplied(tx, c, { outcome: { kind: 'COMPACTED', summaryMessageID: messageID, compactedMessages } });
     const parts = [{
       index: 0, type: 'TEXT' as const, text: summary, tool: null, input: null, output: null, status: null, path: null, mime: null,
-      id: newId('part'),
+      id: newId('part', c.sessionId),
     }];
     await commitEvent(tx, s.id, 'message.appended', { messageID, executionID: null, role: 'ASSISTANT', origin: 'HOST', parts });
     await commitEvent(tx, s.id, 'session.compacted', {

@@ -108,7 +108,7 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
     const startSnapshot = input.startSnapshot == null ? null : await requireBoundarySnapshot(tx, input.startSnapshot, sessionID, 'startSnapshot');
     const sequence = s.executionCount + 1;
     const { result: e } = await commitEvent(tx, sessionID, 'execution.started', {
-      executionID: newId('execution'), sequence, hostID, trigger: input.trigger, startSnapshotID: startSnapshot, startCaptureError,
+      executionID: newId('execution', sessionID), sequence, hostID, trigger: input.trigger, startSnapshotID: startSnapshot, startCaptureError,
       externalID: externalId, providerID: facts.providerId, modelID: facts.modelId, agent: facts.agent, mode: facts.mode,
     });
     await rememberResult(tx, key, e.id, sessionID);

@@ -91,7 +91,7 @@ export async function issueRequest(
   const [{ notified: _, ...row }] = await tx<(HostRequestRow & { notified: unknown })[]>`
     WITH i AS (
       INSERT INTO host_commands (id, host_id, session_id, kind, reason, payload, expires_at)
-      VALUES (${newId('command')}, ${r.hostId}, ${r.sessionId}, ${r.kind}, 'PLUGIN', ${tx.json(r.payload as any)},
+      VALUES (${newId('command', r.sessionId)}, ${r.hostId}, ${r.sessionId}, ${r.kind}, 'PLUGIN', ${tx.json(r.payload as any)},
         clock_timestamp() + ${r.timeoutMs} * interval '1 millisecond')
       RETURNING *
     )

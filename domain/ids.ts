@@ -19,19 +19,57 @@ const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ
 let lastMs = 0;
 let counter = 0;
 
-/**
- * Ascending IDs: 11 hex digits of milliseconds and 3 of a per-millisecond counter (so IDs made in the
- * same millisecond by one process still sort in creation order), then 12 random base62 characters.
- */
-export function newId(kind: Kind): string {
+/** The kinds of rows that belong to one session: their IDs carry it (`sessionOf`). */
+export const SESSION_KINDS = ['execution', 'message', 'part', 'job', 'snapshot', 'command', 'admission'] as const;
+export type SessionKind = (typeof SESSION_KINDS)[number];
+
+/** 11 hex digits of milliseconds and 3 of a per-millisecond counter (IDs made in the same millisecond by
+ *  one process still sort in creation order), then `n` random base62 characters. */
+function stamped(n: number): string {
   const now = Date.now();
   if (now === lastMs) counter++;
   else { lastMs = now; counter = 0; }
   const stamp = now.toString(16).padStart(11, '0') + (counter & 0xfff).toString(16).padStart(3, '0');
-  const bytes = randomBytes(12);
+  const bytes = randomBytes(n);
   let rand = '';
   for (const b of bytes) rand += ALPHABET[b % 62];
-  return `${PREFIX[kind]}_${stamp}${rand}`;
+  return stamp + rand;
+}
+
+/** The 26 characters after a session ID's prefix. */
+const SESSION_BODY = 26;
+/** What a session row's ID adds after its session's body: its own stamp and 4 random characters. */
+const OWN = 18;
+
+/**
+ * A new ID. Sessions, hosts and tokens: `<prefix>_` then 26 ascending characters (stamp, 12 random).
+ * A row of a session (execution, message, part, job, snapshot, command, admission) carries its
+ * session: `<prefix>_<the session ID's 26 characters><18 of its own>`. So an ID alone names the
+ * session's shard on a cluster distributed by session (README "Scaling"), and IDs of one session still
+ * sort in creation order.
+ */
+export function newId(kind: Exclude<Kind, SessionKind>): string;
+export function newId(kind: SessionKind, sessionID: string): string;
+export function newId(kind: Kind, sessionID?: string): string {
+  if ((SESSION_KINDS as readonly string[]).includes(kind)) {
+    if (!sessionID || !isId('session', sessionID)) throw new Error(`newId(${kind}) needs its session's ID, got ${String(sessionID)}`);
+    const body = sessionID.slice(4);
+    // A session ID of another shape (one made before IDs carried sessions is the same shape) cannot be
+    // embedded: such rows get an ID of their own, found through their session_id column instead.
+    if (body.length === SESSION_BODY) return `${PREFIX[kind]}_${body}${stamped(OWN - 14)}`;
+  }
+  return `${PREFIX[kind]}_${stamped(12)}`;
+}
+
+/**
+ * The session a session row's ID carries, or null for an ID made before IDs carried their session (its
+ * row is then found by ID alone). Says nothing about existence.
+ */
+export function sessionOf(id: string): string | null {
+  if (typeof id !== 'string' || id.length !== 4 + SESSION_BODY + OWN || !ID_SHAPE.test(id)) return null;
+  const k = kindOf(id);
+  if (!k || !(SESSION_KINDS as readonly string[]).includes(k)) return null;
+  return `ses_${id.slice(4, 4 + SESSION_BODY)}`;
 }
 
 const ID_SHAPE = /^[a-z]{3}_[0-9A-Za-z]{1,64}$/;

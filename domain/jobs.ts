@@ -46,7 +46,7 @@ export async function startJob(sql: Sql, actor: Actor, input: StartJobInput): Pr
       if (!e || e.sessionId !== sessionID) throw new InvalidRequestError('executionID', `Execution ${executionID} is not an execution of session ${sessionID}.`);
     }
     const { result: j } = await commitEvent(tx, sessionID, 'job.started', {
-      jobID: newId('job'), executionID, hostID, kind: input.kind, title, command, background: input.background ?? false,
+      jobID: newId('job', sessionID), executionID, hostID, kind: input.kind, title, command, background: input.background ?? false,
     });
     await rememberResult(tx, key, j.id, sessionID);
     return j;

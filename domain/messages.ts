@@ -156,8 +156,8 @@ export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessage
       const [e] = await tx`SELECT session_id FROM executions WHERE id = ${executionID}`;
       if (!e || e.sessionId !== sessionID) throw new InvalidRequestError('executionID', `Execution ${executionID} is not an execution of session ${sessionID}.`);
     }
-    const messageID = newId('message');
-    const stored = parts.map((p) => ({ ...p, id: newId('part') }));
+    const messageID = newId('message', sessionID);
+    const stored = parts.map((p) => ({ ...p, id: newId('part', sessionID) }));
     const { result: m } = await commitEvent(tx, sessionID, 'message.appended', {
       messageID, executionID, role: input.role, origin: input.origin, parts: stored, ...(externalId ? { externalID: externalId } : {}),
     });

@@ -399,7 +399,7 @@ export async function createSnapshot(sql: Sql, actor: Actor, input: CreateSnapsh
     }
     const [row] = await tx<SnapshotRow[]>`
       INSERT INTO snapshots (id, session_id, host_id, file_count, byte_size, manifest)
-      VALUES (${newId('snapshot')}, ${sessionID}, ${hostID}, ${fileCount}, ${byteSize}, ${tx.json(manifest as any)})
+      VALUES (${newId('snapshot', sessionID)}, ${sessionID}, ${hostID}, ${fileCount}, ${byteSize}, ${tx.json(manifest as any)})
       RETURNING id, session_id, host_id, captured_at, file_count, byte_size, pruned_at`;
     return row;
   });

@@ -1,4 +1,5 @@
-import type { Sql } from '../db/connection.js';
+import { detectDistribution } from '../db/cluster.js';
+import { whenAvailable, type Sql } from '../db/connection.js';
 import { readJournal, type JournalEvent } from '../domain/journal.js';
 import { sweepExpiredLeases } from '../domain/hosts.js';
 import type { SettlementRow } from '../domain/settlements.js';
@@ -95,6 +96,11 @@ export class Gateway {
   }
 
   async start(): Promise<void> {
+    // Whether the tables are distributed (db/cluster.ts). With the database away at start, it is
+    // found out as soon as it answers (until then the one-Postgres forms are used).
+    await detectDistribution(this.sql).catch(() => {
+      void whenAvailable(() => detectDistribution(this.sql), () => this.stopping.signal.aborted).catch(() => {});
+    });
     await this.bus.start();
     this.sequencer.start();
     if (this.config.sweepIntervalMs > 0) {

@@ -55,12 +55,15 @@ export const sessionRemoved: Projector<typeof P.SessionRemoved, void> = async (t
       UNION ALL
       SELECT e.id, 'execution', e.session_id, s.directory, ${at}::text::timestamptz FROM executions e JOIN sessions s ON s.id = e.session_id
       WHERE e.session_id = ${sessionID} AND s.id = ${sessionID}
-      ON CONFLICT (id) DO NOTHING
+      ON CONFLICT (session_id, id) DO NOTHING
     ), p AS (DELETE FROM parts WHERE session_id = ${sessionID}),
       c AS (DELETE FROM compactions WHERE session_id = ${sessionID}),
       m AS (DELETE FROM messages WHERE session_id = ${sessionID}),
       j AS (DELETE FROM jobs WHERE session_id = ${sessionID}),
-      e AS (DELETE FROM executions WHERE session_id = ${sessionID})
+      e AS (DELETE FROM executions WHERE session_id = ${sessionID}),
+      -- Keys of work inside the session go with it (idempotency_keys has no foreign key: it is keyed by
+      -- scope, and createSession's global scope outlives the sessions it created).
+      k AS (DELETE FROM idempotency_keys WHERE scope = ${sessionID})
     DELETE FROM sessions WHERE id = ${sessionID}`;
 };
 

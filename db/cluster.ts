@@ -1,0 +1,28 @@
+import type { Sql } from './connection.js';
+
+/**
+ * Whether the gateway's tables are distributed (Citus, by session: README "Scaling", db/distribute.ts).
+ * A few reads take another form there, because Citus cannot push a LIMIT correlated to an outer row
+ * down to the shards (the paged loaders of resolvers/loaders.ts): on one Postgres they keep the form
+ * that is cheapest there. Detected once per pool when the gateway starts (`detectDistribution`).
+ */
+const distributed = new WeakMap<object, boolean>();
+
+export async function detectDistribution(sql: Sql): Promise<boolean> {
+  const [r] = await sql<{ d: boolean }[]>`
+    SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')
+      AND EXISTS (SELECT 1 FROM pg_class WHERE relname = 'pg_dist_partition')
+      AND coalesce((SELECT to_regclass('pg_dist_partition') IS NOT NULL), false) AS d`;
+  let d = r.d;
+  if (d) {
+    const [x] = await sql.unsafe(`SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = 'sessions'::regclass) AS d`);
+    d = x.d;
+  }
+  distributed.set(sql, d);
+  return d;
+}
+
+/** What `detectDistribution` found for this pool (false before it ran). */
+export function isDistributed(sql: Sql): boolean {
+  return distributed.get(sql) ?? false;
+}

@@ -1,0 +1,32 @@
+import type { Db } from '../db/connection.js';
+import { sessionOf } from './ids.js';
+
+/**
+ * How a row of a session is found from its ID alone: the ID carries its session (domain/ids.ts), so the
+ * condition names both, and on a cluster distributed by session (README "Scaling") the statement runs on
+ * that session's shard alone. An ID made before IDs carried their session is found by ID alone (the
+ * tables keep an index on id for them).
+ *
+ *   SELECT * FROM executions e WHERE ${rowKey(db, id, { alias: 'e' })}
+ *   -> (e.session_id = 'ses_…' AND e.id = 'exe_…')
+ */
+export function rowKey(db: Db, id: string, opts: { alias?: string; column?: string } = {}) {
+  const col = opts.alias ? db(`${opts.alias}.${opts.column ?? 'id'}`) : db(opts.column ?? 'id');
+  const session = sessionOf(id);
+  if (!session) return db`${col} = ${id}`;
+  const sc = opts.alias ? db(`${opts.alias}.session_id`) : db('session_id');
+  return db`(${sc} = ${session} AND ${col} = ${id})`;
+}
+
+/** `rowKey` for several IDs: `session_id = ANY(their sessions) AND id = ANY(ids)`. */
+export function rowKeys(db: Db, ids: readonly string[], opts: { alias?: string; column?: string } = {}) {
+  const col = opts.alias ? db(`${opts.alias}.${opts.column ?? 'id'}`) : db(opts.column ?? 'id');
+  const sessions = new Set<string>();
+  for (const id of ids) {
+    const s = sessionOf(id);
+    if (!s) return db`${col} = ANY(${ids as string[]})`;
+    sessions.add(s);
+  }
+  const sc = opts.alias ? db(`${opts.alias}.session_id`) : db('session_id');
+  return db`(${sc} = ANY(${[...sessions]}) AND ${col} = ANY(${ids as string[]}))`;
+}
