@@ -125,6 +125,8 @@ export async function distribute(sql: Sql): Promise<DistributeResult> {
     if (setting && !already) {
       const [{ db }] = await tx<{ db: string }[]>`SELECT quote_ident(current_database()) AS db`;
       await tx.unsafe(`ALTER DATABASE ${db} SET citus.propagate_set_commands = 'local'`);
+      // New sessions take it from the database; this one (a pool's first, that migrated) takes it now.
+      await tx`SET citus.propagate_set_commands = 'local'`;
       result.propagateSet = true;
     }
   });

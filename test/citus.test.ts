@@ -82,7 +82,9 @@ if (!inject('citus')) {
         expect(await foreignKeys(sql)).toEqual(before);
         expect(first.foreignKeys).toHaveLength(before.length);
 
-        // SET LOCAL on the coordinator reaches the workers (new sessions of this database).
+        // SET LOCAL on the coordinator reaches the workers (this session, and new sessions of this database).
+        const [{ mine }] = await sql<{ mine: string }[]>`SELECT current_setting('citus.propagate_set_commands') AS mine`;
+        expect(mine).toBe('local');
         const fresh = connect(db.url, { max: 1 });
         try {
           const [{ v }] = await fresh<{ v: string }[]>`SELECT current_setting('citus.propagate_set_commands') AS v`;
