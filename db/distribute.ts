@@ -133,7 +133,8 @@ export async function distribute(sql: Sql): Promise<DistributeResult> {
   return result;
 }
 
-function planned(table: string): boolean {
+/** Whether DISTRIBUTION_PLAN places `table` (as reference, distributed or local). */
+export function planned(table: string): boolean {
   const p = DISTRIBUTION_PLAN;
   return (p.reference as readonly string[]).includes(table)
     || p.distributed.some((d) => d.table === table)
