@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { openDatabase } from '../db/index.js';
 import { connect } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
+import { distribute, hasCitus } from '../db/distribute.js';
 import { createToken, ensureAdminToken, revokeToken } from '../domain/tokens.js';
 import path from 'node:path';
 import { PROJECT_DIR } from '../db/index.js';
@@ -13,6 +14,8 @@ const USAGE = `Usage: gateway <command>
   serve                                   run the gateway (options from the environment: see the README, Configuration)
   --version                               print the gateway's version
   migrate                                 apply pending schema migrations
+  distribute                              on a Citus coordinator (DATABASE_URL): apply pending migrations, then
+                                          place every table on the cluster (see the README, Scaling)
   token create --role <role> [--directory <prefix>] [--label <text>]
                                           create a bearer token (admin, host, plugin, reader) and print it once
   token revoke <tokenID>                  revoke a token
@@ -28,10 +31,17 @@ const USAGE = `Usage: gateway <command>
 `;
 
 async function withDb<T>(fn: (sql: ReturnType<typeof connect>) => Promise<T>): Promise<T> {
+  return withDatabase(async (sql) => {
+    await migrate(sql);
+    return fn(sql);
+  });
+}
+
+/** The database (DATABASE_URL, or the embedded one) without migrating it first. */
+async function withDatabase<T>(fn: (sql: ReturnType<typeof connect>) => Promise<T>): Promise<T> {
   const db = await openDatabase();
   const sql = connect(db.url, { max: 2 });
   try {
-    await migrate(sql);
     return await fn(sql);
   } finally {
     await sql.end();
@@ -129,8 +139,25 @@ async function main() {
     case 'serve':
       return serve();
     case 'migrate': {
-      const applied = await withDb((sql) => migrate(sql));
+      const applied = await withDatabase((sql) => migrate(sql));
       console.log(applied.length ? `applied: ${applied.join(', ')}` : 'up to date');
+      return;
+    }
+    case 'distribute': {
+      if (!process.env.DATABASE_URL) throw new StartError('distribute: set DATABASE_URL to a database on a Citus coordinator', 2);
+      await withDatabase(async (sql) => {
+        if (!(await hasCitus(sql))) {
+          throw new StartError('distribute: the citus extension is not installed in this database (CREATE EXTENSION citus, then add the workers: see the README, Scaling)');
+        }
+        const applied = await migrate(sql, { distribute: false });
+        console.log(applied.length ? `migrations applied: ${applied.join(', ')}` : 'migrations: up to date');
+        const r = await distribute(sql);
+        if (!r.reference.length && !r.distributed.length) console.log('tables: already distributed, nothing to do');
+        if (r.reference.length) console.log(`reference tables: ${r.reference.join(', ')}`);
+        if (r.distributed.length) console.log(`distributed tables: ${r.distributed.join(', ')}`);
+        if (r.foreignKeys.length) console.log(`foreign keys re-created: ${r.foreignKeys.length}`);
+        if (r.propagateSet) console.log(`set citus.propagate_set_commands = 'local' on the database`);
+      });
       return;
     }
     case 'token': {

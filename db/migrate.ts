@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Sql } from './connection.js';
+import { distribute } from './distribute.js';
 
 const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 /** Any constant: every instance takes the same advisory lock, so two starting at once apply each file once. */
@@ -14,8 +15,12 @@ export function migrationFiles(): { version: number; name: string; sql: string }
     .map((f) => ({ version: Number(f.split('_')[0]), name: f, sql: readFileSync(path.join(dir, f), 'utf8') }));
 }
 
-/** Applies the numbered SQL files in db/migrations that this database has not seen, in order. */
-export async function migrate(sql: Sql): Promise<string[]> {
+/**
+ * Applies the numbered SQL files in db/migrations that this database has not seen, in order. On a Citus
+ * coordinator it then places the tables on the cluster (db/distribute.ts; a no-op once they are), unless
+ * `distribute: false` (`gateway distribute` runs that step itself, to report it).
+ */
+export async function migrate(sql: Sql, opts: { distribute?: boolean } = {}): Promise<string[]> {
   const applied: string[] = [];
   await sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
@@ -29,5 +34,6 @@ export async function migrate(sql: Sql): Promise<string[]> {
       applied.push(m.name);
     }
   });
+  if (opts.distribute ?? true) await distribute(sql);
   return applied;
 }

@@ -1,26 +1,86 @@
 import { randomBytes } from 'node:crypto';
-import { connect } from './connection.js';
+import { connect, type Sql } from './connection.js';
+
+interface Node { host: string; port: number }
 
 /**
  * A database of its own on a server (a test file's, a benchmark's): created empty, dropped (with
  * FORCE, closing what is still connected) by `drop`. `prefix` names it for whoever looks at the server.
+ *
+ * When the server is a Citus coordinator (the `citus` extension in the server URL's database, and
+ * workers in its pg_dist_node), the database is made on the coordinator and on every worker (same name
+ * and user), with `citus` in each and the workers added to the coordinator's: a small cluster of its own
+ * that `distribute()` (db/distribute.ts) can spread the schema over. `drop` drops it on every node.
  */
 export async function createScratchDatabase(serverUrl: string, prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
-  const admin = connect(serverUrl, { max: 1 });
-  try {
+  const cluster = await withConnection(serverUrl, async (admin) => {
+    const c = await citusCluster(admin, serverUrl);
     await admin.unsafe(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const u = new URL(serverUrl);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const a = connect(serverUrl, { max: 1 });
-      await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-      await a.end();
-    },
+    return c;
+  });
+  const made: string[] = [serverUrl];
+  const drop = async () => {
+    // The coordinator first: its sessions hold the connections to the workers' databases.
+    for (const server of made) {
+      await withConnection(server, (a) => a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch(() => {});
+    }
   };
+  const url = withDatabase(serverUrl, name);
+  if (cluster) {
+    const { coordinator, workers } = cluster;
+    try {
+      for (const w of workers) {
+        const server = onNode(serverUrl, w);
+        await withConnection(server, (a) => a.unsafe(`CREATE DATABASE ${name}`));
+        made.push(server);
+        await withConnection(withDatabase(server, name), (db) => db`CREATE EXTENSION citus`);
+      }
+      await withConnection(url, async (db) => {
+        await db`CREATE EXTENSION citus`;
+        await db`SELECT citus_set_coordinator_host(${coordinator.host}, ${coordinator.port})`;
+        for (const w of workers) await db`SELECT citus_add_node(${w.host}, ${w.port})`;
+      });
+    } catch (e) {
+      await drop();
+      throw e;
+    }
+  }
+  return { url, drop };
+}
+
+/** The coordinator and active primary workers when `admin`'s database is a Citus coordinator with workers, else null. */
+async function citusCluster(admin: Sql, serverUrl: string): Promise<{ coordinator: Node; workers: Node[] } | null> {
+  const [ext] = await admin`SELECT 1 FROM pg_extension WHERE extname = 'citus'`;
+  if (!ext) return null;
+  const rows = await admin<{ groupid: number; nodename: string; nodeport: number }[]>`
+    SELECT groupid, nodename, nodeport FROM pg_dist_node WHERE noderole = 'primary' AND isactive ORDER BY groupid`;
+  const workers = rows.filter((r) => r.groupid !== 0).map((r) => ({ host: r.nodename, port: r.nodeport }));
+  if (!workers.length) return null;
+  const c = rows.find((r) => r.groupid === 0);
+  const u = new URL(serverUrl);
+  return { coordinator: c ? { host: c.nodename, port: c.nodeport } : { host: u.hostname, port: Number(u.port || 5432) }, workers };
+}
+
+async function withConnection<T>(url: string, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  const sql = connect(url, { max: 1 });
+  try {
+    return await fn(sql);
+  } finally {
+    await sql.end();
+  }
+}
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/** `url` (user, password, database, options) pointed at another node's host and port. */
+function onNode(url: string, node: Node): string {
+  const u = new URL(url);
+  u.hostname = node.host;
+  u.port = String(node.port);
+  return u.toString();
 }

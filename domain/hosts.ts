@@ -69,8 +69,11 @@ export async function registerHost(sql: Sql, actor: Actor, input: RegisterHostIn
 export async function renewHostLease(sql: Sql, actor: Actor, input: { hostID: string }): Promise<HostRow> {
   const hostID = requireId('host', input.hostID, 'hostID');
   const [h] = await sql<HostRow[]>`
-    UPDATE hosts SET lease_expires_at = now() + lease_ms * interval '1 millisecond', renewed_at = now()
-    WHERE id = ${hostID} AND (${isUnscopedAdmin(actor)} OR token_id = ${actor.tokenID}) RETURNING *`;
+    UPDATE hosts h SET lease_expires_at = x.expires, renewed_at = x.now
+    FROM (SELECT now() AS now, now() + lease_ms * interval '1 millisecond' AS expires FROM hosts WHERE id = ${hostID}) x
+    -- (the new expiry is computed in a subquery: Citus refuses a write whose SET calls a non-immutable
+    -- function on a column, and hosts is a reference table there)
+    WHERE h.id = ${hostID} AND (${isUnscopedAdmin(actor)} OR h.token_id = ${actor.tokenID}) RETURNING h.*`;
   if (!h) throw new HostNotFoundError(hostID);
   return h;
 }

@@ -6,17 +6,21 @@ import { PROJECT_DIR } from '../db/index.js';
 let embedded: EmbeddedServer | null = null;
 
 /**
- * Tests run against DATABASE_URL when it is set (a real server), otherwise against an embedded
- * PostgreSQL started once for the run. Each test file then creates its own database on that server.
+ * Tests run against CITUS_URL when it is set (a Citus coordinator with workers: each test file's database
+ * is then made on every node and its tables distributed by migrate, see db/scratch.ts), else against
+ * DATABASE_URL when it is set (a real server), otherwise against an embedded PostgreSQL started once for
+ * the run. Each test file then creates its own database on that server.
  */
 export default async function setup(project: TestProject) {
-  let url = process.env.DATABASE_URL;
+  const citus = !!process.env.CITUS_URL;
+  let url = process.env.CITUS_URL || process.env.DATABASE_URL;
   if (!url) {
     // Test databases are thrown away: no fsync (EMBEDDED_PG_DURABLE=1 to test with it on).
     embedded = await startEmbedded({ dir: path.join(PROJECT_DIR, '.data', 'test-pg'), durable: process.env.EMBEDDED_PG_DURABLE === '1' });
     url = embedded.url;
   }
   project.provide('databaseUrl', url);
+  project.provide('citus', citus);
   return async () => {
     await embedded?.stop();
   };
@@ -25,5 +29,7 @@ export default async function setup(project: TestProject) {
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
+    /** True when databaseUrl is CITUS_URL's coordinator. */
+    citus: boolean;
   }
 }
