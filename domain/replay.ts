@@ -58,11 +58,19 @@ async function liveSchema(tx: Tx): Promise<string> {
   return r.s;
 }
 
-/** Empty copies of every journal table in `schema` (columns, defaults, checks, indexes; no foreign keys). */
+/**
+ * Tables outside the journal's that a projector also writes: the removal of a session deletes its
+ * idempotency keys (domain/events/projectors.ts sessionRemoved). Replay gives them empty copies, so the
+ * projectors run unchanged; it neither rebuilds nor compares them.
+ */
+const SIDE_TABLES = ['idempotency_keys'] as const;
+
+/** Empty copies of every journal table (and SIDE_TABLES) in `schema` (columns, defaults, checks, indexes; no foreign keys). */
 async function createTargets(tx: Tx, live: string, schema: string): Promise<void> {
   await tx`CREATE SCHEMA IF NOT EXISTS ${tx(schema)}`;
-  for (const t of [...JOURNAL_TABLES].reverse()) await tx`DROP TABLE IF EXISTS ${tx(schema + '.' + t)}`;
-  for (const t of JOURNAL_TABLES) await tx`CREATE TABLE ${tx(schema + '.' + t)} (LIKE ${tx(live + '.' + t)} INCLUDING ALL)`;
+  const tables = [...JOURNAL_TABLES, ...SIDE_TABLES];
+  for (const t of [...tables].reverse()) await tx`DROP TABLE IF EXISTS ${tx(schema + '.' + t)}`;
+  for (const t of tables) await tx`CREATE TABLE ${tx(schema + '.' + t)} (LIKE ${tx(live + '.' + t)} INCLUDING ALL)`;
 }
 
 /** Applies one stored event to the tables `search_path` points at, as commitEvent applied it live. */
