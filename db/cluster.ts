@@ -23,6 +23,6 @@ export async function detectDistribution(sql: Sql): Promise<boolean> {
 }
 
 /** What `detectDistribution` found for this pool (false before it ran). */
-export function isDistributed(sql: Sql): boolean {
+export function isDistributed(sql: object): boolean {
   return distributed.get(sql) ?? false;
 }

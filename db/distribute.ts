@@ -7,7 +7,7 @@ import type { Sql, Tx } from './connection.js';
  */
 export const DISTRIBUTION_PLAN = {
   /** Small tables that every session's rows refer to: a full copy on every node. */
-  reference: ['hosts', 'clocks', 'changeset_policy'],
+  reference: ['hosts', 'changeset_policy'],
   /**
    * Sharded tables, in the order they are distributed: the first table of a colocation group
    * (`colocateWith: 'none'`) before the tables placed with it. Everything that grows with history goes
@@ -26,9 +26,12 @@ export const DISTRIBUTION_PLAN = {
   ],
   /**
    * Left as plain tables on the coordinator: `tokens` (its NOTIFY trigger cannot run inside a prepared
-   * transaction on a worker), the migration ledger, and the retired bridge tables.
+   * transaction on a worker), `clocks` (the settlement clock's row lock is the sequencer's mutual
+   * exclusion: on a reference table Citus first takes a blocking lock on the shard, so a pass's
+   * `FOR UPDATE SKIP LOCKED` would wait instead of answering busy), the migration ledger, and the retired
+   * bridge tables.
    */
-  local: ['tokens', 'schema_migrations', /^bridge_opencode_/],
+  local: ['tokens', 'clocks', 'schema_migrations', /^bridge_opencode_/],
 } as const;
 
 /** The database has tables that DISTRIBUTION_PLAN does not place. */

@@ -1,6 +1,8 @@
 import { diffArrays } from 'diff';
 import type { Db, Sql, Tx } from '../db/connection.js';
+import { sessionOf } from './ids.js';
 import type { ExecutionRow } from './rows.js';
+import { rowKeys } from './shard.js';
 import { commitEvent } from './events/commit.js';
 import { CONTENT_LOCK, contentLockShared, readPolicy, type Manifest, type ManifestEntry, type Policy } from './snapshots.js';
 
@@ -322,8 +324,9 @@ export async function freezeChangeset(tx: Tx, e: { id: string; sessionId: string
       : 'The host did not capture a snapshot when the execution settled.');
   }
   await contentLockShared(tx);
+  // Both are snapshots of this session (requireBoundarySnapshot): read on its shard.
   const snaps = await tx<{ id: string; manifest: Manifest | null }[]>`
-    SELECT id, manifest FROM snapshots WHERE id = ANY(${[e.startSnapshotId, e.endSnapshotId]})`;
+    SELECT id, manifest FROM snapshots WHERE session_id = ${e.sessionId} AND id = ANY(${[e.startSnapshotId, e.endSnapshotId]})`;
   const start = snaps.find((s) => s.id === e.startSnapshotId)?.manifest;
   const end = snaps.find((s) => s.id === e.endSnapshotId)?.manifest;
   if (!start) return unavailable('EXPIRED', 'The start snapshot expired before the execution settled.');
@@ -411,15 +414,37 @@ export function hasFiles(cs: ChangesetRow | null): boolean {
   return !!cs && !cs.prunedAt && cs.coverage !== 'UNAVAILABLE';
 }
 
-export async function changesetRows(db: Db, executionIDs: readonly string[]): Promise<ChangesetRow[]> {
-  return db<ChangesetRow[]>`SELECT * FROM changesets WHERE execution_id = ANY(${[...executionIDs]})`;
+/**
+ * The sessions these execution IDs carry (domain/ids.ts sessionOf), or null when one is of the old shape:
+ * changeset_files is filtered on them as well as changesets, so that on a cluster distributed by session
+ * both tables are read on those sessions' shards alone (Citus prunes each table by its own conditions).
+ */
+function carriedSessions(executionIDs: readonly string[]): string[] | null {
+  const sessions = new Set<string>();
+  for (const id of executionIDs) {
+    const s = sessionOf(id);
+    if (!s) return null;
+    sessions.add(s);
+  }
+  return [...sessions];
 }
 
+export async function changesetRows(db: Db, executionIDs: readonly string[]): Promise<ChangesetRow[]> {
+  return db<ChangesetRow[]>`SELECT * FROM changesets WHERE ${rowKeys(db, executionIDs, { column: 'execution_id' })}`;
+}
+
+/**
+ * The files of frozen, unpruned changesets, in order. Found through their changeset row (by session and
+ * execution; an execution ID of the old shape through the changesets index on execution_id).
+ */
 export async function changesetFiles(db: Db, executionIDs: readonly string[]): Promise<ChangesetFileRow[]> {
+  const sessions = carriedSessions(executionIDs);
   return db<ChangesetFileRow[]>`
     SELECT f.execution_id, f.ord, f.path, f.status, f.additions, f.deletions, f.binary, f.patch
-    FROM changeset_files f JOIN changesets c ON c.execution_id = f.execution_id
-    WHERE f.execution_id = ANY(${[...executionIDs]}) AND c.pruned_at IS NULL ORDER BY f.execution_id, f.ord`;
+    FROM changesets c JOIN changeset_files f ON f.session_id = c.session_id AND f.execution_id = c.execution_id
+    WHERE ${rowKeys(db, executionIDs, { alias: 'c', column: 'execution_id' })} AND c.pruned_at IS NULL
+      ${sessions ? db`AND f.session_id = ANY(${sessions})` : db``}
+    ORDER BY f.execution_id, f.ord`;
 }
 
 /**
@@ -428,12 +453,15 @@ export async function changesetFiles(db: Db, executionIDs: readonly string[]): P
  */
 export async function changesetFilesAt(db: Db, keys: readonly { executionId: string; path: string }[]): Promise<ChangesetFileRow[]> {
   if (!keys.length) return [];
+  const executionIDs = [...new Set(keys.map((k) => k.executionId))];
+  const sessions = carriedSessions(executionIDs);
   return db<ChangesetFileRow[]>`
     SELECT f.execution_id, f.ord, f.path, f.status, f.additions, f.deletions, f.binary, f.patch
-    FROM changeset_files f JOIN changesets c ON c.execution_id = f.execution_id
+    FROM changesets c JOIN changeset_files f ON f.session_id = c.session_id AND f.execution_id = c.execution_id
     JOIN unnest(${keys.map((k) => k.executionId)}::text[], ${keys.map((k) => k.path)}::text[]) AS k(execution_id, path)
       ON k.execution_id = f.execution_id AND k.path = f.path
-    WHERE c.pruned_at IS NULL`;
+    WHERE ${rowKeys(db, executionIDs, { alias: 'c', column: 'execution_id' })} AND c.pruned_at IS NULL
+      ${sessions ? db`AND f.session_id = ANY(${sessions})` : db``}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -443,12 +471,27 @@ const PRUNER_LOCK = 7_424_004;
 
 export interface PruneResult { skipped: boolean; changesets: number; snapshots: number; contents: number }
 
-/** The changesets retention may prune now, by session (a read: each session's pass checks again under its lock). */
-function prunableChangesets(db: Db, policy: Policy, sessionID: string | null, limit: number) {
+/**
+ * The database's clock (its transaction time) as text, exact to the microsecond: passed to the statements
+ * below as a parameter, never `now()` inside them, since on a cluster distributed by session (README
+ * "Scaling") a distributed UPDATE or DELETE must not evaluate a function per shard, and the cut-offs of
+ * one pass are then the same on every shard.
+ */
+async function clock(db: Db): Promise<string> {
+  const [r] = await db<{ now: string }[]>`SELECT now()::text AS now`;
+  return r.now;
+}
+
+/**
+ * The changesets retention may prune at `now`, by session (a read: each session's pass checks again
+ * under its lock). Every table is joined on session_id: on a cluster each session's rows are read on its
+ * shard.
+ */
+function prunableChangesets(db: Db, policy: Policy, sessionID: string | null, limit: number, now: string) {
   return db<{ executionId: string; sessionId: string }[]>`
     SELECT c2.execution_id, e.session_id FROM changesets c2 JOIN executions e ON e.session_id = c2.session_id AND e.id = c2.execution_id
-    WHERE c2.pruned_at IS NULL ${sessionID ? db`AND c2.session_id = ${sessionID}` : db``}
-      AND e.settled_at < now() - ${policy.retainMs} * interval '1 millisecond'
+    WHERE c2.pruned_at IS NULL ${sessionID ? db`AND c2.session_id = ${sessionID} AND e.session_id = ${sessionID}` : db``}
+      AND e.settled_at < ${now}::timestamptz - ${policy.retainMs} * interval '1 millisecond'
       AND EXISTS (SELECT 1 FROM executions n WHERE n.session_id = e.session_id AND n.sequence = e.sequence + 1 AND n.status <> 'RUNNING')
       AND (SELECT count(*) FROM executions l WHERE l.session_id = e.session_id AND l.sequence > e.sequence AND l.status <> 'RUNNING') >= ${policy.retainExecutions}
     ORDER BY c2.frozen_at LIMIT ${limit}`;
@@ -467,25 +510,33 @@ function prunableChangesets(db: Db, policy: Policy, sessionID: string | null, li
  * snapshots of what it pruned are swept before it returns), the snapshots only pruned changesets used lose their
  * manifests and contents no longer referenced by any manifest go after the grace period. The execution
  * itself, its status and its settlement are untouched.
+ *
+ * On a cluster distributed by session (README "Scaling"), a session's pass runs on its shard; the sweep
+ * reads every shard's snapshots, and deletes contents (distributed by hash, not with the snapshots)
+ * against the referenced hashes computed first (a CTE Citus plans on its own, then broadcasts), never
+ * through a subquery correlated across the two.
  */
 export async function pruneChangesets(sql: Sql, opts: { batch?: number } = {}): Promise<PruneResult> {
   const policy = await readPolicy(sql);
-  const candidates = await prunableChangesets(sql, policy, null, opts.batch ?? 1000);
+  const candidates = await prunableChangesets(sql, policy, null, opts.batch ?? 1000, await clock(sql));
   let changesets = 0;
   for (const sessionID of [...new Set(candidates.map((c) => c.sessionId))]) {
     changesets += await sql.begin(async (tx) => {
       const [s] = await tx`SELECT id FROM sessions WHERE id = ${sessionID} FOR UPDATE SKIP LOCKED`;
       if (!s) return 0;
-      const ids = (await prunableChangesets(tx, policy, sessionID, opts.batch ?? 1000)).map((r) => r.executionId);
+      const now = await clock(tx);
+      const ids = (await prunableChangesets(tx, policy, sessionID, opts.batch ?? 1000, now)).map((r) => r.executionId);
       if (!ids.length) return 0;
       await tx`
-        WITH c AS (UPDATE changesets SET pruned_at = now() WHERE session_id = ${sessionID} AND execution_id = ANY(${ids}))
-        DELETE FROM changeset_files WHERE execution_id = ANY(${ids})`;
+        WITH c AS (UPDATE changesets SET pruned_at = ${now}::timestamptz WHERE session_id = ${sessionID} AND execution_id = ANY(${ids}))
+        DELETE FROM changeset_files WHERE session_id = ${sessionID} AND execution_id = ANY(${ids})`;
       for (const executionID of ids) await commitEvent(tx, sessionID, 'changeset.pruned', { executionID });
       return ids.length;
     });
   }
   const swept = await sql.begin(async (tx) => {
+    // Advisory locks hold on the node that takes them: every gateway connection goes to the Citus
+    // coordinator (README "Scaling"), so these are taken there, for every instance alike.
     // A run that pruned changesets waits for a sweep in progress and sweeps after it: that sweep may
     // have read before this run's prunes committed, and would leave their snapshots for a later pass.
     // A run that pruned nothing skips when another sweeps.
@@ -497,29 +548,32 @@ export async function pruneChangesets(sql: Sql, opts: { batch?: number } = {}): 
     // Exclusive: waits for uploads, snapshot creations and freezes in flight, and holds new ones
     // back until this commits, so no content checked to exist by them disappears underneath.
     await tx`SELECT pg_advisory_xact_lock(${CONTENT_LOCK})`;
+    const now = await clock(tx);
     // Snapshots used by executions: kept while any of them is running or has an unpruned changeset.
     const used = await tx`
-      UPDATE snapshots s SET manifest = NULL, pruned_at = now()
+      UPDATE snapshots s SET manifest = NULL, pruned_at = ${now}::timestamptz
       WHERE s.pruned_at IS NULL
-        AND EXISTS (SELECT 1 FROM executions e WHERE e.start_snapshot_id = s.id OR e.end_snapshot_id = s.id)
+        AND EXISTS (SELECT 1 FROM executions e WHERE e.session_id = s.session_id AND (e.start_snapshot_id = s.id OR e.end_snapshot_id = s.id))
         AND NOT EXISTS (
-          SELECT 1 FROM executions e LEFT JOIN changesets c ON c.execution_id = e.id
-          WHERE (e.start_snapshot_id = s.id OR e.end_snapshot_id = s.id)
+          SELECT 1 FROM executions e LEFT JOIN changesets c ON c.session_id = e.session_id AND c.execution_id = e.id
+          WHERE e.session_id = s.session_id AND (e.start_snapshot_id = s.id OR e.end_snapshot_id = s.id)
             AND (e.status = 'RUNNING' OR (c.execution_id IS NOT NULL AND c.pruned_at IS NULL)))
       RETURNING s.id`;
     // Snapshots no execution used, older than the grace period.
     const unused = await tx`
       DELETE FROM snapshots s
-      WHERE s.captured_at < now() - ${policy.graceMs} * interval '1 millisecond'
-        AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.start_snapshot_id = s.id OR e.end_snapshot_id = s.id)
+      WHERE s.captured_at < ${now}::timestamptz - ${policy.graceMs} * interval '1 millisecond'
+        AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.session_id = s.session_id AND (e.start_snapshot_id = s.id OR e.end_snapshot_id = s.id))
       RETURNING s.id`;
+    // The hashes every stored manifest references, computed on their own (MATERIALIZED: on a cluster,
+    // one distributed read of the snapshots, its result then sent to the contents' shards).
     const gone = await tx`
-      WITH refs AS (
+      WITH refs AS MATERIALIZED (
         SELECT DISTINCT f->>'h' AS h FROM snapshots s, jsonb_array_elements(s.manifest->'files') f
         WHERE s.manifest IS NOT NULL AND f->>'k' = 'f'
       )
       DELETE FROM contents c
-      WHERE c.touched_at < now() - ${policy.graceMs} * interval '1 millisecond'
+      WHERE c.touched_at < ${now}::timestamptz - ${policy.graceMs} * interval '1 millisecond'
         AND NOT EXISTS (SELECT 1 FROM refs WHERE refs.h = c.hash)
       RETURNING c.hash`;
     return { snapshots: used.length + unused.length, contents: gone.length };

@@ -5,6 +5,7 @@ import { noticeSql } from './notices.js';
 import { HostNotFoundError, InvalidRequestError } from './errors.js';
 import { newId } from './ids.js';
 import { requireId } from './validate.js';
+import { rowKey } from './shard.js';
 import { closeAdmissions } from './admission.js';
 
 /**
@@ -71,15 +72,25 @@ export async function requireOwnHost(db: Db, actor: Actor, hostID: string): Prom
  * directory's) is null, so every caller answers all three alike.
  */
 export async function findCommand<T extends HostCommandRow = HostCommandRow>(db: Db, actor: Actor, commandID: string): Promise<T | null> {
-  const [c] = await db<(T & { hostTokenId: string | null })[]>`
-    SELECT c.*, h.token_id AS host_token_id FROM host_commands c
+  const [c] = await db<(T & { hostTokenId: string | null; sessionDirectory: string })[]>`
+    SELECT c.*, h.token_id AS host_token_id FROM (${withSessionDirectory(db)}) c
       JOIN hosts h ON h.id = c.host_id
-      JOIN LATERAL (SELECT coalesce((SELECT directory FROM sessions WHERE id = c.session_id),
-        (SELECT directory FROM tombstones WHERE id = c.session_id AND kind = 'session')) AS directory) s ON s.directory IS NOT NULL
-    WHERE c.id = ${commandID} AND ${scopeCondition(db, actor, 's.directory')}`;
+    WHERE ${rowKey(db, commandID, { alias: 'c' })} AND c.session_directory IS NOT NULL AND ${scopeCondition(db, actor, 'c.session_directory')}`;
   if (!c || !ownsHost(actor, { tokenId: c.hostTokenId })) return null;
-  const { hostTokenId: _, ...row } = c;
+  const { hostTokenId: _, sessionDirectory: __, ...row } = c;
   return row as unknown as T;
+}
+
+/**
+ * Commands with the directory of their session (`session_directory`): the session's, or its tombstone's
+ * once it is removed (a REMOVE_SESSION command outlives its session). Joined on session_id, so on a
+ * cluster each shard answers for its own sessions.
+ */
+function withSessionDirectory(db: Db) {
+  return db`
+    SELECT c.*, coalesce(s.directory, t.directory) AS session_directory FROM host_commands c
+      LEFT JOIN sessions s ON s.id = c.session_id
+      LEFT JOIN tombstones t ON t.session_id = c.session_id AND t.id = c.session_id AND t.kind = 'session'`;
 }
 
 /**
@@ -89,13 +100,12 @@ export async function findCommand<T extends HostCommandRow = HostCommandRow>(db:
  * learns of) a command for a session under /b, even when that session names it as its host.
  */
 export async function pendingCommands(db: Db, actor: Actor, hostID: string, limit = 1000): Promise<HostCommandRow[]> {
-  return db<HostCommandRow[]>`
-    SELECT c.* FROM host_commands c
-      JOIN LATERAL (SELECT coalesce((SELECT directory FROM sessions WHERE id = c.session_id),
-        (SELECT directory FROM tombstones WHERE id = c.session_id AND kind = 'session')) AS directory) s ON s.directory IS NOT NULL
-      LEFT JOIN jobs j ON j.id = c.job_id
-      LEFT JOIN executions e ON e.id = c.execution_id
-    WHERE c.host_id = ${hostID} AND c.acknowledged_at IS NULL AND ${scopeCondition(db, actor, 's.directory')}
+  const rows = await db<(HostCommandRow & { sessionDirectory?: string })[]>`
+    SELECT c.* FROM (${withSessionDirectory(db)}) c
+      LEFT JOIN jobs j ON j.session_id = c.session_id AND j.id = c.job_id
+      LEFT JOIN executions e ON e.session_id = c.session_id AND e.id = c.execution_id
+    WHERE c.host_id = ${hostID} AND c.acknowledged_at IS NULL
+      AND c.session_directory IS NOT NULL AND ${scopeCondition(db, actor, 'c.session_directory')}
       AND (j.status IN ('RUNNING', 'CANCELLING') OR e.status = 'RUNNING'
         -- issue 12: session mutations applied in the host's runtime, pending until acknowledged
         OR c.kind IN ('RENAME_SESSION', 'REMOVE_SESSION')
@@ -103,7 +113,10 @@ export async function pendingCommands(db: Db, actor: Actor, hostID: string, limi
         OR c.kind = 'CLOSE_ADMISSIONS'
         -- issue 8: a request (compaction, generation) is pending until replied, timed out or expired
         OR (c.expires_at IS NOT NULL AND c.replied_at IS NULL AND c.timed_out_at IS NULL AND c.expires_at > now()))
-    ORDER BY c.id LIMIT ${limit}`;
+    -- In the order they were issued (IDs sort by time only within one session).
+    ORDER BY c.created_at, c.id LIMIT ${limit}`;
+  for (const r of rows) delete r.sessionDirectory;
+  return rows;
 }
 
 /** The host says it has obeyed (or dropped as moot) a command. Idempotent. */
@@ -112,10 +125,22 @@ export async function acknowledgeCommand(sql: Sql, actor: Actor, input: { comman
   const c = await findCommand(sql, actor, commandID);
   if (!c) throw unknownCommand(commandID);
   if (c.kind === 'CLOSE_ADMISSIONS') return closeAdmissions(sql, actor, c);
-  const [u] = await sql<HostCommandRow[]>`
-    UPDATE host_commands SET acknowledged_at = coalesce(acknowledged_at, now()) WHERE id = ${commandID} RETURNING *`;
+  const u = await acknowledge(sql, commandID);
   if (!u) throw unknownCommand(commandID); // removed with its session meanwhile
   return u;
+}
+
+/**
+ * Marks the command acknowledged now, unless it already is; answers the row (null when it is gone).
+ * (Two statements rather than `coalesce(acknowledged_at, now())`: Citus refuses a non-immutable
+ * function inside COALESCE in a distributed write.)
+ */
+export async function acknowledge(db: Db, commandID: string): Promise<HostCommandRow | null> {
+  const [u] = await db<HostCommandRow[]>`
+    UPDATE host_commands SET acknowledged_at = now() WHERE ${rowKey(db, commandID)} AND acknowledged_at IS NULL RETURNING *`;
+  if (u) return u;
+  const [c] = await db<HostCommandRow[]>`SELECT * FROM host_commands WHERE ${rowKey(db, commandID)}`;
+  return c ?? null;
 }
 
 /** The one answer for a command the caller may not know of, whatever the reason. */

@@ -1,4 +1,5 @@
 import type { Sql, Tx } from '../db/connection.js';
+import { rowKey, rowKeys } from './shard.js';
 import { SYSTEM, type Actor } from './access.js';
 import { sessionContexts, type ContextMessage } from './corrections.js';
 import { HostUnavailableError, InvalidRequestError, SessionBusyError, SessionNotFoundError, SessionSealedError } from './errors.js';
@@ -70,7 +71,7 @@ async function admit(sql: Sql, actor: Actor, sessionID: string, timeoutMs: numbe
     if (context.length === 0) throw new InvalidRequestError('sessionID', `Session ${sessionID} has no messages to compact.`);
     const ids = context.map((m) => m.messageID);
     const rows = await tx<{ id: string; position: number; revision: number }[]>`
-      SELECT id, position, revision FROM messages WHERE id = ANY(${ids})`;
+      SELECT id, position, revision FROM messages WHERE ${rowKeys(tx, ids)}`;
     const [last] = await tx<{ seq: number }[]>`SELECT coalesce(max(seq), 0)::int AS seq FROM compactions WHERE session_id = ${sessionID}`;
     const payload: CompactPayload = {
       context,
@@ -99,7 +100,7 @@ export async function compactSession(sql: Sql, actor: Actor, input: { sessionID:
     switch (outcome?.kind) {
       case 'COMPACTED': {
         const [s] = await sql<SessionRow[]>`SELECT * FROM sessions WHERE id = ${sessionID}`;
-        const [m] = await sql<MessageRow[]>`SELECT * FROM messages WHERE id = ${outcome.summaryMessageID}`;
+        const [m] = await sql<MessageRow[]>`SELECT * FROM messages WHERE ${rowKey(sql, outcome.summaryMessageID)}`;
         if (!s || !m) throw new SessionNotFoundError(sessionID); // removed right after
         return { session: s, summary: m, compactedMessages: outcome.compactedMessages, commandID: r.id };
       }
@@ -158,7 +159,7 @@ export async function replyCompaction(sql: Sql, actor: Actor, c: HostRequestRow,
 /** Did a summarized message change (corrected, retracted, removed) or another compaction land since the request? */
 async function isStale(tx: Tx, sessionID: string, p: CompactPayload): Promise<boolean> {
   const ids = Object.keys(p.revisions);
-  const rows = await tx<{ id: string; revision: number }[]>`SELECT id, revision FROM messages WHERE id = ANY(${ids})`;
+  const rows = await tx<{ id: string; revision: number }[]>`SELECT id, revision FROM messages WHERE ${rowKeys(tx, ids)}`;
   if (rows.length !== ids.length || rows.some((r) => p.revisions[r.id] !== r.revision)) return true;
   const [last] = await tx<{ seq: number }[]>`SELECT coalesce(max(seq), 0)::int AS seq FROM compactions WHERE session_id = ${sessionID}`;
   return Number(last.seq) !== p.afterCompactionSeq;

@@ -1,4 +1,5 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
+import { rowKey } from './shard.js';
 import type { Actor } from './access.js';
 import {
   InvalidRequestError, MessageNotFoundError, PartNotFoundError, SessionBusyError, SessionNotFoundError,
@@ -19,7 +20,7 @@ export const RETRACTION_PLACEHOLDER = '[This message was retracted.]';
  * a session outside the actor's scope is reported exactly like a missing one.
  */
 async function lockMessage(tx: Tx, actor: Actor, messageID: string): Promise<{ session: SessionRow; message: MessageRow }> {
-  const [found] = await tx<{ sessionId: string }[]>`SELECT session_id FROM messages WHERE id = ${messageID}`;
+  const [found] = await tx<{ sessionId: string }[]>`SELECT session_id FROM messages WHERE ${rowKey(tx, messageID)}`;
   if (!found) throw new MessageNotFoundError(messageID);
   let session: SessionRow;
   try {
@@ -29,7 +30,7 @@ async function lockMessage(tx: Tx, actor: Actor, messageID: string): Promise<{ s
     throw e;
   }
   // Read again under the lock: the session may have been removed (with its messages) meanwhile.
-  const [message] = await tx<MessageRow[]>`SELECT * FROM messages WHERE id = ${messageID} AND session_id = ${session.id}`;
+  const [message] = await tx<MessageRow[]>`SELECT * FROM messages WHERE ${rowKey(tx, messageID)} AND session_id = ${session.id}`;
   if (!message) throw new MessageNotFoundError(messageID);
   return { session, message };
 }
@@ -63,7 +64,7 @@ export async function correctMessagePart(sql: Sql, actor: Actor, input: CorrectM
     if (message.retractedAt) {
       throw new InvalidRequestError('messageID', `Message ${messageID} is retracted; its parts can no longer be corrected.`);
     }
-    const [part] = await tx<PartRow[]>`SELECT * FROM parts WHERE id = ${partID} AND message_id = ${messageID}`;
+    const [part] = await tx<PartRow[]>`SELECT * FROM parts WHERE ${rowKey(tx, partID)} AND message_id = ${messageID}`;
     if (!part) throw new PartNotFoundError(messageID, partID);
     if (part.type !== 'TEXT') {
       throw new InvalidRequestError('partID', `Part ${partID} is a ${part.type} part; only TEXT parts can be corrected.`);
@@ -135,7 +136,7 @@ export interface ContextMessage {
 export async function sessionContexts(db: Db, sessionIDs: readonly string[]): Promise<ContextMessage[][]> {
   const rows = await db<{ sessionId: string; messageId: string; role: Role; retracted: boolean; text: string | null }[]>`
     SELECT m.session_id, m.id AS message_id, m.role, m.retracted_at IS NOT NULL AS retracted,
-      (SELECT string_agg(p.text, E'\n' ORDER BY p.index) FROM parts p WHERE p.message_id = m.id AND p.type = 'TEXT') AS text
+      (SELECT string_agg(p.text, E'\n' ORDER BY p.index) FROM parts p WHERE p.session_id = m.session_id AND p.message_id = m.id AND p.type = 'TEXT') AS text
     FROM messages m
       -- Issue 8: after a compaction the context starts from its summary, then the messages after it.
       LEFT JOIN LATERAL (

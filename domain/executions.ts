@@ -1,4 +1,5 @@
 import type { Db, Sql } from '../db/connection.js';
+import { rowKey } from './shard.js';
 import { scopeCondition, type Actor } from './access.js';
 import { ExecutionNotFoundError, InvalidRequestError, SessionBusyError, SessionSealedError } from './errors.js';
 import { requireHost } from './hosts.js';
@@ -98,7 +99,7 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
     const previous = await previousResult(tx, key);
     if (previous) {
       await requireHost(tx, actor, hostID, { live: false });
-      const [e] = await tx<ExecutionRow[]>`SELECT * FROM executions WHERE id = ${previous}`;
+      const [e] = await tx<ExecutionRow[]>`SELECT * FROM executions WHERE ${rowKey(tx, previous)}`;
       return e;
     }
     if (s.sealRequestedAt) throw new SessionSealedError(sessionID);
@@ -165,11 +166,11 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
   const usage = usageFacts(input.usage);
   const finishReason = label(input.finishReason, 'finishReason');
   const errorName = label(input.errorName, 'errorName');
-  const [found] = await sql`SELECT session_id FROM executions WHERE id = ${executionID}`;
+  const [found] = await sql`SELECT session_id FROM executions WHERE ${rowKey(sql, executionID)}`;
   if (!found) throw new ExecutionNotFoundError(executionID);
   return sql.begin(async (tx) => {
     const s = await lockSession(tx, actor, found.sessionId).catch(() => { throw new ExecutionNotFoundError(executionID); });
-    const [e] = await tx<ExecutionRow[]>`SELECT * FROM executions WHERE id = ${executionID}`;
+    const [e] = await tx<ExecutionRow[]>`SELECT * FROM executions WHERE ${rowKey(tx, executionID)}`;
     if (!e) throw new ExecutionNotFoundError(executionID);
     await requireHost(tx, actor, e.hostId, { live: false }).catch(() => { throw new ExecutionNotFoundError(executionID); });
     if (e.status !== 'RUNNING') {
@@ -193,6 +194,6 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
 export async function getExecution(db: Db, actor: Actor, executionID: string): Promise<ExecutionRow | null> {
   const [e] = await db<ExecutionRow[]>`
     SELECT e.* FROM executions e JOIN sessions s ON s.id = e.session_id
-    WHERE e.id = ${executionID} AND ${scopeCondition(db, actor, 's.directory')}`;
+    WHERE ${rowKey(db, executionID, { alias: 'e' })} AND ${scopeCondition(db, actor, 's.directory')}`;
   return e ?? null;
 }

@@ -1,4 +1,5 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
+import { rowKey } from './shard.js';
 import type { Actor } from './access.js';
 import { noticeSql, notify, REPLY_TOPIC, type Notice, type Topic } from './notices.js';
 import { findCommand, unknownCommand, type HostCommandRow } from './commands.js';
@@ -118,16 +119,22 @@ async function readState(db: Db, commandID: string): Promise<CommandState | null
     SELECT c.*, c.expires_at <= clock_timestamp() AS expired, h.lease_expires_at > clock_timestamp() AS host_live,
       greatest(0, extract(epoch FROM h.lease_expires_at - clock_timestamp()) * 1000)::float8 AS lease_left_ms,
       greatest(0, extract(epoch FROM c.expires_at - clock_timestamp()) * 1000)::float8 AS expires_left_ms
-    FROM host_commands c JOIN hosts h ON h.id = c.host_id WHERE c.id = ${commandID}`;
+    FROM host_commands c JOIN hosts h ON h.id = c.host_id WHERE ${rowKey(db, commandID, { alias: 'c' })}`;
   return r ?? null;
 }
 
-/** Closes a pending request (the caller gave up). False when a reply won the race. */
+/**
+ * Closes a pending request (the caller gave up). False when a reply won the race.
+ * Writes stamp statement_timestamp(), not clock_timestamp(): the same instant for a one-statement write,
+ * and not volatile, which a write distributed by Citus refuses (README "Scaling").
+ */
 async function closeRequest(db: Db, commandID: string): Promise<boolean> {
   const rows = await db`
-    UPDATE host_commands SET timed_out_at = clock_timestamp(), acknowledged_at = coalesce(acknowledged_at, clock_timestamp())
-    WHERE id = ${commandID} AND replied_at IS NULL AND timed_out_at IS NULL RETURNING id`;
-  return rows.length > 0;
+    UPDATE host_commands SET timed_out_at = statement_timestamp()
+    WHERE ${rowKey(db, commandID)} AND replied_at IS NULL AND timed_out_at IS NULL RETURNING id`;
+  if (!rows.length) return false;
+  await db`UPDATE host_commands SET acknowledged_at = timed_out_at WHERE ${rowKey(db, commandID)} AND acknowledged_at IS NULL`;
+  return true;
 }
 
 /**
@@ -199,15 +206,19 @@ export async function findRequest(db: Db, actor: Actor, commandID: unknown): Pro
 
 export async function markReplied(tx: Tx, c: HostRequestRow, reply: unknown): Promise<HostRequestRow> {
   const [u] = await tx<HostRequestRow[]>`
-    UPDATE host_commands SET replied_at = clock_timestamp(), acknowledged_at = coalesce(acknowledged_at, clock_timestamp()),
-      reply = ${tx.json(reply as any)}
-    WHERE id = ${c.id} AND replied_at IS NULL AND timed_out_at IS NULL AND expires_at > clock_timestamp()
+    UPDATE host_commands SET replied_at = statement_timestamp(), reply = ${tx.json(reply as any)}
+    WHERE ${rowKey(tx, c.id)} AND replied_at IS NULL AND timed_out_at IS NULL AND expires_at > statement_timestamp()
     RETURNING *`;
   if (u) {
+    // Replied is acknowledged (a second statement: see commands.ts acknowledge).
+    if (!u.acknowledgedAt) {
+      await tx`UPDATE host_commands SET acknowledged_at = replied_at WHERE ${rowKey(tx, c.id)} AND acknowledged_at IS NULL`;
+      u.acknowledgedAt = u.repliedAt;
+    }
     await notifyReply(tx, c.id);
     return u;
   }
-  const [now] = await tx<HostRequestRow[]>`SELECT * FROM host_commands WHERE id = ${c.id}`;
+  const [now] = await tx<HostRequestRow[]>`SELECT * FROM host_commands WHERE ${rowKey(tx, c.id)}`;
   if (now?.repliedAt) throw new InvalidRequestError('commandID', `Command ${c.id} was already answered.`);
   throw new CommandTimeoutError(c.sessionId, c.id, Math.max(0, (c.expiresAt?.getTime() ?? 0) - c.createdAt.getTime()));
 }
@@ -245,8 +256,8 @@ export async function pruneHostRequests(sql: Sql, olderThanMs = DEFAULT_HOST_REQ
   const rows = await sql`
     DELETE FROM host_commands
     WHERE kind IN ('COMPACT_SESSION', 'GENERATE', 'CREATE_SESSION')
-      AND coalesce(replied_at, timed_out_at, expires_at) < clock_timestamp() - ${olderThanMs} * interval '1 millisecond'
-      AND (replied_at IS NOT NULL OR timed_out_at IS NOT NULL OR expires_at < clock_timestamp())
+      AND coalesce(replied_at, timed_out_at, expires_at) < statement_timestamp() - ${olderThanMs} * interval '1 millisecond'
+      AND (replied_at IS NOT NULL OR timed_out_at IS NOT NULL OR expires_at < statement_timestamp())
     RETURNING id`;
   return rows.length;
 }

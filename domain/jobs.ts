@@ -1,4 +1,5 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
+import { rowKey } from './shard.js';
 import { scopeCondition, type Actor } from './access.js';
 import { InvalidRequestError, JobNotFoundError, SessionSealedError } from './errors.js';
 import { requireHost } from './hosts.js';
@@ -36,13 +37,13 @@ export async function startJob(sql: Sql, actor: Actor, input: StartJobInput): Pr
     const previous = await previousResult(tx, key);
     if (previous) {
       await requireHost(tx, actor, hostID, { live: false });
-      const [j] = await tx<JobRow[]>`SELECT * FROM jobs WHERE id = ${previous}`;
+      const [j] = await tx<JobRow[]>`SELECT * FROM jobs WHERE ${rowKey(tx, previous)}`;
       return j;
     }
     if (s.sealRequestedAt) throw new SessionSealedError(sessionID);
     await requireHost(tx, actor, hostID, { live: true });
     if (executionID) {
-      const [e] = await tx`SELECT session_id FROM executions WHERE id = ${executionID}`;
+      const [e] = await tx`SELECT session_id FROM executions WHERE ${rowKey(tx, executionID)}`;
       if (!e || e.sessionId !== sessionID) throw new InvalidRequestError('executionID', `Execution ${executionID} is not an execution of session ${sessionID}.`);
     }
     const { result: j } = await commitEvent(tx, sessionID, 'job.started', {
@@ -55,10 +56,10 @@ export async function startJob(sql: Sql, actor: Actor, input: StartJobInput): Pr
 
 /** Locks the job's session, then returns the job (checked to belong to the caller's host token). */
 async function lockJob(tx: Tx, actor: Actor, jobID: string) {
-  const [found] = await tx`SELECT session_id FROM jobs WHERE id = ${jobID}`;
+  const [found] = await tx`SELECT session_id FROM jobs WHERE ${rowKey(tx, jobID)}`;
   if (!found) throw new JobNotFoundError(jobID);
   const s = await lockSession(tx, actor, found.sessionId).catch(() => { throw new JobNotFoundError(jobID); });
-  const [j] = await tx<JobRow[]>`SELECT * FROM jobs WHERE id = ${jobID}`;
+  const [j] = await tx<JobRow[]>`SELECT * FROM jobs WHERE ${rowKey(tx, jobID)}`;
   if (!j) throw new JobNotFoundError(jobID);
   await requireHost(tx, actor, j.hostId, { live: false }).catch(() => { throw new JobNotFoundError(jobID); });
   return { s, j };
@@ -117,7 +118,7 @@ export async function restoreJob(sql: Sql, actor: Actor, input: { jobID: string;
     const resealed = async (r: JobRow) => {
       if (!s.sealRequestedAt) return r;
       await cancelRestoredJob(tx, s.id, r);
-      return (await tx<JobRow[]>`SELECT * FROM jobs WHERE id = ${jobID}`)[0];
+      return (await tx<JobRow[]>`SELECT * FROM jobs WHERE ${rowKey(tx, jobID)}`)[0];
     };
     if (j.status === 'RUNNING' || j.status === 'CANCELLING') return resealed(j);
     if (j.status !== 'LOST') throw new InvalidRequestError('jobID', `Job ${jobID} has finished (${j.status}); only a LOST job can be restored.`);
@@ -129,6 +130,6 @@ export async function restoreJob(sql: Sql, actor: Actor, input: { jobID: string;
 export async function getJob(db: Db, actor: Actor, jobID: string): Promise<JobRow | null> {
   const [j] = await db<JobRow[]>`
     SELECT j.* FROM jobs j JOIN sessions s ON s.id = j.session_id
-    WHERE j.id = ${jobID} AND ${scopeCondition(db, actor, 's.directory')}`;
+    WHERE ${rowKey(db, jobID, { alias: 'j' })} AND ${scopeCondition(db, actor, 's.directory')}`;
   return j ?? null;
 }

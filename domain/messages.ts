@@ -1,4 +1,5 @@
 import type { Db, Sql } from '../db/connection.js';
+import { rowKey } from './shard.js';
 import { scopeCondition, type Actor } from './access.js';
 import { InvalidRequestError, SessionSealedError } from './errors.js';
 import { newId } from './ids.js';
@@ -146,14 +147,14 @@ export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessage
     const s = await lockSession(tx, actor, sessionID);
     const previous = await previousResult(tx, key);
     if (previous) {
-      const [m] = await tx<MessageRow[]>`SELECT * FROM messages WHERE id = ${previous}`;
+      const [m] = await tx<MessageRow[]>`SELECT * FROM messages WHERE ${rowKey(tx, previous)}`;
       return m;
     }
     if (ADMISSION_ORIGINS.includes(input.origin) && s.sealRequestedAt) throw new SessionSealedError(sessionID);
     // Once SEALED nothing of the session runs any more, so nothing may write to it either (issue 4).
     if (s.sealedAt) throw new SessionSealedError(sessionID);
     if (executionID) {
-      const [e] = await tx`SELECT session_id FROM executions WHERE id = ${executionID}`;
+      const [e] = await tx`SELECT session_id FROM executions WHERE ${rowKey(tx, executionID)}`;
       if (!e || e.sessionId !== sessionID) throw new InvalidRequestError('executionID', `Execution ${executionID} is not an execution of session ${sessionID}.`);
     }
     const messageID = newId('message', sessionID);
@@ -169,6 +170,6 @@ export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessage
 export async function getMessage(db: Db, actor: Actor, messageID: string): Promise<MessageRow | null> {
   const [m] = await db<MessageRow[]>`
     SELECT m.* FROM messages m JOIN sessions s ON s.id = m.session_id
-    WHERE m.id = ${messageID} AND ${scopeCondition(db, actor, 's.directory')}`;
+    WHERE ${rowKey(db, messageID, { alias: 'm' })} AND ${scopeCondition(db, actor, 's.directory')}`;
   return m ?? null;
 }

@@ -9,14 +9,30 @@ import { PayloadError, type Shape } from './events/shape.js';
  * tables unqualified, so replay sets `search_path` to a scratch schema holding empty copies of those
  * tables and runs them there, one session at a time, in seq order (every projector touches only its
  * event's session). Events are read through the catalogue: checked, older versions upcast.
+ *
+ * On a Citus coordinator the scratch tables are plain tables of the coordinator (nothing distributes
+ * them): the projectors run there as on one Postgres, and the statements that compare or copy them
+ * against the live, distributed tables are joins Citus plans by reading the scratch table whole (a
+ * FULL or LEFT JOIN, UPDATE … FROM), never a subquery correlated to a row of the other side, which
+ * Citus refuses between a coordinator table and a distributed one.
  */
 
 export class ReplayError extends Error {}
 
-/** Primary key of each journal table (what rows are matched on). */
+/** What names a row of each journal table in a difference (`ProjectionDiff.key`). */
 const KEYS: Record<JournalTable, readonly string[]> = {
   sessions: ['id'], executions: ['id'], jobs: ['id'], messages: ['id'], parts: ['id'], compactions: ['session_id', 'seq'], tombstones: ['id'],
 };
+
+/**
+ * Primary key of each journal table (what rows are matched on): led by the session (migration 053), so
+ * on a cluster distributed by session (README "Scaling") the live side of a match is read by its key.
+ */
+const MATCH: Record<JournalTable, readonly string[]> = {
+  sessions: ['id'], executions: ['session_id', 'id'], jobs: ['session_id', 'id'], messages: ['session_id', 'id'], parts: ['session_id', 'id'],
+  compactions: ['session_id', 'seq'], tombstones: ['session_id', 'id'],
+};
+const match = (t: JournalTable, a: string, b: string) => MATCH[t].map((k) => `${a}."${k}" = ${b}."${k}"`).join(' AND ');
 
 export interface ReplayStats {
   sessions: number;
@@ -42,11 +58,19 @@ async function liveSchema(tx: Tx): Promise<string> {
   return r.s;
 }
 
-/** Empty copies of every journal table in `schema` (columns, defaults, checks, indexes; no foreign keys). */
+/**
+ * Tables outside the journal's that a projector also writes: the removal of a session deletes its
+ * idempotency keys (domain/events/projectors.ts sessionRemoved). Replay gives them empty copies, so the
+ * projectors run unchanged; it neither rebuilds nor compares them.
+ */
+const SIDE_TABLES = ['idempotency_keys'] as const;
+
+/** Empty copies of every journal table (and SIDE_TABLES) in `schema` (columns, defaults, checks, indexes; no foreign keys). */
 async function createTargets(tx: Tx, live: string, schema: string): Promise<void> {
   await tx`CREATE SCHEMA IF NOT EXISTS ${tx(schema)}`;
-  for (const t of [...JOURNAL_TABLES].reverse()) await tx`DROP TABLE IF EXISTS ${tx(schema + '.' + t)}`;
-  for (const t of JOURNAL_TABLES) await tx`CREATE TABLE ${tx(schema + '.' + t)} (LIKE ${tx(live + '.' + t)} INCLUDING ALL)`;
+  const tables = [...JOURNAL_TABLES, ...SIDE_TABLES];
+  for (const t of [...tables].reverse()) await tx`DROP TABLE IF EXISTS ${tx(schema + '.' + t)}`;
+  for (const t of tables) await tx`CREATE TABLE ${tx(schema + '.' + t)} (LIKE ${tx(live + '.' + t)} INCLUDING ALL)`;
 }
 
 /** Applies one stored event to the tables `search_path` points at, as commitEvent applied it live. */
@@ -133,6 +157,13 @@ function exactRows(table: JournalTable, alias: string, inexact: Map<string, Set<
   return `${alias}."${SESSION_COLUMN[table]}" NOT IN (${list})`;
 }
 
+/** The columns of a table (a name `search_path` resolves, or schema-qualified), in order. */
+async function columnsOf(db: Db, table: string): Promise<string[]> {
+  return (await db<{ name: string }[]>`
+    SELECT attname AS name FROM pg_attribute
+    WHERE attrelid = ${table}::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`).map((c) => c.name);
+}
+
 export interface ProjectionDiff {
   table: JournalTable;
   key: string;
@@ -150,14 +181,17 @@ export async function compareProjections(db: Db, schema: string, opts: { limit?:
   const inexact = opts.inexact ?? new Map();
   const diffs: ProjectionDiff[] = [];
   for (const table of JOURNAL_TABLES) {
-    const keys = KEYS[table];
-    const on = keys.map((k) => `r."${k}" = l."${k}"`).join(' AND ');
-    const key = keys.map((k) => `coalesce(l."${k}", r."${k}")::text`).join(` || '/' || `);
+    const key = KEYS[table].map((k) => `coalesce(l."${k}", r."${k}")::text`).join(` || '/' || `);
+    // Each side through a subquery that names every column: Citus, joining a distributed table with a
+    // coordinator one, reads only the columns a statement names, and a whole-row reference (to_jsonb(l))
+    // to the table itself would see NULL in all the others (Citus 13.2: no difference found at all).
+    const list = (await columnsOf(db, table)).map((c) => `"${c}"`).join(', ');
+    const present = (a: string) => `${a}."${MATCH[table][0]}" IS NOT NULL`;
     const rows = await db.unsafe<{ key: string; live: unknown; replayed: unknown }[]>(`
       SELECT ${key} AS key, to_jsonb(l) AS live, to_jsonb(r) AS replayed
-      FROM "${table}" l FULL JOIN "${schema}"."${table}" r ON ${on}
+      FROM (SELECT ${list} FROM "${table}") l FULL JOIN (SELECT ${list} FROM "${schema}"."${table}") r ON ${match(table, 'r', 'l')}
       WHERE to_jsonb(l) IS DISTINCT FROM to_jsonb(r)
-        AND (l IS NULL OR ${exactRows(table, 'l', inexact)}) AND (r IS NULL OR ${exactRows(table, 'r', inexact)})
+        AND (NOT ${present('l')} OR ${exactRows(table, 'l', inexact)}) AND (NOT ${present('r')} OR ${exactRows(table, 'r', inexact)})
       ORDER BY 1 LIMIT ${Number(limit)}`);
     for (const r of rows) diffs.push({ table, key: r.key, live: r.live, replayed: r.replayed });
   }
@@ -190,25 +224,32 @@ export async function rebuildProjections(sql: Sql): Promise<RebuildStats> {
     const stats = await replayInto(tx, live, schema);
     const changed = { deleted: 0, updated: 0, inserted: 0 };
     const count = (r: { count: number }) => Number(r.count);
-    const match = (t: JournalTable) => KEYS[t].map((k) => `r."${k}" = l."${k}"`).join(' AND ');
-    // Children first for deletions, parents first for insertions.
+    // Children first for deletions, parents first for insertions. The rows to delete or insert are
+    // found by an anti-join (LEFT JOIN … IS NULL), which one Postgres plans as NOT EXISTS and Citus by
+    // reading the scratch table whole (a correlated NOT EXISTS between it and a distributed table is refused).
     for (const t of [...JOURNAL_TABLES].reverse()) {
+      const keys = MATCH[t];
       changed.deleted += count(await tx.unsafe(`
-        DELETE FROM "${t}" l WHERE ${exactRows(t, 'l', stats.inexact)}
-          AND NOT EXISTS (SELECT 1 FROM "${schema}"."${t}" r WHERE ${match(t)})`));
+        DELETE FROM "${t}" l USING (
+          SELECT ${keys.map((k) => `d."${k}"`).join(', ')} FROM "${t}" d LEFT JOIN "${schema}"."${t}" r ON ${match(t, 'r', 'd')}
+          WHERE r."${keys[0]}" IS NULL AND ${exactRows(t, 'd', stats.inexact)}
+        ) d WHERE ${match(t, 'l', 'd')}`));
     }
     for (const t of JOURNAL_TABLES) {
-      const cols = (await tx<{ name: string }[]>`
-        SELECT attname AS name FROM pg_attribute
-        WHERE attrelid = ${live + '.' + t}::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`).map((c) => c.name);
-      const set = cols.filter((c) => !KEYS[t].includes(c)).map((c) => `"${c}" = r."${c}"`).join(', ');
+      const cols = await columnsOf(tx, `${live}.${t}`);
+      const values = cols.filter((c) => !MATCH[t].includes(c));
+      const set = values.map((c) => `"${c}" = r."${c}"`).join(', ');
+      // Rows compared column by column, not through to_jsonb: Citus refuses a function of the row's
+      // columns in a distributed UPDATE (every column type here has an equality).
+      const row = (a: string) => `ROW(${values.map((c) => `${a}."${c}"`).join(', ')})`;
       changed.updated += count(await tx.unsafe(`
         UPDATE "${t}" l SET ${set} FROM "${schema}"."${t}" r
-        WHERE ${match(t)} AND to_jsonb(l) IS DISTINCT FROM to_jsonb(r) AND ${exactRows(t, 'l', stats.inexact)}`));
+        WHERE ${match(t, 'r', 'l')} AND ${row('l')} IS DISTINCT FROM ${row('r')} AND ${exactRows(t, 'l', stats.inexact)}`));
       const list = cols.map((c) => `"${c}"`).join(', ');
       changed.inserted += count(await tx.unsafe(`
-        INSERT INTO "${t}" (${list}) SELECT ${list} FROM "${schema}"."${t}" r
-        WHERE NOT EXISTS (SELECT 1 FROM "${t}" l WHERE ${match(t)}) AND ${exactRows(t, 'r', stats.inexact)}`));
+        INSERT INTO "${t}" (${list}) SELECT ${cols.map((c) => `r."${c}"`).join(', ')}
+        FROM "${schema}"."${t}" r LEFT JOIN "${t}" l ON ${match(t, 'r', 'l')}
+        WHERE l."${MATCH[t][0]}" IS NULL AND ${exactRows(t, 'r', stats.inexact)}`));
     }
     await tx`DROP SCHEMA ${tx(schema)} CASCADE`;
     return { ...stats, changed };

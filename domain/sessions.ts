@@ -4,6 +4,7 @@ import { HostUnavailableError, InvalidRequestError, SessionBusyError, SessionNot
 import { issueCommand } from './commands.js';
 import { awaitRequest, checkReplyResult, checkTimeout, issueRequest, markReplied, type HostRequestOptions, type HostRequestRow } from './host-requests.js';
 import { newId } from './ids.js';
+import { tombstoneKey } from './shard.js';
 import { commitEvent } from './events/commit.js';
 import { GLOBAL_SCOPE, idempotencyKey, keyReused, lockKey, previousResult, rememberResult } from './idempotency.js';
 import type { HostRow, SessionRow } from './rows.js';
@@ -118,10 +119,11 @@ export async function createSession(sql: Sql, actor: Actor, input: CreateSession
     if (hostID) {
       // A plugin may name the host that will serve the session, but only a host whose own token's
       // scope covers the session's directory (it could not see the session otherwise); any other reads
-      // like an unknown host. FOR SHARE keeps it from being removed under us.
+      // like an unknown host. Hosts are never removed, so nothing is locked (on a cluster a row lock on
+      // the hosts reference table would serialise every createSession).
       const [h] = await tx<{ id: string; scope: string | null }[]>`
         SELECT h.id, t.directory AS scope FROM hosts h LEFT JOIN tokens t ON t.id = h.token_id
-        WHERE h.id = ${hostID} FOR SHARE OF h`;
+        WHERE h.id = ${hostID}`;
       if (!h || !inScope({ tokenID: '', role: 'host', directory: h.scope }, directory)) throw new InvalidRequestError('hostID', `No host ${hostID} is registered for ${directory}.`);
     }
     const id = newId('session');
@@ -219,19 +221,21 @@ export async function removeSession(sql: Sql, actor: Actor, input: { sessionID: 
   const sessionID = requireId('session', input.sessionID, 'sessionID');
   return sql.begin(async (tx) => {
     const root = await lockSession(tx, actor, sessionID);
-    // Lock the whole subtree. Children created concurrently hold FOR SHARE on their parent; once a
-    // parent is locked here no new child can appear under it, so repeat until the set is stable.
-    let locked = new Map<string, SessionRow>([[root.id, root]]);
-    for (;;) {
-      const ids = [...locked.keys()];
-      const found = await tx<SessionRow[]>`
-        WITH RECURSIVE tree AS (
-          SELECT id FROM sessions WHERE parent_id = ANY(${ids})
-          UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent_id = t.id
-        )
-        SELECT s.* FROM sessions s JOIN tree USING (id) WHERE NOT (s.id = ANY(${ids})) ORDER BY s.id FOR UPDATE OF s`;
-      if (found.length === 0) break;
-      for (const s of found) locked.set(s.id, s);
+    // Lock the whole subtree, level by level. Children created concurrently hold FOR SHARE on their
+    // parent: a parent is locked here before its children are read, so no new child can appear under
+    // it afterwards. Each session is locked by its own statement (its own shard on a cluster), in ID
+    // order within a level.
+    const locked = new Map<string, SessionRow>([[root.id, root]]);
+    for (let level = [root.id]; level.length; ) {
+      const children = await tx<{ id: string }[]>`SELECT id FROM sessions WHERE parent_id = ANY(${level}) ORDER BY id`;
+      level = [];
+      for (const { id } of children) {
+        if (locked.has(id)) continue;
+        const [c] = await tx<SessionRow[]>`SELECT * FROM sessions WHERE id = ${id} FOR UPDATE`;
+        if (!c) continue; // removed meanwhile by a removal of its own
+        locked.set(id, c);
+        level.push(id);
+      }
     }
     const ids = [...locked.keys()];
     const [running] = await tx`
@@ -264,6 +268,6 @@ export function sessionStatus(s: SessionRow, hasRunningExecution: boolean): Sess
 }
 
 export async function tombstone(db: Db, actor: Actor, id: string): Promise<{ id: string; kind: string; sessionId: string; removedAt: Date } | null> {
-  const [t] = await db`SELECT * FROM tombstones WHERE id = ${id} AND ${scopeCondition(db, actor, 'directory')}`;
+  const [t] = await db`SELECT * FROM tombstones WHERE ${tombstoneKey(db, id)} AND ${scopeCondition(db, actor, 'directory')}`;
   return (t as any) ?? null;
 }

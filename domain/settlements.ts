@@ -1,6 +1,7 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
 import { scopeCondition, type Actor } from './access.js';
 import { noticeSql } from './notices.js';
+import { isDistributed } from '../db/cluster.js';
 
 /**
  * The global settlement log, whose cursor (`pos`) follows commit order without serialising commits.
@@ -61,17 +62,42 @@ export interface SettlementRow {
   settledAt: Date;
 }
 
+/**
+ * Settlements after position `after`, in position order, never past a position not yet visible.
+ *
+ * On one Postgres a position is visible only once every smaller one is (see above), so the rows read
+ * are always a gap-free run. On a cluster distributed by session the sequencer's pass commits on
+ * several shards, and Citus gives no cluster-wide snapshot: for a moment a reader can see position p+1
+ * on one shard and not p on another. A reader that handed out p+1 and moved its cursor past p would
+ * lose p. So a read ends before the first position it cannot see yet: for the whole log that is read
+ * off the rows themselves; a filtered read (one session, a directory scope) on a cluster counts the
+ * positions between `after` and its last row, and looks for the hole only when they are not all there.
+ * The positions after the hole are read again once it fills (the sequencer's head notice, or a poll).
+ */
 export async function readSettlements(
   db: Db,
   actor: Actor,
   opts: { after: number; limit: number; sessionID?: string | null },
 ): Promise<SettlementRow[]> {
-  return db<SettlementRow[]>`
+  const rows = await db<SettlementRow[]>`
     SELECT * FROM settlements
     WHERE pos > ${opts.after}
       ${opts.sessionID ? db`AND session_id = ${opts.sessionID}` : db``}
       AND ${scopeCondition(db, actor, 'directory')}
     ORDER BY pos LIMIT ${opts.limit}`;
+  if (!rows.length) return rows;
+  if (!opts.sessionID && actor.directory === null) {
+    const run = rows.findIndex((r, i) => r.pos !== opts.after + i + 1);
+    return run < 0 ? rows : rows.slice(0, run);
+  }
+  if (!isDistributed(db)) return rows;
+  const last = rows[rows.length - 1].pos;
+  const [{ n }] = await db<{ n: number }[]>`SELECT count(*)::int AS n FROM settlements WHERE pos > ${opts.after} AND pos <= ${last}`;
+  if (n === last - opts.after) return rows;
+  const seen = await db<{ pos: number }[]>`SELECT pos FROM settlements WHERE pos > ${opts.after} AND pos <= ${last} ORDER BY pos`;
+  const hole = seen.findIndex((r, i) => r.pos !== opts.after + i + 1);
+  const visible = hole < 0 ? last : opts.after + hole;
+  return rows.filter((r) => r.pos <= visible);
 }
 
 /** The position of the last settlement the actor can see (in one session if given); 0 when there is none. */

@@ -1,5 +1,5 @@
 import type { Db } from '../db/connection.js';
-import { sessionOf } from './ids.js';
+import { isId, sessionOf } from './ids.js';
 
 /**
  * How a row of a session is found from its ID alone: the ID carries its session (domain/ids.ts), so the
@@ -29,4 +29,13 @@ export function rowKeys(db: Db, ids: readonly string[], opts: { alias?: string; 
   }
   const sc = opts.alias ? db(`${opts.alias}.session_id`) : db('session_id');
   return db`(${sc} = ANY(${[...sessions]}) AND ${col} = ANY(${ids as string[]}))`;
+}
+
+/** `rowKey` for tombstones, which answer for sessions (their own session) and executions. */
+export function tombstoneKey(db: Db, id: string, alias?: string) {
+  if (isId('session', id)) {
+    const p = alias ? `${alias}.` : '';
+    return db`(${db(`${p}session_id`)} = ${id} AND ${db(`${p}id`)} = ${id})`;
+  }
+  return rowKey(db, id, { alias });
 }

@@ -4,6 +4,7 @@ import { scopeCondition, type Actor } from './access.js';
 import { ContentMissingError, InvalidRequestError, SessionNotFoundError } from './errors.js';
 import { newId } from './ids.js';
 import { getSession } from './sessions.js';
+import { rowKey } from './shard.js';
 import { requireHost } from './hosts.js';
 import { checkText, requireId } from './validate.js';
 
@@ -20,7 +21,9 @@ import { checkText, requireId } from './validate.js';
  *
  * Contents and manifests change state only under the content lock: shared for uploads, snapshot
  * creation, boundaries and freezing; exclusive for the retention sweep that deletes contents. So a
- * content checked to exist by one of the former cannot vanish before its transaction commits. The
+ * content checked to exist by one of the former cannot vanish before its transaction commits (the lock
+ * is an advisory lock: it holds on the node that takes it, so on a Citus cluster every gateway connection
+ * goes to the coordinator, README "Scaling", where all instances take it). The
  * sweep deletes only contents no stored manifest references (a pruned snapshot's manifest is set to
  * NULL in the same sweep), so every stored-file content of an unpruned snapshot is held: a delta's
  * content check covers only the entries it sends, not those it inherits from its base.
@@ -231,15 +234,20 @@ export async function uploadContents(sql: Sql, actor: Actor, input: { contents: 
     // content: the later ones find it stored instead of writing a second 1 MB copy that the unique
     // index then throws away (a speculative insert leaves its TOAST behind as dead space). Locks are
     // taken in key order, so two overlapping batches cannot deadlock.
+    // (Advisory locks hold on the node that takes them: every gateway connection goes to the Citus
+    // coordinator on a cluster, README "Scaling", so all instances take them there.)
     const keys = [...new Set(rows.map((r) => contentLockKey(r.hash)))].sort((a, b) => a - b);
     for (const k of keys) await tx`SELECT pg_advisory_xact_lock(${CONTENT_UPLOAD_LOCK}, ${k})`;
+    // The transaction's time as a parameter, not now() in the upsert: on a cluster, contents are
+    // distributed by hash and an INSERT … ON CONFLICT DO UPDATE there must not evaluate functions on the shard.
+    const [{ now }] = await tx<{ now: string }[]>`SELECT now()::text AS now`;
     // What counts as already present is what was held for the caller, not what the gateway holds.
     const held = await heldContents(tx, actor, rows.map((r) => r.hash));
     const scope = holderScope(actor);
     for (const r of rows) {
       await tx`
         INSERT INTO contents (hash, size, data) VALUES (${r.hash}, ${r.size}, ${r.data})
-        ON CONFLICT (hash) DO UPDATE SET touched_at = now()`;
+        ON CONFLICT (hash) DO UPDATE SET touched_at = ${now}::timestamptz`;
       await tx`INSERT INTO content_holders (hash, scope) VALUES (${r.hash}, ${scope}) ON CONFLICT DO NOTHING`;
     }
     return { stored: rows.length - held.size, alreadyPresent: held.size };
@@ -378,8 +386,9 @@ export async function createSnapshot(sql: Sql, actor: Actor, input: CreateSnapsh
     await contentLockShared(tx);
     let composed = full;
     if (baseID !== null) {
+      // A base of this session only: read on its shard, by key.
       const [b] = await tx<{ sessionId: string; prunedAt: Date | null; manifest: Manifest | null }[]>`
-        SELECT session_id, pruned_at, manifest FROM snapshots WHERE id = ${baseID}`;
+        SELECT session_id, pruned_at, manifest FROM snapshots WHERE session_id = ${sessionID} AND id = ${baseID}`;
       if (!b || b.sessionId !== sessionID) throw new InvalidRequestError('base', `base ${baseID} is not a snapshot of session ${sessionID} (or it was pruned unused).`);
       if (b.prunedAt || !b.manifest) throw new InvalidRequestError('base', `base ${baseID} has expired: send the whole manifest.`);
       composed = composeManifest(b.manifest, sent, removed, extent, policy.maxManifestFiles);
@@ -412,13 +421,14 @@ export async function createSnapshot(sql: Sql, actor: Actor, input: CreateSnapsh
 export async function requireBoundarySnapshot(tx: Tx, snapshotID: unknown, sessionID: string, field: string): Promise<string> {
   const id = requireId('snapshot', snapshotID, field);
   await contentLockShared(tx);
-  const [s] = await tx`SELECT session_id, pruned_at FROM snapshots WHERE id = ${id}`;
+  // A snapshot of this session only: read by key, on its shard (whatever the shape of its ID).
+  const [s] = await tx`SELECT session_id, pruned_at FROM snapshots WHERE session_id = ${sessionID} AND id = ${id}`;
   if (!s || s.sessionId !== sessionID) throw new InvalidRequestError(field, `${field} ${id} is not a snapshot of session ${sessionID} (or it was pruned unused).`);
   if (s.prunedAt) throw new InvalidRequestError(field, `${field} ${id} has expired.`);
   return id;
 }
 
 export async function loadManifest(db: Db, snapshotID: string): Promise<Manifest | null> {
-  const [s] = await db`SELECT manifest FROM snapshots WHERE id = ${snapshotID}`;
+  const [s] = await db`SELECT manifest FROM snapshots WHERE ${rowKey(db, snapshotID)}`;
   return (s?.manifest as Manifest) ?? null;
 }

@@ -1,9 +1,13 @@
 import type DataLoader from 'dataloader';
 import { dataloaderGetter } from '@pothos/plugin-dataloader';
+import type postgres from 'postgres';
+import { isDistributed } from '../db/cluster.js';
 import { scopeCondition } from '../domain/access.js';
 import { changesetFiles, changesetFilesAt, changesetRows, type ChangesetFileRow, type ChangesetRow } from '../domain/changesets.js';
 import { sessionContexts, type ContextMessage } from '../domain/corrections.js';
+import { sessionOf } from '../domain/ids.js';
 import type { ExecutionRow, JobRow, MessageRow, PartRow, SessionRow } from '../domain/rows.js';
+import { rowKeys } from '../domain/shard.js';
 import type { SnapshotRow } from '../domain/snapshots.js';
 import type { Context } from './context.js';
 import { decodeCursor, encodeCursor, type CursorKey, type CursorKind } from './cursors.js';
@@ -48,14 +52,39 @@ function groupBy<T>(keys: readonly string[], rows: T[], keyOf: (r: T) => string)
 
 // ---- the loadable objects' rows, by ID, under the caller's directory scope -------------------------
 
+/**
+ * The sessions these IDs carry (domain/ids.ts sessionOf), or null when one of them is of the old shape.
+ * A row joined to the one found by ID is filtered on them too: on a cluster distributed by session
+ * (README "Scaling") a statement whose every table is filtered on its sessions runs on their shards
+ * alone (Citus prunes each table by its own conditions, not through a join).
+ */
+function carriedSessions(ids: readonly string[]): string[] | null {
+  const sessions = new Set<string>();
+  for (const id of ids) {
+    const s = sessionOf(id);
+    if (!s) return null;
+    sessions.add(s);
+  }
+  return [...sessions];
+}
+
+/** `<column> = ANY(the sessions the IDs carry)`, or true when one of them is of the old shape. */
+function inSessionsOf(db: Context['sql'], ids: readonly string[], column: string) {
+  const sessions = carriedSessions(ids);
+  return sessions ? db`${db(column)} = ANY(${sessions})` : db`true`;
+}
+
 export const sessionsById = (ids: readonly string[], ctx: Context) =>
   ctx.sql<SessionRow[]>`SELECT * FROM sessions WHERE id = ANY(${ids as string[]}) AND ${scope(ctx, 'directory')}`;
 export const executionsById = (ids: readonly string[], ctx: Context) => ctx.sql<ExecutionRow[]>`
-  SELECT e.* FROM executions e JOIN sessions s ON s.id = e.session_id WHERE e.id = ANY(${ids as string[]}) AND ${scope(ctx, 's.directory')}`;
+  SELECT e.* FROM executions e JOIN sessions s ON s.id = e.session_id
+  WHERE ${rowKeys(ctx.sql, ids, { alias: 'e' })} AND ${inSessionsOf(ctx.sql, ids, 's.id')} AND ${scope(ctx, 's.directory')}`;
 export const messagesById = (ids: readonly string[], ctx: Context) => ctx.sql<MessageRow[]>`
-  SELECT m.* FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.id = ANY(${ids as string[]}) AND ${scope(ctx, 's.directory')}`;
+  SELECT m.* FROM messages m JOIN sessions s ON s.id = m.session_id
+  WHERE ${rowKeys(ctx.sql, ids, { alias: 'm' })} AND ${inSessionsOf(ctx.sql, ids, 's.id')} AND ${scope(ctx, 's.directory')}`;
 export const jobsById = (ids: readonly string[], ctx: Context) => ctx.sql<JobRow[]>`
-  SELECT j.* FROM jobs j JOIN sessions s ON s.id = j.session_id WHERE j.id = ANY(${ids as string[]}) AND ${scope(ctx, 's.directory')}`;
+  SELECT j.* FROM jobs j JOIN sessions s ON s.id = j.session_id
+  WHERE ${rowKeys(ctx.sql, ids, { alias: 'j' })} AND ${inSessionsOf(ctx.sql, ids, 's.id')} AND ${scope(ctx, 's.directory')}`;
 
 // ---- per parent ----------------------------------------------------------------------------------
 
@@ -69,9 +98,22 @@ export const lastSettledExecution = perContext<string, ExecutionRow | null>(asyn
     SELECT DISTINCT ON (session_id) * FROM executions
     WHERE session_id = ANY(${ids as string[]}) AND status <> 'RUNNING' ORDER BY session_id, sequence DESC`, (r) => r.sessionId));
 
-/** The stored parts of each message, in order (Message.parts shows them through visibleParts). */
-export const partsOfMessage = perContext<string, PartRow[]>(async (ids, ctx) =>
-  groupBy(ids, await ctx.sql<PartRow[]>`SELECT * FROM parts WHERE message_id = ANY(${ids as string[]}) ORDER BY message_id, index`, (r) => r.messageId));
+/**
+ * The stored parts of each message, in order (Message.parts shows them through visibleParts). Message
+ * IDs that carry their session find their parts by (session, message); an ID of the old shape through
+ * its message row (parts have no index on message_id alone).
+ */
+export const partsOfMessage = perContext<string, PartRow[]>(async (ids, ctx) => {
+  const db = ctx.sql;
+  const sessions = carriedSessions(ids);
+  const rows = sessions
+    ? await db<PartRow[]>`
+        SELECT * FROM parts WHERE session_id = ANY(${sessions}) AND message_id = ANY(${ids as string[]}) ORDER BY message_id, index`
+    : await db<PartRow[]>`
+        SELECT p.* FROM messages m JOIN parts p ON p.session_id = m.session_id AND p.message_id = m.id
+        WHERE m.id = ANY(${ids as string[]}) ORDER BY p.message_id, p.index`;
+  return groupBy(ids, rows, (r) => r.messageId);
+});
 
 /** What the next model request of each session would see (Session.context). */
 export const contextOfSession = perContext<string, ContextMessage[]>((ids, ctx) => sessionContexts(ctx.sql, ids));
@@ -119,7 +161,7 @@ export const fileOfChangeset = perContext<{ executionId: string; path: string },
 );
 
 export const snapshotById = perContext<string, SnapshotRow | null>(async (ids, ctx) => byKey(ids, await ctx.sql<SnapshotRow[]>`
-  SELECT id, session_id, host_id, captured_at, file_count, byte_size, pruned_at FROM snapshots WHERE id = ANY(${ids as string[]})`, (r) => r.id));
+  SELECT id, session_id, host_id, captured_at, file_count, byte_size, pruned_at FROM snapshots WHERE ${rowKeys(ctx.sql, ids)}`, (r) => r.id));
 
 // ---- connections: one page of children per parent --------------------------------------------------
 
@@ -128,9 +170,9 @@ interface PageKey<A> { parent: string; limit: number; after: A | null; along: bo
 
 /**
  * A loader of one page of children per parent. Keys with the same page arguments are fetched in one
- * query (a LATERAL join takes up to limit+1 rows per parent through the index). Keys asked `along`
- * also get `along(ctx, rows)` run once over the rows of all their pages, in the same batch (what the
- * selection reads of every row, loaded before any field of a row resolves).
+ * query (pageEach: up to limit+1 rows per parent through the index). Keys asked `along` also get
+ * `along(ctx, rows)` run once over the rows of all their pages, in the same batch (what the selection
+ * reads of every row, loaded before any field of a row resolves).
  */
 function paged<T, K extends CursorKind>(
   kind: K,
@@ -171,39 +213,107 @@ function paged<T, K extends CursorKind>(
     loader(ctx).load({ parent, limit: pageSize(args.first), after: decodeCursor(kind, args.after), along: !!opts.along });
 }
 
+type Fragment = postgres.PendingQuery<postgres.Row[]>;
+
+/**
+ * Up to `limit` rows of `table` per parent (`column` = parent), those matching `where`, in `order`.
+ * The form depends on where the tables are:
+ * - one parent: a plain `WHERE … ORDER BY … LIMIT` (on a cluster, a router query on the parent's shard
+ *   when the parent is a session);
+ * - one Postgres: `unnest(parents) CROSS JOIN LATERAL (… LIMIT)`, which reads limit rows per parent
+ *   through the index;
+ * - distributed (db/cluster.ts isDistributed): Citus cannot push down a LIMIT correlated to an outer row,
+ *   so `row_number() OVER (PARTITION BY parent …) <= limit` over the parents' rows: partitioned by the
+ *   distribution column it runs on each shard; by parent_id (children of a session, which may live on
+ *   any shard) Citus computes it on the coordinator over the children of those parents.
+ * `where` and `order` name the columns of `table` unqualified.
+ */
+function pageEach<T extends object>(ctx: Context, table: string, column: 'session_id' | 'parent_id', parents: string[], limit: number,
+  where: Fragment, order: Fragment): Promise<T[]> {
+  const db = ctx.sql;
+  const t = db(table);
+  const c = db(column);
+  if (parents.length === 1) return db<T[]>`SELECT * FROM ${t} WHERE ${c} = ${parents[0]} AND ${where} ORDER BY ${order} LIMIT ${limit}`;
+  if (isDistributed(db)) {
+    return withoutRank(db<(T & { pageRank?: number })[]>`
+      SELECT * FROM (
+        SELECT *, row_number() OVER (PARTITION BY ${c} ORDER BY ${order}) AS page_rank FROM ${t} WHERE ${c} = ANY(${parents}) AND ${where}
+      ) x WHERE page_rank <= ${limit} ORDER BY ${c}, page_rank`);
+  }
+  return db<T[]>`
+    SELECT c.* FROM unnest(${parents}::text[]) AS p(parent) CROSS JOIN LATERAL (
+      SELECT * FROM ${t} WHERE ${c} = p.parent AND ${where} ORDER BY ${order} LIMIT ${limit}) c`;
+}
+
+/**
+ * `pageEach` for children of executions (messages, jobs): found by (session, execution), the session
+ * being the one the execution ID carries; an execution ID of the old shape has its session read first
+ * (one more query, only when such an ID is asked).
+ */
+async function pageEachExecution<T extends object>(ctx: Context, table: string, executions: string[], limit: number,
+  where: Fragment, order: Fragment): Promise<T[]> {
+  const db = ctx.sql;
+  const sessionOfExecution = new Map<string, string>();
+  const old: string[] = [];
+  for (const id of executions) {
+    const s = sessionOf(id);
+    if (s) sessionOfExecution.set(id, s);
+    else old.push(id);
+  }
+  if (old.length) {
+    for (const r of await db<{ id: string; sessionId: string }[]>`SELECT id, session_id FROM executions WHERE id = ANY(${old})`) {
+      sessionOfExecution.set(r.id, r.sessionId);
+    }
+  }
+  const parents = executions.filter((id) => sessionOfExecution.has(id));
+  if (!parents.length) return [];
+  const sessions = parents.map((id) => sessionOfExecution.get(id)!);
+  const t = db(table);
+  if (parents.length === 1) {
+    return db<T[]>`SELECT * FROM ${t} WHERE session_id = ${sessions[0]} AND execution_id = ${parents[0]} AND ${where} ORDER BY ${order} LIMIT ${limit}`;
+  }
+  if (isDistributed(db)) {
+    return withoutRank(db<(T & { pageRank?: number })[]>`
+      SELECT * FROM (
+        SELECT *, row_number() OVER (PARTITION BY session_id, execution_id ORDER BY ${order}) AS page_rank FROM ${t}
+        WHERE session_id = ANY(${[...new Set(sessions)]}) AND execution_id = ANY(${parents}) AND ${where}
+      ) x WHERE page_rank <= ${limit} ORDER BY session_id, execution_id, page_rank`);
+  }
+  return db<T[]>`
+    SELECT c.* FROM unnest(${sessions}::text[], ${parents}::text[]) AS p(session, execution) CROSS JOIN LATERAL (
+      SELECT * FROM ${t} WHERE session_id = p.session AND execution_id = p.execution AND ${where} ORDER BY ${order} LIMIT ${limit}) c`;
+}
+
+/** The rows of a window-form page without their rank column. */
+async function withoutRank<T extends object>(q: Promise<(T & { pageRank?: number })[]>): Promise<T[]> {
+  return (await q).map(({ pageRank: _, ...r }) => r as T);
+}
+
 /** Children of a session, in ID order. */
-export const childrenOfSession = paged('session', (r: SessionRow) => r.id, (r) => r.parentId!, (ctx, parents, limit, after) => ctx.sql<SessionRow[]>`
-  SELECT c.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
-    SELECT * FROM sessions WHERE parent_id = p.id ${after ? ctx.sql`AND id > ${after}` : ctx.sql``} AND ${scope(ctx, 'directory')}
-    ORDER BY id LIMIT ${limit}) c`);
+export const childrenOfSession = paged('session', (r: SessionRow) => r.id, (r) => r.parentId!, (ctx, parents, limit, after) =>
+  pageEach<SessionRow>(ctx, 'sessions', 'parent_id', parents, limit,
+    ctx.sql`${after ? ctx.sql`id > ${after}` : ctx.sql`true`} AND ${scope(ctx, 'directory')}`, ctx.sql`id`));
 
 /** Executions of a session, newest first; `along`: with the changeset rows of the settled ones (knownChangeset). */
-export const executionsOfSession = paged('execution', (r: ExecutionRow) => r.sequence, (r) => r.sessionId, (ctx, parents, limit, after) => ctx.sql<ExecutionRow[]>`
-  SELECT e.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
-    SELECT * FROM executions WHERE session_id = p.id ${after !== null ? ctx.sql`AND sequence < ${after}` : ctx.sql``}
-    ORDER BY sequence DESC LIMIT ${limit}) e`,
+export const executionsOfSession = paged('execution', (r: ExecutionRow) => r.sequence, (r) => r.sessionId, (ctx, parents, limit, after) =>
+  pageEach<ExecutionRow>(ctx, 'executions', 'session_id', parents, limit,
+    after !== null ? ctx.sql`sequence < ${after}` : ctx.sql`true`, ctx.sql`sequence DESC`),
 (ctx, rows) => readChangesetRows(ctx, rows.filter((r) => r.status !== 'RUNNING').map((r) => r.id)));
 
 /** Messages of a session, oldest first. */
-export const messagesOfSession = paged('message', (r: MessageRow) => r.position, (r) => r.sessionId, (ctx, parents, limit, after) => ctx.sql<MessageRow[]>`
-  SELECT m.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
-    SELECT * FROM messages WHERE session_id = p.id ${after !== null ? ctx.sql`AND position > ${after}` : ctx.sql``}
-    ORDER BY position LIMIT ${limit}) m`);
+export const messagesOfSession = paged('message', (r: MessageRow) => r.position, (r) => r.sessionId, (ctx, parents, limit, after) =>
+  pageEach<MessageRow>(ctx, 'messages', 'session_id', parents, limit,
+    after !== null ? ctx.sql`position > ${after}` : ctx.sql`true`, ctx.sql`position`));
 
 /** Jobs of a session, in the order they started. */
-export const jobsOfSession = paged('job', (r: JobRow) => r.id, (r) => r.sessionId, (ctx, parents, limit, after) => ctx.sql<JobRow[]>`
-  SELECT j.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
-    SELECT * FROM jobs WHERE session_id = p.id ${after ? ctx.sql`AND id > ${after}` : ctx.sql``}
-    ORDER BY id LIMIT ${limit}) j`);
+export const jobsOfSession = paged('job', (r: JobRow) => r.id, (r) => r.sessionId, (ctx, parents, limit, after) =>
+  pageEach<JobRow>(ctx, 'jobs', 'session_id', parents, limit, after ? ctx.sql`id > ${after}` : ctx.sql`true`, ctx.sql`id`));
 
 /** Messages of an execution, oldest first. */
-export const messagesOfExecution = paged('message', (r: MessageRow) => r.position, (r) => r.executionId!, (ctx, parents, limit, after) => ctx.sql<MessageRow[]>`
-  SELECT m.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
-    SELECT * FROM messages WHERE execution_id = p.id ${after !== null ? ctx.sql`AND position > ${after}` : ctx.sql``}
-    ORDER BY position LIMIT ${limit}) m`);
+export const messagesOfExecution = paged('message', (r: MessageRow) => r.position, (r) => r.executionId!, (ctx, parents, limit, after) =>
+  pageEachExecution<MessageRow>(ctx, 'messages', parents, limit,
+    after !== null ? ctx.sql`position > ${after}` : ctx.sql`true`, ctx.sql`position`));
 
 /** Jobs of an execution, in the order they started. */
-export const jobsOfExecution = paged('job', (r: JobRow) => r.id, (r) => r.executionId!, (ctx, parents, limit, after) => ctx.sql<JobRow[]>`
-  SELECT j.* FROM unnest(${parents}::text[]) AS p(id) CROSS JOIN LATERAL (
-    SELECT * FROM jobs WHERE execution_id = p.id ${after ? ctx.sql`AND id > ${after}` : ctx.sql``}
-    ORDER BY id LIMIT ${limit}) j`);
+export const jobsOfExecution = paged('job', (r: JobRow) => r.id, (r) => r.executionId!, (ctx, parents, limit, after) =>
+  pageEachExecution<JobRow>(ctx, 'jobs', parents, limit, after ? ctx.sql`id > ${after}` : ctx.sql`true`, ctx.sql`id`));

@@ -62,11 +62,11 @@ export async function appendText(g: TestGateway, host: { token: string }, sessio
 
 /** Counts rows of the tables a failed mutation must leave untouched. */
 export async function snapshotCounts(g: TestGateway) {
-  const [r] = await g.sql`SELECT
-    (SELECT count(*) FROM sessions)::int AS sessions, (SELECT count(*) FROM executions)::int AS executions,
-    (SELECT count(*) FROM messages)::int AS messages, (SELECT count(*) FROM parts)::int AS parts,
-    (SELECT count(*) FROM jobs)::int AS jobs, (SELECT count(*) FROM journal)::int AS journal,
-    (SELECT count(*) FROM tombstones)::int AS tombstones, (SELECT count(*) FROM settlements)::int AS settlements,
-    (SELECT coalesce(sum(last_seq), 0))::int AS seqs FROM sessions`;
+  // One count per statement: also on a cluster, where each is a query of its own across the shards.
+  const count = async (table: string) => Number((await g.sql.unsafe(`SELECT count(*)::int AS n FROM ${table}`))[0].n);
+  const tables = ['sessions', 'executions', 'messages', 'parts', 'jobs', 'journal', 'tombstones', 'settlements'] as const;
+  const counts = await Promise.all(tables.map(count));
+  const r = Object.fromEntries(tables.map((t, i) => [t, counts[i]])) as Record<(typeof tables)[number], number> & { seqs: number };
+  r.seqs = Number((await g.sql`SELECT coalesce(sum(last_seq), 0)::int AS n FROM sessions`)[0].n);
   return r;
 }

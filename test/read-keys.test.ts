@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startTestGateway, type TestGateway } from './harness.js';
+import { registerHost } from './fixtures.js';
+import { isDistributed } from '../db/cluster.js';
+import { SYSTEM } from '../domain/access.js';
+import { createSession } from '../domain/sessions.js';
+import { beginExecution, settleExecution } from '../domain/executions.js';
+import { appendMessage } from '../domain/messages.js';
+import { startJob } from '../domain/jobs.js';
+import { sessionOf } from '../domain/ids.js';
+
+/**
+ * The read paths by key (issue 18): a row found by its ID is found by (session, id), whatever the shape
+ * of the ID, and the paged connections take one form per database (LATERAL … LIMIT on one Postgres, the
+ * window form on Citus, resolvers/loaders.ts pageEach) with the same answers. Run on both: the embedded
+ * Postgres by default, a Citus coordinator with CITUS_URL.
+ */
+
+let g: TestGateway;
+let hostID: string;
+/** Sessions made through the API (IDs of their rows carry them), with their children. */
+const tree: { parents: string[]; children: Map<string, string[]> } = { parents: [], children: new Map() };
+/** Rows inserted by SQL with IDs of the shape made before IDs carried their session. */
+const old = {
+  session: '',
+  execution: 'exe_0000000000000000000000old1',
+  message: 'msg_0000000000000000000000old1',
+  part: 'prt_0000000000000000000000old1',
+  job: 'job_0000000000000000000000old1',
+  start: 'snp_0000000000000000000000old1',
+  end: 'snp_0000000000000000000000old2',
+};
+
+beforeAll(async () => {
+  g = await startTestGateway({ sweepIntervalMs: 0 });
+  ({ hostID } = await registerHost(g));
+  // Three parents, each with executions, messages, jobs and children of its own (a different number each,
+  // so a page cut at the wrong parent shows).
+  for (let i = 0; i < 3; i++) {
+    const s = await createSession(g.sql, SYSTEM, { directory: '/read-keys', title: `p${i}` });
+    tree.parents.push(s.id);
+    const kids: string[] = [];
+    for (let k = 0; k < i + 1; k++) kids.push((await createSession(g.sql, SYSTEM, { directory: '/read-keys', title: `c${i}.${k}`, parentID: s.id })).id);
+    tree.children.set(s.id, kids);
+    for (let x = 0; x < i + 2; x++) {
+      const e = await beginExecution(g.sql, SYSTEM, { sessionID: s.id, hostID, trigger: 'PROMPT' });
+      for (let m = 0; m < 3; m++) {
+        await appendMessage(g.sql, SYSTEM, { sessionID: s.id, executionID: e.id, role: 'USER', origin: 'PROMPT', parts: [{ type: 'TEXT', text: `m${x}.${m}` }] });
+      }
+      await startJob(g.sql, SYSTEM, { sessionID: s.id, executionID: e.id, hostID, kind: 'SHELL', command: `job ${x}` });
+      await settleExecution(g.sql, SYSTEM, { executionID: e.id, status: 'SUCCEEDED' });
+    }
+  }
+  // A session whose rows have IDs of the old shape, written by SQL as an older gateway left them.
+  const s = await createSession(g.sql, SYSTEM, { directory: '/read-keys', title: 'old' });
+  old.session = s.id;
+  await g.sql`INSERT INTO snapshots (id, session_id, file_count, byte_size, manifest) VALUES
+    (${old.start}, ${s.id}, 0, 0, '{"files": [], "unscanned": []}'), (${old.end}, ${s.id}, 1, 2, '{"files": [], "unscanned": []}')`;
+  await g.sql`INSERT INTO executions (id, session_id, sequence, host_id, status, trigger, settled_at, start_snapshot_id, end_snapshot_id)
+    VALUES (${old.execution}, ${s.id}, 1, ${hostID}, 'SUCCEEDED', 'PROMPT', now(), ${old.start}, ${old.end})`;
+  await g.sql`INSERT INTO messages (id, session_id, execution_id, position, role, origin) VALUES (${old.message}, ${s.id}, ${old.execution}, 1, 'USER', 'PROMPT')`;
+  await g.sql`INSERT INTO parts (id, message_id, session_id, index, type, text) VALUES (${old.part}, ${old.message}, ${s.id}, 0, 'TEXT', 'old text')`;
+  await g.sql`INSERT INTO jobs (id, session_id, execution_id, host_id, kind, status, command) VALUES (${old.job}, ${s.id}, ${old.execution}, ${hostID}, 'SHELL', 'COMPLETED', 'old job')`;
+  await g.sql`INSERT INTO changesets (execution_id, session_id, coverage, file_count, additions) VALUES (${old.execution}, ${s.id}, 'COMPLETE', 1, 1)`;
+  await g.sql`INSERT INTO changeset_files (execution_id, session_id, ord, path, status, additions, patch)
+    VALUES (${old.execution}, ${s.id}, 0, 'a.txt', 'ADDED', 1, 'diff --git a/a.txt b/a.txt')`;
+});
+afterAll(async () => { await g?.stop(); });
+
+describe('reads by key', () => {
+  it('runs the form of its database (the window form exactly when the tables are distributed)', () => {
+    expect(isDistributed(g.sql)).toBe(inject('citus'));
+  });
+
+  it('IDs of the old shape (no session in them) still find their rows, and everything under them', async () => {
+    for (const id of Object.values(old).filter((v) => v !== old.session)) expect(sessionOf(id)).toBeNull();
+    const r = await g.gql(`query($e: ID!, $m: ID!, $j: ID!) {
+      execution(id: $e) { id session { id }
+        messages { edges { node { id parts { ... on TextPart { id text } } } } }
+        jobs { edges { node { id command } } }
+        changeset { fileCount files { path patch } file(path: "a.txt") { path status } }
+        boundary { __typename ... on SnapshotBoundary { start { id fileCount } end { id fileCount } } } }
+      message(id: $m) { id execution { id } parts { ... on TextPart { text } } }
+      job(id: $j) { id execution { id } }
+      n: node(id: $e) { id }
+      continuity(executionID: $e) { __typename } }`, { e: old.execution, m: old.message, j: old.job });
+    expect(r.errors).toBeUndefined();
+    expect(r.data).toEqual({
+      execution: {
+        id: old.execution, session: { id: old.session },
+        messages: { edges: [{ node: { id: old.message, parts: [{ id: old.part, text: 'old text' }] } }] },
+        jobs: { edges: [{ node: { id: old.job, command: 'old job' } }] },
+        changeset: { fileCount: 1, files: [{ path: 'a.txt', patch: 'diff --git a/a.txt b/a.txt' }], file: { path: 'a.txt', status: 'ADDED' } },
+        boundary: { __typename: 'SnapshotBoundary', start: { id: old.start, fileCount: 0 }, end: { id: old.end, fileCount: 1 } },
+      },
+      message: { id: old.message, execution: { id: old.execution }, parts: [{ text: 'old text' }] },
+      job: { id: old.job, execution: { id: old.execution } },
+      n: { id: old.execution },
+      continuity: { __typename: 'ContinuityContinuous' },
+    });
+  });
+
+  it('an execution of the old shape pages its messages and jobs beside executions whose IDs carry their session', async () => {
+    const [e] = await g.sql<{ id: string }[]>`SELECT id FROM executions WHERE session_id = ${tree.parents[2]} ORDER BY sequence LIMIT 1`;
+    const q = `query($a: ID!, $b: ID!) {
+      a: execution(id: $a) { messages(first: 2) { edges { node { id } } pageInfo { hasNextPage } } jobs(first: 1) { edges { node { id } } } }
+      b: execution(id: $b) { messages(first: 2) { edges { node { id } } pageInfo { hasNextPage } } jobs(first: 1) { edges { node { id } } } } }`;
+    const r = await g.gql(q, { a: old.execution, b: e.id });
+    expect(r.errors).toBeUndefined();
+    const msgs = await g.sql<{ id: string }[]>`SELECT id FROM messages WHERE session_id = ${tree.parents[2]} AND execution_id = ${e.id} ORDER BY position`;
+    const [job] = await g.sql<{ id: string }[]>`SELECT id FROM jobs WHERE session_id = ${tree.parents[2]} AND execution_id = ${e.id} ORDER BY id LIMIT 1`;
+    expect(r.data).toEqual({
+      a: { messages: { edges: [{ node: { id: old.message } }], pageInfo: { hasNextPage: false } }, jobs: { edges: [{ node: { id: old.job } }] } },
+      b: { messages: { edges: msgs.slice(0, 2).map((m) => ({ node: { id: m.id } })), pageInfo: { hasNextPage: true } }, jobs: { edges: [{ node: { id: job.id } }] } },
+    });
+  });
+
+  it('pages of several parents in one request answer what each parent alone answers, page after page', async () => {
+    const page = `executions(first: 2, after: $after) { edges { cursor node { id sequence
+        messages(first: 2) { edges { node { id } } pageInfo { hasNextPage } }
+        jobs(first: 1) { edges { node { id } } pageInfo { hasNextPage } } } }
+        pageInfo { hasNextPage endCursor } }
+      messages(first: 4) { edges { node { id } } pageInfo { hasNextPage } }
+      jobs(first: 2) { edges { node { id } } pageInfo { hasNextPage } }
+      children(first: 1) { edges { node { id } } pageInfo { hasNextPage endCursor } }`;
+    const all = await g.gql(`query($after: String) { ${tree.parents.map((_, i) => `s${i}: session(id: "${tree.parents[i]}") { ${page} }`).join(' ')} }`,
+      { after: null });
+    expect(all.errors).toBeUndefined();
+    for (let i = 0; i < tree.parents.length; i++) {
+      const one = await g.gql(`query($after: String) { s: session(id: "${tree.parents[i]}") { ${page} } }`, { after: null });
+      expect(one.errors).toBeUndefined();
+      expect(all.data[`s${i}`]).toEqual(one.data.s);
+      // Against the tables: newest executions first, two of them; the parent's own children, in ID order.
+      const execs = await g.sql<{ id: string }[]>`SELECT id FROM executions WHERE session_id = ${tree.parents[i]} ORDER BY sequence DESC`;
+      expect(one.data.s.executions.edges.map((e: any) => e.node.id)).toEqual(execs.slice(0, 2).map((e) => e.id));
+      expect(one.data.s.executions.pageInfo.hasNextPage).toBe(execs.length > 2);
+      expect(one.data.s.children.edges.map((e: any) => e.node.id)).toEqual(tree.children.get(tree.parents[i])!.slice(0, 1));
+      expect(one.data.s.children.pageInfo.hasNextPage).toBe(tree.children.get(tree.parents[i])!.length > 1);
+      expect(one.data.s.messages.edges).toHaveLength(4);
+      for (const e of one.data.s.executions.edges) {
+        expect(e.node.messages.edges).toHaveLength(2);
+        expect(e.node.messages.pageInfo.hasNextPage).toBe(true);
+        expect(e.node.jobs.edges).toHaveLength(1);
+        expect(e.node.jobs.pageInfo.hasNextPage).toBe(false);
+      }
+    }
+    // The next page of every parent at once (same `after` for all: the cursors of one list are its keys).
+    const after = all.data.s2.executions.pageInfo.endCursor;
+    const next = await g.gql(`query($after: String) { ${tree.parents.map((_, i) => `s${i}: session(id: "${tree.parents[i]}") { executions(first: 2, after: $after) { edges { node { sequence } } } }`).join(' ')} }`, { after });
+    expect(next.errors).toBeUndefined();
+    const seq = all.data.s2.executions.edges.at(-1).node.sequence;
+    for (let i = 0; i < tree.parents.length; i++) {
+      const rows = await g.sql<{ sequence: number }[]>`SELECT sequence FROM executions WHERE session_id = ${tree.parents[i]} AND sequence < ${seq} ORDER BY sequence DESC LIMIT 2`;
+      expect(next.data[`s${i}`].executions.edges.map((e: any) => e.node.sequence)).toEqual(rows.map((r) => r.sequence));
+    }
+  });
+});
