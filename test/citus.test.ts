@@ -112,14 +112,15 @@ if (!inject('citus')) {
 
         // Reads by ID, and the session's own lists.
         const read = await ok(s as never, `query($e: ID!, $m: ID!, $j: ID!) {
-          execution(id: $e) { id status sequence continuity { __typename } changeset { coverage { __typename } } messages(first: 5) { edges { node { id } } } jobs(first: 5) { edges { node { id } } } }
-          message(id: $m) { id revision parts { id text } }
+          execution(id: $e) { id status sequence changeset { coverage { __typename } } messages(first: 5) { edges { node { id } } } jobs(first: 5) { edges { node { id } } } }
+          message(id: $m) { id revision parts { id ... on TextPart { text } } }
           job(id: $j) { id status }
           node(id: $e) { id }
+          continuity(executionID: $e) { __typename }
         }`, { e: e1.id, m: m.id, j: job.id });
         expect(read.id).toBe(e1.id);
         const all = await s.gql(`query($e: ID!, $m: ID!, $j: ID!, $s: ID!) {
-          message(id: $m) { id revision parts { text } }
+          message(id: $m) { id revision parts { ... on TextPart { text } } }
           job(id: $j) { id status }
           node(id: $e) { id }
           session(id: $s) { id executions(first: 3) { edges { node { id status } } } messages(first: 3) { edges { node { id } } } jobs(first: 3) { edges { node { id } } } }
