@@ -138,14 +138,17 @@ describe.skipIf(!bin)('OpenCode bridge killed between a gateway mutation and its
       await until('restarted bridge caught up', async () => /backfill: 0 events/.test(b.logs.join('')) || null, 120_000);
       expect(await mirrored()).toEqual(want);
       // Every execution settled, with the files of its step.
-      const rows = await gw.sql`SELECT e.status, coalesce(c.files, '[]'::jsonb) AS files FROM executions e
-        LEFT JOIN LATERAL (SELECT jsonb_agg(f.path ORDER BY f.path) AS files FROM changeset_files f WHERE f.execution_id = e.id) c ON true
-        JOIN sessions s ON s.id = e.session_id WHERE s.host_metadata->'opencode'->>'sessionID' = ${ocSession} ORDER BY e.sequence`;
+      const rows = await gw.sql`
+        SELECT e.status, coalesce(jsonb_agg(f.path ORDER BY f.path) FILTER (WHERE f.path IS NOT NULL), '[]'::jsonb) AS files
+        FROM executions e JOIN sessions s ON s.id = e.session_id
+        LEFT JOIN changeset_files f ON f.session_id = e.session_id AND f.execution_id = e.id
+        WHERE s.host_metadata->'opencode'->>'sessionID' = ${ocSession}
+        GROUP BY e.session_id, e.id, e.status, e.sequence ORDER BY e.sequence`;
       expect(rows.map((r) => r.status)).toEqual(Array(want.executions).fill('SUCCEEDED'));
       expect(rows.map((r) => r.files)).toEqual([['b.txt'], ['c.txt'], [], ['c.txt'], []]);
       // The first turn was read from OpenCode's history, where what OpenCode's capture skipped cannot be
       // known: its changesets list their files but never read complete.
-      const coverage = await gw.sql`SELECT c.coverage, c.omissions FROM changesets c JOIN executions e ON e.id = c.execution_id
+      const coverage = await gw.sql`SELECT c.coverage, c.omissions FROM changesets c JOIN executions e ON e.session_id = c.session_id AND e.id = c.execution_id
         JOIN sessions s ON s.id = e.session_id WHERE s.host_metadata->'opencode'->>'sessionID' = ${ocSession} ORDER BY e.sequence LIMIT 3`;
       for (const c of coverage) {
         expect(c.coverage).toBe('OMITTED');
