@@ -1,3 +1,4 @@
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { registerHost } from './fixtures.js';
@@ -8,6 +9,9 @@ import { beginExecution, settleExecution } from '../domain/executions.js';
 import { appendMessage } from '../domain/messages.js';
 import { startJob } from '../domain/jobs.js';
 import { sessionOf } from '../domain/ids.js';
+import { changesetFiles, changesetFilesAt, changesetRows } from '../domain/changesets.js';
+import { executionsById, jobsById, messagesById, sessionsById } from '../resolvers/loaders.js';
+import type { Context } from '../resolvers/context.js';
 
 /**
  * The read paths by key (issue 18): a row found by its ID is found by (session, id), whatever the shape
@@ -113,6 +117,37 @@ describe('reads by key', () => {
       a: { messages: { edges: [{ node: { id: old.message } }], pageInfo: { hasNextPage: false } }, jobs: { edges: [{ node: { id: old.job } }] } },
       b: { messages: { edges: msgs.slice(0, 2).map((m) => ({ node: { id: m.id } })), pageInfo: { hasNextPage: true } }, jobs: { edges: [{ node: { id: job.id } }] } },
     });
+  });
+
+  it.skipIf(!inject('citus'))('on Citus, a read by ID runs on the shard of its session alone', async () => {
+    const sessionID = tree.parents[1];
+    const [e] = await g.sql<{ id: string }[]>`SELECT id FROM executions WHERE session_id = ${sessionID} ORDER BY sequence DESC LIMIT 1`;
+    const [m] = await g.sql<{ id: string }[]>`SELECT id FROM messages WHERE session_id = ${sessionID} LIMIT 1`;
+    const [j] = await g.sql<{ id: string }[]>`SELECT id FROM jobs WHERE session_id = ${sessionID} LIMIT 1`;
+    // The statements the loaders send (text and parameters, as postgres.js sends them), then explained.
+    const sent: { query: string; params: unknown[] }[] = [];
+    const spy = postgres(g.dbUrl, { max: 1, onnotice: () => {}, transform: { column: { from: postgres.toCamel } }, debug: (_c, query, params) => { sent.push({ query, params }); } });
+    const ctx = { sql: spy, actor: SYSTEM } as unknown as Context;
+    const reads: Record<string, () => Promise<unknown>> = {
+      session: () => sessionsById([sessionID], ctx), execution: () => executionsById([e.id], ctx),
+      message: () => messagesById([m.id], ctx), job: () => jobsById([j.id], ctx),
+      changeset: () => changesetRows(spy, [e.id]), files: () => changesetFiles(spy, [e.id]),
+      file: () => changesetFilesAt(spy, [{ executionId: e.id, path: 'a.txt' }]),
+    };
+    const tasks: Record<string, number[]> = {};
+    try {
+      for (const [name, read] of Object.entries(reads)) {
+        await read(); // once to warm up (postgres.js reads array type OIDs once per connection)
+        sent.length = 0;
+        await read();
+        expect(sent).toHaveLength(1);
+        const plan = await spy.unsafe(`EXPLAIN ${sent[0].query}`, sent[0].params as never[]);
+        tasks[name] = plan.flatMap((r) => /Task Count: (\d+)/.exec(String(Object.values(r)[0]))?.[1] ?? []).map(Number);
+      }
+    } finally {
+      await spy.end();
+    }
+    expect(tasks).toEqual(Object.fromEntries(Object.keys(reads).map((k) => [k, [1]])));
   });
 
   it('pages of several parents in one request answer what each parent alone answers, page after page', async () => {
