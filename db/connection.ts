@@ -10,6 +10,8 @@ export interface ConnectOptions {
   /** Called once per round trip to the server (tests count them). */
   onQuery?: (query: string) => void;
   applicationName?: string;
+  /** Server settings for every connection of the pool (startup parameters). */
+  settings?: Record<string, string>;
 }
 
 export function connect(url: string, opts: ConnectOptions = {}): Sql {
@@ -19,7 +21,7 @@ export function connect(url: string, opts: ConnectOptions = {}): Sql {
     // Rows come back with camelCase keys (session_id -> sessionId).
     transform: { column: { from: postgres.toCamel } },
     idle_timeout: 30,
-    connection: { application_name: opts.applicationName ?? 'agent-history-gateway' },
+    connection: { application_name: opts.applicationName ?? 'agent-history-gateway', ...opts.settings },
     debug: opts.onQuery ? (_conn, query) => opts.onQuery!(query) : undefined,
     types: {
       // bigint columns (journal seq, settlement pos) fit in a JS number for any realistic history.

@@ -1,7 +1,6 @@
 import type { Sql, Tx } from '../db/connection.js';
-import { rowKey } from './shard.js';
 import type { Actor } from './access.js';
-import { issueCommand, type HostCommandRow } from './commands.js';
+import { acknowledge, issueCommand, type HostCommandRow } from './commands.js';
 import { InvalidRequestError, SessionSealedError } from './errors.js';
 import { requireHost } from './hosts.js';
 import { newId } from './ids.js';
@@ -72,8 +71,7 @@ export async function requestAdmissionClose(tx: Tx, sessionID: string): Promise<
 export async function closeAdmissions(sql: Sql, _actor: Actor, c: HostCommandRow): Promise<HostCommandRow> {
   return sql.begin(async (tx) => {
     const [s] = await tx`SELECT id FROM sessions WHERE id = ${c.sessionId} FOR UPDATE`;
-    const [u] = await tx<HostCommandRow[]>`
-      UPDATE host_commands SET acknowledged_at = coalesce(acknowledged_at, now()) WHERE ${rowKey(tx, c.id)} RETURNING *`;
+    const u = (await acknowledge(tx, c.id))!;
     if (!s || c.acknowledgedAt) return u;
     const closed = await tx`
       -- Every open one: none is granted once the seal has begun, and this command was issued after that.

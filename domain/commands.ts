@@ -125,10 +125,22 @@ export async function acknowledgeCommand(sql: Sql, actor: Actor, input: { comman
   const c = await findCommand(sql, actor, commandID);
   if (!c) throw unknownCommand(commandID);
   if (c.kind === 'CLOSE_ADMISSIONS') return closeAdmissions(sql, actor, c);
-  const [u] = await sql<HostCommandRow[]>`
-    UPDATE host_commands SET acknowledged_at = coalesce(acknowledged_at, now()) WHERE ${rowKey(sql, commandID)} RETURNING *`;
+  const u = await acknowledge(sql, commandID);
   if (!u) throw unknownCommand(commandID); // removed with its session meanwhile
   return u;
+}
+
+/**
+ * Marks the command acknowledged now, unless it already is; answers the row (null when it is gone).
+ * (Two statements rather than `coalesce(acknowledged_at, now())`: Citus refuses a non-immutable
+ * function inside COALESCE in a distributed write.)
+ */
+export async function acknowledge(db: Db, commandID: string): Promise<HostCommandRow | null> {
+  const [u] = await db<HostCommandRow[]>`
+    UPDATE host_commands SET acknowledged_at = now() WHERE ${rowKey(db, commandID)} AND acknowledged_at IS NULL RETURNING *`;
+  if (u) return u;
+  const [c] = await db<HostCommandRow[]>`SELECT * FROM host_commands WHERE ${rowKey(db, commandID)}`;
+  return c ?? null;
 }
 
 /** The one answer for a command the caller may not know of, whatever the reason. */

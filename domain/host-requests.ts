@@ -130,9 +130,11 @@ async function readState(db: Db, commandID: string): Promise<CommandState | null
  */
 async function closeRequest(db: Db, commandID: string): Promise<boolean> {
   const rows = await db`
-    UPDATE host_commands SET timed_out_at = statement_timestamp(), acknowledged_at = coalesce(acknowledged_at, statement_timestamp())
+    UPDATE host_commands SET timed_out_at = statement_timestamp()
     WHERE ${rowKey(db, commandID)} AND replied_at IS NULL AND timed_out_at IS NULL RETURNING id`;
-  return rows.length > 0;
+  if (!rows.length) return false;
+  await db`UPDATE host_commands SET acknowledged_at = timed_out_at WHERE ${rowKey(db, commandID)} AND acknowledged_at IS NULL`;
+  return true;
 }
 
 /**
@@ -204,11 +206,15 @@ export async function findRequest(db: Db, actor: Actor, commandID: unknown): Pro
 
 export async function markReplied(tx: Tx, c: HostRequestRow, reply: unknown): Promise<HostRequestRow> {
   const [u] = await tx<HostRequestRow[]>`
-    UPDATE host_commands SET replied_at = statement_timestamp(), acknowledged_at = coalesce(acknowledged_at, statement_timestamp()),
-      reply = ${tx.json(reply as any)}
+    UPDATE host_commands SET replied_at = statement_timestamp(), reply = ${tx.json(reply as any)}
     WHERE ${rowKey(tx, c.id)} AND replied_at IS NULL AND timed_out_at IS NULL AND expires_at > statement_timestamp()
     RETURNING *`;
   if (u) {
+    // Replied is acknowledged (a second statement: see commands.ts acknowledge).
+    if (!u.acknowledgedAt) {
+      await tx`UPDATE host_commands SET acknowledged_at = replied_at WHERE ${rowKey(tx, c.id)} AND acknowledged_at IS NULL`;
+      u.acknowledgedAt = u.repliedAt;
+    }
     await notifyReply(tx, c.id);
     return u;
   }

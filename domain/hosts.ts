@@ -68,14 +68,18 @@ export async function registerHost(sql: Sql, actor: Actor, input: RegisterHostIn
 /** Extends the lease by its length from now. A lapsed lease can be renewed; work already swept stays lost. */
 export async function renewHostLease(sql: Sql, actor: Actor, input: { hostID: string }): Promise<HostRow> {
   const hostID = requireId('host', input.hostID, 'hostID');
-  const [h] = await sql<HostRow[]>`
-    UPDATE hosts h SET lease_expires_at = x.expires, renewed_at = x.now
-    FROM (SELECT now() AS now, now() + lease_ms * interval '1 millisecond' AS expires FROM hosts WHERE id = ${hostID}) x
-    -- (the new expiry is computed in a subquery: Citus refuses a write whose SET calls a non-immutable
-    -- function on a column, and hosts is a reference table there)
-    WHERE h.id = ${hostID} AND (${isUnscopedAdmin(actor)} OR h.token_id = ${actor.tokenID}) RETURNING h.*`;
-  if (!h) throw new HostNotFoundError(hostID);
-  return h;
+  // The lease length is read first and the renewal guarded by it: Citus (hosts is a reference table
+  // there) refuses a write whose SET calls a non-immutable function on a column (now() + lease_ms).
+  for (;;) {
+    const [cur] = await sql<{ leaseMs: number }[]>`
+      SELECT lease_ms FROM hosts WHERE id = ${hostID} AND (${isUnscopedAdmin(actor)} OR token_id = ${actor.tokenID})`;
+    if (!cur) throw new HostNotFoundError(hostID);
+    const [h] = await sql<HostRow[]>`
+      UPDATE hosts SET lease_expires_at = now() + ${cur.leaseMs} * interval '1 millisecond', renewed_at = now()
+      WHERE id = ${hostID} AND lease_ms = ${cur.leaseMs} AND (${isUnscopedAdmin(actor)} OR token_id = ${actor.tokenID}) RETURNING *`;
+    if (h) return h;
+    // Registered again with another lease length meanwhile: renew by that one.
+  }
 }
 
 /**

@@ -2,7 +2,9 @@ import { describe, expect, inject, it } from 'vitest';
 import { connect, type Sql } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { distribute, DistributionPlanError, DISTRIBUTION_PLAN } from '../db/distribute.js';
-import { createTestDatabase } from './harness.js';
+import { createTestDatabase, gql, startTestGateway } from './harness.js';
+import { buildApp } from '../server/app.js';
+import { appendText, begin, createSession, ok, registerHost, settle, startJob } from './fixtures.js';
 
 /** The foreign keys of the public schema, as their definitions. */
 async function foreignKeys(sql: Sql): Promise<string[]> {
@@ -28,6 +30,59 @@ if (!inject('citus')) {
   });
 } else {
   describe('Citus (CITUS_URL)', () => {
+    it('reads and writes of one session by its rows\' IDs run on its shard alone: a statement across shards is refused', async () => {
+      const g = await startTestGateway({ sweepIntervalMs: 0 });
+      // A second instance whose every statement must be a one-shard (router) one: Citus raises an error
+      // for any statement that would run tasks on several shards.
+      const strictSql = connect(g.dbUrl, { max: 3, settings: { 'citus.multi_task_query_log_level': 'error' } });
+      const strict = buildApp({ sql: strictSql, gateway: { sweepIntervalMs: 0, retentionIntervalMs: 0 } });
+      try {
+        await strict.start();
+        const s = { ...g, gql: (q: string, v?: Record<string, unknown>, t?: string | null) => gql(strict.url, t === undefined ? g.admin : t, q, v) };
+        const [{ n }] = await strictSql<{ n: number }[]>`SELECT count(*)::int AS n FROM citus_shards WHERE table_name = 'executions'::regclass`;
+        expect(n).toBeGreaterThan(1);
+        // Statements across shards are what this instance refuses (the check is on).
+        await expect(strictSql`SELECT count(*) FROM executions`).rejects.toThrow(/multi-task|multi task|shards/i);
+
+        const host = await registerHost(g);
+        const session = await createSession(g, { title: 'one shard', directory: '/citus' });
+        // Writes of the session, through the strict instance.
+        const e1 = await begin(s as never, host, session.id);
+        expect(e1.__typename).toBe('Execution');
+        const m = await appendText(s as never, host, session.id, 'hello', { executionID: e1.id });
+        expect(m.__typename).toBe('Message');
+        const job = await startJob(s as never, host, session.id, { executionID: e1.id });
+        expect(job.__typename).toBe('Job');
+        expect((await settle(s as never, host, e1.id)).status).toBe('SUCCEEDED');
+        const fixed = await ok(s as never, `mutation($input: CorrectMessagePartInput!) { correctMessagePart(input: $input) { __typename ... on MessagePartCorrected { message { revision } } } }`,
+          { input: { messageID: m.id, partID: m.parts[0].id, text: 'hello, corrected' } });
+        expect(fixed.__typename).toBe('MessagePartCorrected');
+
+        // Reads by ID, and the session's own lists.
+        const read = await ok(s as never, `query($e: ID!, $m: ID!, $j: ID!) {
+          execution(id: $e) { id status sequence continuity { __typename } changeset { coverage { __typename } } messages(first: 5) { edges { node { id } } } jobs(first: 5) { edges { node { id } } } }
+          message(id: $m) { id revision parts { id text } }
+          job(id: $j) { id status }
+          node(id: $e) { id }
+        }`, { e: e1.id, m: m.id, j: job.id });
+        expect(read.id).toBe(e1.id);
+        const all = await s.gql(`query($e: ID!, $m: ID!, $j: ID!, $s: ID!) {
+          message(id: $m) { id revision parts { text } }
+          job(id: $j) { id status }
+          node(id: $e) { id }
+          session(id: $s) { id executions(first: 3) { edges { node { id status } } } messages(first: 3) { edges { node { id } } } jobs(first: 3) { edges { node { id } } } }
+        }`, { e: e1.id, m: m.id, j: job.id, s: session.id });
+        expect(all.errors).toBeUndefined();
+        expect(all.data.message.parts[0].text).toBe('hello, corrected');
+        expect(all.data.session.executions.edges.map((x: any) => x.node.id)).toEqual([e1.id]);
+        expect(all.data.job.id).toBe(job.id);
+      } finally {
+        await strict.stop();
+        await strictSql.end({ timeout: 1 });
+        await g.stop();
+      }
+    });
+
     it('places every table as DISTRIBUTION_PLAN says, colocated, on every worker; keeps the foreign keys; a second distribute() does nothing', async () => {
       const db = await createTestDatabase();
       const sql = connect(db.url, { max: 1 });
@@ -68,7 +123,7 @@ if (!inject('citus')) {
         const local = tables.filter((t) => !placed.has(t)).sort();
         expect(local).toContain('tokens');
         expect(local).toContain('schema_migrations');
-        for (const t of local) expect(t).toMatch(/^(tokens|schema_migrations|bridge_opencode_.+)$/);
+        for (const t of local) expect(t).toMatch(/^(tokens|clocks|schema_migrations|bridge_opencode_.+)$/);
         expect(placed.size).toBe(tables.length - local.length);
 
         // Shards of the session group on every worker.

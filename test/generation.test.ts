@@ -197,7 +197,9 @@ describe('generate', () => {
     const rows = await g.sql`SELECT id FROM host_commands WHERE session_id = ${sessionID} AND kind = 'GENERATE' ORDER BY id`;
     expect(rows).toHaveLength(2);
     // The first one closed two days ago (time moved back), the second just now.
-    await g.sql`UPDATE host_commands SET replied_at = replied_at - interval '2 days', expires_at = expires_at - interval '2 days' WHERE id = ${rows[0].id}`;
+    const [c] = await g.sql<{ repliedAt: Date; expiresAt: Date }[]>`SELECT replied_at, expires_at FROM host_commands WHERE id = ${rows[0].id}`;
+    const back = (t: Date) => new Date(t.getTime() - 2 * 86_400_000);
+    await g.sql`UPDATE host_commands SET replied_at = ${back(c.repliedAt)}, expires_at = ${back(c.expiresAt)} WHERE id = ${rows[0].id}`;
     const before = await g.sql`SELECT count(*)::int AS n FROM host_commands WHERE kind NOT IN ('GENERATE', 'COMPACT_SESSION')`;
     expect(await pruneHostRequests(g.sql)).toBeGreaterThanOrEqual(1);
     const left = await g.sql`SELECT id, payload::text AS payload FROM host_commands WHERE session_id = ${sessionID} AND kind = 'GENERATE'`;

@@ -7,6 +7,11 @@ import { migrate } from '../db/migrate.js';
 import { createToken } from '../domain/tokens.js';
 import { buildApp, type App, type AppOptions } from '../server/app.js';
 import type { Role } from '../domain/access.js';
+import { createLogger, setLogger } from '../server/logging.js';
+
+// TEST_LOG=error (or warn, info, debug) prints the gateway's log while the tests run: the cause of a
+// masked "Unexpected error." is there.
+if (process.env.TEST_LOG) setLogger(createLogger(process.env.TEST_LOG as never));
 
 /** A database of its own for one test file, on the run's server (embedded or DATABASE_URL). */
 export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {

@@ -78,7 +78,7 @@ describe('seal across restarts', () => {
     const bus = g.app.gateway.bus;
     const [resyncs, relistens] = [bus.resyncs, bus.relistens];
     // A job end committed without its notification (as if the listening connection was down then).
-    await g.sql`UPDATE jobs SET status = 'CANCELLED', completed_at = clock_timestamp() WHERE id = ${job.id}`;
+    await g.sql`UPDATE jobs SET status = 'CANCELLED', completed_at = statement_timestamp() WHERE id = ${job.id}`;
     // Positive signals that the instance went on working meanwhile: a notification committed after
     // that update reached this instance's bus, and lease sweeps ran. The seal stays waiting.
     const heardFrom = new Set<string>();
