@@ -72,7 +72,7 @@ beforeAll(async () => {
 afterAll(async () => { await g?.stop(); });
 
 describe('reads by key', () => {
-  it('takes the forms of its database (the cluster's exactly when the tables are distributed)', () => {
+  it('takes the forms of its database (those of a cluster exactly when the tables are distributed)', () => {
     expect(isDistributed(g.sql)).toBe(inject('citus'));
   });
 
