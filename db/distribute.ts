@@ -128,13 +128,16 @@ export async function distribute(sql: Sql): Promise<DistributeResult> {
     if (setting && !already) {
       const [{ db }] = await tx<{ db: string }[]>`SELECT quote_ident(current_database()) AS db`;
       await tx.unsafe(`ALTER DATABASE ${db} SET citus.propagate_set_commands = 'local'`);
+      // New sessions take it from the database; this one (a pool's first, that migrated) takes it now.
+      await tx`SET citus.propagate_set_commands = 'local'`;
       result.propagateSet = true;
     }
   });
   return result;
 }
 
-function planned(table: string): boolean {
+/** Whether DISTRIBUTION_PLAN places `table` (as reference, distributed or local). */
+export function planned(table: string): boolean {
   const p = DISTRIBUTION_PLAN;
   return (p.reference as readonly string[]).includes(table)
     || p.distributed.some((d) => d.table === table)

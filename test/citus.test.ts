@@ -1,7 +1,7 @@
 import { describe, expect, inject, it } from 'vitest';
 import { connect, type Sql } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
-import { distribute, DistributionPlanError, DISTRIBUTION_PLAN } from '../db/distribute.js';
+import { distribute, DistributionPlanError, DISTRIBUTION_PLAN, planned } from '../db/distribute.js';
 import { createTestDatabase, gql, startTestGateway } from './harness.js';
 import { buildApp } from '../server/app.js';
 import { appendText, begin, createSession, ok, registerHost, settle, startJob } from './fixtures.js';
@@ -13,6 +13,58 @@ async function foreignKeys(sql: Sql): Promise<string[]> {
     WHERE contype = 'f' AND connamespace = 'public'::regnamespace ORDER BY 1`;
   return rows.map((r) => r.d);
 }
+
+// On plain Postgres too (CI): the schema the migrations make is one Citus can place as the plan says.
+it('DISTRIBUTION_PLAN names every table, and the keys follow Citus\'s rules for it', async () => {
+  const db = await createTestDatabase();
+  const sql = connect(db.url, { max: 1 });
+  try {
+    await migrate(sql, { distribute: false });
+    const tables = (await sql<{ t: string }[]>`
+      SELECT relname AS t FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'p') AND NOT relispartition`).map((r) => r.t);
+    expect(tables.filter((t) => !planned(t))).toEqual([]);
+    const byTable = new Map(DISTRIBUTION_PLAN.distributed.map((d) => [d.table as string, d]));
+    const group = (t: string): string => { const d = byTable.get(t)!; return d.colocateWith === 'none' ? t : group(d.colocateWith); };
+    for (const t of [...DISTRIBUTION_PLAN.reference, ...byTable.keys()]) expect(tables, `plan names a missing table ${t}`).toContain(t);
+
+    // Every unique index of a distributed table includes its distribution column.
+    const uniques = await sql<{ table: string; index: string; columns: string[] }[]>`
+      SELECT c.relname AS table, i.indexrelid::regclass::text AS index,
+             array(SELECT a.attname FROM pg_attribute a WHERE a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)) AS columns
+      FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+      WHERE c.relnamespace = 'public'::regnamespace AND i.indisunique`;
+    for (const u of uniques) {
+      const d = byTable.get(u.table);
+      if (d) expect(u.columns, `${u.index} must include ${d.column}`).toContain(d.column);
+    }
+    expect(uniques.length).toBeGreaterThan(10);
+
+    // Foreign keys: between distributed tables, within a colocation group and on the distribution
+    // columns; from a distributed table, to a reference one; none from a reference or local table.
+    const fks = await sql<{ name: string; from: string; to: string; cols: string[]; refs: string[] }[]>`
+      SELECT conname AS name, conrelid::regclass::text AS from, confrelid::regclass::text AS to,
+             array(SELECT attname FROM unnest(conkey) WITH ORDINALITY k(n, o) JOIN pg_attribute ON attrelid = conrelid AND attnum = k.n ORDER BY o) AS cols,
+             array(SELECT attname FROM unnest(confkey) WITH ORDINALITY k(n, o) JOIN pg_attribute ON attrelid = confrelid AND attnum = k.n ORDER BY o) AS refs
+      FROM pg_constraint WHERE contype = 'f' AND connamespace = 'public'::regnamespace`;
+    const reference = DISTRIBUTION_PLAN.reference as readonly string[];
+    for (const fk of fks) {
+      const from = byTable.get(fk.from);
+      const to = byTable.get(fk.to);
+      expect(from, `${fk.name}: only distributed tables may have foreign keys`).toBeDefined();
+      if (!to) {
+        expect(reference, `${fk.name}: to a reference table`).toContain(fk.to);
+        continue;
+      }
+      expect(group(fk.from), `${fk.name}: colocated`).toBe(group(fk.to));
+      const at = fk.refs.indexOf(to.column);
+      expect(at >= 0 && fk.cols[at] === from!.column, `${fk.name}: ${fk.cols} -> ${fk.refs} on the distribution columns`).toBe(true);
+    }
+    expect(fks.length).toBeGreaterThan(10);
+  } finally {
+    await sql.end();
+    await db.drop();
+  }
+});
 
 if (!inject('citus')) {
   it.skip('Citus: skipped, set CITUS_URL to a coordinator with workers to run', () => {});
@@ -60,14 +112,15 @@ if (!inject('citus')) {
 
         // Reads by ID, and the session's own lists.
         const read = await ok(s as never, `query($e: ID!, $m: ID!, $j: ID!) {
-          execution(id: $e) { id status sequence continuity { __typename } changeset { coverage { __typename } } messages(first: 5) { edges { node { id } } } jobs(first: 5) { edges { node { id } } } }
-          message(id: $m) { id revision parts { id text } }
+          execution(id: $e) { id status sequence changeset { coverage { __typename } } messages(first: 5) { edges { node { id } } } jobs(first: 5) { edges { node { id } } } }
+          message(id: $m) { id revision parts { id ... on TextPart { text } } }
           job(id: $j) { id status }
           node(id: $e) { id }
+          continuity(executionID: $e) { __typename }
         }`, { e: e1.id, m: m.id, j: job.id });
         expect(read.id).toBe(e1.id);
         const all = await s.gql(`query($e: ID!, $m: ID!, $j: ID!, $s: ID!) {
-          message(id: $m) { id revision parts { text } }
+          message(id: $m) { id revision parts { ... on TextPart { text } } }
           job(id: $j) { id status }
           node(id: $e) { id }
           session(id: $s) { id executions(first: 3) { edges { node { id status } } } messages(first: 3) { edges { node { id } } } jobs(first: 3) { edges { node { id } } } }
@@ -137,7 +190,9 @@ if (!inject('citus')) {
         expect(await foreignKeys(sql)).toEqual(before);
         expect(first.foreignKeys).toHaveLength(before.length);
 
-        // SET LOCAL on the coordinator reaches the workers (new sessions of this database).
+        // SET LOCAL on the coordinator reaches the workers (this session, and new sessions of this database).
+        const [{ mine }] = await sql<{ mine: string }[]>`SELECT current_setting('citus.propagate_set_commands') AS mine`;
+        expect(mine).toBe('local');
         const fresh = connect(db.url, { max: 1 });
         try {
           const [{ v }] = await fresh<{ v: string }[]>`SELECT current_setting('citus.propagate_set_commands') AS v`;

@@ -41,7 +41,8 @@ test('transactions whose connection is terminated mid-way reject cleanly, 40 tim
       const t0 = Date.now();
       const r = await sql.begin(async (tx) => {
         const [{ pid }] = await tx`SELECT pg_backend_pid() AS pid`;
-        await killer`SELECT pg_terminate_backend(${pid})`;
+        // Typed: Citus adds a pg_terminate_backend(bigint, bigint) that makes an untyped argument ambiguous.
+        await killer`SELECT pg_terminate_backend(${pid}::int)`;
         await tx`SELECT 1`;
         return 'committed';
       }).catch((e: { code?: string }) => e.code ?? 'error');
