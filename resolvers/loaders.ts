@@ -222,10 +222,16 @@ type Fragment = postgres.PendingQuery<postgres.Row[]>;
  *   when the parent is a session);
  * - one Postgres: `unnest(parents) CROSS JOIN LATERAL (… LIMIT)`, which reads limit rows per parent
  *   through the index;
- * - distributed (db/cluster.ts isDistributed): Citus cannot push down a LIMIT correlated to an outer row,
- *   so `row_number() OVER (PARTITION BY parent …) <= limit` over the parents' rows: partitioned by the
- *   distribution column it runs on each shard; by parent_id (children of a session, which may live on
- *   any shard) Citus computes it on the coordinator over the children of those parents.
+ * - distributed (db/cluster.ts isDistributed), children of sessions: Citus cannot push down a LIMIT
+ *   correlated to a row of `unnest`, but it does push one correlated to a row of a colocated table on
+ *   the distribution column, so the LATERAL is driven by the parents' own `sessions` rows (each shard
+ *   then reads limit rows per parent of its own through the index, as one Postgres does). A window form
+ *   (row_number() OVER (PARTITION BY session_id …)) would push down too, but sorts every row of a
+ *   parent matching `where` before cutting (PostgreSQL 15 cannot read `session_id = ANY(…)` in index
+ *   order): a page of a long session would read all of it;
+ * - distributed, children of a session by parent_id (sessions are distributed by id: a parent's
+ *   children may live on any shard): `row_number() OVER (PARTITION BY parent_id ORDER BY …) <= limit`,
+ *   which Citus computes on the coordinator over the children of those parents, read from every shard.
  * `where` and `order` name the columns of `table` unqualified.
  */
 function pageEach<T extends object>(ctx: Context, table: string, column: 'session_id' | 'parent_id', parents: string[], limit: number,
@@ -234,6 +240,13 @@ function pageEach<T extends object>(ctx: Context, table: string, column: 'sessio
   const t = db(table);
   const c = db(column);
   if (parents.length === 1) return db<T[]>`SELECT * FROM ${t} WHERE ${c} = ${parents[0]} AND ${where} ORDER BY ${order} LIMIT ${limit}`;
+  if (isDistributed(db) && column === 'session_id') {
+    // (session_id = ANY(parents) inside as well: Citus prunes each table by its own conditions.)
+    return db<T[]>`
+      SELECT c.* FROM sessions p CROSS JOIN LATERAL (
+        SELECT * FROM ${t} WHERE session_id = p.id AND session_id = ANY(${parents}) AND ${where} ORDER BY ${order} LIMIT ${limit}) c
+      WHERE p.id = ANY(${parents})`;
+  }
   if (isDistributed(db)) {
     return withoutRank(db<(T & { pageRank?: number })[]>`
       SELECT * FROM (
@@ -246,42 +259,20 @@ function pageEach<T extends object>(ctx: Context, table: string, column: 'sessio
 }
 
 /**
- * `pageEach` for children of executions (messages, jobs): found by (session, execution), the session
- * being the one the execution ID carries; an execution ID of the old shape has its session read first
- * (one more query, only when such an ID is asked).
+ * `pageEach` for children of executions (messages, jobs), in one form on one Postgres and on a cluster:
+ * the LATERAL is driven by the executions' own rows, found by key (domain/shard.ts rowKeys; an ID of the
+ * old shape through the index on id), and reads limit rows per execution by (session, execution) through
+ * the index. On a cluster that is a LATERAL correlated on the distribution column to a colocated table,
+ * which Citus pushes down; with the sessions the IDs carry repeated inside, it runs on their shards alone.
  */
-async function pageEachExecution<T extends object>(ctx: Context, table: string, executions: string[], limit: number,
+function pageEachExecution<T extends object>(ctx: Context, table: string, executions: string[], limit: number,
   where: Fragment, order: Fragment): Promise<T[]> {
   const db = ctx.sql;
-  const sessionOfExecution = new Map<string, string>();
-  const old: string[] = [];
-  for (const id of executions) {
-    const s = sessionOf(id);
-    if (s) sessionOfExecution.set(id, s);
-    else old.push(id);
-  }
-  if (old.length) {
-    for (const r of await db<{ id: string; sessionId: string }[]>`SELECT id, session_id FROM executions WHERE id = ANY(${old})`) {
-      sessionOfExecution.set(r.id, r.sessionId);
-    }
-  }
-  const parents = executions.filter((id) => sessionOfExecution.has(id));
-  if (!parents.length) return [];
-  const sessions = parents.map((id) => sessionOfExecution.get(id)!);
-  const t = db(table);
-  if (parents.length === 1) {
-    return db<T[]>`SELECT * FROM ${t} WHERE session_id = ${sessions[0]} AND execution_id = ${parents[0]} AND ${where} ORDER BY ${order} LIMIT ${limit}`;
-  }
-  if (isDistributed(db)) {
-    return withoutRank(db<(T & { pageRank?: number })[]>`
-      SELECT * FROM (
-        SELECT *, row_number() OVER (PARTITION BY session_id, execution_id ORDER BY ${order}) AS page_rank FROM ${t}
-        WHERE session_id = ANY(${[...new Set(sessions)]}) AND execution_id = ANY(${parents}) AND ${where}
-      ) x WHERE page_rank <= ${limit} ORDER BY session_id, execution_id, page_rank`);
-  }
   return db<T[]>`
-    SELECT c.* FROM unnest(${sessions}::text[], ${parents}::text[]) AS p(session, execution) CROSS JOIN LATERAL (
-      SELECT * FROM ${t} WHERE session_id = p.session AND execution_id = p.execution AND ${where} ORDER BY ${order} LIMIT ${limit}) c`;
+    SELECT c.* FROM executions x CROSS JOIN LATERAL (
+      SELECT * FROM ${db(table)} WHERE session_id = x.session_id AND execution_id = x.id AND ${inSessionsOf(db, executions, 'session_id')}
+        AND ${where} ORDER BY ${order} LIMIT ${limit}) c
+    WHERE ${rowKeys(db, executions, { alias: 'x' })}`;
 }
 
 /** The rows of a window-form page without their rank column. */

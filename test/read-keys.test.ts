@@ -1,13 +1,17 @@
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { registerHost } from './fixtures.js';
-import { isDistributed } from '../db/cluster.js';
+import { detectDistribution, isDistributed } from '../db/cluster.js';
 import { SYSTEM } from '../domain/access.js';
 import { createSession } from '../domain/sessions.js';
 import { beginExecution, settleExecution } from '../domain/executions.js';
 import { appendMessage } from '../domain/messages.js';
 import { startJob } from '../domain/jobs.js';
 import { sessionOf } from '../domain/ids.js';
+import { changesetFiles, changesetFilesAt, changesetRows } from '../domain/changesets.js';
+import { executionsById, executionsOfSession, jobsById, jobsOfExecution, messagesById, messagesOfExecution, messagesOfSession, sessionsById } from '../resolvers/loaders.js';
+import type { Context } from '../resolvers/context.js';
 
 /**
  * The read paths by key (issue 18): a row found by its ID is found by (session, id), whatever the shape
@@ -68,7 +72,7 @@ beforeAll(async () => {
 afterAll(async () => { await g?.stop(); });
 
 describe('reads by key', () => {
-  it('runs the form of its database (the window form exactly when the tables are distributed)', () => {
+  it('takes the forms of its database (those of a cluster exactly when the tables are distributed)', () => {
     expect(isDistributed(g.sql)).toBe(inject('citus'));
   });
 
@@ -113,6 +117,67 @@ describe('reads by key', () => {
       a: { messages: { edges: [{ node: { id: old.message } }], pageInfo: { hasNextPage: false } }, jobs: { edges: [{ node: { id: old.job } }] } },
       b: { messages: { edges: msgs.slice(0, 2).map((m) => ({ node: { id: m.id } })), pageInfo: { hasNextPage: true } }, jobs: { edges: [{ node: { id: job.id } }] } },
     });
+  });
+
+  it.skipIf(!inject('citus'))('on Citus, a read by ID runs on the shard of its session alone', async () => {
+    const sessionID = tree.parents[1];
+    const [e] = await g.sql<{ id: string }[]>`SELECT id FROM executions WHERE session_id = ${sessionID} ORDER BY sequence DESC LIMIT 1`;
+    const [m] = await g.sql<{ id: string }[]>`SELECT id FROM messages WHERE session_id = ${sessionID} LIMIT 1`;
+    const [j] = await g.sql<{ id: string }[]>`SELECT id FROM jobs WHERE session_id = ${sessionID} LIMIT 1`;
+    const execs = (await g.sql<{ id: string }[]>`SELECT id FROM executions WHERE session_id = ${sessionID}`).map((r) => r.id);
+    expect(execs.length).toBeGreaterThan(1);
+    // The statements the loaders send (text and parameters, as postgres.js sends them), then explained.
+    const sent: { query: string; params: unknown[] }[] = [];
+    const spy = postgres(g.dbUrl, { max: 1, onnotice: () => {}, transform: { column: { from: postgres.toCamel } }, debug: (_c, query, params) => { sent.push({ query, params }); } });
+    // A context of its own per read: the paged loaders cache per context object.
+    const ctx = () => ({ sql: spy, actor: SYSTEM }) as unknown as Context;
+    const pages = (load: (c: Context, parent: string) => Promise<unknown>, parents: string[]) => () => {
+      const c = ctx();
+      return Promise.all(parents.map((p) => load(c, p))); // one batch: one statement
+    };
+    const reads: Record<string, () => Promise<unknown>> = {
+      session: () => sessionsById([sessionID], ctx()), execution: () => executionsById([e.id], ctx()),
+      message: () => messagesById([m.id], ctx()), job: () => jobsById([j.id], ctx()),
+      changeset: () => changesetRows(spy, [e.id]), files: () => changesetFiles(spy, [e.id]),
+      file: () => changesetFilesAt(spy, [{ executionId: e.id, path: 'a.txt' }]),
+      // Pages of several parents of one session: the LATERAL forms, on its shard alone.
+      messagesOfExecutions: pages((c, p) => messagesOfExecution(c, p, { first: 2 }), execs),
+      jobsOfExecutions: pages((c, p) => jobsOfExecution(c, p, { first: 2 }), execs),
+    };
+    const tasks: Record<string, number[]> = {};
+    try {
+      for (const [name, read] of Object.entries(reads)) {
+        await read(); // once to warm up (postgres.js reads array type OIDs once per connection)
+        sent.length = 0;
+        await read();
+        expect(sent).toHaveLength(1);
+        const plan = await spy.unsafe(`EXPLAIN ${sent[0].query}`, sent[0].params as never[]);
+        tasks[name] = plan.flatMap((r) => /Task Count: (\d+)/.exec(String(Object.values(r)[0]))?.[1] ?? []).map(Number);
+      }
+    } finally {
+      await spy.end();
+    }
+    expect(tasks).toEqual(Object.fromEntries(Object.keys(reads).map((k) => [k, [1]])));
+
+    // Pages of several sessions: on the shards of those sessions, no other.
+    const shards = async (ids: string[]) => Number((await g.sql`
+      SELECT count(DISTINCT get_shard_id_for_distribution_column('sessions', x)) AS n FROM unnest(${ids}::text[]) x`)[0].n);
+    const several = tree.parents.slice(0, 2);
+    const spy2 = postgres(g.dbUrl, { max: 1, onnotice: () => {}, transform: { column: { from: postgres.toCamel } }, debug: (_c, query, params) => { sent.push({ query, params }); } });
+    try {
+      expect(await detectDistribution(spy2)).toBe(true);
+      for (const load of [executionsOfSession, messagesOfSession]) {
+        const read = () => { const c = { sql: spy2, actor: SYSTEM } as unknown as Context; return Promise.all(several.map((p) => load(c, p, { first: 2 }))); };
+        await read();
+        sent.length = 0;
+        await read();
+        expect(sent).toHaveLength(1);
+        const plan = await spy2.unsafe(`EXPLAIN ${sent[0].query}`, sent[0].params as never[]);
+        expect(plan.flatMap((r) => /Task Count: (\d+)/.exec(String(Object.values(r)[0]))?.[1] ?? []).map(Number)).toEqual([await shards(several)]);
+      }
+    } finally {
+      await spy2.end();
+    }
   });
 
   it('pages of several parents in one request answer what each parent alone answers, page after page', async () => {
