@@ -10,12 +10,11 @@ const distributed = new WeakMap<object, boolean>();
 
 export async function detectDistribution(sql: Sql): Promise<boolean> {
   const [r] = await sql<{ d: boolean }[]>`
-    SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')
-      AND EXISTS (SELECT 1 FROM pg_class WHERE relname = 'pg_dist_partition')
-      AND coalesce((SELECT to_regclass('pg_dist_partition') IS NOT NULL), false) AS d`;
+    SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AND to_regclass('pg_dist_partition') IS NOT NULL AS d`;
   let d = r.d;
   if (d) {
-    const [x] = await sql.unsafe(`SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = 'sessions'::regclass) AS d`);
+    // (pg_dist_partition exists only with the extension: named in a statement sent only then.)
+    const [x] = await sql.unsafe(`SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass('sessions')) AS d`);
     d = x.d;
   }
   distributed.set(sql, d);
