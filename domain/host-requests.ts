@@ -133,6 +133,8 @@ async function closeRequest(db: Db, commandID: string): Promise<boolean> {
     UPDATE host_commands SET timed_out_at = statement_timestamp()
     WHERE ${rowKey(db, commandID)} AND replied_at IS NULL AND timed_out_at IS NULL RETURNING id`;
   if (!rows.length) return false;
+  // (Acknowledged by a second statement, see commands.ts acknowledge. Should it not run, nothing is owed:
+  // a request that timed out is no longer pending whatever acknowledged_at says.)
   await db`UPDATE host_commands SET acknowledged_at = timed_out_at WHERE ${rowKey(db, commandID)} AND acknowledged_at IS NULL`;
   return true;
 }
