@@ -105,6 +105,22 @@ describe('watching capturer', () => {
     }), { numRuns: 12 });
   });
 
+  it('a watched directory moved away and then deleted: captures still match a walk, and the watcher stops cleanly', async () => {
+    // @parcel/watcher kept an entry for a directory the kernel had already unwatched, and its unsubscribe
+    // then threw "Unable to remove watcher: Invalid argument" (patched: patches/@parcel+watcher+*.patch).
+    const root = tree(START);
+    const cap = watching();
+    await cap.scan(root);
+    mkdirSync(path.join(root, 'a/b/empty'));
+    expect({ files: (await cap.scan(root)).files }).toEqual({ files: walked(root).files });
+    renameSync(path.join(root, 'a/b'), path.join(root, 'c/moved'));
+    expect({ files: (await cap.scan(root)).files }).toEqual({ files: walked(root).files });
+    rmSync(path.join(root, 'c'), { recursive: true, force: true });
+    const last = await cap.scan(root);
+    expect({ files: last.files, unscanned: last.unscanned }).toEqual(walked(root));
+    await expect(cap.close()).resolves.toBeUndefined();
+  });
+
   it('reads a change made just before the capture (the sync cookie waits for the watcher)', async () => {
     const root = tree(START);
     const cap = watching();
