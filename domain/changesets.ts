@@ -1,8 +1,7 @@
 import { diffArrays } from 'diff';
 import type { Db, Sql, Tx } from '../db/connection.js';
-import { sessionOf } from './ids.js';
 import type { ExecutionRow } from './rows.js';
-import { rowKeys } from './shard.js';
+import { carriedSessions, rowKeys } from './shard.js';
 import { commitEvent } from './events/commit.js';
 import { CONTENT_LOCK, contentLockShared, readPolicy, type Manifest, type ManifestEntry, type Policy } from './snapshots.js';
 
@@ -412,21 +411,6 @@ export function coverageOf(e: BoundedExecution, cs: ChangesetRow | null): Covera
 /** Whether the files of a changeset row are readable (frozen and not pruned). */
 export function hasFiles(cs: ChangesetRow | null): boolean {
   return !!cs && !cs.prunedAt && cs.coverage !== 'UNAVAILABLE';
-}
-
-/**
- * The sessions these execution IDs carry (domain/ids.ts sessionOf), or null when one is of the old shape:
- * changeset_files is filtered on them as well as changesets, so that on a cluster distributed by session
- * both tables are read on those sessions' shards alone (Citus prunes each table by its own conditions).
- */
-function carriedSessions(executionIDs: readonly string[]): string[] | null {
-  const sessions = new Set<string>();
-  for (const id of executionIDs) {
-    const s = sessionOf(id);
-    if (!s) return null;
-    sessions.add(s);
-  }
-  return [...sessions];
 }
 
 export async function changesetRows(db: Db, executionIDs: readonly string[]): Promise<ChangesetRow[]> {

@@ -18,17 +18,29 @@ export function rowKey(db: Db, id: string, opts: { alias?: string; column?: stri
   return db`(${sc} = ${session} AND ${col} = ${id})`;
 }
 
-/** `rowKey` for several IDs: `session_id = ANY(their sessions) AND id = ANY(ids)`. */
-export function rowKeys(db: Db, ids: readonly string[], opts: { alias?: string; column?: string } = {}) {
-  const col = opts.alias ? db(`${opts.alias}.${opts.column ?? 'id'}`) : db(opts.column ?? 'id');
+/**
+ * The sessions these IDs carry (domain/ids.ts sessionOf), or null when one of them is of the old shape.
+ * A table joined to rows found by ID is filtered on them too: Citus prunes each table by its own
+ * conditions, not through a join, so a statement whose every table is filtered on the sessions runs on
+ * their shards alone.
+ */
+export function carriedSessions(ids: readonly string[]): string[] | null {
   const sessions = new Set<string>();
   for (const id of ids) {
     const s = sessionOf(id);
-    if (!s) return db`${col} = ANY(${ids as string[]})`;
+    if (!s) return null;
     sessions.add(s);
   }
+  return [...sessions];
+}
+
+/** `rowKey` for several IDs: `session_id = ANY(their sessions) AND id = ANY(ids)`. */
+export function rowKeys(db: Db, ids: readonly string[], opts: { alias?: string; column?: string } = {}) {
+  const col = opts.alias ? db(`${opts.alias}.${opts.column ?? 'id'}`) : db(opts.column ?? 'id');
+  const sessions = carriedSessions(ids);
+  if (!sessions) return db`${col} = ANY(${ids as string[]})`;
   const sc = opts.alias ? db(`${opts.alias}.session_id`) : db('session_id');
-  return db`(${sc} = ANY(${[...sessions]}) AND ${col} = ANY(${ids as string[]}))`;
+  return db`(${sc} = ANY(${sessions}) AND ${col} = ANY(${ids as string[]}))`;
 }
 
 /** `rowKey` for tombstones, which answer for sessions (their own session) and executions. */

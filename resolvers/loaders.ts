@@ -5,9 +5,8 @@ import { isDistributed } from '../db/cluster.js';
 import { scopeCondition } from '../domain/access.js';
 import { changesetFiles, changesetFilesAt, changesetRows, type ChangesetFileRow, type ChangesetRow } from '../domain/changesets.js';
 import { sessionContexts, type ContextMessage } from '../domain/corrections.js';
-import { sessionOf } from '../domain/ids.js';
 import type { ExecutionRow, JobRow, MessageRow, PartRow, SessionRow } from '../domain/rows.js';
-import { rowKeys } from '../domain/shard.js';
+import { carriedSessions, rowKeys } from '../domain/shard.js';
 import type { SnapshotRow } from '../domain/snapshots.js';
 import type { Context } from './context.js';
 import { decodeCursor, encodeCursor, type CursorKey, type CursorKind } from './cursors.js';
@@ -51,22 +50,6 @@ function groupBy<T>(keys: readonly string[], rows: T[], keyOf: (r: T) => string)
 }
 
 // ---- the loadable objects' rows, by ID, under the caller's directory scope -------------------------
-
-/**
- * The sessions these IDs carry (domain/ids.ts sessionOf), or null when one of them is of the old shape.
- * A row joined to the one found by ID is filtered on them too: on a cluster distributed by session
- * (README "Scaling") a statement whose every table is filtered on its sessions runs on their shards
- * alone (Citus prunes each table by its own conditions, not through a join).
- */
-function carriedSessions(ids: readonly string[]): string[] | null {
-  const sessions = new Set<string>();
-  for (const id of ids) {
-    const s = sessionOf(id);
-    if (!s) return null;
-    sessions.add(s);
-  }
-  return [...sessions];
-}
 
 /** `<column> = ANY(the sessions the IDs carry)`, or true when one of them is of the old shape. */
 function inSessionsOf(db: Context['sql'], ids: readonly string[], column: string) {
