@@ -35,6 +35,8 @@ import { createToken } from '../domain/tokens.js';
 import { changesetFiles, changesetRows, coverageOf, hasFiles, type ChangesetRow } from '../domain/changesets.js';
 import type { ExecutionRow, SessionRow } from '../domain/rows.js';
 import { encodeCursor } from '../resolvers/cursors.js';
+import { sessionOf } from '../domain/ids.js';
+import { carriedSessions, rowKeys } from '../domain/shard.js';
 import { drive, median, type Run } from './support/drive.js';
 import { seedReads } from './support/reads-data.js';
 
@@ -55,15 +57,15 @@ const gatewayChangeset = (patch: boolean) => `query Changeset($id: ID!) { execut
   fileCount additions deletions
   coverage { __typename ... on CoverageOmitted { omissions { path reason detail } } ... on CoverageUnavailable { reason detail } }
   files { path status additions deletions binary${patch ? ' patch' : ''} } } } }`;
-const pglChangeset = (patch: boolean) => `query Changeset($id: String!) { executionByRowId(rowId: $id) { rowId status changesetByExecutionId {
+const pglChangeset = (patch: boolean) => `query Changeset($session: String!, $id: String!) { executionBySessionIdAndRowId(sessionId: $session, rowId: $id) { rowId status changesetBySessionIdAndExecutionId {
   fileCount additions deletions coverage unavailableReason detail omissions prunedAt
-  changesetFilesByExecutionId(orderBy: ORD_ASC) { nodes { path status additions deletions binary${patch ? ' patch' : ''} } } } } }`;
+  changesetFilesBySessionIdAndExecutionId(orderBy: ORD_ASC) { nodes { path status additions deletions binary${patch ? ' patch' : ''} } } } } }`;
 const gatewaySessions = `query Sessions($n: Int!) { sessions(first: $n) { pageInfo { hasNextPage endCursor } edges { cursor node {
   id title directory createdAt
   executions(first: 5) { edges { node { id sequence status settledAt changeset { fileCount additions deletions } } } } } } } }`;
 const pglSessions = `query Sessions($n: Int!) { allSessions(first: $n, orderBy: PRIMARY_KEY_DESC) { pageInfo { hasNextPage } edges { node {
   rowId title directory createdAt
-  executionsBySessionId(first: 5, orderBy: SEQUENCE_DESC) { edges { node { rowId sequence status settledAt changesetByExecutionId { fileCount additions deletions } } } } } } } }`;
+  executionsBySessionId(first: 5, orderBy: SEQUENCE_DESC) { edges { node { rowId sequence status settledAt changesetBySessionIdAndExecutionId { fileCount additions deletions } } } } } } } }`;
 
 // ---- the ceiling: the gateway's SQL through postgres.js, JSON by hand -------------------------------
 
@@ -79,7 +81,8 @@ function coverageJson(e: ExecutionRow, cs: ChangesetRow | null) {
 
 async function ceilingChangeset(sql: Sql, id: string, patch: boolean) {
   // The gateway's statements: the execution (scoped by its session's directory), its changeset row, its files.
-  const [e] = await sql<ExecutionRow[]>`SELECT e.* FROM executions e JOIN sessions s ON s.id = e.session_id WHERE e.id = ANY(${[id]}) AND TRUE`;
+  const [e] = await sql<ExecutionRow[]>`SELECT e.* FROM executions e JOIN sessions s ON s.id = e.session_id
+    WHERE ${rowKeys(sql, [id], { alias: 'e' })} AND s.id = ANY(${carriedSessions([id]) ?? []}) AND TRUE`;
   if (!e) return { data: { execution: null } };
   const [rows, files] = await Promise.all([changesetRows(sql, [id]), changesetFiles(sql, [id])]);
   const cs = rows[0] ?? null;
@@ -151,9 +154,9 @@ function ceilingServer(sql: Sql): Server {
 // ---- PostGraphile's answers, in the gateway's shape (what a client of it would do) -------------------
 
 function fromPglChangeset(d: any) {
-  const e = d.executionByRowId;
+  const e = d.executionBySessionIdAndRowId;
   if (!e) return { execution: null };
-  const c = e.changesetByExecutionId;
+  const c = e.changesetBySessionIdAndExecutionId;
   const row = c && { ...c, prunedAt: c.prunedAt && new Date(c.prunedAt), executionId: e.rowId } as ChangesetRow;
   const readable = e.status !== 'RUNNING' && hasFiles(row);
   return {
@@ -162,7 +165,7 @@ function fromPglChangeset(d: any) {
       changeset: {
         fileCount: readable ? c.fileCount : 0, additions: readable ? c.additions : 0, deletions: readable ? c.deletions : 0,
         coverage: coverageJson(e, e.status === 'RUNNING' ? null : row),
-        files: readable ? c.changesetFilesByExecutionId.nodes : [],
+        files: readable ? c.changesetFilesBySessionIdAndExecutionId.nodes : [],
       },
     },
   };
@@ -178,7 +181,7 @@ function fromPglSessions(d: any) {
           id: n.rowId, title: n.title, directory: n.directory, createdAt: iso(new Date(n.createdAt)),
           executions: {
             edges: n.executionsBySessionId.edges.map(({ node: e }: any) => {
-              const c = e.changesetByExecutionId;
+              const c = e.changesetBySessionIdAndExecutionId;
               const ok = e.status !== 'RUNNING' && !!c;
               return { node: { id: e.rowId, sequence: e.sequence, status: e.status, settledAt: e.settledAt && iso(new Date(e.settledAt)),
                 changeset: { fileCount: ok ? c.fileCount : 0, additions: ok ? c.additions : 0, deletions: ok ? c.deletions : 0 } } };
@@ -258,7 +261,7 @@ async function main() {
     const changeset = (name: string, label: string, id: string, patch: boolean): Q => ({
       name, label, rows: null,
       gateway: JSON.stringify({ query: gatewayChangeset(patch), operationName: 'Changeset', variables: { id } }),
-      pgl: JSON.stringify({ query: pglChangeset(patch), operationName: 'Changeset', variables: { id } }),
+      pgl: JSON.stringify({ query: pglChangeset(patch), operationName: 'Changeset', variables: { session: sessionOf(id), id } }),
       ceiling: JSON.stringify({ operationName: 'Changeset', variables: { id, patch } }),
       normalize: fromPglChangeset, comparable: (d) => d,
     });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request as httpRequest } from 'node:http';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { buildApp, type App } from '../server/app.js';
-import { seedReads } from '../bench/support/reads-data.js';
+import { seedReads, type SeededReads } from '../bench/support/reads-data.js';
 
 /**
  * The HTTP read path (server/http-graphql.ts) answers every request byte for byte as Yoga's own HTTP
@@ -13,9 +13,10 @@ import { seedReads } from '../bench/support/reads-data.js';
 let g: TestGateway;
 let yogaOnly: App;
 let reader: string;
+let S: SeededReads;
 beforeAll(async () => {
   g = await startTestGateway({ sweepIntervalMs: 0 });
-  await seedReads(g.sql, 101);
+  S = await seedReads(g.sql, 101);
   yogaOnly = buildApp({ sql: g.sql, fastReads: false, gateway: { sweepIntervalMs: 0, retentionIntervalMs: 0 } });
   await yogaOnly.start();
   reader = await g.token('reader');
@@ -71,11 +72,11 @@ describe('the HTTP read path', () => {
     for (const [body, headers] of [
       [q(SESSIONS, { n: 20 }, 'Sessions'), json(reader)],
       [q(SESSIONS, { n: 100 }), json(reader, { accept: 'application/json' })],
-      [q(CHANGESET, { id: 'exe_bench_e50' }), json(reader, { accept: '*/*' })],
-      [q(CHANGESET, { id: 'exe_bench_e500' }), json(g.admin, { 'content-type': 'application/json; charset=utf-8' })],
+      [q(CHANGESET, { id: S.e50 }), json(reader, { accept: '*/*' })],
+      [q(CHANGESET, { id: S.e500 }), json(g.admin, { 'content-type': 'application/json; charset=utf-8' })],
       [q(CHANGESET, { id: 'exe_nope' }), json(reader)],
-      [JSON.stringify({ query: '{ a: sessions(first: 1) { edges { node { id } } } b: execution(id: "exe_bench_e50") { id } }', extensions: {} }), json(reader)],
-      [q(`${SESSIONS} query Other { execution(id: "exe_bench_e50") { id } }`, { n: 5 }, 'Sessions'), json(reader)],
+      [JSON.stringify({ query: `{ a: sessions(first: 1) { edges { node { id } } } b: execution(id: "${S.e50}") { id } }`, extensions: {} }), json(reader)],
+      [q(`${SESSIONS} query Other { execution(id: "${S.e50}") { id } }`, { n: 5 }, 'Sessions'), json(reader)],
     ] as const) {
       const r = await both(body, headers);
       expect(r.answer.status).toBe(200);

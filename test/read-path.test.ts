@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execute, parse } from 'graphql';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { schema } from '../schema/index.js';
-import { seedReads } from '../bench/support/reads-data.js';
+import { seedReads, type SeededReads } from '../bench/support/reads-data.js';
+import { newId } from '../domain/ids.js';
 
 /**
  * The fast read path (queries compiled by graphql-jit, changesets loaded whole and resolved
@@ -10,17 +11,21 @@ import { seedReads } from '../bench/support/reads-data.js';
  * same schema answers: data, coverage, order, errors.
  */
 let g: TestGateway;
+let S: SeededReads;
+let X: { running: string; pruned: string; unavail: string; none: string };
 beforeAll(async () => {
   g = await startTestGateway({ sweepIntervalMs: 0 });
-  await seedReads(g.sql, 101);
+  S = await seedReads(g.sql, 101);
   // Besides the seeded ones: a running execution, a pruned changeset, an unavailable boundary, no changeset at all.
+  const [s1, s2, s3, s4] = S.sessions.slice(1, 5);
+  X = { running: newId('execution', s1), pruned: newId('execution', s2), unavail: newId('execution', s3), none: newId('execution', s4) };
   await g.sql`INSERT INTO executions (id, session_id, sequence, host_id, status, trigger) VALUES
-    ('exe_bench_running', 'ses_bench000001', 101, 'hst_bench', 'RUNNING', 'PROMPT'),
-    ('exe_bench_pruned', 'ses_bench000002', 101, 'hst_bench', 'SUCCEEDED', 'PROMPT'),
-    ('exe_bench_unavail', 'ses_bench000003', 101, 'hst_bench', 'FAILED', 'PROMPT'),
-    ('exe_bench_none', 'ses_bench000004', 101, 'hst_bench', 'ABANDONED', 'PROMPT')`;
-  await g.sql`INSERT INTO changesets (execution_id, session_id, coverage, file_count, pruned_at) VALUES ('exe_bench_pruned', 'ses_bench000002', 'COMPLETE', 2, now())`;
-  await g.sql`INSERT INTO changesets (execution_id, session_id, coverage, unavailable_reason, detail) VALUES ('exe_bench_unavail', 'ses_bench000003', 'UNAVAILABLE', 'END_NOT_CAPTURED', 'disk gone')`;
+    (${X.running}, ${s1}, 101, 'hst_bench', 'RUNNING', 'PROMPT'),
+    (${X.pruned}, ${s2}, 101, 'hst_bench', 'SUCCEEDED', 'PROMPT'),
+    (${X.unavail}, ${s3}, 101, 'hst_bench', 'FAILED', 'PROMPT'),
+    (${X.none}, ${s4}, 101, 'hst_bench', 'ABANDONED', 'PROMPT')`;
+  await g.sql`INSERT INTO changesets (execution_id, session_id, coverage, file_count, pruned_at) VALUES (${X.pruned}, ${s2}, 'COMPLETE', 2, now())`;
+  await g.sql`INSERT INTO changesets (execution_id, session_id, coverage, unavailable_reason, detail) VALUES (${X.unavail}, ${s3}, 'UNAVAILABLE', 'END_NOT_CAPTURED', 'disk gone')`;
 });
 afterAll(async () => { await g?.stop(); });
 
@@ -46,25 +51,25 @@ const CHANGESET = `fragment C on Changeset { fileCount additions deletions patch
 
 describe('the fast read path answers what graphql-js answers', () => {
   it('changesets: files, patches and coverage of every kind, in order', async () => {
-    for (const id of ['exe_bench_e50', 'exe_bench_e500', 'exe_bench_running', 'exe_bench_pruned', 'exe_bench_unavail', 'exe_bench_none', 'exe_bench000007_3']) {
+    for (const id of [S.e50, S.e500, X.running, X.pruned, X.unavail, X.none, S.executions[7][2]]) {
       const d = await both(`query($id: ID!) { execution(id: $id) { id status
         boundary { __typename ... on BoundaryUnavailable { reason detail } }
         changeset { ...C execution { id } a: file(path: "pkg/m0/file000007.ts") { path patch } } } } ${CHANGESET}`, { id });
       expect(d.execution.id).toBe(id);
     }
-    const big = await both(`query { execution(id: "exe_bench_e500") { changeset { ...C } } } ${CHANGESET}`);
+    const big = await both(`query { execution(id: "${S.e500}") { changeset { ...C } } } ${CHANGESET}`);
     expect(big.execution.changeset.files).toHaveLength(500);
     expect(big.execution.changeset.files.map((f: any) => f.path)).toEqual([...big.execution.changeset.files.map((f: any) => f.path)].sort());
     expect(big.execution.changeset.patch).toBe(big.execution.changeset.files.map((f: any) => f.patch).join(''));
-    const omitted = await both(`query { execution(id: "exe_bench_e50") { changeset { coverage { __typename ... on CoverageOmitted { omissions { path reason } } } files { path } } } }`);
+    const omitted = await both(`query { execution(id: "${S.e50}") { changeset { coverage { __typename ... on CoverageOmitted { omissions { path reason } } } files { path } } } }`);
     expect(omitted.execution.changeset.coverage).toEqual({ __typename: 'CoverageOmitted', omissions: [{ path: 'assets/logo.png', reason: 'BINARY' }] });
     expect(omitted.execution.changeset.files).toHaveLength(50);
-    const running = await both(`query { execution(id: "exe_bench_running") { changeset { fileCount files { path } coverage { __typename } } } }`);
+    const running = await both(`query { execution(id: "${X.running}") { changeset { fileCount files { path } coverage { __typename } } } }`);
     expect(running.execution.changeset).toEqual({ fileCount: 0, files: [], coverage: { __typename: 'CoverageUnavailable' } });
   });
 
   it('files and patch are loaded however they are selected (fragments, inline fragments, aliases)', async () => {
-    const d = await both(`query { execution(id: "exe_bench_e50") {
+    const d = await both(`query { execution(id: "${S.e50}") {
       x: changeset { ... on Changeset { n: fileCount } }
       y: changeset { ...F }
       z: changeset { ... on Changeset { ... on Changeset { whole: patch } } } } }
@@ -98,11 +103,11 @@ describe('the fast read path answers what graphql-js answers', () => {
       changeset { fileCount additions deletions coverage { __typename ... on CoverageUnavailable { reason detail } } }`;
     // Sessions 0-4 hold the running, pruned, unavailable and changeset-less executions, and the big ones.
     const d = await both(`{ sessions(first: 100) { edges { node { id executions(first: 12) { edges { node { ${SEL} } } } } } }
-      oldest: session(id: "ses_bench000000") { executions(first: 12) { edges { node { ${SEL} } } } } }`);
+      oldest: session(id: "${S.sessions[0]}") { executions(first: 12) { edges { node { ${SEL} } } } } }`);
     const listed = [...d.sessions.edges.map((s: any) => s.node), d.oldest].flatMap((s: any) => s.executions.edges.map((e: any) => e.node));
     expect(listed.length).toBeGreaterThan(790);
     expect(new Set(listed.map((e: any) => e.changeset.coverage.__typename))).toEqual(new Set(['CoverageComplete', 'CoverageOmitted', 'CoverageUnavailable']));
-    const ids = ['exe_bench_running', 'exe_bench_pruned', 'exe_bench_unavail', 'exe_bench_none', 'exe_bench_e50', 'exe_bench_e500', 'exe_bench000009_5', 'exe_bench000099_1'];
+    const ids = [X.running, X.pruned, X.unavail, X.none, S.e50, S.e500, S.executions[9][4], S.executions[99][0]];
     for (const id of ids) {
       const own = await both(`query($id: ID!) { execution(id: $id) { ${SEL} } }`, { id });
       expect(listed.find((e: any) => e.id === id)).toEqual(own.execution);
@@ -110,10 +115,10 @@ describe('the fast read path answers what graphql-js answers', () => {
   });
 
   it('unions and interfaces resolved by isTypeOf (node, continuity), and errors, answer the same', async () => {
-    await both(`{ a: node(id: "ses_bench000005") { __typename id ... on Session { title } }
-      b: node(id: "exe_bench_e50") { __typename ... on Execution { sequence } }
+    await both(`{ a: node(id: "${S.sessions[5]}") { __typename id ... on Session { title } }
+      b: node(id: "${S.e50}") { __typename ... on Execution { sequence } }
       c: node(id: "ses_missing") { id } }`);
-    for (const id of ['exe_bench000005_8', 'exe_bench000005_2', 'exe_bench_running', 'exe_missing']) {
+    for (const id of [S.executions[5][7], S.executions[5][1], X.running, 'exe_missing']) {
       await both(`query($id: ID!) { continuity(executionID: $id) { __typename ... on ContinuityBroken { reason execution { id } cause { id } } ... on ContinuityUnknown { reason detail } ... on ContinuityContinuous { execution { id } } } }`, { id });
     }
     const bad = await g.gql(`{ sessions(first: 101) { edges { node { id } } } }`);
