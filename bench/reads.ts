@@ -13,7 +13,7 @@
  * - the gateway (`buildApp`, a reader token: auth, roles, limits, masking, everything a user gets);
  * - PostGraphile v5 (`postgraphile` with its amber preset over the same schema, no auth);
  * - the ceiling: node:http and postgres.js running the gateway's own SQL statements (the same round
- *   trips) and building the same JSON by hand, no GraphQL.
+ *   trips, the same columns) and building the same JSON by hand, no GraphQL.
  * The process runs with NODE_ENV=production (graphql-js without its development checks; Grafast too).
  * CLIENTS keep-alive clients in a child process (bench/support/drive.ts) send one query back to back
  * for SECONDS after WARMUP, the three servers in turn (rotating order, ROUNDS times). Prints medians of
@@ -104,12 +104,13 @@ async function ceilingChangeset(sql: Sql, id: string, patch: boolean) {
 }
 
 async function ceilingSessions(sql: Sql, n: number) {
-  const rows = await sql<SessionRow[]>`SELECT * FROM sessions WHERE TRUE ORDER BY id DESC LIMIT ${n + 1}`;
+  // The columns the gateway reads for this selection (resolvers/projection.ts).
+  const rows = await sql<SessionRow[]>`SELECT "created_at","directory","id","title" FROM sessions WHERE TRUE ORDER BY id DESC LIMIT ${n + 1}`;
   const sessions = rows.slice(0, n);
   const ids = sessions.map((s) => s.id);
   const execs = await sql<ExecutionRow[]>`
     SELECT e.* FROM unnest(${ids}::text[]) AS p(id) CROSS JOIN LATERAL (
-      SELECT * FROM executions WHERE session_id = p.id ORDER BY sequence DESC LIMIT ${5 + 1}) e`;
+      SELECT "id","sequence","session_id","settled_at","status" FROM executions WHERE session_id = p.id ORDER BY sequence DESC LIMIT ${5 + 1}) e`;
   const bySession = new Map<string, ExecutionRow[]>(ids.map((id) => [id, []]));
   for (const e of execs) bySession.get(e.sessionId)!.push(e);
   const shown = execs.filter((e) => bySession.get(e.sessionId)!.indexOf(e) < 5);

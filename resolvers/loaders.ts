@@ -149,35 +149,38 @@ export const snapshotById = perContext<string, SnapshotRow | null>(async (ids, c
 // ---- connections: one page of children per parent --------------------------------------------------
 
 export interface PageArgs { first?: number | null; after?: string | null }
-interface PageKey<A> { parent: string; limit: number; after: A | null; along: boolean }
+interface PageKey<A> { parent: string; limit: number; after: A | null; along: boolean; columns: readonly string[] | null }
+/** The columns a page is read with (resolvers/projection.ts), or null: whole rows. */
+type Columns = readonly string[] | null;
 
 /**
  * A loader of one page of children per parent. Keys with the same page arguments are fetched in one
  * query (pageEach: up to limit+1 rows per parent through the index). Keys asked `along` also get
  * `along(ctx, rows)` run once over the rows of all their pages, in the same batch (what the selection
- * reads of every row, loaded before any field of a row resolves).
+ * reads of every row, loaded before any field of a row resolves). Keys asked with `columns` read only
+ * those columns of their rows (resolvers/projection.ts); keys with different columns are fetched apart.
  */
 function paged<T, K extends CursorKind>(
   kind: K,
   cursorKey: (row: T) => CursorKey<K>,
   parentOf: (row: T) => string,
-  fetch: (ctx: Context, parents: string[], limit: number, after: CursorKey<K> | null) => Promise<T[]>,
+  fetch: (ctx: Context, parents: string[], limit: number, after: CursorKey<K> | null, columns: Columns) => Promise<T[]>,
   along?: (ctx: Context, rows: T[]) => Promise<unknown>,
 ) {
   const loader = perContext<PageKey<CursorKey<K>>, Page<T>, string>(
     async (keys, ctx) => {
       const groups = new Map<string, PageKey<CursorKey<K>>[]>();
       for (const k of keys) {
-        const g = `${k.limit}|${k.after ?? ''}`;
+        const g = `${k.limit}|${k.after ?? ''}|${k.columns?.join() ?? '*'}`;
         if (!groups.has(g)) groups.set(g, []);
         groups.get(g)!.push(k);
       }
       const result = new Map<PageKey<CursorKey<K>>, Page<T>>();
       await Promise.all(
         [...groups.values()].map(async (group) => {
-          const { limit, after } = group[0];
+          const { limit, after, columns } = group[0];
           const parents = [...new Set(group.map((k) => k.parent))];
-          const rows = await fetch(ctx, parents, limit + 1, after);
+          const rows = await fetch(ctx, parents, limit + 1, after, columns);
           const perParent = groupBy(parents, rows, parentOf);
           const pages = new Map(parents.map((p, i) => [p, toPage(perParent[i], limit, (r) => encodeCursor(kind, cursorKey(r)))]));
           for (const k of group) result.set(k, pages.get(k.parent)!);
@@ -190,10 +193,10 @@ function paged<T, K extends CursorKind>(
       }
       return keys.map((k) => result.get(k)!);
     },
-    { cacheKeyFn: (k) => `${k.parent}|${k.limit}|${k.after ?? ''}|${k.along ? 1 : 0}` },
+    { cacheKeyFn: (k) => `${k.parent}|${k.limit}|${k.after ?? ''}|${k.along ? 1 : 0}|${k.columns?.join() ?? '*'}` },
   );
-  return (ctx: Context, parent: string, args: PageArgs, opts: { along?: boolean } = {}) =>
-    loader(ctx).load({ parent, limit: pageSize(args.first), after: decodeCursor(kind, args.after), along: !!opts.along });
+  return (ctx: Context, parent: string, args: PageArgs, opts: { along?: boolean; columns?: Columns } = {}) =>
+    loader(ctx).load({ parent, limit: pageSize(args.first), after: decodeCursor(kind, args.after), along: !!opts.along, columns: opts.columns ?? null });
 }
 
 type Fragment = postgres.PendingQuery<postgres.Row[]>;
@@ -215,30 +218,32 @@ type Fragment = postgres.PendingQuery<postgres.Row[]>;
  * - distributed, children of a session by parent_id (sessions are distributed by id: a parent's
  *   children may live on any shard): `row_number() OVER (PARTITION BY parent_id ORDER BY …) <= limit`,
  *   which Citus computes on the coordinator over the children of those parents, read from every shard.
- * `where` and `order` name the columns of `table` unqualified.
+ * `where` and `order` name the columns of `table` unqualified; `columns` (null: all) must include the
+ * ones they and the caller's parent and cursor read.
  */
 function pageEach<T extends object>(ctx: Context, table: string, column: 'session_id' | 'parent_id', parents: string[], limit: number,
-  where: Fragment, order: Fragment): Promise<T[]> {
+  where: Fragment, order: Fragment, columns: Columns = null): Promise<T[]> {
   const db = ctx.sql;
   const t = db(table);
   const c = db(column);
-  if (parents.length === 1) return db<T[]>`SELECT * FROM ${t} WHERE ${c} = ${parents[0]} AND ${where} ORDER BY ${order} LIMIT ${limit}`;
+  const cols = columns ? db(columns as string[]) : db`*`;
+  if (parents.length === 1) return db<T[]>`SELECT ${cols} FROM ${t} WHERE ${c} = ${parents[0]} AND ${where} ORDER BY ${order} LIMIT ${limit}`;
   if (isDistributed(db) && column === 'session_id') {
     // (session_id = ANY(parents) inside as well: Citus prunes each table by its own conditions.)
     return db<T[]>`
       SELECT c.* FROM sessions p CROSS JOIN LATERAL (
-        SELECT * FROM ${t} WHERE session_id = p.id AND session_id = ANY(${parents}) AND ${where} ORDER BY ${order} LIMIT ${limit}) c
+        SELECT ${cols} FROM ${t} WHERE session_id = p.id AND session_id = ANY(${parents}) AND ${where} ORDER BY ${order} LIMIT ${limit}) c
       WHERE p.id = ANY(${parents})`;
   }
   if (isDistributed(db)) {
     return withoutRank(db<(T & { pageRank?: number })[]>`
       SELECT * FROM (
-        SELECT *, row_number() OVER (PARTITION BY ${c} ORDER BY ${order}) AS page_rank FROM ${t} WHERE ${c} = ANY(${parents}) AND ${where}
+        SELECT ${cols}, row_number() OVER (PARTITION BY ${c} ORDER BY ${order}) AS page_rank FROM ${t} WHERE ${c} = ANY(${parents}) AND ${where}
       ) x WHERE page_rank <= ${limit} ORDER BY ${c}, page_rank`);
   }
   return db<T[]>`
     SELECT c.* FROM unnest(${parents}::text[]) AS p(parent) CROSS JOIN LATERAL (
-      SELECT * FROM ${t} WHERE ${c} = p.parent AND ${where} ORDER BY ${order} LIMIT ${limit}) c`;
+      SELECT ${cols} FROM ${t} WHERE ${c} = p.parent AND ${where} ORDER BY ${order} LIMIT ${limit}) c`;
 }
 
 /**
@@ -268,10 +273,13 @@ export const childrenOfSession = paged('session', (r: SessionRow) => r.id, (r) =
   pageEach<SessionRow>(ctx, 'sessions', 'parent_id', parents, limit,
     ctx.sql`${after ? ctx.sql`id > ${after}` : ctx.sql`true`} AND ${scope(ctx, 'directory')}`, ctx.sql`id`));
 
-/** Executions of a session, newest first; `along`: with the changeset rows of the settled ones (knownChangeset). */
-export const executionsOfSession = paged('execution', (r: ExecutionRow) => r.sequence, (r) => r.sessionId, (ctx, parents, limit, after) =>
+/**
+ * Executions of a session, newest first; `along`: with the changeset rows of the settled ones
+ * (knownChangeset); `columns`: resolvers/projection.ts EXECUTION (its key has what this reads).
+ */
+export const executionsOfSession = paged('execution', (r: ExecutionRow) => r.sequence, (r) => r.sessionId, (ctx, parents, limit, after, columns) =>
   pageEach<ExecutionRow>(ctx, 'executions', 'session_id', parents, limit,
-    after !== null ? ctx.sql`sequence < ${after}` : ctx.sql`true`, ctx.sql`sequence DESC`),
+    after !== null ? ctx.sql`sequence < ${after}` : ctx.sql`true`, ctx.sql`sequence DESC`, columns),
 (ctx, rows) => readChangesetRows(ctx, rows.filter((r) => r.status !== 'RUNNING').map((r) => r.id)));
 
 /** Messages of a session, oldest first. */

@@ -1,27 +1,52 @@
-import { Kind, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import { Kind, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo } from 'graphql';
 
 /**
- * Look-ahead of connection fields: what a selection reads of the rows of a page, so the page's batch
- * can load it along (resolvers/loaders.ts). The field nodes of one field are the same array for every
- * item of a list, so each answer is computed once per field of the operation.
+ * Look-ahead: what a field's selection reads below it, so a batch can load it along (resolvers/loaders.ts)
+ * or load only the columns it reads (resolvers/projection.ts). Fragments (named and inline) are
+ * followed; `@include`/`@skip` are not evaluated, so a look-ahead answers for a superset of what runs.
+ * The field nodes of one field are the same array for every item of a list, so each answer is computed
+ * once per field of the operation.
  */
+
+type Fragments = Record<string, FragmentDefinitionNode>;
+
+/** The fields selected directly under these field nodes, by response name's field name, through fragments. */
+export function selectedFields(fragments: Fragments, nodes: readonly FieldNode[]): Map<string, FieldNode[]> {
+  const out = new Map<string, FieldNode[]>();
+  const seen = new Set<string>();
+  const walk = (selections: FieldNode['selectionSet']) => {
+    if (!selections) return;
+    for (const s of selections.selections) {
+      if (s.kind === Kind.FIELD) {
+        const name = s.name.value;
+        const list = out.get(name);
+        if (list) list.push(s);
+        else out.set(name, [s]);
+      } else if (s.kind === Kind.INLINE_FRAGMENT) walk(s.selectionSet);
+      else if (!seen.has(s.name.value)) {
+        seen.add(s.name.value);
+        walk(fragments[s.name.value]?.selectionSet);
+      }
+    }
+  };
+  for (const n of nodes) walk(n.selectionSet);
+  return out;
+}
+
+/** The field nodes reached from these by a path of field names (e.g. `edges`, `node` of a connection). */
+export function fieldsAt(fragments: Fragments, nodes: readonly FieldNode[], path: readonly string[]): FieldNode[] {
+  let at: readonly FieldNode[] = nodes;
+  for (const name of path) at = selectedFields(fragments, at).get(name) ?? [];
+  return at as FieldNode[];
+}
 
 /** Whether a selection of `Session.executions` reads a changeset row of its executions (`edges.node.changeset` or `.boundary`). */
 const readsChangesetsOf = new WeakMap<readonly FieldNode[], boolean>();
 export function readsChangesets(info: GraphQLResolveInfo): boolean {
   let v = readsChangesetsOf.get(info.fieldNodes);
   if (v === undefined) {
-    const seen = new Set<string>();
-    const fields = (set: SelectionSetNode | undefined, name: string): FieldNode[] => !set ? [] : set.selections.flatMap((s) => {
-      if (s.kind === Kind.FIELD) return s.name.value === name ? [s] : [];
-      if (s.kind === Kind.INLINE_FRAGMENT) return fields(s.selectionSet, name);
-      if (seen.has(s.name.value)) return [];
-      seen.add(s.name.value);
-      return fields(info.fragments[s.name.value]?.selectionSet, name);
-    });
-    const under = (nodes: FieldNode[], name: string) => { seen.clear(); return nodes.flatMap((f) => fields(f.selectionSet, name)); };
-    const node = under(under(info.fieldNodes as FieldNode[], 'edges'), 'node');
-    v = under(node, 'changeset').length > 0 || under(node, 'boundary').length > 0;
+    const node = selectedFields(info.fragments, fieldsAt(info.fragments, info.fieldNodes, ['edges', 'node']));
+    v = node.has('changeset') || node.has('boundary');
     readsChangesetsOf.set(info.fieldNodes, v);
   }
   return v;

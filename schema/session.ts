@@ -7,6 +7,7 @@ import { ExecutionRef, JobRef, MessageRef, NodeRef, SessionRef } from './refs.js
 import { createSession, removeSession, sessionStatus, updateSession, visibleMetadata, type RemovedSessions } from '../domain/sessions.js';
 import { listSessions } from '../resolvers/sessions.js';
 import { readsChangesets } from '../resolvers/lookahead.js';
+import { EXECUTION, pageColumns, SESSION } from '../resolvers/projection.js';
 import { childrenOfSession, executionsOfSession, jobsOfSession, lastSettledExecution, messagesOfSession, runningExecution } from '../resolvers/loaders.js';
 
 export const ExecutionConnection = connectionOf('Execution', ExecutionRef);
@@ -46,7 +47,8 @@ SessionRef.implement({
       description: 'Newest first.',
       args: pageArgs,
       // With the changeset rows of the page when the selection reads them: one batch, no load per execution.
-      resolve: (s, args, ctx, info) => executionsOfSession(ctx, s.id, args, { along: readsChangesets(info) }),
+      // Only the columns the selection reads (resolvers/projection.ts).
+      resolve: (s, args, ctx, info) => executionsOfSession(ctx, s.id, args, { along: readsChangesets(info), columns: pageColumns(EXECUTION, info) }),
     }),
     runningExecution: t.field({
       type: ExecutionRef,
@@ -84,7 +86,7 @@ builder.queryFields((t) => ({
     type: SessionConnection,
     description: 'Newest first. `parentID` lists the children of one session; `rootsOnly` lists sessions without a parent.',
     args: { ...pageArgs, parentID: t.arg.id({ required: false }), rootsOnly: t.arg.boolean({ required: false }) },
-    resolve: (_r, args, ctx) => listSessions(ctx, { first: args.first, after: args.after, parentID: args.parentID ?? null, rootsOnly: args.rootsOnly ?? false }),
+    resolve: (_r, args, ctx, info) => listSessions(ctx, { first: args.first, after: args.after, parentID: args.parentID ?? null, rootsOnly: args.rootsOnly ?? false }, pageColumns(SESSION, info)),
   }),
 }));
 

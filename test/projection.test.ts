@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from './harness.js';
+import { seedReads, type SeededReads } from '../bench/support/reads-data.js';
+import { newId } from '../domain/ids.js';
+import { EXECUTION, SESSION } from '../resolvers/projection.js';
+
+/**
+ * Pages of sessions and executions are read with only the columns their selection reads
+ * (resolvers/projection.ts). Every field the projection lists answers on a page exactly what it answers
+ * through the whole row (the same object by ID), on rows where every column is set and rows where
+ * they are null; a field it does not list makes the page read whole rows.
+ */
+let g: TestGateway;
+let S: SeededReads;
+beforeAll(async () => {
+  g = await startTestGateway({ sweepIntervalMs: 0 });
+  S = await seedReads(g.sql, 101);
+  // The newest session: executions with every column set, a snapshot boundary, a running one.
+  const s = S.sessions[100];
+  const [a, b] = [newId('snapshot', s), newId('snapshot', s)];
+  await g.sql`INSERT INTO snapshots (id, session_id, host_id, file_count, byte_size) VALUES (${a}, ${s}, 'hst_bench', 3, 30), (${b}, ${s}, 'hst_bench', 4, 40)`;
+  const [full, interrupted, running] = S.executions[100].slice(5, 8);
+  // Their changesets are frozen (seedReads): their boundary is the snapshot pair.
+  await g.sql`UPDATE executions SET start_snapshot_id = ${a}, end_snapshot_id = ${b} WHERE session_id = ${s}`;
+  await g.sql`UPDATE executions SET error = 'boom', external_id = 'msg_1',
+    provider_id = 'anthropic', model_id = 'claude', agent = 'build', mode = 'fast', finish_reason = 'stop', error_name = 'APIError',
+    input_tokens = 10, output_tokens = 20, reasoning_tokens = 3, cache_read_tokens = 4, cache_write_tokens = 5, cost = 0.25
+    WHERE session_id = ${s} AND id = ${full}`;
+  await g.sql`UPDATE executions SET status = 'INTERRUPTED', interrupt_reason = 'SEAL', output_tokens = 7 WHERE session_id = ${s} AND id = ${interrupted}`;
+  await g.sql`UPDATE executions SET status = 'RUNNING', settled_at = NULL WHERE session_id = ${s} AND id = ${running}`;
+  await g.sql`UPDATE sessions SET parent_id = ${S.sessions[0]}, metadata = ${g.sql.json({ plugin: { x: 1 } })}, host_metadata = ${g.sql.json({ opencode: { id: 'oc' } })},
+    seal_requested_at = now(), last_seq = 42 WHERE id = ${s}`;
+  await g.sql`UPDATE sessions SET sealed_at = now(), seal_requested_at = now() WHERE id = ${S.sessions[99]}`;
+});
+afterAll(async () => { await g?.stop(); });
+
+/** A selection of each listed field (the test must name every field the projection lists). */
+const EXECUTION_FIELDS: Record<string, string> = {
+  __typename: '__typename', id: 'id', session: 'session { id title }', sequence: 'sequence', status: 'status',
+  interruptReason: 'interruptReason', trigger: 'trigger', startedAt: 'startedAt', settledAt: 'settledAt', error: 'error',
+  hostID: 'hostID', externalID: 'externalID', model: 'model { providerID modelID }', agent: 'agent', mode: 'mode',
+  finishReason: 'finishReason', errorName: 'errorName',
+  usage: 'usage { inputTokens outputTokens reasoningTokens cacheReadTokens cacheWriteTokens cost }',
+  messages: 'messages(first: 2) { edges { node { id } } }', jobs: 'jobs(first: 2) { edges { node { id } } }',
+  boundary: 'boundary { __typename ... on SnapshotBoundary { start { id fileCount } end { id } } ... on BoundaryUnavailable { reason detail } }',
+  changeset: 'changeset { fileCount additions deletions coverage { __typename } files { path } patch }',
+};
+const SESSION_FIELDS: Record<string, string> = {
+  __typename: '__typename', id: 'id', parentID: 'parentID', parent: 'parent { id title }', children: 'children(first: 2) { edges { node { id } } }',
+  title: 'title', directory: 'directory', metadata: 'metadata', status: 'status', sealedAt: 'sealedAt', createdAt: 'createdAt',
+  updatedAt: 'updatedAt', executions: 'executions(first: 2) { edges { node { id status } } }', runningExecution: 'runningExecution { id }',
+  lastSettledExecution: 'lastSettledExecution { id }', messages: 'messages(first: 2) { edges { node { id } } }',
+  jobs: 'jobs(first: 2) { edges { node { id } } }', eventsCursor: 'eventsCursor',
+};
+
+const ok = async (query: string) => {
+  const r = await g.gql(query);
+  expect(r.errors).toBeUndefined();
+  return r.data;
+};
+
+/** The statements of the request that read a page of `table` (the gateway's pool logs their text). */
+async function pageStatements(query: string, table: string) {
+  g.queries.reset();
+  await ok(query);
+  return g.queries.log.filter((q) => new RegExp(`FROM "?${table}"?\\b`).test(q));
+}
+
+describe('pages read only the columns their selection reads', () => {
+  it('the test names every field the projections list', () => {
+    expect(Object.keys(EXECUTION_FIELDS).sort()).toEqual(Object.keys(EXECUTION.fields).sort());
+    expect(Object.keys(SESSION_FIELDS).sort()).toEqual(Object.keys(SESSION.fields).sort());
+  });
+
+  it('every listed Execution field answers on a page what it answers through the whole row', async () => {
+    const sid = S.sessions[100];
+    for (const [name, sel] of Object.entries(EXECUTION_FIELDS)) {
+      const page = await ok(`{ session(id: "${sid}") { executions(first: 8) { edges { node { id ${sel} } } } } }`);
+      const nodes = page.session.executions.edges.map((e: any) => e.node);
+      expect(nodes.length, name).toBe(8);
+      const byId = await ok(`{ ${nodes.map((n: any, i: number) => `e${i}: execution(id: "${n.id}") { id ${sel} }`).join(' ')} }`);
+      expect(nodes, name).toEqual(nodes.map((_: unknown, i: number) => byId[`e${i}`]));
+    }
+  });
+
+  it('every listed Session field answers on a page what it answers through the whole row', async () => {
+    for (const [name, sel] of Object.entries(SESSION_FIELDS)) {
+      const page = await ok(`{ sessions(first: 3) { edges { node { id ${sel} } } } }`);
+      const nodes = page.sessions.edges.map((e: any) => e.node);
+      expect(nodes.map((n: any) => n.id), name).toEqual([S.sessions[100], S.sessions[99], S.sessions[98]]);
+      const byId = await ok(`{ ${nodes.map((n: any, i: number) => `s${i}: session(id: "${n.id}") { id ${sel} }`).join(' ')} }`);
+      expect(nodes, name).toEqual(nodes.map((_: unknown, i: number) => byId[`s${i}`]));
+    }
+  });
+
+  it('a list read names only the columns it reads; an unlisted field, or a changeset handing its execution on, reads whole rows', async () => {
+    const list = `{ sessions(first: 5) { edges { node { id title executions(first: 5) { edges { node { id sequence settledAt changeset { fileCount } } } } } } } }`;
+    const [sessions] = await pageStatements(list, 'sessions');
+    expect(sessions).toContain('SELECT "id","title" FROM sessions');
+    const execs = (await pageStatements(list, 'executions')).find((q) => /LATERAL|LIMIT/.test(q))!;
+    expect(execs).toContain('SELECT "id","sequence","session_id","settled_at","status" FROM "executions"');
+
+    // Session.context is not listed; Changeset.execution hands the (then whole) row to Execution.
+    const whole = `{ sessions(first: 2) { edges { node { id context { __typename } executions(first: 3) { edges { node { id changeset { execution { usage { cost } model { modelID } } } } } } } } } }`;
+    expect((await pageStatements(whole, 'sessions'))[0]).toMatch(/SELECT \*/);
+    const wholeExecs = (await pageStatements(whole, 'executions')).find((q) => /LATERAL|LIMIT/.test(q))!;
+    expect(wholeExecs).toMatch(/SELECT \*/);
+    const d = await ok(`{ session(id: "${S.sessions[100]}") { executions(first: 3) { edges { node { id changeset { execution { id usage { cost } model { modelID } } } } } } } }`);
+    const full = d.session.executions.edges.find((e: any) => e.node.id === S.executions[100][5]).node;
+    expect(full.changeset.execution).toEqual({ id: S.executions[100][5], usage: { cost: 0.25 }, model: { modelID: 'claude' } });
+  });
+
+  it('fragments and inline fragments count as selections', async () => {
+    const sid = S.sessions[100];
+    const d = await ok(`{ session(id: "${sid}") { executions(first: 8) { edges { node { ...E ... on Execution { usage { cost } } } } } } }
+      fragment E on Execution { id model { providerID } agent }`);
+    const full = d.session.executions.edges.find((e: any) => e.node.id === S.executions[100][5]).node;
+    expect(full).toEqual({ id: S.executions[100][5], model: { providerID: 'anthropic' }, agent: 'build', usage: { cost: 0.25 } });
+  });
+});
