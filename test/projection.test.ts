@@ -110,6 +110,17 @@ describe('pages read only the columns their selection reads', () => {
     expect(full.changeset.execution).toEqual({ id: S.executions[100][5], usage: { cost: 0.25 }, model: { modelID: 'claude' } });
   });
 
+  it('rows read in part never answer another field of the request: the same session by ID after its page, executions by ID and by node', async () => {
+    const full = S.executions[100][5];
+    // The sessions of the page are read by ID again (Execution.session) after the page's partial rows came back.
+    const d = await ok(`{ sessions(first: 1) { edges { node { id executions(first: 1) { edges { node { session { metadata status } } } } } } }
+      x: execution(id: "${full}") { usage { cost } model { modelID } agent }
+      n: node(id: "${full}") { ... on Execution { errorName } } }`);
+    expect(d.sessions.edges[0].node.executions.edges[0].node.session).toEqual({ metadata: { plugin: { x: 1 }, opencode: { id: 'oc' } }, status: 'SEALING' });
+    expect(d.x).toEqual({ usage: { cost: 0.25 }, model: { modelID: 'claude' }, agent: 'build' });
+    expect(d.n).toEqual({ errorName: 'APIError' });
+  });
+
   it('fragments and inline fragments count as selections', async () => {
     const sid = S.sessions[100];
     const d = await ok(`{ session(id: "${sid}") { executions(first: 8) { edges { node { ...E ... on Execution { usage { cost } } } } } } }
