@@ -105,6 +105,63 @@ describe('watching capturer', () => {
     }), { numRuns: 12 });
   });
 
+  it('an event reported while the watcher takes a batch is delivered, not wiped (the debounce race)', async () => {
+    // @parcel/watcher's debounce thread took a batch as getEvents() then clear(), two locks: an event the
+    // inotify thread added in between was wiped, never delivered (seen under load as the shrunk
+    // counterexample `chmod top.txt; mv a/b a/z2.txt`: the chmod was notified alone, the create of
+    // a/z2.txt fell between the two and was lost; patched: one atomic take). The build's test hook holds
+    // the taking step open, as a preempted thread does; files are created until the first batch arrives.
+    const real = (await parcelWatcher())!;
+    const root = tree({});
+    const seen = new Set<string>();
+    let batches = 0;
+    let end!: () => void;
+    const ended = new Promise<void>((resolve) => { end = resolve; });
+    const sub = await real.subscribe(root, (_err, events) => {
+      batches++;
+      for (const e of events) { seen.add(path.basename(e.path)); if (path.basename(e.path) === 'END') end(); }
+    });
+    process.env.PARCEL_WATCHER_TEST_TAKE_DELAY_MS = '150';
+    let n = 0;
+    try {
+      writeFileSync(path.join(root, 'first'), '');
+      const t0 = Date.now();
+      while (batches === 0 && Date.now() - t0 < 10_000) { writeFileSync(path.join(root, `f${n++}`), ''); await new Promise((r) => setTimeout(r, 2)); }
+    } finally { delete process.env.PARCEL_WATCHER_TEST_TAKE_DELAY_MS; }
+    expect(batches).toBeGreaterThan(0);
+    expect(n).toBeGreaterThan(5); // files were created while the first batch was being taken
+    writeFileSync(path.join(root, 'END'), '');
+    await ended;
+    await sub.unsubscribe();
+    const missing = Array.from({ length: n }, (_, i) => `f${i}`).filter((f) => !seen.has(f));
+    expect(missing).toEqual([]);
+  });
+
+  it('the shrunk counterexample (chmod top.txt, mv a/b a/z2.txt) with the watcher slow to take its first batch: the capture matches a walk', async () => {
+    const real = (await parcelWatcher())!;
+    let batches = 0;
+    const backend: WatchBackend = {
+      reportsLostEvents: real.reportsLostEvents,
+      subscribe: (dir, fn, opts) => real.subscribe(dir, (err: Error | null, events: WatchEvent[]) => { batches++; return fn(err, events); }, opts),
+    };
+    const root = tree(START);
+    const cap = watching({ watchBackend: backend });
+    await cap.scan(root);
+    process.env.PARCEL_WATCHER_TEST_TAKE_DELAY_MS = '150';
+    try {
+      chmodSync(path.join(root, 'top.txt'), 0o755);
+      renameSync(path.join(root, 'a/b'), path.join(root, 'a/z2.txt'));
+      // More new files while that first batch is taken (each one an event the race could wipe, outside
+      // the moved directory, which a capture re-reads whole).
+      const t0 = Date.now();
+      for (let i = 0; batches === 0 && Date.now() - t0 < 10_000; i++) { put(root, `n${i}.txt`, `${i}\n`); await new Promise((r) => setTimeout(r, 2)); }
+    } finally { delete process.env.PARCEL_WATCHER_TEST_TAKE_DELAY_MS; }
+    expect(batches).toBeGreaterThan(0);
+    const c = await cap.scan(root);
+    expect(c.stats).toMatchObject({ mode: 'watch', walkReason: null });
+    expect({ files: c.files, unscanned: c.unscanned }).toEqual(walked(root));
+  });
+
   it('a watched directory moved away and then deleted: captures still match a walk, and the watcher stops cleanly', async () => {
     // @parcel/watcher kept an entry for a directory the kernel had already unwatched, and its unsubscribe
     // then threw "Unable to remove watcher: Invalid argument" (patched: patches/@parcel+watcher+*.patch).
