@@ -162,6 +162,33 @@ describe('watching capturer', () => {
     expect({ files: c.files, unscanned: c.unscanned }).toEqual(walked(root));
   });
 
+  it('changes inside the subdirectories of a directory moved within, moved in or made with mkdir -p are read', async () => {
+    // @parcel/watcher watched only the directory itself when one appeared: the watches of a moved
+    // directory's subdirectories kept their old paths (a change in a/z/sub was reported as a/b/sub), and
+    // the subdirectories of one moved in from outside, or made with it (mkdir -p), before its watch was
+    // added, were never watched (patched: a new directory is crawled, its subdirectories watched and its
+    // entries reported; the watches under a directory moved away are dropped with it).
+    const root = tree({ ...START, 'a/b/sub/s.txt': 's\n' });
+    const outside = tree({ 'm/deep/h.txt': 'h\n' });
+    const cap = watching();
+    await cap.scan(root);
+    const step = async (change: () => void) => {
+      change();
+      const c = await cap.scan(root);
+      expect(c.stats).toMatchObject({ mode: 'watch', walkReason: null });
+      expect({ files: c.files, unscanned: c.unscanned }).toEqual(walked(root));
+    };
+    await step(() => renameSync(path.join(root, 'a/b'), path.join(root, 'a/z')));
+    await step(() => put(root, 'a/z/sub/s.txt', 'changed in the moved directory\n'));
+    await step(() => put(root, 'a/z/sub/new.txt', 'new in the moved directory\n'));
+    await step(() => renameSync(path.join(outside, 'm'), path.join(root, 'in')));
+    await step(() => put(root, 'in/deep/h.txt', 'changed in a directory moved in\n'));
+    await step(() => put(root, 'p/q/r/s.txt', 'made with its directories\n'));
+    await step(() => put(root, 'p/q/r/s.txt', 'changed in a directory made with mkdir -p\n'));
+    await step(() => { mkdirSync(path.join(root, 'p/q/r/t/u'), { recursive: true }); writeFileSync(path.join(root, 'p/q/r/t/u/v.txt'), 'v\n'); });
+    await step(() => writeFileSync(path.join(root, 'p/q/r/t/u/v.txt'), 'changed\n'));
+  });
+
   it('a watched directory moved away and then deleted: captures still match a walk, and the watcher stops cleanly', async () => {
     // @parcel/watcher kept an entry for a directory the kernel had already unwatched, and its unsubscribe
     // then threw "Unable to remove watcher: Invalid argument" (patched: patches/@parcel+watcher+*.patch).
