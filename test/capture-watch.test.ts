@@ -105,6 +105,90 @@ describe('watching capturer', () => {
     }), { numRuns: 12 });
   });
 
+  it('an event reported while the watcher takes a batch is delivered, not wiped (the debounce race)', async () => {
+    // @parcel/watcher's debounce thread took a batch as getEvents() then clear(), two locks: an event the
+    // inotify thread added in between was wiped, never delivered (seen under load as the shrunk
+    // counterexample `chmod top.txt; mv a/b a/z2.txt`: the chmod was notified alone, the create of
+    // a/z2.txt fell between the two and was lost; patched: one atomic take). The build's test hook holds
+    // the taking step open, as a preempted thread does; files are created until the first batch arrives.
+    const real = (await parcelWatcher())!;
+    const root = tree({});
+    const seen = new Set<string>();
+    let batches = 0;
+    let end!: () => void;
+    const ended = new Promise<void>((resolve) => { end = resolve; });
+    const sub = await real.subscribe(root, (_err, events) => {
+      batches++;
+      for (const e of events) { seen.add(path.basename(e.path)); if (path.basename(e.path) === 'END') end(); }
+    });
+    process.env.PARCEL_WATCHER_TEST_TAKE_DELAY_MS = '150';
+    let n = 0;
+    try {
+      writeFileSync(path.join(root, 'first'), '');
+      const t0 = Date.now();
+      while (batches === 0 && Date.now() - t0 < 10_000) { writeFileSync(path.join(root, `f${n++}`), ''); await new Promise((r) => setTimeout(r, 2)); }
+    } finally { delete process.env.PARCEL_WATCHER_TEST_TAKE_DELAY_MS; }
+    expect(batches).toBeGreaterThan(0);
+    expect(n).toBeGreaterThan(5); // files were created while the first batch was being taken
+    writeFileSync(path.join(root, 'END'), '');
+    await ended;
+    await sub.unsubscribe();
+    const missing = Array.from({ length: n }, (_, i) => `f${i}`).filter((f) => !seen.has(f));
+    expect(missing).toEqual([]);
+  });
+
+  it('the shrunk counterexample (chmod top.txt, mv a/b a/z2.txt) with the watcher slow to take its first batch: the capture matches a walk', async () => {
+    const real = (await parcelWatcher())!;
+    let batches = 0;
+    const backend: WatchBackend = {
+      reportsLostEvents: real.reportsLostEvents,
+      subscribe: (dir, fn, opts) => real.subscribe(dir, (err: Error | null, events: WatchEvent[]) => { batches++; return fn(err, events); }, opts),
+    };
+    const root = tree(START);
+    const cap = watching({ watchBackend: backend });
+    await cap.scan(root);
+    process.env.PARCEL_WATCHER_TEST_TAKE_DELAY_MS = '150';
+    try {
+      chmodSync(path.join(root, 'top.txt'), 0o755);
+      renameSync(path.join(root, 'a/b'), path.join(root, 'a/z2.txt'));
+      // More new files while that first batch is taken (each one an event the race could wipe, outside
+      // the moved directory, which a capture re-reads whole).
+      const t0 = Date.now();
+      for (let i = 0; batches === 0 && Date.now() - t0 < 10_000; i++) { put(root, `n${i}.txt`, `${i}\n`); await new Promise((r) => setTimeout(r, 2)); }
+    } finally { delete process.env.PARCEL_WATCHER_TEST_TAKE_DELAY_MS; }
+    expect(batches).toBeGreaterThan(0);
+    const c = await cap.scan(root);
+    expect(c.stats).toMatchObject({ mode: 'watch', walkReason: null });
+    expect({ files: c.files, unscanned: c.unscanned }).toEqual(walked(root));
+  });
+
+  it('changes inside the subdirectories of a directory moved within, moved in or made with mkdir -p are read', async () => {
+    // @parcel/watcher watched only the directory itself when one appeared: the watches of a moved
+    // directory's subdirectories kept their old paths (a change in a/z/sub was reported as a/b/sub), and
+    // the subdirectories of one moved in from outside, or made with it (mkdir -p), before its watch was
+    // added, were never watched (patched: a new directory is crawled, its subdirectories watched and its
+    // entries reported; the watches under a directory moved away are dropped with it).
+    const root = tree({ ...START, 'a/b/sub/s.txt': 's\n' });
+    const outside = tree({ 'm/deep/h.txt': 'h\n' });
+    const cap = watching();
+    await cap.scan(root);
+    const step = async (change: () => void) => {
+      change();
+      const c = await cap.scan(root);
+      expect(c.stats).toMatchObject({ mode: 'watch', walkReason: null });
+      expect({ files: c.files, unscanned: c.unscanned }).toEqual(walked(root));
+    };
+    await step(() => renameSync(path.join(root, 'a/b'), path.join(root, 'a/z')));
+    await step(() => put(root, 'a/z/sub/s.txt', 'changed in the moved directory\n'));
+    await step(() => put(root, 'a/z/sub/new.txt', 'new in the moved directory\n'));
+    await step(() => renameSync(path.join(outside, 'm'), path.join(root, 'in')));
+    await step(() => put(root, 'in/deep/h.txt', 'changed in a directory moved in\n'));
+    await step(() => put(root, 'p/q/r/s.txt', 'made with its directories\n'));
+    await step(() => put(root, 'p/q/r/s.txt', 'changed in a directory made with mkdir -p\n'));
+    await step(() => { mkdirSync(path.join(root, 'p/q/r/t/u'), { recursive: true }); writeFileSync(path.join(root, 'p/q/r/t/u/v.txt'), 'v\n'); });
+    await step(() => writeFileSync(path.join(root, 'p/q/r/t/u/v.txt'), 'changed\n'));
+  });
+
   it('a watched directory moved away and then deleted: captures still match a walk, and the watcher stops cleanly', async () => {
     // @parcel/watcher kept an entry for a directory the kernel had already unwatched, and its unsubscribe
     // then threw "Unable to remove watcher: Invalid argument" (patched: patches/@parcel+watcher+*.patch).
