@@ -10,7 +10,7 @@ import { Kind, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveI
 
 type Fragments = Record<string, FragmentDefinitionNode>;
 
-/** The fields selected directly under these field nodes, by response name's field name, through fragments. */
+/** The fields selected directly under these field nodes (by field name, aliases merged), through fragments. */
 export function selectedFields(fragments: Fragments, nodes: readonly FieldNode[]): Map<string, FieldNode[]> {
   const out = new Map<string, FieldNode[]>();
   const seen = new Set<string>();
