@@ -23,7 +23,7 @@ import { ClientCaps } from './caps.js';
 import { maskSubscriptionErrors, refuseUpgrade } from './ws-guards.js';
 import { serveGraphiQL, wantsGraphiQL } from './graphiql.js';
 import { batchWrites } from '../subscriptions/delivery.js';
-import { currentRequest, log, logUnexpected, requestIDFor, resultOf, withRequest, type RequestRecord } from './logging.js';
+import { log, logUnexpected, markUnexpected, reportUnexpected, requestIDFor, resultOf, type RequestRecord } from './logging.js';
 import { Metrics } from './metrics.js';
 import { VERSION } from './version.js';
 import { operationOf, useOperationRecord } from './operations.js';
@@ -115,7 +115,7 @@ export function buildApp(opts: AppOptions): App {
     },
   };
 
-  const yoga = createYoga<{ actor?: Actor; request?: Request }, Context>({
+  const yoga = createYoga<{ actor?: Actor; request?: Request; rec?: RequestRecord }, Context>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -124,7 +124,8 @@ export function buildApp(opts: AppOptions): App {
     maskedErrors: {
       maskError: maskDatabaseErrors((error, message, isDev) => {
         const masked = yogaMaskError(error, message, isDev);
-        if (masked !== error) logUnexpected((error as { originalError?: unknown }).originalError ?? error, 'graphql');
+        // Logged with its request where the result meets it (server/logging.ts reportUnexpected).
+        if (masked !== error) markUnexpected(masked, (error as { originalError?: unknown }).originalError ?? error);
         return masked;
       }),
     },
@@ -152,7 +153,7 @@ export function buildApp(opts: AppOptions): App {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/graphql' || wantsGraphiQL(req)) return handle(req, res, path);
-    // One log line and one metric per GraphQL request; the request ID runs along (AsyncLocalStorage).
+    // One log line and one metric per GraphQL request; the record goes along with it (server/logging.ts).
     const rec: RequestRecord = { requestID: requestIDFor(req, res), start: performance.now() };
     res.once('finish', () => {
       const seconds = (performance.now() - rec.start) / 1000;
@@ -164,9 +165,9 @@ export function buildApp(opts: AppOptions): App {
         result, errors: rec.errors, durationMs: Math.round(seconds * 10_000) / 10,
       }, 'request');
     });
-    withRequest(rec, () => handle(req, res, path));
+    void handle(req, res, path, rec);
   });
-  const handle = async (req: IncomingMessage, res: ServerResponse, path: string) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, path: string, rec?: RequestRecord) => {
     if (path === '/health') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', version: VERSION }));
       return;
@@ -190,8 +191,9 @@ export function buildApp(opts: AppOptions): App {
       return;
     }
     if (path === '/graphql' && wantsGraphiQL(req)) return serveGraphiQL(req, res);
-    if (path === '/graphql' && graphql) return graphql.handle(req, res);
-    yoga(req, res);
+    if (path === '/graphql' && graphql) return graphql.handle(req, res, rec);
+    // `rec` joins Yoga's server context ({ req, res }), where every GraphQL context of the request starts.
+    yoga(req, res, { rec });
   };
   const metricsServer: Server | null = opts.metricsPort === undefined ? null : createServer((req, res) => {
     if ((req.url ?? '/').split('?')[0] === '/metrics' && req.method === 'GET') void metrics.serve(req, res, null);
@@ -271,10 +273,11 @@ export function buildApp(opts: AppOptions): App {
         if (ctx.extra.counted) metrics.wsConnections.dec();
         log().debug({ requestID: ctx.extra.connectionID, code }, 'ws closed');
       },
-      execute: (args: any) => withRequest(args.rootValue.rec, () => args.rootValue.execute(args)),
-      subscribe: (args: any) => withRequest(args.rootValue.rec, () => args.rootValue.subscribe(args)),
-      onNext: (ctx, id) => {
+      execute: (args: any) => args.rootValue.execute(args),
+      subscribe: (args: any) => args.rootValue.subscribe(args),
+      onNext: (ctx, id, _payload, _args, result) => {
         const op = ctx.extra.ops?.get(id);
+        reportUnexpected(result, op, 'graphql');
         if (op?.subscription) { op.deliveries++; (op.delivered ??= metrics.deliveryCount(op.operationName)).n++; }
         caps.closeIfSlow((ctx.extra as any).socket);
       },
@@ -282,6 +285,7 @@ export function buildApp(opts: AppOptions): App {
       onError: (ctx, id, _payload, errors) => {
         const op = ctx.extra.ops?.get(id);
         if (op) op.errors = (op.errors ?? 0) + errors.length;
+        reportUnexpected({ errors }, op, 'graphql');
         finishOp(ctx.extra, id, 'error');
         return maskSubscriptionErrors(errors);
       },
@@ -295,12 +299,12 @@ export function buildApp(opts: AppOptions): App {
           operationName: payload.operationName ?? null, role: extra.actor.role, tokenID: extra.actor.tokenID,
         };
         extra.ops.set(id, rec);
-        return withRequest(rec, async () => {
         try {
           const { schema: s, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
             ...ctx,
             actor: ctx.extra.actor,
             params: payload,
+            rec,
           } as any);
           let document: DocumentNode;
           try { document = parse(payload.query); } catch (e) {
@@ -320,7 +324,7 @@ export function buildApp(opts: AppOptions): App {
             document,
             variableValues: payload.variables,
             contextValue: await contextFactory(),
-            rootValue: { execute, subscribe, rec },
+            rootValue: { execute, subscribe },
           };
           const errors = validate(args.schema, args.document);
           // The same codes as over HTTP (Yoga's): a client tells its own mistakes from the gateway's.
@@ -333,10 +337,9 @@ export function buildApp(opts: AppOptions): App {
         } catch (e) {
           // Parse and limit errors are the client's; anything else is masked like over HTTP.
           if (e instanceof GraphQLError) return [e];
-          logUnexpected(e, 'ws subscribe');
+          logUnexpected(e, 'ws subscribe', rec);
           return maskSubscriptionErrors([e]);
         }
-        });
       },
     },
     wss,

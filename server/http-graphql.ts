@@ -3,7 +3,7 @@ import { getOperationAST, type ExecutionResult } from 'graphql';
 import { processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import { handleErrorFromRequestHandler, sendNodeResponse } from '@whatwg-node/server';
 import type { Actor } from '../domain/access.js';
-import { currentRequest, logUnexpected, withRequest, type RequestRecord } from './logging.js';
+import { logUnexpected, reportUnexpected, type RequestRecord } from './logging.js';
 import { errorBody } from './availability.js';
 
 /**
@@ -78,8 +78,11 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 export interface HttpGraphQL {
-  /** Answers a POST /graphql (the fast path when it can, otherwise Yoga with the body already read). */
-  handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /**
+   * Answers a POST /graphql (the fast path when it can, otherwise Yoga with the body already read);
+   * `rec`: the request's record (server/logging.ts), filled by the operation that answers.
+   */
+  handle(req: IncomingMessage, res: ServerResponse, rec?: RequestRecord): Promise<void>;
   /** Requests answered by the fast path, and candidates handed over to Yoga after their body was read. */
   readonly counts: { fast: number; handedOver: number };
 }
@@ -92,19 +95,19 @@ type Answer = { status: number; headers: Record<string, string>; body: string };
  */
 export function httpGraphQL(yoga: Yoga, authenticate: (authorization: string | undefined) => Promise<Actor | null>, unauthenticated: Answer): HttpGraphQL {
   /** Yoga, given the request as it came (its body already read). */
-  const viaYoga = async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
+  const viaYoga = async (req: IncomingMessage, res: ServerResponse, body: Buffer, rec: RequestRecord | undefined) => {
     const headers: [string, string][] = [];
     const raw = req.rawHeaders;
     for (let i = 0; i < raw.length; i += 2) headers.push([raw[i], raw[i + 1]]);
     const request = new yoga.fetchAPI.Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/graphql'}`, { method: req.method, headers, body: body as unknown as BodyInit });
     let response: Response;
     // As Yoga's own Node listener: a throw of the handler is a 500 (whatwg-node's), never an unhandled rejection.
-    try { response = await yoga.handleRequest(request, { req, res }); } catch (e) { response = handleErrorFromRequestHandler(e, yoga.fetchAPI.Response); }
+    try { response = await yoga.handleRequest(request, { req, res, rec }); } catch (e) { response = handleErrorFromRequestHandler(e, yoga.fetchAPI.Response); }
     await sendNodeResponse(response, res, req, true);
   };
 
   /** The answer of the fast path, or null when Yoga is to answer. */
-  const attempt = async (req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<Answer | null> => {
+  const attempt = async (req: IncomingMessage, res: ServerResponse, body: Buffer, rec: RequestRecord | undefined): Promise<Answer | null> => {
     const params = paramsOf(body.toString());
     if (!params) return null;
     // Answered here as the auth hook answers them (server/app.ts), so a token is looked up once per request.
@@ -114,7 +117,7 @@ export function httpGraphQL(yoga: Yoga, authenticate: (authorization: string | u
     // `request`: what Yoga's envelop hooks read of an HTTP request (the method: its after-parse hook codes
     // parse errors, in the cached error object, only for HTTP requests). Any other read of it throws,
     // and the request is handed over.
-    const enveloped = yoga.getEnveloped({ req, res, params, actor, request: { method: 'POST' } });
+    const enveloped = yoga.getEnveloped({ req, res, params, actor, request: { method: 'POST' }, rec });
     let document;
     try { document = enveloped.parse(params.query); } catch { return null; }
     if (getOperationAST(document, params.operationName)?.operation !== 'query') return null;
@@ -128,6 +131,8 @@ export function httpGraphQL(yoga: Yoga, authenticate: (authorization: string | u
     } catch {
       return null;
     }
+    // Answered here: its unexpected errors (masked by now) are logged with the request.
+    reportUnexpected(result, rec, 'graphql');
     if (!result.errors?.length && !result.extensions) {
       return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(result) };
     }
@@ -141,21 +146,19 @@ export function httpGraphQL(yoga: Yoga, authenticate: (authorization: string | u
   const counts = { fast: 0, handedOver: 0 };
   return {
     counts,
-    async handle(req, res) {
+    async handle(req, res, rec) {
       if (!fastPathCandidate(req)) return void (yoga as any)(req, res);
       let body: Buffer;
       try { body = await readBody(req); } catch {
         res.destroy(); // the client went away before its body was complete: nobody to answer
         return;
       }
-      const rec = currentRequest();
       const own: RequestRecord | undefined = rec && { ...rec };
       // A throw anywhere in the attempt (graphql-armor's limits throw from validate) is Yoga's to answer.
-      const tryIt = () => attempt(req, res, body).catch(() => null);
-      const answer = own ? await withRequest(own, tryIt) : await tryIt();
+      const answer = await attempt(req, res, body, own).catch(() => null);
       if (!answer) {
         counts.handedOver++;
-        return viaYoga(req, res, body).catch((e) => { logUnexpected(e, 'http'); res.destroy(); });
+        return viaYoga(req, res, body, rec).catch((e) => { logUnexpected(e, 'http', rec); res.destroy(); });
       }
       counts.fast++;
       if (rec && own) Object.assign(rec, own);

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
@@ -32,7 +31,15 @@ let root: Logger = pino({ level: 'silent' });
 export function log(): Logger { return root; }
 export function setLogger(l: Logger): void { root = l; }
 
-/** What one HTTP request or WebSocket operation carries while it runs (AsyncLocalStorage). */
+/**
+ * What one HTTP request or WebSocket operation carries while it runs: its log line and metrics.
+ *
+ * It travels explicitly, never in AsyncLocalStorage: on Node 20 a store in use installs promise hooks
+ * that tax every promise of the process, whatever it serves (12–16% of the gateway's CPU per read in
+ * bench/reads.ts, and the same share of a subscription's deliveries). An HTTP request gives it to
+ * Yoga as server context (`rec`), which is where every GraphQL context of the request starts; a
+ * WebSocket operation puts it in the context it builds. `recordOf(context)` finds it.
+ */
 export interface RequestRecord {
   requestID: string;
   start: number;
@@ -45,9 +52,31 @@ export interface RequestRecord {
   failed?: boolean;
 }
 
-const store = new AsyncLocalStorage<RequestRecord>();
-export function currentRequest(): RequestRecord | undefined { return store.getStore(); }
-export function withRequest<T>(rec: RequestRecord, fn: () => T): T { return store.run(rec, fn); }
+/** The record of the request a GraphQL context (or Yoga server context) belongs to. */
+export function recordOf(context: unknown): RequestRecord | undefined {
+  return (context as { rec?: RequestRecord } | null | undefined)?.rec;
+}
+
+/**
+ * Masked errors whose original was unexpected, with that original: the mask (which sees no request)
+ * marks them, and whoever holds the result and its request logs them (`reportUnexpected`).
+ */
+const unexpected = new WeakMap<object, unknown>();
+export function markUnexpected(masked: Error, original: unknown): void {
+  unexpected.set(masked, original);
+}
+
+/** Logs each unexpected error of a result (marked by markUnexpected) once, tagged with its request. */
+export function reportUnexpected(result: unknown, rec: RequestRecord | undefined, where: string): void {
+  const errors = (result as { errors?: readonly unknown[] } | null | undefined)?.errors;
+  if (!errors?.length) return;
+  for (const e of errors) {
+    if (e === null || typeof e !== 'object' || !unexpected.has(e)) continue;
+    const original = unexpected.get(e);
+    unexpected.delete(e); // a result seen twice (batched, or a handed-over request) logs once
+    logUnexpected(original, where, rec);
+  }
+}
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 
@@ -67,8 +96,7 @@ export function resultOf(rec: RequestRecord, status?: number): string {
 }
 
 /** Logs an unexpected error with its stack, tagged with the request it happened in. */
-export function logUnexpected(err: unknown, where: string): void {
-  const rec = currentRequest();
+export function logUnexpected(err: unknown, where: string, rec?: RequestRecord): void {
   if (rec) rec.failed = true;
   log().error({ err, requestID: rec?.requestID, operationName: rec?.operationName ?? undefined, where }, 'unexpected error');
 }

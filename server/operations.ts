@@ -1,6 +1,7 @@
 import type { DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { currentRequest } from './logging.js';
+import { recordOf, reportUnexpected, type RequestRecord } from './logging.js';
+import { isAsyncIterable, mapAsyncIterator } from 'graphql-yoga';
 import { operationOf as operationNode } from './access.js';
 
 /** The operation's name and type, for the request's log line and metrics (the operation: server/access.ts). */
@@ -10,12 +11,15 @@ export function operationOf(document: DocumentNode, operationName?: string | nul
 }
 
 /**
- * Fills the running request's record (server/logging.ts) with what its log line and metrics need:
- * operation name and type, the caller's role and token ID (never the secret), the count of GraphQL errors.
+ * Fills the record of the request (server/logging.ts) a GraphQL operation runs in, found in its
+ * context, with what its log line and metrics need: operation name and type, the caller's role and
+ * token ID (never the secret), the count of GraphQL errors. Over HTTP through Yoga it also logs the
+ * unexpected errors of the result (masked by then) with the request (the fast path of
+ * server/http-graphql.ts and WebSocket operations do that where they send the result).
  */
 export function useOperationRecord(): Plugin {
   const fill = (args: { document: DocumentNode; operationName?: string | null; contextValue: any }) => {
-    const rec = currentRequest();
+    const rec = recordOf(args.contextValue);
     if (!rec) return;
     const op = operationOf(args.document, args.operationName);
     rec.operationName = op.name;
@@ -23,14 +27,13 @@ export function useOperationRecord(): Plugin {
     rec.role = args.contextValue?.actor?.role;
     rec.tokenID = args.contextValue?.actor?.tokenID;
   };
-  const count = (result: unknown) => {
-    const rec = currentRequest();
+  const count = (result: unknown, rec: RequestRecord | undefined) => {
     const errors = (result as { errors?: unknown[] } | undefined)?.errors;
     if (rec && errors?.length) rec.errors = (rec.errors ?? 0) + errors.length;
   };
   return {
     onValidate({ params, context }) {
-      const rec = currentRequest();
+      const rec = recordOf(context);
       if (rec && !rec.operationName) rec.operationName = (context as { params?: { operationName?: string } }).params?.operationName ?? null;
       return ({ result }) => {
         if (rec && result.length) rec.errors = (rec.errors ?? 0) + result.length;
@@ -39,10 +42,21 @@ export function useOperationRecord(): Plugin {
     },
     onExecute({ args }) {
       fill(args);
-      return { onExecuteDone: ({ result }) => { if (!(Symbol.asyncIterator in Object(result))) count(result); } };
+      const rec = recordOf(args.contextValue);
+      return { onExecuteDone: ({ result }) => { if (!(Symbol.asyncIterator in Object(result))) count(result, rec); } };
     },
     onSubscribe({ args }) {
       fill(args);
+    },
+    // Yoga's own HTTP path: the result as it is sent (masked), with the server context holding the record.
+    onExecutionResult({ result, setResult, context }) {
+      const rec = recordOf(context);
+      if (!rec) return;
+      if (isAsyncIterable(result)) {
+        setResult(mapAsyncIterator(result, (r) => { reportUnexpected(r, rec, 'graphql'); return r; }) as typeof result);
+      } else if (Array.isArray(result)) {
+        for (const r of result) reportUnexpected(r, rec, 'graphql');
+      } else reportUnexpected(result, rec, 'graphql');
     },
   };
 }

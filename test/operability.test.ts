@@ -109,6 +109,44 @@ describe('request logs', () => {
     await line((l) => l.msg === 'request' && l.requestID === id && l.result === 'error', 'the request line of the failure');
   });
 
+  it('an unexpected error is logged with its own request on every path: Yoga (a mutation), a WebSocket operation, many at once', async () => {
+    const ws = createClient({ url: app.wsUrl, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${g.admin}` }, retryAttempts: 0 });
+    const wsQuery = (query: string) => new Promise<any>((resolve, reject) => {
+      let got: any;
+      ws.subscribe({ query }, { next: (v) => { got = v; }, error: reject, complete: () => resolve(got) });
+    });
+    await g.sql`ALTER TABLE sessions RENAME TO sessions_away`;
+    let m, q, viaWs;
+    try {
+      // Concurrent requests, fast path and Yoga's interleaved: each error line names its own request.
+      [m, q, viaWs] = await Promise.all([
+        post('mutation BrokenWrite { createSession(input: { title: "x", directory: "/ops" }) { __typename } }', { 'x-request-id': 'broken-write' }),
+        Promise.all(Array.from({ length: 8 }, (_, i) => post(`query BrokenRead${i} { sessions(first: 1) { edges { node { id } } } }`, { 'x-request-id': `broken-read-${i}` }))),
+        wsQuery('query BrokenWs { sessions(first: 1) { edges { node { id } } } }'),
+      ]);
+    } finally {
+      await g.sql`ALTER TABLE sessions_away RENAME TO sessions`;
+      await ws.dispose();
+    }
+    expect(m.body.errors[0].extensions.code).toBe('INTERNAL_SERVER_ERROR');
+    const werr = await line((l) => l.msg === 'unexpected error' && l.requestID === 'broken-write', 'the mutation\'s error line');
+    expect(werr).toMatchObject({ operationName: 'BrokenWrite', where: 'graphql' });
+    expect(werr.err.stack).toContain('sessions');
+    await line((l) => l.msg === 'request' && l.requestID === 'broken-write' && l.result === 'error' && l.operationType === 'mutation', 'the mutation\'s request line');
+    for (let i = 0; i < 8; i++) {
+      expect(q[i].body.errors[0].extensions.code).toBe('INTERNAL_SERVER_ERROR');
+      const e = await line((l) => l.msg === 'unexpected error' && l.requestID === `broken-read-${i}`, `read ${i}'s error line`);
+      expect(e.operationName).toBe(`BrokenRead${i}`);
+    }
+    expect(viaWs.errors[0].extensions.code).toBe('INTERNAL_SERVER_ERROR');
+    const op = await line((l) => l.msg === 'operation' && l.operationName === 'BrokenWs', 'the WebSocket operation line');
+    expect(op).toMatchObject({ transport: 'ws', result: 'error' });
+    const e = await line((l) => l.msg === 'unexpected error' && l.requestID === op.requestID, 'the WebSocket error line');
+    expect(e).toMatchObject({ operationName: 'BrokenWs', where: 'graphql' });
+    // Each error was logged once.
+    expect(lines.filter((l) => l.msg === 'unexpected error' && (l.requestID === 'broken-write' || l.requestID === op.requestID))).toHaveLength(2);
+  });
+
   it('one line per WebSocket operation when it ends, with its deliveries', async () => {
     const host = await registerHost(g);
     const s = await createSession(g, { title: 'ws log', directory: '/ops' });
