@@ -67,12 +67,14 @@ export function newId(kind: Kind, sessionID?: string): string {
  */
 export function sessionOf(id: string): string | null {
   if (typeof id !== 'string' || id.length !== 4 + SESSION_BODY + OWN || !ID_SHAPE.test(id)) return null;
-  const k = kindOf(id);
-  if (!k || !(SESSION_KINDS as readonly string[]).includes(k)) return null;
+  if (!SESSION_PREFIXES.has(id.slice(0, 3))) return null;
   return `ses_${id.slice(4, 4 + SESSION_BODY)}`;
 }
 
 const ID_SHAPE = /^[a-z]{3}_[0-9A-Za-z]{1,64}$/;
+/** Prefix to kind, and the prefixes of session kinds: looked up for every ID a page reads. */
+const KIND_OF_PREFIX = new Map<string, Kind>(Object.entries(PREFIX).map(([k, v]) => [v, k as Kind]));
+const SESSION_PREFIXES = new Set<string>(SESSION_KINDS.map((k) => PREFIX[k]));
 
 /** True when `id` is shaped like an ID of this kind (the prefix is checked, not existence). */
 export function isId(kind: Kind, id: unknown): id is string {
@@ -81,7 +83,5 @@ export function isId(kind: Kind, id: unknown): id is string {
 
 export function kindOf(id: string): Kind | null {
   if (!ID_SHAPE.test(id)) return null;
-  const p = id.slice(0, 3);
-  for (const [k, v] of Object.entries(PREFIX)) if (v === p) return k as Kind;
-  return null;
+  return KIND_OF_PREFIX.get(id.slice(0, 3)) ?? null;
 }
