@@ -147,7 +147,7 @@ export function httpGraphQL(yoga: Yoga, authenticate: (authorization: string | u
   return {
     counts,
     async handle(req, res, rec) {
-      if (!fastPathCandidate(req)) return void (yoga as any)(req, res);
+      if (!fastPathCandidate(req)) return void (yoga as any)(req, res, { rec });
       let body: Buffer;
       try { body = await readBody(req); } catch {
         res.destroy(); // the client went away before its body was complete: nobody to answer

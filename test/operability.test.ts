@@ -87,6 +87,12 @@ describe('request logs', () => {
     expect(c.res.status).toBe(401);
     await line((l) => l.msg === 'request' && l.requestID === c.res.headers.get('x-request-id') && l.result === 'unauthenticated' && l.status === 401, 'the refused request');
 
+    // A request the fast path does not take (a GET) fills its line all the same.
+    const get = await fetch(`${url}?query=${encodeURIComponent('query GetFew { sessions(first: 1) { edges { node { id } } } }')}`, { headers: { authorization: `Bearer ${g.admin}`, accept: 'application/json', 'x-request-id': 'get-1' } });
+    expect(get.status).toBe(200);
+    const gl = await line((l) => l.msg === 'request' && l.requestID === 'get-1', 'the GET request');
+    expect(gl).toMatchObject({ method: 'GET', operationName: 'GetFew', operationType: 'query', role: 'admin', result: 'ok' });
+
     const d = await post('{ nope }');
     await line((l) => l.msg === 'request' && l.requestID === d.res.headers.get('x-request-id') && l.result !== 'ok', 'the invalid request');
   });
@@ -145,6 +151,43 @@ describe('request logs', () => {
     expect(e).toMatchObject({ operationName: 'BrokenWs', where: 'graphql' });
     // Each error was logged once.
     expect(lines.filter((l) => l.msg === 'unexpected error' && (l.requestID === 'broken-write' || l.requestID === op.requestID))).toHaveLength(2);
+  });
+
+  it('a subscription over HTTP (SSE, through Yoga): an unexpected error in one of its events is masked and logged with the request', async () => {
+    const host = await registerHost(g);
+    const s = await createSession(g, { title: 'sse', directory: '/ops' });
+    const before = (await post(`{ latestSettlementCursor(sessionID: "${s.id}") }`)).body.data.latestSettlementCursor;
+    const e = await begin(g, host, s.id);
+    await settle(g, host, e.id);
+    const ac = new AbortController();
+    await g.sql`ALTER TABLE executions RENAME TO executions_away`;
+    let event: any;
+    try {
+      const res = await fetch(url, {
+        method: 'POST', signal: ac.signal,
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${g.admin}`, 'x-request-id': 'sse-1' },
+        body: JSON.stringify({ query: 'subscription SseWatch($s: ID, $a: String) { executionSettled(sessionID: $s, after: $a) { executionID execution { id } } }', variables: { s: s.id, a: before } }),
+      });
+      expect(res.headers.get('content-type')).toContain('text/event-stream');
+      const reader = res.body!.getReader();
+      let text = '';
+      while (!event) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+        const m = /^data: (.+)$/m.exec(text);
+        if (m) event = JSON.parse(m[1]);
+      }
+    } finally {
+      ac.abort();
+      await g.sql`ALTER TABLE executions_away RENAME TO executions`;
+    }
+    // The event still comes (its row is in the log), its execution field masked.
+    expect(event.data.executionSettled).toEqual({ executionID: e.id, execution: null });
+    expect(event.errors[0].extensions.code).toBe('INTERNAL_SERVER_ERROR');
+    expect(JSON.stringify(event)).not.toMatch(/executions_away/);
+    const err = await line((l) => l.msg === 'unexpected error' && l.requestID === 'sse-1', 'the SSE event\'s error line');
+    expect(err).toMatchObject({ operationName: 'SseWatch', where: 'graphql' });
   });
 
   it('one line per WebSocket operation when it ends, with its deliveries', async () => {
