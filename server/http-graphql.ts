@@ -131,8 +131,6 @@ export function httpGraphQL(yoga: Yoga, authenticate: (authorization: string | u
     } catch {
       return null;
     }
-    // Answered here: its unexpected errors (masked by now) are logged with the request.
-    reportUnexpected(result, rec, 'graphql');
     if (!result.errors?.length && !result.extensions) {
       return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(result) };
     }
@@ -140,7 +138,11 @@ export function httpGraphQL(yoga: Yoga, authenticate: (authorization: string | u
     const response = processRegularResult(result, yoga.fetchAPI, 'application/json');
     const headers: Record<string, string> = {};
     response.headers.forEach((v, k) => { headers[k] = v; });
-    return { status: response.status, headers, body: await response.text() };
+    const text = await response.text();
+    // Answered here (nothing above may hand it over now): its unexpected errors, masked by now, are
+    // logged with the request.
+    reportUnexpected(result, rec, 'graphql');
+    return { status: response.status, headers, body: text };
   };
 
   const counts = { fast: 0, handedOver: 0 };
