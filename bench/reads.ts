@@ -18,7 +18,8 @@
  * CLIENTS keep-alive clients in a child process (bench/support/drive.ts) send one query back to back
  * for SECONDS after WARMUP, the three servers in turn (rotating order, ROUNDS times). Prints medians of
  * req/s, latency, this process's CPU per request (the servers' own work), the per-round ratios, CPU
- * per extra session (5 executions each) from the `first` 5..100 runs, and the gateway's SQL round trips (counted on a second instance, outside the measured runs).
+ * per extra session (5 executions each) from the `first` 5..100 runs, the CPU of this machine's PostgreSQL
+ * processes per request (when the database runs here: what the servers' SQL costs the shared cores), and the gateway's SQL round trips (counted on a second instance, outside the measured runs).
  * Before measuring, it checks that the three answer the same data for every query.
  */
 import './support/production.js';
@@ -32,11 +33,11 @@ import { openDatabase } from '../db/index.js';
 import { createScratchDatabase } from '../db/scratch.js';
 import { buildApp } from '../server/app.js';
 import { createToken } from '../domain/tokens.js';
-import { changesetFiles, changesetRows, coverageOf, hasFiles, type ChangesetRow } from '../domain/changesets.js';
+import { changesetRows, coverageOf, hasFiles, type ChangesetRow } from '../domain/changesets.js';
+import { executionsWithChangesets } from '../resolvers/loaders.js';
 import type { ExecutionRow, SessionRow } from '../domain/rows.js';
 import { encodeCursor } from '../resolvers/cursors.js';
 import { sessionOf } from '../domain/ids.js';
-import { carriedSessions, rowKeys } from '../domain/shard.js';
 import { drive, median, type Run } from './support/drive.js';
 import { seedReads } from './support/reads-data.js';
 
@@ -80,12 +81,10 @@ function coverageJson(e: ExecutionRow, cs: ChangesetRow | null) {
 }
 
 async function ceilingChangeset(sql: Sql, id: string, patch: boolean) {
-  // The gateway's statements: the execution (scoped by its session's directory), its changeset row, its files.
-  const [e] = await sql<ExecutionRow[]>`SELECT e.* FROM executions e JOIN sessions s ON s.id = e.session_id
-    WHERE ${rowKeys(sql, [id], { alias: 'e' })} AND s.id = ANY(${carriedSessions([id]) ?? []}) AND TRUE`;
-  if (!e) return { data: { execution: null } };
-  const [rows, files] = await Promise.all([changesetRows(sql, [id]), changesetFiles(sql, [id])]);
-  const cs = rows[0] ?? null;
+  // The gateway's statement: the execution (scoped by its session's directory) with its changeset row and files.
+  const [r] = await executionsWithChangesets(sql, [id], sql`TRUE`, true);
+  if (!r) return { data: { execution: null } };
+  const { execution: e, changeset: cs, files } = r;
   const readable = e.status !== 'RUNNING' && hasFiles(cs);
   return {
     data: {
@@ -94,7 +93,7 @@ async function ceilingChangeset(sql: Sql, id: string, patch: boolean) {
         changeset: {
           fileCount: readable ? cs!.fileCount : 0, additions: readable ? cs!.additions : 0, deletions: readable ? cs!.deletions : 0,
           coverage: coverageJson(e, e.status === 'RUNNING' ? null : cs),
-          files: readable ? files.map((f) => (patch
+          files: readable ? files!.map((f) => (patch
             ? { path: f.path, status: f.status, additions: f.additions, deletions: f.deletions, binary: f.binary, patch: f.patch }
             : { path: f.path, status: f.status, additions: f.additions, deletions: f.deletions, binary: f.binary })) : [],
         },
@@ -320,7 +319,8 @@ async function main() {
       const line = (n: string) => {
         const xs = runs[n];
         return `  ${n.padEnd(12)} ${median(xs.map((x) => x.rps)).toFixed(0).padStart(6)} req/s   p50 ${f(median(xs.map((x) => x.p50))).padStart(7)} ms   p99 ${f(median(xs.map((x) => x.p99))).padStart(7)} ms   ` +
-          `server CPU ${median(xs.map((x) => x.cpuUs)).toFixed(0).padStart(5)} µs/req   (rounds: ${xs.map((x) => x.rps.toFixed(0)).join(', ')} req/s)`;
+          `server CPU ${median(xs.map((x) => x.cpuUs)).toFixed(0).padStart(5)} µs/req   ` +
+          `${xs.every((x) => x.dbCpuUs !== null) ? `PostgreSQL CPU ${median(xs.map((x) => x.dbCpuUs!)).toFixed(0).padStart(5)} µs/req   ` : ''}(rounds: ${xs.map((x) => x.rps.toFixed(0)).join(', ')} req/s)`;
       };
       const ratio = (a: string, b: string, m: (x: Run) => number) => runs[a].map((x, i) => m(x) / m(runs[b][i]));
       console.log(`\n${q.label}   [load ${load()}]`);

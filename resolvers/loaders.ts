@@ -62,6 +62,72 @@ export const sessionsById = (ids: readonly string[], ctx: Context) =>
 export const executionsById = (ids: readonly string[], ctx: Context) => ctx.sql<ExecutionRow[]>`
   SELECT e.* FROM executions e JOIN sessions s ON s.id = e.session_id
   WHERE ${rowKeys(ctx.sql, ids, { alias: 'e' })} AND ${inSessionsOf(ctx.sql, ids, 's.id')} AND ${scope(ctx, 's.directory')}`;
+
+/** An execution row with its changeset row (null: none) and, when asked, its file rows (null: not asked). */
+export interface ExecutionWithChangeset { execution: ExecutionRow; changeset: ChangesetRow | null; files: ChangesetFileRow[] | null }
+type Joined = ExecutionRow & {
+  csExecutionId: string | null; csSessionId: string; csCoverage: ChangesetRow['coverage']; csUnavailableReason: ChangesetRow['unavailableReason'];
+  csDetail: string | null; csOmissions: ChangesetRow['omissions']; csFileCount: number; csAdditions: number; csDeletions: number;
+  csPatchBytes: number; csFrozenAt: Date; csPrunedAt: Date | null; csFiles?: ChangesetFileRow[] | null;
+};
+
+/**
+ * `executionsById` with, in the same statement, each execution's changeset row (the columns of
+ * `changesetRows`) and, with `files`, its file rows in order as one JSON array (what `changesetFiles`
+ * reads: none once pruned). One round trip where the three reads would take two waves: what
+ * `execution(id) { changeset { … files { … } } }` is, a review page's first read. `scope` is the
+ * caller's condition on `s.directory`. Every join is on the session, so it runs on one shard of a
+ * cluster when the IDs carry their session.
+ */
+export async function executionsWithChangesets(db: Context['sql'], ids: readonly string[], scope: Fragment, files: boolean): Promise<ExecutionWithChangeset[]> {
+  const rows = await db<Joined[]>`
+    SELECT e.*, c.execution_id AS cs_execution_id, c.session_id AS cs_session_id, c.coverage AS cs_coverage,
+      c.unavailable_reason AS cs_unavailable_reason, c.detail AS cs_detail, c.omissions AS cs_omissions, c.file_count AS cs_file_count,
+      c.additions AS cs_additions, c.deletions AS cs_deletions, c.patch_bytes AS cs_patch_bytes, c.frozen_at AS cs_frozen_at,
+      c.pruned_at AS cs_pruned_at ${files ? db`, f.files AS cs_files` : db``}
+    FROM executions e JOIN sessions s ON s.id = e.session_id
+    LEFT JOIN changesets c ON c.session_id = e.session_id AND c.execution_id = e.id
+    ${files ? db`LEFT JOIN LATERAL (
+      SELECT json_agg(json_build_object('executionId', f.execution_id, 'ord', f.ord, 'path', f.path, 'status', f.status,
+        'additions', f.additions, 'deletions', f.deletions, 'binary', f.binary, 'patch', f.patch) ORDER BY f.ord) AS files
+      FROM changeset_files f WHERE f.session_id = c.session_id AND f.execution_id = c.execution_id AND c.pruned_at IS NULL) f ON true` : db``}
+    WHERE ${rowKeys(db, ids, { alias: 'e' })} AND ${inSessionsOf(db, ids, 's.id')} AND ${scope}`;
+  return rows.map(({
+    csExecutionId, csSessionId, csCoverage, csUnavailableReason, csDetail, csOmissions, csFileCount, csAdditions, csDeletions,
+    csPatchBytes, csFrozenAt, csPrunedAt, csFiles, ...execution
+  }) => ({
+    execution,
+    changeset: csExecutionId === null ? null : {
+      executionId: csExecutionId, sessionId: csSessionId, coverage: csCoverage, unavailableReason: csUnavailableReason, detail: csDetail,
+      omissions: csOmissions, fileCount: csFileCount, additions: csAdditions, deletions: csDeletions, patchBytes: csPatchBytes,
+      frozenAt: csFrozenAt, prunedAt: csPrunedAt,
+    },
+    files: files ? csFiles ?? [] : null,
+  }));
+}
+
+/**
+ * Executions by ID with their changesets brought along (`executionsWithChangesets`), under the caller's
+ * scope: what they read lands where `Execution.changeset` and `.boundary` look first (knownChangeset,
+ * filesOfChangeset), so those answer without a load of their own.
+ */
+const executionsWithChangesetsLoader = perContext<{ id: string; files: boolean }, ExecutionRow | null, string>(async (keys, ctx) => {
+  const out = new Map<string, ExecutionRow>();
+  for (const files of [false, true]) {
+    const ids = [...new Set(keys.filter((k) => k.files === files).map((k) => k.id))];
+    if (!ids.length) continue;
+    const known = changesetsRead(ctx);
+    for (const r of await executionsWithChangesets(ctx.sql, ids, scope(ctx, 's.directory'), files)) {
+      const id = r.execution.id;
+      out.set(`${id}|${files}`, r.execution);
+      if (!known.has(id)) known.set(id, r.changeset);
+      if (r.files) filesOfChangeset(ctx).prime(id, r.files);
+    }
+  }
+  return keys.map((k) => out.get(`${k.id}|${k.files}`) ?? null);
+}, { cacheKeyFn: (k) => `${k.id}|${k.files}` });
+export const executionWithChangeset = (ctx: Context, id: string, files: boolean) => executionsWithChangesetsLoader(ctx).load({ id, files });
+
 export const messagesById = (ids: readonly string[], ctx: Context) => ctx.sql<MessageRow[]>`
   SELECT m.* FROM messages m JOIN sessions s ON s.id = m.session_id
   WHERE ${rowKeys(ctx.sql, ids, { alias: 'm' })} AND ${inSessionsOf(ctx.sql, ids, 's.id')} AND ${scope(ctx, 's.directory')}`;

@@ -51,3 +51,25 @@ export function readsChangesets(info: GraphQLResolveInfo): boolean {
   }
   return v;
 }
+
+/** Whether a selection of `Execution.changeset` reads the file rows (`files` or `patch`), through fragments. */
+export function readsChangesetFiles(fragments: Fragments, changesetNodes: readonly FieldNode[]): boolean {
+  const fields = selectedFields(fragments, changesetNodes);
+  return fields.has('files') || fields.has('patch');
+}
+
+/**
+ * What a selection of one Execution (a field returning it, such as `Query.execution`) reads of its
+ * changeset: null when neither `changeset` nor `boundary`, else whether the file rows too.
+ */
+const changesetReadsOf = new WeakMap<readonly FieldNode[], { files: boolean } | null>();
+export function changesetReads(info: GraphQLResolveInfo): { files: boolean } | null {
+  let v = changesetReadsOf.get(info.fieldNodes);
+  if (v === undefined) {
+    const fields = selectedFields(info.fragments, info.fieldNodes);
+    const changeset = fields.get('changeset');
+    v = changeset ? { files: readsChangesetFiles(info.fragments, changeset) } : fields.has('boundary') ? { files: false } : null;
+    changesetReadsOf.set(info.fieldNodes, v);
+  }
+  return v;
+}

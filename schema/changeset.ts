@@ -1,4 +1,4 @@
-import { Kind, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import type { FieldNode, GraphQLResolveInfo } from 'graphql';
 import { builder, allow } from './builder.js';
 import { ContentMissingError, HostNotFoundError, InvalidRequestError, SessionNotFoundError } from './errors.js';
 import { ExecutionRef } from './refs.js';
@@ -7,29 +7,15 @@ import {
   type BoundaryView, type BoundedExecution, type ChangesetFileRow, type ChangesetRow, type CoverageView, type Omission,
 } from '../domain/changesets.js';
 import type { Context } from '../resolvers/context.js';
+import { readsChangesetFiles } from '../resolvers/lookahead.js';
 import { changesetOfExecution, fileOfChangeset, filesOfChangeset, knownChangeset, snapshotById } from '../resolvers/loaders.js';
 import { createSnapshot, missingContents, readPolicy, setPolicy, uploadContents, type Policy, type SnapshotRow } from '../domain/snapshots.js';
 
-/**
- * Look-ahead: whether a selection of `Execution.changeset` reads the file rows (`files` or `patch`),
- * through fragments too. The field nodes of one field are the same array for every item of a list,
- * so the answer is computed once per field of the operation.
- */
+/** Whether this selection of `Execution.changeset` reads the file rows (computed once per field of the operation). */
 const needsFilesOf = new WeakMap<readonly FieldNode[], boolean>();
 function needsFiles(info: GraphQLResolveInfo): boolean {
   let v = needsFilesOf.get(info.fieldNodes);
-  if (v === undefined) {
-    const seen = new Set<string>();
-    const walk = (set: SelectionSetNode | undefined): boolean => !!set && set.selections.some((s) => {
-      if (s.kind === Kind.FIELD) return s.name.value === 'files' || s.name.value === 'patch';
-      if (s.kind === Kind.INLINE_FRAGMENT) return walk(s.selectionSet);
-      if (seen.has(s.name.value)) return false;
-      seen.add(s.name.value);
-      return walk(info.fragments[s.name.value]?.selectionSet);
-    });
-    v = info.fieldNodes.some((f) => walk(f.selectionSet));
-    needsFilesOf.set(info.fieldNodes, v);
-  }
+  if (v === undefined) needsFilesOf.set(info.fieldNodes, (v = readsChangesetFiles(info.fragments, info.fieldNodes)));
   return v;
 }
 

@@ -7,7 +7,8 @@ import { pageArgs } from './connection.js';
 import { beginExecution, settleExecution } from '../domain/executions.js';
 import { ModelInput, ModelRef } from './host.js';
 import type { ExecutionRow } from '../domain/rows.js';
-import { jobsOfExecution, messagesOfExecution } from '../resolvers/loaders.js';
+import { executionWithChangeset, jobsOfExecution, messagesOfExecution } from '../resolvers/loaders.js';
+import { changesetReads } from '../resolvers/lookahead.js';
 
 const num = (v: string | number | null) => (v == null ? null : Number(v));
 
@@ -70,7 +71,14 @@ builder.queryField('execution', (t) =>
     type: ExecutionRef,
     nullable: true,
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }) => id,
+    // With its changeset selected, the execution comes with its changeset row (and files) in one read.
+    resolve: async (_r, { id }, ctx, info) => {
+      const reads = changesetReads(info);
+      if (!reads) return id;
+      const row = await executionWithChangeset(ctx, String(id), reads.files);
+      if (row) ExecutionRef.getDataloader(ctx).prime(row.id, row);
+      return row;
+    },
   }),
 );
 

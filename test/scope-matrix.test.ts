@@ -137,13 +137,14 @@ interface Case {
 const q = (query: string, variables?: Record<string, unknown>) => () => ({ query, variables });
 
 /** A read by ID: in scope it answers the object, out of scope like a missing ID. */
-function readCase(field: string, kind: keyof typeof MISSING, pick: (d: Dir) => string): Case {
-  const query = `query($id: ID!) { ${field}(id: $id) { id } }`;
+/** `selection` besides the id: what must read as missing too (an execution's changeset comes in the same statement). */
+function readCase(field: string, kind: keyof typeof MISSING, pick: (d: Dir) => string, selection = ''): Case {
+  const query = `query($id: ID!) { ${field}(id: $id) { id ${selection} } }`;
   return {
     probe: q(query, { id: MISSING[kind] }),
     async in(c) {
       const id = pick(w.a);
-      expect((await call(c.token, query, { id })).value).toEqual({ id });
+      expect((await call(c.token, query, { id })).value).toMatchObject({ id });
     },
     async out(c) {
       const r = await likeMissing(c.token, query, { id: pick(w.b) }, 'id', MISSING[kind]);
@@ -178,7 +179,7 @@ const CASES: Record<string, Case> = {
       expect(r.value).toEqual({ __typename: 'ContinuityUnknown', reason: 'UNKNOWN_EXECUTION' });
     },
   },
-  execution: readCase('execution', 'execution', (d) => d.execution),
+  execution: readCase('execution', 'execution', (d) => d.execution, 'boundary { __typename } changeset { fileCount files { path } }'),
   hostCommand: {
     probe: q(`query($id: ID!) { hostCommand(id: $id) { id } }`, { id: MISSING.command }),
     async in(c) {

@@ -5,6 +5,7 @@
  * servers' own work (reported per request; Postgres not included).
  */
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** The load generator, as plain JavaScript so the child process needs no TypeScript loader. */
 const DRIVER = `
@@ -52,7 +53,33 @@ function once() {
 })();
 `;
 
-export interface Run { rps: number; p50: number; p99: number; failures: number; firstFailure: string | null; total: number; cpuUs: number }
+/** dbCpuUs: CPU of this machine's PostgreSQL processes per request (null when it runs elsewhere). */
+export interface Run { rps: number; p50: number; p99: number; failures: number; firstFailure: string | null; total: number; cpuUs: number; dbCpuUs: number | null }
+
+/**
+ * CPU time (µs) used so far by the PostgreSQL processes of this machine (every process named
+ * `postgres`: the server's backends, the pool's connections among them), or null when there are none
+ * or /proc cannot be read. Clock ticks of 10 ms (Linux's USER_HZ), so a run must last seconds.
+ */
+function postgresCpuUs(): number | null {
+  let ticks = 0;
+  let found = false;
+  try {
+    for (const pid of readdirSync('/proc')) {
+      if (!/^[0-9]+$/.test(pid)) continue;
+      let stat: string;
+      try { stat = readFileSync(`/proc/${pid}/stat`, 'utf8'); } catch { continue; }
+      const close = stat.lastIndexOf(')');
+      if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue;
+      const f = stat.slice(close + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15 of stat)
+      found = true;
+    }
+  } catch {
+    return null;
+  }
+  return found ? ticks * 10_000 : null;
+}
 export interface DriveOptions { clients: number; warmupS: number; seconds: number }
 
 /** One run of `body` against `url`; `headers` are added to every request (e.g. authorization). */
@@ -64,15 +91,25 @@ export function drive(url: string, headers: Record<string, string>, body: string
     });
     let cpu0: NodeJS.CpuUsage | null = null;
     let cpu: NodeJS.CpuUsage | null = null;
+    let db0: number | null = null;
+    let db: number | null = null;
     child.once('error', reject);
     child.on('message', (m: any) => {
-      if (m.type === 'mark') { cpu0 = process.cpuUsage(); setTimeout(() => { cpu = process.cpuUsage(cpu0!); }, o.seconds * 1000).unref(); return; }
+      if (m.type === 'mark') {
+        cpu0 = process.cpuUsage();
+        db0 = postgresCpuUs();
+        setTimeout(() => { cpu = process.cpuUsage(cpu0!); const d = postgresCpuUs(); db = d === null || db0 === null ? null : d - db0; }, o.seconds * 1000).unref();
+        return;
+      }
       const lat = Float64Array.from(m.lat as number[]).sort();
       const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
       const c = cpu ?? process.cpuUsage(cpu0 ?? undefined);
+      const dbNow = db === null ? postgresCpuUs() : null;
+      const dbUsed = db ?? (dbNow === null || db0 === null ? null : dbNow - db0);
       resolve({
         rps: lat.length / o.seconds, p50: q(0.5), p99: q(0.99), failures: m.failures, firstFailure: m.firstFailure, total: m.total,
         cpuUs: (c.user + c.system) / Math.max(1, lat.length),
+        dbCpuUs: dbUsed === null ? null : dbUsed / Math.max(1, lat.length),
       });
     });
   });
