@@ -33,7 +33,7 @@ import { openDatabase } from '../db/index.js';
 import { createScratchDatabase } from '../db/scratch.js';
 import { buildApp } from '../server/app.js';
 import { createToken } from '../domain/tokens.js';
-import { changesetRows, coverageOf, hasFiles, type ChangesetRow } from '../domain/changesets.js';
+import { coverageOf, hasFiles, type ChangesetRow } from '../domain/changesets.js';
 import { executionsWithChangesets } from '../resolvers/loaders.js';
 import type { ExecutionRow, SessionRow } from '../domain/rows.js';
 import { encodeCursor } from '../resolvers/cursors.js';
@@ -107,14 +107,23 @@ async function ceilingSessions(sql: Sql, n: number) {
   const rows = await sql<SessionRow[]>`SELECT "created_at","directory","id","title" FROM sessions WHERE TRUE ORDER BY id DESC LIMIT ${n + 1}`;
   const sessions = rows.slice(0, n);
   const ids = sessions.map((s) => s.id);
-  const execs = await sql<ExecutionRow[]>`
-    SELECT e.* FROM unnest(${ids}::text[]) AS p(id) CROSS JOIN LATERAL (
-      SELECT "id","sequence","session_id","settled_at","status" FROM executions WHERE session_id = p.id ORDER BY sequence DESC LIMIT ${5 + 1}) e`;
+  // The executions' page with their changeset rows left joined, as the gateway reads it (resolvers/loaders.ts).
+  const execs = await sql<(ExecutionRow & { csExecutionId: string | null } & Record<string, any>)[]>`
+    SELECT page.* FROM unnest(${ids}::text[]) AS p(parent) CROSS JOIN LATERAL (
+      SELECT "x"."id","x"."sequence","x"."session_id","x"."settled_at","x"."status", c.execution_id AS cs_execution_id, c.session_id AS cs_session_id,
+        c.coverage AS cs_coverage, c.unavailable_reason AS cs_unavailable_reason, c.detail AS cs_detail, c.omissions AS cs_omissions,
+        c.file_count AS cs_file_count, c.additions AS cs_additions, c.deletions AS cs_deletions, c.patch_bytes AS cs_patch_bytes,
+        c.frozen_at AS cs_frozen_at, c.pruned_at AS cs_pruned_at
+      FROM executions x LEFT JOIN changesets c ON c.session_id = x.session_id AND c.execution_id = x.id
+      WHERE x.session_id = p.parent AND true ORDER BY sequence DESC LIMIT ${5 + 1}) page`;
   const bySession = new Map<string, ExecutionRow[]>(ids.map((id) => [id, []]));
-  for (const e of execs) bySession.get(e.sessionId)!.push(e);
-  const shown = execs.filter((e) => bySession.get(e.sessionId)!.indexOf(e) < 5);
-  const settled = shown.filter((e) => e.status !== 'RUNNING').map((e) => e.id);
-  const cs = new Map((await changesetRows(sql, settled)).map((c) => [c.executionId, c]));
+  const cs = new Map<string, ChangesetRow | null>();
+  for (const r of execs) {
+    const { csExecutionId, csSessionId, csCoverage, csUnavailableReason, csDetail, csOmissions, csFileCount, csAdditions, csDeletions, csPatchBytes, csFrozenAt, csPrunedAt, ...e } = r;
+    bySession.get(e.sessionId)!.push(e as ExecutionRow);
+    cs.set(e.id, csExecutionId === null ? null : { executionId: csExecutionId, sessionId: csSessionId, coverage: csCoverage, unavailableReason: csUnavailableReason,
+      detail: csDetail, omissions: csOmissions, fileCount: csFileCount, additions: csAdditions, deletions: csDeletions, patchBytes: csPatchBytes, frozenAt: csFrozenAt, prunedAt: csPrunedAt });
+  }
   const edges = sessions.map((s) => ({
     cursor: encodeCursor('session', s.id),
     node: {

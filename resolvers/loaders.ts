@@ -65,11 +65,32 @@ export const executionsById = (ids: readonly string[], ctx: Context) => ctx.sql<
 
 /** An execution row with its changeset row (null: none) and, when asked, its file rows (null: not asked). */
 export interface ExecutionWithChangeset { execution: ExecutionRow; changeset: ChangesetRow | null; files: ChangesetFileRow[] | null }
-type Joined = ExecutionRow & {
+/** The columns of a changeset row `c` joined to its execution, prefixed (`splitChangeset` takes them off again). */
+const CHANGESET_COLUMNS = (db: Context['sql']) => db`c.execution_id AS cs_execution_id, c.session_id AS cs_session_id, c.coverage AS cs_coverage,
+  c.unavailable_reason AS cs_unavailable_reason, c.detail AS cs_detail, c.omissions AS cs_omissions, c.file_count AS cs_file_count,
+  c.additions AS cs_additions, c.deletions AS cs_deletions, c.patch_bytes AS cs_patch_bytes, c.frozen_at AS cs_frozen_at,
+  c.pruned_at AS cs_pruned_at`;
+type WithChangeset = ExecutionRow & {
   csExecutionId: string | null; csSessionId: string; csCoverage: ChangesetRow['coverage']; csUnavailableReason: ChangesetRow['unavailableReason'];
   csDetail: string | null; csOmissions: ChangesetRow['omissions']; csFileCount: number; csAdditions: number; csDeletions: number;
   csPatchBytes: number; csFrozenAt: Date; csPrunedAt: Date | null; csFiles?: ChangesetFileRow[] | null;
 };
+/** An execution row read with CHANGESET_COLUMNS (and `cs_files`), as the execution and its changeset row (null: none). */
+function splitChangeset(row: WithChangeset): { execution: ExecutionRow; changeset: ChangesetRow | null; files: ChangesetFileRow[] | null | undefined } {
+  const {
+    csExecutionId, csSessionId, csCoverage, csUnavailableReason, csDetail, csOmissions, csFileCount, csAdditions, csDeletions,
+    csPatchBytes, csFrozenAt, csPrunedAt, csFiles, ...execution
+  } = row;
+  return {
+    execution,
+    changeset: csExecutionId === null ? null : {
+      executionId: csExecutionId, sessionId: csSessionId, coverage: csCoverage, unavailableReason: csUnavailableReason, detail: csDetail,
+      omissions: csOmissions, fileCount: csFileCount, additions: csAdditions, deletions: csDeletions, patchBytes: csPatchBytes,
+      frozenAt: csFrozenAt, prunedAt: csPrunedAt,
+    },
+    files: csFiles,
+  };
+}
 
 /**
  * `executionsById` with, in the same statement, each execution's changeset row (the columns of
@@ -80,11 +101,8 @@ type Joined = ExecutionRow & {
  * cluster when the IDs carry their session.
  */
 export async function executionsWithChangesets(db: Context['sql'], ids: readonly string[], scope: Fragment, files: boolean): Promise<ExecutionWithChangeset[]> {
-  const rows = await db<Joined[]>`
-    SELECT e.*, c.execution_id AS cs_execution_id, c.session_id AS cs_session_id, c.coverage AS cs_coverage,
-      c.unavailable_reason AS cs_unavailable_reason, c.detail AS cs_detail, c.omissions AS cs_omissions, c.file_count AS cs_file_count,
-      c.additions AS cs_additions, c.deletions AS cs_deletions, c.patch_bytes AS cs_patch_bytes, c.frozen_at AS cs_frozen_at,
-      c.pruned_at AS cs_pruned_at ${files ? db`, f.files AS cs_files` : db``}
+  const rows = await db<WithChangeset[]>`
+    SELECT e.*, ${CHANGESET_COLUMNS(db)} ${files ? db`, f.files AS cs_files` : db``}
     FROM executions e JOIN sessions s ON s.id = e.session_id
     LEFT JOIN changesets c ON c.session_id = e.session_id AND c.execution_id = e.id
     ${files ? db`LEFT JOIN LATERAL (
@@ -92,18 +110,10 @@ export async function executionsWithChangesets(db: Context['sql'], ids: readonly
         'additions', f.additions, 'deletions', f.deletions, 'binary', f.binary, 'patch', f.patch) ORDER BY f.ord) AS files
       FROM changeset_files f WHERE f.session_id = c.session_id AND f.execution_id = c.execution_id AND c.pruned_at IS NULL) f ON true` : db``}
     WHERE ${rowKeys(db, ids, { alias: 'e' })} AND ${inSessionsOf(db, ids, 's.id')} AND ${scope}`;
-  return rows.map(({
-    csExecutionId, csSessionId, csCoverage, csUnavailableReason, csDetail, csOmissions, csFileCount, csAdditions, csDeletions,
-    csPatchBytes, csFrozenAt, csPrunedAt, csFiles, ...execution
-  }) => ({
-    execution,
-    changeset: csExecutionId === null ? null : {
-      executionId: csExecutionId, sessionId: csSessionId, coverage: csCoverage, unavailableReason: csUnavailableReason, detail: csDetail,
-      omissions: csOmissions, fileCount: csFileCount, additions: csAdditions, deletions: csDeletions, patchBytes: csPatchBytes,
-      frozenAt: csFrozenAt, prunedAt: csPrunedAt,
-    },
-    files: files ? csFiles ?? [] : null,
-  }));
+  return rows.map((r) => {
+    const { execution, changeset, files: read } = splitChangeset(r);
+    return { execution, changeset, files: files ? read ?? [] : null };
+  });
 }
 
 /**
@@ -221,42 +231,36 @@ type Columns = readonly string[] | null;
 
 /**
  * A loader of one page of children per parent. Keys with the same page arguments are fetched in one
- * query (pageEach: up to limit+1 rows per parent through the index). Keys asked `along` also get
- * `along(ctx, rows)` run once over the rows of all their pages, in the same batch (what the selection
- * reads of every row, loaded before any field of a row resolves). Keys asked with `columns` read only
+ * query (pageEach: up to limit+1 rows per parent through the index). Keys asked `along` are fetched
+ * with what the selection reads of every row brought along in the same statement (the fetch's `along`:
+ * for executions, their changeset rows), apart from keys not asked. Keys asked with `columns` read only
  * those columns of their rows (resolvers/projection.ts); keys with different columns are fetched apart.
  */
 function paged<T, K extends CursorKind>(
   kind: K,
   cursorKey: (row: T) => CursorKey<K>,
   parentOf: (row: T) => string,
-  fetch: (ctx: Context, parents: string[], limit: number, after: CursorKey<K> | null, columns: Columns) => Promise<T[]>,
-  along?: (ctx: Context, rows: T[]) => Promise<unknown>,
+  fetch: (ctx: Context, parents: string[], limit: number, after: CursorKey<K> | null, columns: Columns, along: boolean) => Promise<T[]>,
 ) {
   const loader = perContext<PageKey<CursorKey<K>>, Page<T>, string>(
     async (keys, ctx) => {
       const groups = new Map<string, PageKey<CursorKey<K>>[]>();
       for (const k of keys) {
-        const g = `${k.limit}|${k.after ?? ''}|${k.columns?.join() ?? '*'}`;
+        const g = `${k.limit}|${k.after ?? ''}|${k.columns?.join() ?? '*'}|${k.along ? 1 : 0}`;
         if (!groups.has(g)) groups.set(g, []);
         groups.get(g)!.push(k);
       }
       const result = new Map<PageKey<CursorKey<K>>, Page<T>>();
       await Promise.all(
         [...groups.values()].map(async (group) => {
-          const { limit, after, columns } = group[0];
+          const { limit, after, columns, along } = group[0];
           const parents = [...new Set(group.map((k) => k.parent))];
-          const rows = await fetch(ctx, parents, limit + 1, after, columns);
+          const rows = await fetch(ctx, parents, limit + 1, after, columns, along);
           const perParent = groupBy(parents, rows, parentOf);
           const pages = new Map(parents.map((p, i) => [p, toPage(perParent[i], limit, (r) => encodeCursor(kind, cursorKey(r)))]));
           for (const k of group) result.set(k, pages.get(k.parent)!);
         }),
       );
-      if (along) {
-        const rows = new Set<T>();
-        for (const k of keys) if (k.along) for (const e of result.get(k)!.edges) rows.add(e.node);
-        if (rows.size) await along(ctx, [...rows]);
-      }
       return keys.map((k) => result.get(k)!);
     },
     { cacheKeyFn: (k) => `${k.parent}|${k.limit}|${k.after ?? ''}|${k.along ? 1 : 0}|${k.columns?.join() ?? '*'}` },
@@ -266,10 +270,13 @@ function paged<T, K extends CursorKind>(
 }
 
 type Fragment = postgres.PendingQuery<postgres.Row[]>;
+/** Rows of other tables joined to each child row `x` of a page (`join`), and the columns read of them (`select`). */
+interface Along { join: Fragment; select: Fragment }
 
 /**
- * Up to `limit` rows of `table` per parent (`column` = parent), those matching `where`, in `order`.
- * The form depends on where the tables are:
+ * Up to `limit` rows of `table` (as `x`) per parent (`column` = parent), those matching `where`, in
+ * `order`; with `along`, each row joined to what it brings along (the LIMIT cuts the joined rows, so
+ * `along` must join at most one row to each). The form depends on where the tables are:
  * - one parent: a plain `WHERE … ORDER BY … LIMIT` (on a cluster, a router query on the parent's shard
  *   when the parent is a session);
  * - one Postgres: `unnest(parents) CROSS JOIN LATERAL (… LIMIT)`, which reads limit rows per parent
@@ -284,32 +291,34 @@ type Fragment = postgres.PendingQuery<postgres.Row[]>;
  * - distributed, children of a session by parent_id (sessions are distributed by id: a parent's
  *   children may live on any shard): `row_number() OVER (PARTITION BY parent_id ORDER BY …) <= limit`,
  *   which Citus computes on the coordinator over the children of those parents, read from every shard.
- * `where` and `order` name the columns of `table` unqualified; `columns` (null: all) must include the
- * ones they and the caller's parent and cursor read.
+ * `where` and `order` name the columns of `table` unqualified (so, with `along`, only columns its
+ * tables do not share); `columns` (null: all) must include the ones they and the caller's parent and
+ * cursor read. `along` joins on the session (colocated tables), so every form pushes down as before.
  */
 function pageEach<T extends object>(ctx: Context, table: string, column: 'session_id' | 'parent_id', parents: string[], limit: number,
-  where: Fragment, order: Fragment, columns: Columns = null): Promise<T[]> {
+  where: Fragment, order: Fragment, columns: Columns = null, along: Along | null = null): Promise<T[]> {
   const db = ctx.sql;
-  const t = db(table);
-  const c = db(column);
-  const cols = columns ? db(columns as string[]) : db`*`;
-  if (parents.length === 1) return db<T[]>`SELECT ${cols} FROM ${t} WHERE ${c} = ${parents[0]} AND ${where} ORDER BY ${order} LIMIT ${limit}`;
+  const c = db(`x.${column}`);
+  const cols = columns ? db(columns.map((n) => `x.${n}`)) : db`x.*`;
+  const select = along ? db`${cols}, ${along.select}` : cols;
+  const from = along ? db`${db(table)} x ${along.join}` : db`${db(table)} x`;
+  if (parents.length === 1) return db<T[]>`SELECT ${select} FROM ${from} WHERE ${c} = ${parents[0]} AND ${where} ORDER BY ${order} LIMIT ${limit}`;
   if (isDistributed(db) && column === 'session_id') {
     // (session_id = ANY(parents) inside as well: Citus prunes each table by its own conditions.)
     return db<T[]>`
-      SELECT c.* FROM sessions p CROSS JOIN LATERAL (
-        SELECT ${cols} FROM ${t} WHERE session_id = p.id AND session_id = ANY(${parents}) AND ${where} ORDER BY ${order} LIMIT ${limit}) c
+      SELECT page.* FROM sessions p CROSS JOIN LATERAL (
+        SELECT ${select} FROM ${from} WHERE x.session_id = p.id AND x.session_id = ANY(${parents}) AND ${where} ORDER BY ${order} LIMIT ${limit}) page
       WHERE p.id = ANY(${parents})`;
   }
   if (isDistributed(db)) {
     return withoutRank(db<(T & { pageRank?: number })[]>`
       SELECT * FROM (
-        SELECT ${cols}, row_number() OVER (PARTITION BY ${c} ORDER BY ${order}) AS page_rank FROM ${t} WHERE ${c} = ANY(${parents}) AND ${where}
-      ) x WHERE page_rank <= ${limit} ORDER BY ${c}, page_rank`);
+        SELECT ${select}, row_number() OVER (PARTITION BY ${c} ORDER BY ${order}) AS page_rank FROM ${from} WHERE ${c} = ANY(${parents}) AND ${where}
+      ) page WHERE page_rank <= ${limit} ORDER BY ${db(column)}, page_rank`);
   }
   return db<T[]>`
-    SELECT c.* FROM unnest(${parents}::text[]) AS p(parent) CROSS JOIN LATERAL (
-      SELECT ${cols} FROM ${t} WHERE ${c} = p.parent AND ${where} ORDER BY ${order} LIMIT ${limit}) c`;
+    SELECT page.* FROM unnest(${parents}::text[]) AS p(parent) CROSS JOIN LATERAL (
+      SELECT ${select} FROM ${from} WHERE ${c} = p.parent AND ${where} ORDER BY ${order} LIMIT ${limit}) page`;
 }
 
 /**
@@ -340,13 +349,23 @@ export const childrenOfSession = paged('session', (r: SessionRow) => r.id, (r) =
     ctx.sql`${after ? ctx.sql`id > ${after}` : ctx.sql`true`} AND ${scope(ctx, 'directory')}`, ctx.sql`id`));
 
 /**
- * Executions of a session, newest first; `along`: with the changeset rows of the settled ones
+ * Executions of a session, newest first; `along`: with the changeset rows of the settled ones, read in
+ * the same statement (left joined: one or none per execution) into what the context knows
  * (knownChangeset); `columns`: resolvers/projection.ts EXECUTION (its key has what this reads).
  */
-export const executionsOfSession = paged('execution', (r: ExecutionRow) => r.sequence, (r) => r.sessionId, (ctx, parents, limit, after, columns) =>
-  pageEach<ExecutionRow>(ctx, 'executions', 'session_id', parents, limit,
-    after !== null ? ctx.sql`sequence < ${after}` : ctx.sql`true`, ctx.sql`sequence DESC`, columns),
-(ctx, rows) => readChangesetRows(ctx, rows.filter((r) => r.status !== 'RUNNING').map((r) => r.id)));
+export const executionsOfSession = paged('execution', (r: ExecutionRow) => r.sequence, (r) => r.sessionId, async (ctx, parents, limit, after, columns, along) => {
+  const db = ctx.sql;
+  const where = after !== null ? db`sequence < ${after}` : db`true`;
+  if (!along) return pageEach<ExecutionRow>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, columns);
+  const rows = await pageEach<WithChangeset>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, columns,
+    { join: db`LEFT JOIN changesets c ON c.session_id = x.session_id AND c.execution_id = x.id`, select: CHANGESET_COLUMNS(db) });
+  const known = changesetsRead(ctx);
+  return rows.map((r) => {
+    const { execution, changeset } = splitChangeset(r);
+    if (execution.status !== 'RUNNING' && !known.has(execution.id)) known.set(execution.id, changeset);
+    return execution;
+  });
+});
 
 /** Messages of a session, oldest first. */
 export const messagesOfSession = paged('message', (r: MessageRow) => r.position, (r) => r.sessionId, (ctx, parents, limit, after) =>

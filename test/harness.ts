@@ -72,7 +72,7 @@ export async function startTestGateway(opts: { sweepIntervalMs?: number; dbUrl?:
      *  opens a new connection. */
     requestLog() { return this.log.filter((q) => !BACKGROUND_QUERY.test(q)); },
   };
-  const sql = connect(db.url, { max: TEST_POOL, onQuery: (q) => { queries.count++; queries.log.push(q.replace(/\s+/g, ' ').slice(0, 400)); } });
+  const sql = connect(db.url, { max: TEST_POOL, onQuery: (q) => { queries.count++; queries.log.push(q.replace(/\s+/g, ' ').slice(0, 2000)); } });
   try {
     await migrate(sql);
   } catch (e) {

@@ -98,13 +98,13 @@ describe('pages read only the columns their selection reads', () => {
     const [sessions] = await pageStatements(list, 'sessions');
     expect(sessions).toContain('SELECT "id","title" FROM sessions');
     const execs = (await pageStatements(list, 'executions')).find((q) => /LATERAL|LIMIT/.test(q))!;
-    expect(execs).toContain('SELECT "id","sequence","session_id","settled_at","status" FROM "executions"');
+    expect(execs).toContain('SELECT "x"."id","x"."sequence","x"."session_id","x"."settled_at","x"."status", c.execution_id AS cs_execution_id');
 
     // Session.context is not listed; Changeset.execution hands the (then whole) row to Execution.
     const whole = `{ sessions(first: 2) { edges { node { id context { __typename } executions(first: 3) { edges { node { id changeset { execution { usage { cost } model { modelID } } } } } } } } } }`;
     expect((await pageStatements(whole, 'sessions'))[0]).toMatch(/SELECT \*/);
     const wholeExecs = (await pageStatements(whole, 'executions')).find((q) => /LATERAL|LIMIT/.test(q))!;
-    expect(wholeExecs).toMatch(/SELECT \*/);
+    expect(wholeExecs).toMatch(/SELECT x\.\*/);
     const d = await ok(`{ session(id: "${S.sessions[100]}") { executions(first: 3) { edges { node { id changeset { execution { id usage { cost } model { modelID } } } } } } } }`);
     const full = d.session.executions.edges.find((e: any) => e.node.id === S.executions[100][5]).node;
     expect(full.changeset.execution).toEqual({ id: S.executions[100][5], usage: { cost: 0.25 }, model: { modelID: 'claude' } });
