@@ -1,10 +1,11 @@
 import type postgres from 'postgres';
 import type { Db } from '../db/connection.js';
+import type { PositionedJson } from './settlements.js';
 
 /**
  * The notice catalogue: every notification the gateway sends on its one channel, its kind, its fields
- * and the bus topic it is dispatched on. Notices carry IDs and cursors only, never content; a listener
- * re-reads the rows. They are sent inside the transaction that made the change, so Postgres delivers
+ * and the bus topic it is dispatched on. Notices carry IDs and cursors, never content; a listener
+ * re-reads the rows (but for the head notice, which carries the settlement rows when they fit). They are sent inside the transaction that made the change, so Postgres delivers
  * them only after its commit.
  *
  * Producers: `notify` / `noticeSql` below for everything sent from TypeScript, and two PL/pgSQL
@@ -16,8 +17,12 @@ export const CHANNEL = 'gateway_events';
 export type Notice =
   /** Journal event of session `s` at seq `q` (domain/events/commit.ts). */
   | { k: 'j'; s: string; q: number }
-  /** The settlement log's head moved to position `p` (the sequencer, migration 005). */
-  | { k: 's'; p: number }
+  /**
+   * The settlement log's head moved to position `p` (the sequencer, migrations 005 and 055), with the
+   * rows of the pass that moved it (`r`: positions after the previous head up to `p`), or null when
+   * they did not fit in a notification.
+   */
+  | { k: 's'; p: number; r: PositionedJson[] | null }
   /** A settlement was staged; the sequencer gives it a position (domain/settlements.ts). */
   | { k: 'q' }
   /** Token `id` was revoked or changed (trigger of migration 010). */
@@ -35,7 +40,7 @@ type FieldsOf<K extends NoticeKind> = Exclude<keyof NoticeOf<K>, 'k'>;
 
 /** The fields of each kind, in the order producers write them. */
 export const NOTICE_FIELDS: { readonly [K in NoticeKind]: readonly FieldsOf<K>[] } = {
-  j: ['s', 'q'], s: ['p'], q: [], t: ['id'], c: ['h'], r: ['id'], ping: ['b'],
+  j: ['s', 'q'], s: ['p', 'r'], q: [], t: ['id'], c: ['h'], r: ['id'], ping: ['b'],
 };
 
 /** Bus topics: what a listener subscribes to (`*`: every notice). */

@@ -35,16 +35,44 @@ const SEQUENCE_BATCH = 5000;
 
 /**
  * One sequencer pass: positions for every committed staged row, in one transaction, then a
- * settlement notice carrying the new head. With `wait: false` it gives up at once (busy) when
- * another pass holds the clock; with `wait: true` it waits, so every settlement committed before the
- * call is sequenced when it returns. `more` says a full batch was sequenced (run again).
+ * settlement notice carrying the new head (and the positioned rows, when they fit: migration 055).
+ * With `wait: false` it gives up at once (busy) when another pass holds the clock; with `wait: true`
+ * it waits, so every settlement committed before the call is sequenced when it returns. `more` says a
+ * full batch was sequenced (run again). `rows`: the rows it positioned (committed), in position
+ * order, exactly positions top - count + 1 … top.
  */
-export async function sequenceSettlements(sql: Sql, opts: { wait?: boolean } = {}): Promise<{ busy: boolean; count: number; top: number; more: boolean }> {
-  // One statement in its own implicit transaction: see sequence_settlements() in migrations 005 and 052.
-  const [r] = await sql`SELECT busy, n, top FROM sequence_settlements(${opts.wait ?? false}, ${SEQUENCE_BATCH})`;
-  return { busy: r.busy, count: r.n, top: Number(r.top), more: r.n >= SEQUENCE_BATCH };
+export async function sequenceSettlements(sql: Sql, opts: { wait?: boolean } = {}): Promise<{ busy: boolean; count: number; top: number; more: boolean; rows: SettlementRow[] }> {
+  // One statement in its own implicit transaction (postgres.js answers after its commit): see
+  // sequence_settlements() in migrations 005, 052 and 055.
+  const [r] = await sql`SELECT busy, n, top, positioned FROM sequence_settlements(${opts.wait ?? false}, ${SEQUENCE_BATCH})`;
+  return { busy: r.busy, count: r.n, top: Number(r.top), more: r.n >= SEQUENCE_BATCH, rows: positionedRows(r.positioned) };
 }
 
+/**
+ * The rows a head notice carries, as a feed is offered them (every row after `after` up to `p`), or
+ * undefined when it carries none or they are not exactly positions after … p, each with its fields
+ * (the listener then reads the log, as for a notice without rows).
+ */
+export function noticedSettlements(n: { p: number; r: readonly PositionedJson[] | null }): { after: number; rows: SettlementRow[] } | undefined {
+  if (!Array.isArray(n.r) || !n.r.length || !Number.isSafeInteger(n.p)) return undefined;
+  const after = n.p - n.r.length;
+  const ok = n.r.every((r, i) => r && Number(r.pos) === after + i + 1 && Number.isSafeInteger(Number(r.id))
+    && typeof r.session_id === 'string' && typeof r.execution_id === 'string' && typeof r.status === 'string'
+    && typeof r.directory === 'string' && typeof r.settled_at === 'string' && !Number.isNaN(Date.parse(r.settled_at)));
+  return ok ? { after, rows: positionedRows(n.r) } : undefined;
+}
+
+/** A settlement row as migration 055 writes it into JSON (keys as its columns; `settled_at` as text). */
+export interface PositionedJson { id: number; pos: number; session_id: string; execution_id: string; status: string; directory: string; settled_at: string }
+
+/** The rows of a pass's JSON array (or of a head notice's `r`) as `readSettlements` reads them. */
+export function positionedRows(json: readonly PositionedJson[] | null | undefined): SettlementRow[] {
+  if (!json) return [];
+  return json.map((r) => ({
+    pos: Number(r.pos), sessionId: r.session_id, executionId: r.execution_id, status: r.status, directory: r.directory,
+    settledAt: new Date(r.settled_at), id: Number(r.id),
+  }));
+}
 
 /** Whether some committed settlement still waits for its position (cheap: a partial index). */
 export async function hasUnsequenced(db: Db): Promise<boolean> {

@@ -8,7 +8,7 @@ import { Feed } from '../subscriptions/feed.js';
 import { Revocations } from '../subscriptions/signal.js';
 import { Sequencer } from '../subscriptions/sequencer.js';
 import { SYSTEM } from '../domain/access.js';
-import { readSettlements } from '../domain/settlements.js';
+import { noticedSettlements, readSettlements } from '../domain/settlements.js';
 import { pruneChangesets } from '../domain/changesets.js';
 import { pruneHostRequests } from '../domain/host-requests.js';
 import { log } from './logging.js';
@@ -65,16 +65,21 @@ export class Gateway {
   constructor(readonly sql: Sql, readonly config: GatewayConfig) {
     this.bus = new PgBus(sql);
     this.revocations = new Revocations(sql, this.bus);
-    // What this instance positions, its settlement feed reads at once (not after the head notice).
-    this.sequencer = new Sequencer(sql, this.bus, 1_000, (top) => this.settlements.wake(top));
+    // What this instance positions, its settlement feed hands out at once (not after the head notice, not read again).
+    this.sequencer = new Sequencer(sql, this.bus, 1_000, (rows, after) => this.settlements.offer(rows, after));
     this.settlements = new Feed<SettlementRow>(
       this.bus,
       'settlements',
       (after, limit) => readSettlements(sql, SYSTEM, { after, limit }),
       (r) => r.pos,
       async () => Number((await sql`SELECT coalesce(max(pos), 0) AS head FROM settlements`)[0].head),
-      // The head notice says up to where the log is visible: one read per new head, not per notice.
-      { pollMs: config.feedPollMs, noticeCursor: (n) => (n.k === 's' ? n.p : undefined) },
+      // The head notice says up to where the log is visible (one read per new head, not per notice),
+      // and carries the rows of the pass when they fit (handed out without a read).
+      {
+        pollMs: config.feedPollMs,
+        noticeCursor: (n) => (n.k === 's' ? n.p : undefined),
+        noticeRows: (n) => (n.k === 's' ? noticedSettlements(n) : undefined),
+      },
     );
   }
 

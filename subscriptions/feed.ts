@@ -9,7 +9,7 @@ const BATCH = 1000;
 const TURN_DELIVERIES = 1000;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-export interface FeedOptions {
+export interface FeedOptions<T = unknown> {
   /** Called when the last subscriber left (the owner may drop the feed). */
   onIdle?: () => void;
   /**
@@ -23,6 +23,11 @@ export interface FeedOptions {
    * wake-ups during a read ask for one more read only if the read did not reach their cursor.
    */
   noticeCursor?: (n: Notice) => number | undefined;
+  /**
+   * The rows a notice of the feed's topic carries, when it carries them: every row after cursor
+   * `after` up to the last one's, committed (see `offer`).
+   */
+  noticeRows?: (n: Notice) => { after: number; rows: T[] } | undefined;
 }
 
 /**
@@ -58,7 +63,7 @@ export class Feed<T> {
     private read: (after: number, limit: number) => Promise<T[]>,
     private cursorOf: (row: T) => number,
     private head: () => Promise<number>,
-    private opts: FeedOptions = {},
+    private opts: FeedOptions<T> = {},
   ) {}
 
   get subscribers(): number { return this.subs.size; }
@@ -72,8 +77,13 @@ export class Feed<T> {
     this.ready ??= (async () => {
       const head = await this.head();
       this.hw = Math.max(this.hw, head);
-      const cursorOf = this.opts.noticeCursor;
-      this.offBus = this.bus.on(this.topic, cursorOf ? (n) => this.wake(cursorOf(n)) : () => this.poke());
+      const { noticeCursor: cursorOf, noticeRows: rowsOf } = this.opts;
+      this.offBus = this.bus.on(this.topic, (n) => {
+        const given = rowsOf?.(n);
+        if (given) this.offer(given.rows, given.after);
+        else if (cursorOf) this.wake(cursorOf(n));
+        else this.poke();
+      });
       this.offResync = this.bus.onResync(() => this.poke());
       const poll = this.opts.pollMs ?? 5_000;
       if (poll > 0) {
@@ -138,7 +148,23 @@ export class Feed<T> {
     this.poke();
   }
 
-  poke(): void {
+  /**
+   * Rows known to be committed, in cursor order, that are every row of the log after cursor `after`
+   * up to the last one's (what a sequencer pass positioned, from its own answer or its head notice).
+   * When they start where the feed stands and no read is running, they are handed out as a read would
+   * hand them out, without the read; otherwise they are a wake-up for the last one's cursor (the read
+   * finds them). Rows at or below the feed's cursor are dropped, as from a read.
+   */
+  offer(rows: T[], after: number): void {
+    if (!rows.length) return;
+    const last = this.cursorOf(rows[rows.length - 1]);
+    if (!this.active || last <= this.hw) return;
+    if (this.running || after > this.hw) return this.wake(last);
+    this.poke(rows);
+  }
+
+  /** Reads (and hands out) what is past the cursor; `given`: rows to hand out first instead of the first read (see `offer`). */
+  poke(given?: T[]): void {
     if (!this.active) return;
     if (this.running) { this.again = true; return; }
     this.running = true;
@@ -156,9 +182,15 @@ export class Feed<T> {
           for (;;) {
             let rows: T[];
             try {
-              const next = ahead ?? this.read(this.hw, BATCH);
-              ahead = null;
-              rows = await next;
+              if (given) {
+                rows = given;
+                given = undefined;
+              } else {
+                const next = ahead ?? this.read(this.hw, BATCH);
+                ahead = null;
+                rows = await next;
+                this.reads++;
+              }
             } catch (err) {
               log().warn({ err, feed: this.topic }, 'feed read failed; retried in 200 ms');
               // Database unavailable: try again shortly (the bus will also resync when it is back).
@@ -166,7 +198,6 @@ export class Feed<T> {
               await new Promise((r) => setTimeout(r, 200).unref());
               break;
             }
-            this.reads++;
             // Rows come in cursor order: the read ahead starts after the last of them.
             const end = rows.length ? this.cursorOf(rows[rows.length - 1]) : this.hw;
             if (rows.length === BATCH) readAhead(end);

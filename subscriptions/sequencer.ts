@@ -1,5 +1,5 @@
 import type { Sql } from '../db/connection.js';
-import { sequenceSettlements } from '../domain/settlements.js';
+import { sequenceSettlements, type SettlementRow } from '../domain/settlements.js';
 import type { PgBus } from './bus.js';
 import { log } from '../server/logging.js';
 
@@ -24,11 +24,12 @@ export class Sequencer {
   passes = 0;
 
   /**
-   * `onPositioned(top)`: called when a pass of this instance has positioned settlements up to `top`
-   * (committed): this instance's readers can read them at once, without waiting for the head notice to
-   * come back through the listening connection (one more process hop, late when the machine is busy).
+   * `onPositioned(rows, after)`: called when a pass of this instance has positioned (and committed)
+   * `rows`, every settlement after position `after` up to the last one's: this instance's feed hands
+   * them out at once, without waiting for the head notice to come back through the listening
+   * connection (one more process hop, late when the machine is busy) and without reading them again.
    */
-  constructor(private sql: Sql, private bus: PgBus, private intervalMs = 1_000, private onPositioned?: (top: number) => void) {}
+  constructor(private sql: Sql, private bus: PgBus, private intervalMs = 1_000, private onPositioned?: (rows: SettlementRow[], after: number) => void) {}
 
   start(): void {
     this.active = true;
@@ -79,7 +80,7 @@ export class Sequencer {
             this.passes++;
             if (r.count) {
               log().debug({ positions: r.count, top: r.top }, 'sequencer: settlements positioned');
-              try { this.onPositioned?.(r.top); } catch (err) { log().error({ err }, 'sequencer: a positioned listener failed'); }
+              try { this.onPositioned?.(r.rows, r.top - r.count); } catch (err) { log().error({ err }, 'sequencer: a positioned listener failed'); }
             }
             if (r.more || r.busy) this.waiting.unshift(...batch);
             else for (const w of batch) w.resolve();

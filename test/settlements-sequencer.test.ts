@@ -4,7 +4,8 @@ import WebSocket from 'ws';
 import { connect } from '../db/connection.js';
 import { buildApp } from '../server/app.js';
 import { startTestGateway, subscribe, type TestGateway } from './harness.js';
-import { readSettlements, sequenceSettlements } from '../domain/settlements.js';
+import { noticedSettlements, readSettlements, sequenceSettlements } from '../domain/settlements.js';
+import type { Notice } from '../domain/notices.js';
 import { beginExecution, settleExecution } from '../domain/executions.js';
 import { createSession } from '../domain/sessions.js';
 import { registerHost } from '../domain/hosts.js';
@@ -45,7 +46,7 @@ describe('settlement sequencer', () => {
       await holder`BEGIN`;
       await holder`SELECT value FROM clocks WHERE name = 'settlement' FOR UPDATE`;
       // Nothing staged: even a waiting pass returns (it would otherwise wait for the holder: the test would time out).
-      expect(await sequenceSettlements(g.sql, { wait: true })).toEqual({ busy: false, count: 0, top: head, more: false });
+      expect(await sequenceSettlements(g.sql, { wait: true })).toEqual({ busy: false, count: 0, top: head, more: false, rows: [] });
       const id = await settleOne();
       // Now there is work, and the clock is held: busy (the gateway's own sequencer is told the same and retries).
       expect((await sequenceSettlements(g.sql, { wait: false })).busy).toBe(true);
@@ -84,6 +85,8 @@ describe('settlement sequencer', () => {
       const positions = got.map((e) => decodeCursor('settlement', e.executionSettled.cursor)!);
       expect(positions).toEqual([...positions].sort((a, b) => a - b));
       expect(dropped).toBeGreaterThan(0);
+      // Handed out from the passes' own answers: the feed read nothing but its first read at start.
+      expect(app.gateway.settlements.reads).toBe(1);
       sub.unsubscribe();
     } finally {
       await client.dispose();
@@ -157,6 +160,97 @@ describe('settlement sequencer', () => {
       sub.unsubscribe();
     } finally {
       await client.dispose();
+      g.app.gateway.sequencer.start();
+    }
+  });
+
+  it('a pass hands back the rows it positioned, as the log reads them, and its head notice carries them while they fit', async () => {
+    g.app.gateway.sequencer.stop();
+    const heard: Notice[] = [];
+    const off = g.app.gateway.bus.on('settlements', (n) => { heard.push(n); });
+    try {
+      await sequenceSettlements(g.sql, { wait: true });
+      // Rows staged directly (one transaction each: every pass sees all of one batch), no staged notice.
+      const stage = (n: number) => g.sql.begin((tx) => tx`
+        INSERT INTO settlements (session_id, execution_id, status, directory, settled_at)
+        SELECT ${sessionID}, 'exe_staged_' || i, 'SUCCEEDED', '/seq/dir "quoted" é', now() - i * interval '1 ms' FROM generate_series(1, ${n}) i`);
+      for (const n of [1, 3, 80]) {
+        await stage(n);
+        const r = await sequenceSettlements(g.sql, { wait: true });
+        expect(r.count).toBe(n);
+        const log = await readSettlements(g.sql, SYSTEM, { after: r.top - n, limit: 1000 });
+        expect(log).toHaveLength(n);
+        expect(r.rows).toEqual(log);
+        await expect.poll(() => heard.some((x) => x.k === 's' && x.p === r.top), { timeout: 10_000 }).toBe(true);
+        const notice = heard.find((x) => x.k === 's' && x.p === r.top) as Extract<Notice, { k: 's' }>;
+        if (n === 80) {
+          // Too large for a notification: the head alone (listeners read the log).
+          expect(notice.r).toBeNull();
+          expect(noticedSettlements(notice)).toBeUndefined();
+        } else {
+          expect(noticedSettlements(notice)).toEqual({ after: r.top - n, rows: log });
+        }
+      }
+      // Rows that are not exactly the positions up to p, or lack a field, are not taken from a notice.
+      const [one] = heard.filter((x) => x.k === 's' && x.r?.length === 1) as Extract<Notice, { k: 's' }>[];
+      expect(noticedSettlements({ p: one.p + 1, r: one.r })).toBeUndefined();
+      expect(noticedSettlements({ p: one.p, r: [{ ...one.r![0], settled_at: 'never' }] })).toBeUndefined();
+      expect(noticedSettlements({ p: one.p, r: [{ ...one.r![0], session_id: undefined as unknown as string }] })).toBeUndefined();
+    } finally {
+      off();
+      g.app.gateway.sequencer.start();
+    }
+  });
+
+  it('a feed hands out rows it is given without reading them, and reads instead when they do not start at its cursor', async () => {
+    await sequenceSettlements(g.sql, { wait: true });
+    // An instance with no safety poll and no sequencer, deaf to head notices: only the test offers rows to its feed.
+    g.app.gateway.sequencer.stop();
+    const sql = connect(g.dbUrl, { max: 4 });
+    const app = buildApp({ sql, gateway: { sweepIntervalMs: 0, feedPollMs: 0 } });
+    await app.start();
+    app.gateway.sequencer.stop();
+    const bus = app.gateway.bus as unknown as { dispatch: (topic: string, n: unknown) => void };
+    const dispatch = bus.dispatch.bind(bus);
+    bus.dispatch = (topic, n) => { if (topic !== 'settlements') dispatch(topic, n); };
+    const client = createClient({ url: app.wsUrl, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${g.admin}` }, retryAttempts: 0 });
+    try {
+      const sub = subscribe<{ executionSettled: { cursor: string; executionID: string } }>(client,
+        'subscription { executionSettled { cursor executionID } }');
+      const feed = app.gateway.settlements;
+      await sub.waitFor(() => feed.subscribers === 1);
+      const at = feed.cursor;
+      const execution = (r: { executionSettled: { executionID: string } }) => r.executionSettled.executionID;
+      // A pass of the test's own: its rows offered where the feed stands are handed out, no read.
+      await settleOne();
+      await settleOne();
+      const first = await sequenceSettlements(g.sql, { wait: true });
+      expect(first.top - first.count).toBe(at);
+      let reads = feed.reads;
+      feed.offer(first.rows, at);
+      const got = await sub.waitFor((ev) => ev.length >= 2);
+      expect(got.map(execution)).toEqual(first.rows.map((r) => r.executionId));
+      expect(feed.reads).toBe(reads);
+      // Offered again (the head notice of the same pass arriving late): nothing twice, no read.
+      feed.offer(first.rows, at);
+      // Two passes, the second's rows offered alone: they do not follow the cursor, so the feed reads
+      // the log from its cursor and hands out both passes' rows, in order.
+      await settleOne();
+      const second = await sequenceSettlements(g.sql, { wait: true });
+      await settleOne();
+      const third = await sequenceSettlements(g.sql, { wait: true });
+      reads = feed.reads;
+      feed.offer(third.rows, third.top - third.count);
+      const all = await sub.waitFor((ev) => ev.length >= 4);
+      expect(all.map(execution)).toEqual([...first.rows, ...second.rows, ...third.rows].map((r) => r.executionId));
+      expect(feed.reads).toBeGreaterThan(reads);
+      expect(feed.cursor).toBe(third.top);
+      expect(all.map((e) => decodeCursor('settlement', e.executionSettled.cursor))).toEqual([at + 1, at + 2, at + 3, at + 4]);
+      sub.unsubscribe();
+    } finally {
+      await client.dispose();
+      await app.stop();
+      await sql.end({ timeout: 1 });
       g.app.gateway.sequencer.start();
     }
   });
