@@ -33,7 +33,7 @@ import { openDatabase } from '../db/index.js';
 import { createScratchDatabase } from '../db/scratch.js';
 import { buildApp } from '../server/app.js';
 import { createToken } from '../domain/tokens.js';
-import { coverageOf, hasFiles, type ChangesetRow } from '../domain/changesets.js';
+import { changesetFiles, coverageOf, hasFiles, type ChangesetFileRow, type ChangesetRow } from '../domain/changesets.js';
 import { executionsWithChangesets } from '../resolvers/loaders.js';
 import type { ExecutionRow, SessionRow } from '../domain/rows.js';
 import { encodeCursor } from '../resolvers/cursors.js';
@@ -82,9 +82,11 @@ function coverageJson(e: ExecutionRow, cs: ChangesetRow | null) {
 
 async function ceilingChangeset(sql: Sql, id: string, patch: boolean) {
   // The gateway's statement: the execution (scoped by its session's directory) with its changeset row and files.
-  const [r] = await executionsWithChangesets(sql, [id], sql`TRUE`, true);
+  // With patches, the file rows in the same wave (the gateway's schema/execution.ts).
+  const [[r], rows] = await Promise.all([executionsWithChangesets(sql, [id], sql`TRUE`, !patch), patch ? changesetFiles(sql, [id]) : null]);
   if (!r) return { data: { execution: null } };
-  const { execution: e, changeset: cs, files } = r;
+  const { execution: e, changeset: cs } = r;
+  const files = (rows ?? r.files)!;
   const readable = e.status !== 'RUNNING' && hasFiles(cs);
   return {
     data: {
@@ -93,8 +95,8 @@ async function ceilingChangeset(sql: Sql, id: string, patch: boolean) {
         changeset: {
           fileCount: readable ? cs!.fileCount : 0, additions: readable ? cs!.additions : 0, deletions: readable ? cs!.deletions : 0,
           coverage: coverageJson(e, e.status === 'RUNNING' ? null : cs),
-          files: readable ? files!.map((f) => (patch
-            ? { path: f.path, status: f.status, additions: f.additions, deletions: f.deletions, binary: f.binary, patch: f.patch }
+          files: readable ? files.map((f) => (patch
+            ? { path: f.path, status: f.status, additions: f.additions, deletions: f.deletions, binary: f.binary, patch: (f as ChangesetFileRow).patch }
             : { path: f.path, status: f.status, additions: f.additions, deletions: f.deletions, binary: f.binary })) : [],
         },
       },

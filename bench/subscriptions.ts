@@ -23,7 +23,7 @@
  * process; the ratios (deliveries per second, p99) are printed at the end, with the load average.
  *
  * BENCH_TRACE=1: stage timings inside the gateways (staged notice, sequencer pass, head notice, feed
- * read, hand-out, socket) and the sequencer's passes (positioned / empty / busy); BENCH_TRACE_OUT=file
+ * read or rows given to the feed, hand-out, socket) and the sequencer's passes (positioned / empty / busy); BENCH_TRACE_OUT=file
  * appends every traced settlement as JSON. BENCH_GATEWAY_FLAGS: node flags for both gateway children
  * (e.g. --trace-gc); BENCH_GATEWAY_FLAGS_1: other flags for the second one, an A/B of node settings
  * under the same load (latency is also printed per instance).
@@ -123,6 +123,14 @@ function traceStages(app: Awaited<ReturnType<typeof import('../server/app.js')['
     const t2 = now();
     for (const r of got) rows.set(r.pos, { exec: r.executionId, readStart: t, readEnd: t2, sends: 0 });
     return got;
+  };
+  // Rows handed to the feed without a read (the pass's own answer, a head notice's rows): "read" when given.
+  const given = app.gateway.settlements as unknown as { offer: (rs: { pos: number; executionId: string }[], after: number) => void };
+  const offer = given.offer.bind(given);
+  given.offer = (rs, after) => {
+    const t = now();
+    for (const r of rs) if (!rows.has(r.pos)) rows.set(r.pos, { exec: r.executionId, readStart: t, readEnd: t, sends: 0 });
+    offer(rs, after);
   };
   void app.gateway.settlements.add((r) => { const x = rows.get(r.pos); if (x) x.dispatch = now(); });
   app.wss.on('connection', (ws: WebSocket) => {

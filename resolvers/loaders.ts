@@ -63,20 +63,24 @@ export const executionsById = (ids: readonly string[], ctx: Context) => ctx.sql<
   SELECT e.* FROM executions e JOIN sessions s ON s.id = e.session_id
   WHERE ${rowKeys(ctx.sql, ids, { alias: 'e' })} AND ${inSessionsOf(ctx.sql, ids, 's.id')} AND ${scope(ctx, 's.directory')}`;
 
-/** An execution row with its changeset row (null: none) and, when asked, its file rows (null: not asked). */
-export interface ExecutionWithChangeset { execution: ExecutionRow; changeset: ChangesetRow | null; files: ChangesetFileRow[] | null }
+/** A file row of a changeset without its patch: what a list of the files reads (a selection without `patch`). */
+export type ListedFile = Omit<ChangesetFileRow, 'patch'>;
+/** An execution row with its changeset row (null: none) and, when asked, the list of its files (null: not asked). */
+export interface ExecutionWithChangeset { execution: ExecutionRow; changeset: ChangesetRow | null; files: ListedFile[] | null }
 /** The columns of a changeset row `c` joined to its execution, prefixed (`splitChangeset` takes them off again). */
 const CHANGESET_COLUMNS = (db: Context['sql']) => db`c.execution_id AS cs_execution_id, c.session_id AS cs_session_id, c.coverage AS cs_coverage,
   c.unavailable_reason AS cs_unavailable_reason, c.detail AS cs_detail, c.omissions AS cs_omissions, c.file_count AS cs_file_count,
   c.additions AS cs_additions, c.deletions AS cs_deletions, c.patch_bytes AS cs_patch_bytes, c.frozen_at AS cs_frozen_at,
   c.pruned_at AS cs_pruned_at`;
+/** A listed file as the JSON array of `executionsWithChangesets` holds it: [ord, path, status, additions, deletions, binary]. */
+type ListedJson = [number, string, ChangesetFileRow['status'], number, number, boolean];
 type WithChangeset = ExecutionRow & {
   csExecutionId: string | null; csSessionId: string; csCoverage: ChangesetRow['coverage']; csUnavailableReason: ChangesetRow['unavailableReason'];
   csDetail: string | null; csOmissions: ChangesetRow['omissions']; csFileCount: number; csAdditions: number; csDeletions: number;
-  csPatchBytes: number; csFrozenAt: Date; csPrunedAt: Date | null; csFiles?: ChangesetFileRow[] | null;
+  csPatchBytes: number; csFrozenAt: Date; csPrunedAt: Date | null; csFiles?: ListedJson[] | null;
 };
 /** An execution row read with CHANGESET_COLUMNS (and `cs_files`), as the execution and its changeset row (null: none). */
-function splitChangeset(row: WithChangeset): { execution: ExecutionRow; changeset: ChangesetRow | null; files: ChangesetFileRow[] | null | undefined } {
+function splitChangeset(row: WithChangeset): { execution: ExecutionRow; changeset: ChangesetRow | null; files: ListedJson[] | null | undefined } {
   const {
     csExecutionId, csSessionId, csCoverage, csUnavailableReason, csDetail, csOmissions, csFileCount, csAdditions, csDeletions,
     csPatchBytes, csFrozenAt, csPrunedAt, csFiles, ...execution
@@ -94,49 +98,68 @@ function splitChangeset(row: WithChangeset): { execution: ExecutionRow; changese
 
 /**
  * `executionsById` with, in the same statement, each execution's changeset row (the columns of
- * `changesetRows`) and, with `files`, its file rows in order as one JSON array (what `changesetFiles`
- * reads: none once pruned). One round trip where the three reads would take two waves: what
- * `execution(id) { changeset { … files { … } } }` is, a review page's first read. `scope` is the
- * caller's condition on `s.directory`. Every join is on the session, so it runs on one shard of a
- * cluster when the IDs carry their session.
+ * `changesetRows`) and, with `listFiles`, the list of its files in order, without their patches, as
+ * one JSON array (the rows `changesetFiles` reads, none once pruned). One round trip where the three
+ * reads would take two waves: what `execution(id) { changeset { … files { path … } } }` is, a review
+ * page's first read. Patches stay out of it: escaping them into JSON costs the database more than
+ * sending them as rows (`changesetFiles`). `scope` is the caller's condition on `s.directory`. Every
+ * join is on the session, so it runs on one shard of a cluster when the IDs carry their session.
  */
-export async function executionsWithChangesets(db: Context['sql'], ids: readonly string[], scope: Fragment, files: boolean): Promise<ExecutionWithChangeset[]> {
+export async function executionsWithChangesets(db: Context['sql'], ids: readonly string[], scope: Fragment, listFiles: boolean): Promise<ExecutionWithChangeset[]> {
   const rows = await db<WithChangeset[]>`
-    SELECT e.*, ${CHANGESET_COLUMNS(db)} ${files ? db`, f.files AS cs_files` : db``}
+    SELECT e.*, ${CHANGESET_COLUMNS(db)} ${listFiles ? db`, f.files AS cs_files` : db``}
     FROM executions e JOIN sessions s ON s.id = e.session_id
     LEFT JOIN changesets c ON c.session_id = e.session_id AND c.execution_id = e.id
-    ${files ? db`LEFT JOIN LATERAL (
-      SELECT json_agg(json_build_object('executionId', f.execution_id, 'ord', f.ord, 'path', f.path, 'status', f.status,
-        'additions', f.additions, 'deletions', f.deletions, 'binary', f.binary, 'patch', f.patch) ORDER BY f.ord) AS files
+    ${listFiles ? db`LEFT JOIN LATERAL (
+      SELECT json_agg(json_build_array(f.ord, f.path, f.status, f.additions, f.deletions, f.binary) ORDER BY f.ord) AS files
       FROM changeset_files f WHERE f.session_id = c.session_id AND f.execution_id = c.execution_id AND c.pruned_at IS NULL) f ON true` : db``}
     WHERE ${rowKeys(db, ids, { alias: 'e' })} AND ${inSessionsOf(db, ids, 's.id')} AND ${scope}`;
   return rows.map((r) => {
-    const { execution, changeset, files: read } = splitChangeset(r);
-    return { execution, changeset, files: files ? read ?? [] : null };
+    const { execution, changeset, files } = splitChangeset(r);
+    const executionId = execution.id;
+    return {
+      execution, changeset,
+      files: listFiles ? (files ?? []).map(([ord, path, status, additions, deletions, binary]) => ({ executionId, ord, path, status, additions, deletions, binary })) : null,
+    };
   });
+}
+
+/** The file lists this context has read without patches, by execution ID (see knownFileList). */
+const listedFiles = new WeakMap<object, Map<string, ListedFile[]>>();
+/**
+ * The files of an execution's changeset without their patches, when this context has read them
+ * already (`execution(id)` brings them along), else undefined: only for a selection that reads no patch.
+ */
+export function knownFileList(ctx: Context, executionID: string): ListedFile[] | undefined {
+  return listedFiles.get(ctx)?.get(executionID);
 }
 
 /**
  * Executions by ID with their changesets brought along (`executionsWithChangesets`), under the caller's
  * scope: what they read lands where `Execution.changeset` and `.boundary` look first (knownChangeset,
- * filesOfChangeset), so those answer without a load of their own.
+ * knownFileList), so those answer without a load of their own.
  */
-const executionsWithChangesetsLoader = perContext<{ id: string; files: boolean }, ExecutionRow | null, string>(async (keys, ctx) => {
+const executionsWithChangesetsLoader = perContext<{ id: string; list: boolean }, ExecutionRow | null, string>(async (keys, ctx) => {
   const out = new Map<string, ExecutionRow>();
-  for (const files of [false, true]) {
-    const ids = [...new Set(keys.filter((k) => k.files === files).map((k) => k.id))];
+  for (const list of [false, true]) {
+    const ids = [...new Set(keys.filter((k) => k.list === list).map((k) => k.id))];
     if (!ids.length) continue;
     const known = changesetsRead(ctx);
-    for (const r of await executionsWithChangesets(ctx.sql, ids, scope(ctx, 's.directory'), files)) {
+    let listed = listedFiles.get(ctx);
+    for (const r of await executionsWithChangesets(ctx.sql, ids, scope(ctx, 's.directory'), list)) {
       const id = r.execution.id;
-      out.set(`${id}|${files}`, r.execution);
+      out.set(`${id}|${list}`, r.execution);
       if (!known.has(id)) known.set(id, r.changeset);
-      if (r.files) filesOfChangeset(ctx).prime(id, r.files);
+      if (r.files) {
+        if (!listed) listedFiles.set(ctx, (listed = new Map()));
+        if (!listed.has(id)) listed.set(id, r.files);
+      }
     }
   }
-  return keys.map((k) => out.get(`${k.id}|${k.files}`) ?? null);
-}, { cacheKeyFn: (k) => `${k.id}|${k.files}` });
-export const executionWithChangeset = (ctx: Context, id: string, files: boolean) => executionsWithChangesetsLoader(ctx).load({ id, files });
+  return keys.map((k) => out.get(`${k.id}|${k.list}`) ?? null);
+}, { cacheKeyFn: (k) => `${k.id}|${k.list}` });
+/** The execution with its changeset row and, with `listFiles`, the list of its files (see executionsWithChangesets). */
+export const executionWithChangeset = (ctx: Context, id: string, listFiles: boolean) => executionsWithChangesetsLoader(ctx).load({ id, list: listFiles });
 
 export const messagesById = (ids: readonly string[], ctx: Context) => ctx.sql<MessageRow[]>`
   SELECT m.* FROM messages m JOIN sessions s ON s.id = m.session_id
@@ -194,6 +217,7 @@ function changesetsRead(ctx: Context): Map<string, ChangesetRow | null> {
 /** Forgets the changeset rows this context read (with clearAllDataLoaders: before each root mutation field). */
 export function forgetChangesets(ctx: object): void {
   readChangesets.delete(ctx);
+  listedFiles.delete(ctx);
 }
 /** The changeset row of an execution when this context has read it already (null: it has none), else undefined. */
 export function knownChangeset(ctx: Context, executionID: string): ChangesetRow | null | undefined {

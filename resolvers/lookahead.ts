@@ -52,23 +52,29 @@ export function readsChangesets(info: GraphQLResolveInfo): boolean {
   return v;
 }
 
-/** Whether a selection of `Execution.changeset` reads the file rows (`files` or `patch`), through fragments. */
-export function readsChangesetFiles(fragments: Fragments, changesetNodes: readonly FieldNode[]): boolean {
+/** What a selection reads of a changeset's files: nothing, their list (no patch), or their whole rows (a patch too). */
+export type FileReads = 'none' | 'list' | 'patches';
+
+/** What a selection of `Execution.changeset` reads of its files (`files`, `files { patch }`, `patch`), through fragments. */
+export function changesetFileReads(fragments: Fragments, changesetNodes: readonly FieldNode[]): FileReads {
   const fields = selectedFields(fragments, changesetNodes);
-  return fields.has('files') || fields.has('patch');
+  if (fields.has('patch')) return 'patches';
+  const files = fields.get('files');
+  if (!files) return 'none';
+  return selectedFields(fragments, files).has('patch') ? 'patches' : 'list';
 }
 
 /**
  * What a selection of one Execution (a field returning it, such as `Query.execution`) reads of its
- * changeset: null when neither `changeset` nor `boundary`, else whether the file rows too.
+ * changeset: null when neither `changeset` nor `boundary`, else what of its files.
  */
-const changesetReadsOf = new WeakMap<readonly FieldNode[], { files: boolean } | null>();
-export function changesetReads(info: GraphQLResolveInfo): { files: boolean } | null {
+const changesetReadsOf = new WeakMap<readonly FieldNode[], { files: FileReads } | null>();
+export function changesetReads(info: GraphQLResolveInfo): { files: FileReads } | null {
   let v = changesetReadsOf.get(info.fieldNodes);
   if (v === undefined) {
     const fields = selectedFields(info.fragments, info.fieldNodes);
     const changeset = fields.get('changeset');
-    v = changeset ? { files: readsChangesetFiles(info.fragments, changeset) } : fields.has('boundary') ? { files: false } : null;
+    v = changeset ? { files: changesetFileReads(info.fragments, changeset) } : fields.has('boundary') ? { files: 'none' } : null;
     changesetReadsOf.set(info.fieldNodes, v);
   }
   return v;

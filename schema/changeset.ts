@@ -7,15 +7,15 @@ import {
   type BoundaryView, type BoundedExecution, type ChangesetFileRow, type ChangesetRow, type CoverageView, type Omission,
 } from '../domain/changesets.js';
 import type { Context } from '../resolvers/context.js';
-import { readsChangesetFiles } from '../resolvers/lookahead.js';
-import { changesetOfExecution, fileOfChangeset, filesOfChangeset, knownChangeset, snapshotById } from '../resolvers/loaders.js';
+import { changesetFileReads, type FileReads } from '../resolvers/lookahead.js';
+import { changesetOfExecution, fileOfChangeset, filesOfChangeset, knownChangeset, knownFileList, snapshotById, type ListedFile } from '../resolvers/loaders.js';
 import { createSnapshot, missingContents, readPolicy, setPolicy, uploadContents, type Policy, type SnapshotRow } from '../domain/snapshots.js';
 
-/** Whether this selection of `Execution.changeset` reads the file rows (computed once per field of the operation). */
-const needsFilesOf = new WeakMap<readonly FieldNode[], boolean>();
-function needsFiles(info: GraphQLResolveInfo): boolean {
-  let v = needsFilesOf.get(info.fieldNodes);
-  if (v === undefined) needsFilesOf.set(info.fieldNodes, (v = readsChangesetFiles(info.fragments, info.fieldNodes)));
+/** What this selection of `Execution.changeset` reads of its files (computed once per field of the operation). */
+const fileReadsOf = new WeakMap<readonly FieldNode[], FileReads>();
+function fileReads(info: GraphQLResolveInfo): FileReads {
+  let v = fileReadsOf.get(info.fieldNodes);
+  if (v === undefined) fileReadsOf.set(info.fieldNodes, (v = changesetFileReads(info.fragments, info.fieldNodes)));
   return v;
 }
 
@@ -95,14 +95,23 @@ const CoverageUnion = builder.unionType('Coverage', {
   resolveType: (v: CoverageView) => (v.kind === 'complete' ? 'CoverageComplete' : v.kind === 'omitted' ? 'CoverageOmitted' : 'CoverageUnavailable'),
 });
 
-const FileChangeRef = builder.objectRef<ChangesetFileRow>('FileChange').implement({
+/**
+ * The patch of a file row. A listed row (no patch) reaches a selection only when it reads no patch
+ * (fileReads): one that did would be a bug of the look-ahead, answered as an error, never as null.
+ */
+function patchOf(f: ChangesetFileRow | ListedFile): string | null {
+  if (!('patch' in f)) throw new Error(`the patch of ${f.path} was not read`);
+  return f.patch;
+}
+
+const FileChangeRef = builder.objectRef<ChangesetFileRow | ListedFile>('FileChange').implement({
   fields: (t) => ({
     path: t.exposeString('path'),
     status: t.field({ type: FileChangeStatusEnum, resolve: (f) => f.status }),
     additions: t.exposeInt('additions'),
     deletions: t.exposeInt('deletions'),
     binary: t.exposeBoolean('binary'),
-    patch: t.exposeString('patch', { nullable: true, description: 'Null where the content was not rendered (see the coverage omissions).' }),
+    patch: t.string({ nullable: true, description: 'Null where the content was not rendered (see the coverage omissions).', resolve: patchOf }),
   }),
 });
 
@@ -111,9 +120,10 @@ const FileChangeRef = builder.objectRef<ChangesetFileRow>('FileChange').implemen
  * boundary was recorded) and, when the selection reads them, its file rows, all loaded before any field
  * of it resolves. Every field below is then a plain synchronous read.
  */
-interface ChangesetParent { execution: BoundedExecution; row: ChangesetRow | null; files: ChangesetFileRow[] | null }
+/** `files`: whole rows, or listed ones (no patch) only when the selection reads no patch (fileReads 'list'). */
+interface ChangesetParent { execution: BoundedExecution; row: ChangesetRow | null; files: (ChangesetFileRow | ListedFile)[] | null }
 const readable = (c: ChangesetParent): ChangesetRow | null => (c.execution.status !== 'RUNNING' && hasFiles(c.row) ? c.row : null);
-const filesOf = (c: ChangesetParent): ChangesetFileRow[] => (readable(c) ? c.files ?? [] : []);
+const filesOf = (c: ChangesetParent): (ChangesetFileRow | ListedFile)[] => (readable(c) ? c.files ?? [] : []);
 
 const ChangesetRef = builder.objectRef<ChangesetParent>('Changeset').implement({
   description: 'The file changes of one execution, frozen when it settled from its two boundary snapshots.',
@@ -134,7 +144,7 @@ const ChangesetRef = builder.objectRef<ChangesetParent>('Changeset').implement({
     patch: t.string({
       nullable: true,
       description: 'The whole unified diff (the rendered file patches in path order); null when coverage is unavailable.',
-      resolve: (c) => (readable(c) ? filesOf(c).map((f) => f.patch ?? '').join('') : null),
+      resolve: (c) => (readable(c) ? filesOf(c).map((f) => patchOf(f) ?? '').join('') : null),
     }),
   }),
 });
@@ -147,12 +157,16 @@ const ChangesetRef = builder.objectRef<ChangesetParent>('Changeset').implement({
 function changesetOf(e: BoundedExecution, ctx: Context, info: GraphQLResolveInfo): ChangesetParent | Promise<ChangesetParent> {
   if (e.status === 'RUNNING') return { execution: e, row: null, files: null };
   const known = knownChangeset(ctx, e.id);
-  if (!needsFiles(info)) {
+  const reads = fileReads(info);
+  if (reads === 'none') {
     if (known !== undefined) return { execution: e, row: known, files: null };
     return changesetOfExecution(ctx).load(e.id).then((row) => ({ execution: e, row, files: null }));
   }
+  // A list without patches the context read already (execution(id) brings it along), else the rows.
+  const listed = reads === 'list' ? knownFileList(ctx, e.id) : undefined;
+  if (known !== undefined && listed) return { execution: e, row: known, files: listed };
   const row = known !== undefined ? known : changesetOfExecution(ctx).load(e.id);
-  return Promise.all([row, filesOfChangeset(ctx).load(e.id)]).then(([row, files]) => ({ execution: e, row, files }));
+  return Promise.all([row, listed ?? filesOfChangeset(ctx).load(e.id)]).then(([row, files]) => ({ execution: e, row, files }));
 }
 
 builder.objectFields(ExecutionRef, (t) => ({

@@ -7,7 +7,7 @@ import { pageArgs } from './connection.js';
 import { beginExecution, settleExecution } from '../domain/executions.js';
 import { ModelInput, ModelRef } from './host.js';
 import type { ExecutionRow } from '../domain/rows.js';
-import { executionWithChangeset, jobsOfExecution, messagesOfExecution } from '../resolvers/loaders.js';
+import { executionWithChangeset, filesOfChangeset, jobsOfExecution, messagesOfExecution } from '../resolvers/loaders.js';
 import { changesetReads } from '../resolvers/lookahead.js';
 
 const num = (v: string | number | null) => (v == null ? null : Number(v));
@@ -71,11 +71,15 @@ builder.queryField('execution', (t) =>
     type: ExecutionRef,
     nullable: true,
     args: { id: t.arg.id({ required: true }) },
-    // With its changeset selected, the execution comes with its changeset row (and files) in one read.
+    // With its changeset selected, the execution comes with its changeset row (and the list of its
+    // files) in one statement; the files with their patches are read in the same wave, as rows.
     resolve: async (_r, { id }, ctx, info) => {
       const reads = changesetReads(info);
       if (!reads) return id;
-      const row = await executionWithChangeset(ctx, String(id), reads.files);
+      const [row] = await Promise.all([
+        executionWithChangeset(ctx, String(id), reads.files === 'list'),
+        reads.files === 'patches' ? filesOfChangeset(ctx).load(String(id)) : null,
+      ]);
       if (row) ExecutionRef.getDataloader(ctx).prime(row.id, row);
       return row;
     },

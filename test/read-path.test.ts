@@ -114,7 +114,7 @@ describe('the fast read path answers what graphql-js answers', () => {
     }
   });
 
-  it('execution(id) reads its changeset and files in the statement that reads it: the same answers as the separate loads of node(id)', async () => {
+  it('execution(id) reads its changeset and the list of its files in the statement that reads it: the same answers as the separate loads of node(id)', async () => {
     const SEL = `id status boundary { __typename ... on BoundaryUnavailable { reason detail } }
       changeset { ...C a: file(path: "pkg/m0/file000007.ts") { path patch } }`;
     const ids = [S.e50, S.e500, X.running, X.pruned, X.unavail, X.none, S.executions[7][2], S.executions[99][0], 'exe_missing'];
@@ -139,8 +139,21 @@ describe('the fast read path answers what graphql-js answers', () => {
       }
       return best;
     };
-    expect(await trips(`{ execution(id: "${S.e50}") { changeset { ...C } } } ${CHANGESET}`)).toBe(1);
-    expect(await trips(`{ node(id: "${S.e50}") { ... on Execution { changeset { ...C } } } } ${CHANGESET}`)).toBeGreaterThan(1);
+    const LIST = `changeset { fileCount coverage { __typename } files { path status additions deletions binary } }`;
+    expect(await trips(`{ execution(id: "${S.e50}") { ${LIST} } }`)).toBe(1);
+    expect(await trips(`{ node(id: "${S.e50}") { ... on Execution { ${LIST} } } }`)).toBe(3);
+    // With patches, the file rows come as rows, in the same wave: two statements.
+    expect(await trips(`{ execution(id: "${S.e50}") { changeset { ...C } } } ${CHANGESET}`)).toBe(2);
+    // A list read without patches never answers a selection that reads them, in the same request.
+    for (const id of [S.e50, S.e500]) {
+      const d = await both(`query($id: ID!) { execution(id: $id) { a: changeset { files { path } } b: changeset { files { path patch } whole: patch } }
+        listed: execution(id: $id) { changeset { files { path } } }
+        n: node(id: $id) { ... on Execution { changeset { files { path patch } } } } }`, { id });
+      expect(d.execution.b.files.every((f: any) => typeof f.patch === 'string' && f.patch.length > 0)).toBe(true);
+      expect(d.n.changeset.files).toEqual(d.execution.b.files);
+      expect(d.listed.changeset.files).toEqual(d.execution.a.files);
+      expect(d.execution.b.whole).toBe(d.execution.b.files.map((f: any) => f.patch).join(''));
+    }
   });
 
   it('unions and interfaces resolved by isTypeOf (node, continuity), and errors, answer the same', async () => {
