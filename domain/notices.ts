@@ -5,8 +5,9 @@ import type { PositionedJson } from './settlements.js';
 /**
  * The notice catalogue: every notification the gateway sends on its one channel, its kind, its fields
  * and the bus topic it is dispatched on. Notices carry IDs and cursors, never content; a listener
- * re-reads the rows (but for the head notice, which carries the settlement rows when they fit). They are sent inside the transaction that made the change, so Postgres delivers
- * them only after its commit.
+ * re-reads the rows (but for the settlement head notice, which carries the pass's rows when they fit:
+ * anyone who may NOTIFY on the channel may write the log too). They are sent inside the transaction
+ * that made the change, so Postgres delivers them only after its commit.
  *
  * Producers: `notify` / `noticeSql` below for everything sent from TypeScript, and two PL/pgSQL
  * functions of the migrations (`gateway_token_notice`, kind `t`; `sequence_settlements_locked`, kind `s`),
