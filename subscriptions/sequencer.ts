@@ -19,6 +19,8 @@ export class Sequencer {
   private offs: (() => void)[] = [];
   private timer: NodeJS.Timeout | null = null;
   private retry: NodeJS.Timeout | null = null;
+  /** The running loop of passes (poke), while one runs. */
+  private loop: Promise<void> | null = null;
   /** Callers of caughtUp waiting for a complete pass that starts after their call. */
   private waiting: { resolve: () => void; reject: (e: Error) => void }[] = [];
   passes = 0;
@@ -56,20 +58,22 @@ export class Sequencer {
     });
   }
 
-  stop(): void {
+  /** Stops running passes; resolves once the pass in flight, if any, has ended (then none runs until `start`). */
+  stop(): Promise<void> {
     this.active = false;
     for (const w of this.waiting.splice(0)) w.reject(new Error('the settlement sequencer stopped'));
     for (const off of this.offs.splice(0)) off();
     if (this.timer) clearInterval(this.timer);
     if (this.retry) clearTimeout(this.retry);
     this.timer = this.retry = null;
+    return this.loop ?? Promise.resolve();
   }
 
   poke(): void {
     if (!this.active) return;
     if (this.running) { this.again = true; return; }
     this.running = true;
-    void (async () => {
+    const loop = (async () => {
       try {
         do {
           this.again = false;
@@ -103,5 +107,8 @@ export class Sequencer {
         this.running = false;
       }
     })();
+    this.loop = loop;
+    const done = () => { if (this.loop === loop) this.loop = null; };
+    loop.then(done, done);
   }
 }

@@ -165,7 +165,8 @@ describe('settlement sequencer', () => {
   });
 
   it('a pass hands back the rows it positioned, as the log reads them, and its head notice carries them while they fit', async () => {
-    g.app.gateway.sequencer.stop();
+    // No pass but the test's own (the one in flight, if any, has ended).
+    await g.app.gateway.sequencer.stop();
     const heard: Notice[] = [];
     const off = g.app.gateway.bus.on('settlements', (n) => { heard.push(n); });
     try {
@@ -205,11 +206,11 @@ describe('settlement sequencer', () => {
   it('a feed hands out rows it is given without reading them, and reads instead when they do not start at its cursor', async () => {
     await sequenceSettlements(g.sql, { wait: true });
     // An instance with no safety poll and no sequencer, deaf to head notices: only the test offers rows to its feed.
-    g.app.gateway.sequencer.stop();
+    await g.app.gateway.sequencer.stop();
     const sql = connect(g.dbUrl, { max: 4 });
     const app = buildApp({ sql, gateway: { sweepIntervalMs: 0, feedPollMs: 0 } });
     await app.start();
-    app.gateway.sequencer.stop();
+    await app.gateway.sequencer.stop();
     const bus = app.gateway.bus as unknown as { dispatch: (topic: string, n: unknown) => void };
     const dispatch = bus.dispatch.bind(bus);
     bus.dispatch = (topic, n) => { if (topic !== 'settlements') dispatch(topic, n); };

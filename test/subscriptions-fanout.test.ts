@@ -166,30 +166,44 @@ describe('fan-out of one instance', () => {
       if (Date.now() > deadline) throw new Error('subscriptions did not register');
       await new Promise((r) => setTimeout(r, 20));
     }
-    const reads0 = g.app.gateway.settlements.reads;
-    const batched0 = sharedStats.batched;
-    // One transaction stages them all; one sequencer pass positions them: the feed finds 2,500 new rows.
     const [sa, sb] = [sessionsOf['/a/x'], sessionsOf['/b/z']];
-    await g.sql.begin(async (tx) => {
+    const burst = (tag: string) => g.sql.begin(async (tx) => {
       await tx`
         INSERT INTO settlements (session_id, execution_id, status, directory, settled_at)
-        SELECT CASE WHEN i % 3 = 0 THEN ${sb} ELSE ${sa} END, 'exe_burst_' || i, 'SUCCEEDED', CASE WHEN i % 3 = 0 THEN '/b/z' ELSE '/a/x' END, now()
+        SELECT CASE WHEN i % 3 = 0 THEN ${sb} ELSE ${sa} END, ${`exe_${tag}_`} || i, 'SUCCEEDED', CASE WHEN i % 3 = 0 THEN '/b/z' ELSE '/a/x' END, now()
         FROM generate_series(1, 2500) i`;
       await tx`SELECT ${noticeSql(tx, { k: 'q' })}`;
     });
+    const delivered = async (log: SettlementRow[]) => {
+      await Promise.all(subs.map(({ s, want }) => {
+        const last = log.filter(want).at(-1)!.pos;
+        return s.until((f) => f.length > 0 && pos(f.at(-1)!) >= last);
+      }));
+      for (const { s, want } of subs) {
+        expect(s.frames.map((f) => [f.id, pos(f), f.payload.data.executionSettled.executionID])).toEqual(log.filter(want).map((r) => [s.id, r.pos, r.executionId]));
+      }
+    };
+    const reads0 = g.app.gateway.settlements.reads;
+    const batched0 = sharedStats.batched;
+    // One transaction stages them all; one pass of another connection positions them (this instance's
+    // sequencer stopped): its head notice cannot carry 2,500 rows, so the feed reads 2,500 new rows.
+    await g.app.gateway.sequencer.stop();
+    await burst('read');
     const log = await logAfter(start);
+    g.app.gateway.sequencer.start();
     expect(log).toHaveLength(2500);
-    await Promise.all(subs.map(({ s, want }) => {
-      const last = log.filter(want).at(-1)!.pos;
-      return s.until((f) => f.length > 0 && pos(f.at(-1)!) >= last);
-    }));
-    for (const { s, want } of subs) {
-      expect(s.frames.map((f) => [f.id, pos(f), f.payload.data.executionSettled.executionID])).toEqual(log.filter(want).map((r) => [s.id, r.pos, r.executionId]));
-    }
+    await delivered(log);
     // Read in full batches (1,000 rows) and a last partial one.
     expect(g.app.gateway.settlements.reads - reads0).toBeGreaterThanOrEqual(3);
     // Events at hand went out several per step of a stream (one next message each, checked above).
     expect(sharedStats.batched - batched0).toBeGreaterThan(0);
+    // The same burst positioned by this instance's own sequencer: handed out from the pass's answer
+    // (or read, when the head notice comes first), whole and in order all the same.
+    await burst('given');
+    await g.app.gateway.sequencer.caughtUp();
+    const all = await readSettlements(g.sql, SYSTEM, { after: start, limit: 100_000 });
+    expect(all).toHaveLength(5000);
+    await delivered(all);
     for (const { s } of subs) s.close();
   });
 });
