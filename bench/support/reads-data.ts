@@ -65,6 +65,9 @@ export async function seedReads(sql: Sql, SESSIONS: number): Promise<SeededReads
   // Vacuumed and analysed now: autovacuum, woken by the inserts, would otherwise run during the first
   // measured query (its CPU counted as the servers' PostgreSQL CPU) and the plans would change under it.
   await sql`VACUUM ANALYZE`;
+  // And the seed's dirty pages written out now, not by a checkpoint during the measured runs (needs a
+  // superuser or pg_checkpoint; without it the figures of the first query may include one).
+  await sql`CHECKPOINT`.catch(() => {});
   return { e50, e500, sessions: sessions.map((s) => s.id), executions };
 }
 
