@@ -76,18 +76,23 @@ describe('seal across restarts', () => {
     await until(() => host.commands.length > 0, 10_000, 'cancel command');
     await until(async () => (await g.sql`SELECT 1 FROM host_commands WHERE job_id = ${job.id} AND acknowledged_at IS NOT NULL`).length > 0, 10_000, 'ack');
     const bus = g.app.gateway.bus;
+    // Positive signals that the instance is working: a notification committed after a point reached
+    // this instance's bus (notices arrive in commit order), and a lease sweep ran.
+    const heardFrom = new Set<string>();
+    const off = bus.on('*', (n) => { if (n.k === 'j') heardFrom.add(n.s); });
+    const marker = async () => {
+      const m = await kit.session({ directory: '/work/seal/marker' });
+      await until(() => heardFrom.has(m), 10_000, "the marker's notification");
+      await g.app.gateway.sweep();
+    };
+    // The notifications of the ack (and of everything before it) reach the seal's wait first: a wake-up
+    // by them is a notification's, and would read the job's end if it came after it.
+    await marker();
     const [resyncs, relistens] = [bus.resyncs, bus.relistens];
     // A job end committed without its notification (as if the listening connection was down then).
     await g.sql`UPDATE jobs SET status = 'CANCELLED', completed_at = statement_timestamp() WHERE id = ${job.id}`;
-    // Positive signals that the instance went on working meanwhile: a notification committed after
-    // that update reached this instance's bus, and lease sweeps ran. The seal stays waiting.
-    const heardFrom = new Set<string>();
-    const off = bus.on('*', (n) => { if (n.k === 'j') heardFrom.add(n.s); });
-    for (let i = 0; i < 5; i++) {
-      const marker = await kit.session({ directory: '/work/seal/marker' });
-      await until(() => heardFrom.has(marker), 10_000, "the marker's notification");
-      await g.app.gateway.sweep();
-    }
+    // The instance goes on working meanwhile (markers after the update, sweeps): the seal stays waiting.
+    for (let i = 0; i < 5; i++) await marker();
     off();
     // (A resync the bus ran by itself meanwhile, a ping gap under load, is a legitimate wake-up.)
     if (bus.resyncs === resyncs && bus.relistens === relistens) {
