@@ -4,32 +4,16 @@
 // installed it first builds when dist/ is missing or older than the sources (a fresh clone's
 // `npm start` builds once); an installation with only runtime dependencies runs dist/ as it is.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const stamp = path.join(root, 'dist', '.build-stamp');
-const SOURCES = ['cli', 'server', 'schema', 'resolvers', 'db', 'domain', 'subscriptions', 'host', 'client', 'bridge'];
-
-function newestSource() {
-  let newest = statSync(path.join(root, 'package.json')).mtimeMs;
-  const walk = (dir) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      if (e.name === 'node_modules' || e.name === 'dist') continue;
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (/\.(ts|sql|js|json)$/.test(e.name)) newest = Math.max(newest, statSync(p).mtimeMs);
-    }
-  };
-  for (const d of SOURCES) if (existsSync(path.join(root, d))) walk(path.join(root, d));
-  return newest;
-}
+import { pathToFileURL } from 'node:url';
+import { distIsStale, root } from './build-state.mjs';
 
 const canBuild = existsSync(path.join(root, 'node_modules', 'typescript')) && existsSync(path.join(root, 'tsconfig.build.json'));
-if (canBuild && (!existsSync(stamp) || statSync(stamp).mtimeMs < newestSource())) {
+if (canBuild && distIsStale()) {
   process.stderr.write('building dist/ (npm run build)…\n');
-  const r = spawnSync(process.execPath, [path.join(root, 'bin', 'build.mjs')], { cwd: root, stdio: ['ignore', 2, 2] });
+  // --if-stale: a build that finished while this one waited for the lock is not redone.
+  const r = spawnSync(process.execPath, [path.join(root, 'bin', 'build.mjs'), '--if-stale'], { cwd: root, stdio: ['ignore', 2, 2] });
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 const entry = path.join(root, 'dist', 'cli', 'main.js');
