@@ -34,8 +34,8 @@ import { createScratchDatabase } from '../db/scratch.js';
 import { buildApp } from '../server/app.js';
 import { createToken } from '../domain/tokens.js';
 import { changesetFiles, coverageOf, hasFiles, type ChangesetFileRow, type ChangesetRow } from '../domain/changesets.js';
-import { executionsWithChangesets } from '../resolvers/loaders.js';
-import type { ExecutionRow, SessionRow } from '../domain/rows.js';
+import { executionsWithChangesets, sessionsWithExecutions } from '../resolvers/loaders.js';
+import type { ExecutionRow } from '../domain/rows.js';
 import { encodeCursor } from '../resolvers/cursors.js';
 import { sessionOf } from '../domain/ids.js';
 import { drive, median, type Run } from './support/drive.js';
@@ -105,26 +105,18 @@ async function ceilingChangeset(sql: Sql, id: string, patch: boolean) {
 }
 
 async function ceilingSessions(sql: Sql, n: number) {
-  // The columns the gateway reads for this selection (resolvers/projection.ts).
-  const rows = await sql<SessionRow[]>`SELECT "created_at","directory","id","title" FROM sessions WHERE TRUE ORDER BY id DESC LIMIT ${n + 1}`;
+  // The gateway's statement (resolvers/loaders.ts sessionsWithExecutions): the sessions with the columns it reads for this
+  // selection (resolvers/projection.ts) and, in the same statement, each one's page of executions with their changeset rows.
+  const { sessions: rows, pages } = await sessionsWithExecutions(sql, { where: sql`TRUE`, limit: n + 1, sessionColumns: ['created_at', 'directory', 'id', 'title'],
+    page: { limit: 5, after: null, columns: ['id', 'sequence', 'session_id', 'settled_at', 'status'], along: true } });
   const sessions = rows.slice(0, n);
   const ids = sessions.map((s) => s.id);
-  // The executions' page with their changeset rows left joined, as the gateway reads it (resolvers/loaders.ts).
-  const execs = await sql<(ExecutionRow & { csExecutionId: string | null } & Record<string, any>)[]>`
-    SELECT page.* FROM unnest(${ids}::text[]) AS p(parent) CROSS JOIN LATERAL (
-      SELECT "x"."id","x"."sequence","x"."session_id","x"."settled_at","x"."status", c.execution_id AS cs_execution_id, c.session_id AS cs_session_id,
-        c.coverage AS cs_coverage, c.unavailable_reason AS cs_unavailable_reason, c.detail AS cs_detail, c.omissions AS cs_omissions,
-        c.file_count AS cs_file_count, c.additions AS cs_additions, c.deletions AS cs_deletions, c.patch_bytes AS cs_patch_bytes,
-        c.frozen_at AS cs_frozen_at, c.pruned_at AS cs_pruned_at
-      FROM executions x LEFT JOIN changesets c ON c.session_id = x.session_id AND c.execution_id = x.id
-      WHERE x.session_id = p.parent AND true ORDER BY sequence DESC LIMIT ${5 + 1}) page`;
-  const bySession = new Map<string, ExecutionRow[]>(ids.map((id) => [id, []]));
+  const bySession = new Map<string, ExecutionRow[]>();
   const cs = new Map<string, ChangesetRow | null>();
-  for (const r of execs) {
-    const { csExecutionId, csSessionId, csCoverage, csUnavailableReason, csDetail, csOmissions, csFileCount, csAdditions, csDeletions, csPatchBytes, csFrozenAt, csPrunedAt, ...e } = r;
-    bySession.get(e.sessionId)!.push(e as ExecutionRow);
-    cs.set(e.id, csExecutionId === null ? null : { executionId: csExecutionId, sessionId: csSessionId, coverage: csCoverage, unavailableReason: csUnavailableReason,
-      detail: csDetail, omissions: csOmissions, fileCount: csFileCount, additions: csAdditions, deletions: csDeletions, patchBytes: csPatchBytes, frozenAt: csFrozenAt, prunedAt: csPrunedAt });
+  for (const id of ids) {
+    const page = pages.get(id)!;
+    bySession.set(id, page.map((r) => r.execution));
+    for (const r of page) cs.set(r.execution.id, r.changeset);
   }
   const edges = sessions.map((s) => ({
     cursor: encodeCursor('session', s.id),

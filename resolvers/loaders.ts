@@ -1,6 +1,6 @@
 import type DataLoader from 'dataloader';
 import { dataloaderGetter } from '@pothos/plugin-dataloader';
-import type postgres from 'postgres';
+import postgres from 'postgres';
 import { isDistributed } from '../db/cluster.js';
 import { scopeCondition } from '../domain/access.js';
 import { changesetFiles, changesetFilesAt, changesetRows, type ChangesetFileRow, type ChangesetRow } from '../domain/changesets.js';
@@ -289,8 +289,16 @@ function paged<T, K extends CursorKind>(
     },
     { cacheKeyFn: (k) => `${k.parent}|${k.limit}|${k.after ?? ''}|${k.along ? 1 : 0}|${k.columns?.join() ?? '*'}` },
   );
-  return (ctx: Context, parent: string, args: PageArgs, opts: { along?: boolean; columns?: Columns } = {}) =>
+  const load = (ctx: Context, parent: string, args: PageArgs, opts: { along?: boolean; columns?: Columns } = {}) =>
     loader(ctx).load({ parent, limit: pageSize(args.first), after: decodeCursor(kind, args.after), along: !!opts.along, columns: opts.columns ?? null });
+  /**
+   * Gives this context's loader the page of `parent` that a read of its own brought (up to limit+1 rows
+   * as `fetch` returns them for these page arguments), so a later `load` of the same page answers it.
+   */
+  load.prime = (ctx: Context, parent: string, page: Omit<PageKey<CursorKey<K>>, 'parent'>, rows: T[]) => {
+    loader(ctx).prime({ parent, ...page }, toPage(rows, page.limit, (r) => encodeCursor(kind, cursorKey(r))));
+  };
+  return load;
 }
 
 type Fragment = postgres.PendingQuery<postgres.Row[]>;
@@ -383,13 +391,100 @@ export const executionsOfSession = paged('execution', (r: ExecutionRow) => r.seq
   if (!along) return pageEach<ExecutionRow>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, columns);
   const rows = await pageEach<WithChangeset>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, columns,
     { join: db`LEFT JOIN changesets c ON c.session_id = x.session_id AND c.execution_id = x.id`, select: CHANGESET_COLUMNS(db) });
+  return executionsWithTheirChangesets(ctx, rows);
+});
+
+/** Execution rows read with CHANGESET_COLUMNS, their changeset rows (those of settled ones) kept where Execution.changeset looks first. */
+function executionsWithTheirChangesets(ctx: Context, rows: WithChangeset[]): ExecutionRow[] {
   const known = changesetsRead(ctx);
   return rows.map((r) => {
     const { execution, changeset } = splitChangeset(r);
     if (execution.status !== 'RUNNING' && !known.has(execution.id)) known.set(execution.id, changeset);
     return execution;
   });
-});
+}
+
+// ---- a list of sessions with a page of executions of each, in one statement ---------------------
+
+/** The columns of a changeset row, in the order sessionsWithExecutions reads them (CHANGESET_COLUMNS). */
+const CHANGESET_KEYS = ['executionId', 'sessionId', 'coverage', 'unavailableReason', 'detail', 'omissions', 'fileCount', 'additions',
+  'deletions', 'patchBytes', 'frozenAt', 'prunedAt'] as const;
+
+/** A page of executions per session to read along a list of sessions: what `executionsOfSession` would be asked. */
+export interface ExecutionPageAlong { limit: number; after: number | null; columns: readonly string[]; along: boolean }
+
+/** Whether a list of sessions and a page of executions of each can be read in one statement (see sessionsWithExecutions). */
+export function executionPageAlongable(db: Context['sql'], sessionColumns: Columns, columns: Columns): columns is readonly string[] {
+  return !!columns && !!sessionColumns && !isDistributed(db);
+}
+
+/**
+ * Sessions (`SELECT <sessionColumns> FROM sessions WHERE <where> ORDER BY id DESC LIMIT <limit>`) and,
+ * in the same statement, each one's page of executions as `executionsOfSession` reads it: the same
+ * rows (newest first, up to limit+1, after the cursor, the same columns) with, when `along`, their
+ * changeset rows (null: none). One round trip where a list of sessions with their executions took
+ * two; the sessions' columns come again on each of their executions' rows, which costs less than
+ * aggregating the executions as JSON (what PostgreSQL spends escaping and the gateway parsing). Read
+ * as arrays of values (postgres.js decodes each by its type as for rows), made into the rows here.
+ * On one PostgreSQL (executionPageAlongable).
+ */
+export async function sessionsWithExecutions(db: Context['sql'], q: { where: Fragment; limit: number; sessionColumns: readonly string[]; page: ExecutionPageAlong }) {
+  const { page } = q;
+  const sessionKeys = q.sessionColumns.map((c) => postgres.toCamel(c));
+  const executionKeys = page.columns.map((c) => postgres.toCamel(c));
+  const values = await db`
+    SELECT ${db(q.sessionColumns.map((c) => `s.${c}`))}, ${db(page.columns.map((c) => `p.${c}`))}
+      ${page.along ? db`, p.cs_execution_id, p.cs_session_id, p.cs_coverage, p.cs_unavailable_reason, p.cs_detail, p.cs_omissions,
+        p.cs_file_count, p.cs_additions, p.cs_deletions, p.cs_patch_bytes, p.cs_frozen_at, p.cs_pruned_at` : db``}
+    FROM (SELECT ${db(q.sessionColumns as string[])} FROM sessions WHERE ${q.where} ORDER BY id DESC LIMIT ${q.limit}) s
+    LEFT JOIN LATERAL (
+      SELECT ${db(page.columns.map((c) => `x.${c}`))} ${page.along ? db`, ${CHANGESET_COLUMNS(db)}` : db``}
+      FROM executions x ${page.along ? db`LEFT JOIN changesets c ON c.session_id = x.session_id AND c.execution_id = x.id` : db``}
+      WHERE x.session_id = s.id AND ${page.after !== null ? db`x.sequence < ${page.after}` : db`true`}
+      ORDER BY x.sequence DESC LIMIT ${page.limit + 1}) p ON true
+    ORDER BY s.id DESC, p.sequence DESC`.values();
+  const sessions: SessionRow[] = [];
+  const pages = new Map<string, { execution: ExecutionRow; changeset: ChangesetRow | null }[]>();
+  const idAt = q.sessionColumns.indexOf('id');
+  const executionIdAt = q.sessionColumns.length + page.columns.indexOf('id');
+  const changesetAt = q.sessionColumns.length + page.columns.length;
+  let rows: { execution: ExecutionRow; changeset: ChangesetRow | null }[] = [];
+  for (const v of values as unknown as unknown[][]) {
+    if (!sessions.length || sessions[sessions.length - 1].id !== v[idAt]) {
+      const session: Record<string, unknown> = {};
+      for (let i = 0; i < sessionKeys.length; i++) session[sessionKeys[i]] = v[i];
+      sessions.push(session as unknown as SessionRow);
+      pages.set(session.id as string, (rows = []));
+    }
+    if (v[executionIdAt] === null) continue; // a session without executions (after the cursor)
+    const execution: Record<string, unknown> = {};
+    for (let i = 0; i < executionKeys.length; i++) execution[executionKeys[i]] = v[q.sessionColumns.length + i];
+    let changeset: Record<string, unknown> | null = null;
+    if (page.along && v[changesetAt] !== null) {
+      changeset = {};
+      for (let i = 0; i < CHANGESET_KEYS.length; i++) changeset[CHANGESET_KEYS[i]] = v[changesetAt + i];
+    }
+    rows.push({ execution: execution as unknown as ExecutionRow, changeset: changeset as unknown as ChangesetRow | null });
+  }
+  return { sessions, pages };
+}
+
+/**
+ * `sessionsWithExecutions` for a request: the sessions, with each one's page of executions given to
+ * this context's `executionsOfSession` loader (and, read along, the changeset rows of the settled ones
+ * to what it knows, as that loader keeps them), so the `executions` field of each session answers
+ * without a read of its own.
+ */
+export async function sessionsWithExecutionPages(ctx: Context, q: { where: Fragment; limit: number; sessionColumns: readonly string[]; page: ExecutionPageAlong }): Promise<SessionRow[]> {
+  const { sessions, pages } = await sessionsWithExecutions(ctx.sql, q);
+  const { limit, after, columns, along } = q.page;
+  const known = along ? changesetsRead(ctx) : null;
+  for (const [session, rows] of pages) {
+    if (known) for (const { execution, changeset } of rows) if (execution.status !== 'RUNNING' && !known.has(execution.id)) known.set(execution.id, changeset);
+    executionsOfSession.prime(ctx, session, { limit, after, columns, along }, rows.map((r) => r.execution));
+  }
+  return sessions;
+}
 
 /** Messages of a session, oldest first. */
 export const messagesOfSession = paged('message', (r: MessageRow) => r.position, (r) => r.sessionId, (ctx, parents, limit, after) =>

@@ -1,4 +1,4 @@
-import { Kind, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo } from 'graphql';
+import { getArgumentValues, isObjectType, Kind, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo } from 'graphql';
 
 /**
  * Look-ahead: what a field's selection reads below it, so a batch can load it along (resolvers/loaders.ts)
@@ -42,14 +42,46 @@ export function fieldsAt(fragments: Fragments, nodes: readonly FieldNode[], path
 
 /** Whether a selection of `Session.executions` reads a changeset row of its executions (`edges.node.changeset` or `.boundary`). */
 const readsChangesetsOf = new WeakMap<readonly FieldNode[], boolean>();
-export function readsChangesets(info: GraphQLResolveInfo): boolean {
-  let v = readsChangesetsOf.get(info.fieldNodes);
+export function readsChangesets(info: GraphQLResolveInfo, fieldNodes: readonly FieldNode[] = info.fieldNodes): boolean {
+  let v = readsChangesetsOf.get(fieldNodes);
   if (v === undefined) {
-    const node = selectedFields(info.fragments, fieldsAt(info.fragments, info.fieldNodes, ['edges', 'node']));
+    const node = selectedFields(info.fragments, fieldsAt(info.fragments, fieldNodes, ['edges', 'node']));
     v = node.has('changeset') || node.has('boundary');
-    readsChangesetsOf.set(info.fieldNodes, v);
+    readsChangesetsOf.set(fieldNodes, v);
   }
   return v;
+}
+
+/** A connection field selected below a list's `edges.node`, as every node of the list will resolve it. */
+export interface NestedField { nodes: FieldNode[]; args: Record<string, unknown> }
+const nestedOf = new WeakMap<readonly FieldNode[], Map<string, FieldNode[] | null>>();
+/**
+ * The field `name` of type `typeName` selected under `edges.node` of this connection field, with its
+ * arguments evaluated (variables included), when the selection reads it in one way only: one response
+ * key, the same arguments on every node of it, no directive on it. Else null: what it resolves is then
+ * not known before it runs (several pages per node, a condition), and it loads as usual. A look-ahead
+ * only, so a field below a skipped fragment still counts (what is read along is then not used).
+ */
+export function nestedField(info: GraphQLResolveInfo, typeName: string, name: string): NestedField | null {
+  let byName = nestedOf.get(info.fieldNodes);
+  if (!byName) nestedOf.set(info.fieldNodes, (byName = new Map()));
+  let nodes = byName.get(name);
+  if (nodes === undefined) {
+    const found = selectedFields(info.fragments, fieldsAt(info.fragments, info.fieldNodes, ['edges', 'node'])).get(name) ?? [];
+    const keys = new Set(found.map((n) => n.alias?.value ?? n.name.value));
+    const printed = new Set(found.map((n) => JSON.stringify(n.arguments?.map((a) => [a.name.value, a.value]) ?? [], (k, v) => (k === 'loc' ? undefined : v))));
+    nodes = found.length && keys.size === 1 && printed.size === 1 && found.every((n) => !n.directives?.length) ? found : null;
+    byName.set(name, nodes);
+  }
+  if (!nodes) return null;
+  const type = info.schema.getType(typeName);
+  const def = isObjectType(type) ? type.getFields()[name] : undefined;
+  if (!def) return null;
+  try {
+    return { nodes, args: getArgumentValues(def, nodes[0], info.variableValues) };
+  } catch {
+    return null; // a bad argument: the field's own resolver answers it
+  }
 }
 
 /** What a selection reads of a changeset's files: nothing, their list (no patch), or their whole rows (a patch too). */

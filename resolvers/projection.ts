@@ -55,13 +55,14 @@ const cache = new WeakMap<Projection, WeakMap<readonly FieldNode[], readonly str
 
 /**
  * The columns to read the rows of this connection field's page with (`edges.node`), in a stable order,
- * or null to read whole rows. Computed once per field of the operation.
+ * or null to read whole rows. Computed once per field of the operation. `fieldNodes`: the nodes of the
+ * connection field when they are not info's own (a look-ahead from a field above it).
  */
-export function pageColumns(p: Projection, info: GraphQLResolveInfo): readonly string[] | null {
+export function pageColumns(p: Projection, info: GraphQLResolveInfo, fieldNodes: readonly FieldNode[] = info.fieldNodes): readonly string[] | null {
   let byNodes = cache.get(p);
   if (!byNodes) cache.set(p, (byNodes = new WeakMap()));
-  if (byNodes.has(info.fieldNodes)) return byNodes.get(info.fieldNodes)!;
-  const node = fieldsAt(info.fragments, info.fieldNodes, ['edges', 'node']);
+  if (byNodes.has(fieldNodes)) return byNodes.get(fieldNodes)!;
+  const node = fieldsAt(info.fragments, fieldNodes, ['edges', 'node']);
   let cols: Set<string> | null = new Set(p.key);
   for (const [name, nodes] of selectedFields(info.fragments, node)) {
     const f = Object.prototype.hasOwnProperty.call(p.fields, name) ? p.fields[name] : undefined;
@@ -70,6 +71,6 @@ export function pageColumns(p: Projection, info: GraphQLResolveInfo): readonly s
     for (const x of c) cols.add(x);
   }
   const out = cols && [...cols].sort();
-  byNodes.set(info.fieldNodes, out);
+  byNodes.set(fieldNodes, out);
   return out;
 }

@@ -117,11 +117,17 @@ const FileChangeRef = builder.objectRef<ChangesetFileRow | ListedFile>('FileChan
 
 /**
  * A changeset as its fields read it: the execution, its frozen row (null while running or when no
- * boundary was recorded) and, when the selection reads them, its file rows, all loaded before any field
- * of it resolves. Every field below is then a plain synchronous read.
+ * boundary was recorded) and, when the selection reads them, its file rows (whole rows, or listed ones
+ * without patches only when the selection reads no patch: fileReads 'list'), all loaded before any
+ * field of it resolves. Every field below is then a plain synchronous read; the counts are getters,
+ * which a compiled query reads inline like a row's columns (schema/property-reads.ts).
  */
-/** `files`: whole rows, or listed ones (no patch) only when the selection reads no patch (fileReads 'list'). */
-interface ChangesetParent { execution: BoundedExecution; row: ChangesetRow | null; files: (ChangesetFileRow | ListedFile)[] | null }
+class ChangesetParent {
+  constructor(readonly execution: BoundedExecution, readonly row: ChangesetRow | null, readonly files: (ChangesetFileRow | ListedFile)[] | null) {}
+  get fileCount(): number { return readable(this)?.fileCount ?? 0; }
+  get additions(): number { return readable(this)?.additions ?? 0; }
+  get deletions(): number { return readable(this)?.deletions ?? 0; }
+}
 const readable = (c: ChangesetParent): ChangesetRow | null => (c.execution.status !== 'RUNNING' && hasFiles(c.row) ? c.row : null);
 const filesOf = (c: ChangesetParent): (ChangesetFileRow | ListedFile)[] => (readable(c) ? c.files ?? [] : []);
 
@@ -138,9 +144,9 @@ const ChangesetRef = builder.objectRef<ChangesetParent>('Changeset').implement({
       args: { path: t.arg.string({ required: true }) },
       resolve: (c, { path }, ctx) => (readable(c) ? fileOfChangeset(ctx).load({ executionId: c.execution.id, path }) : null),
     }),
-    fileCount: t.int({ resolve: (c) => readable(c)?.fileCount ?? 0 }),
-    additions: t.int({ resolve: (c) => readable(c)?.additions ?? 0 }),
-    deletions: t.int({ resolve: (c) => readable(c)?.deletions ?? 0 }),
+    fileCount: t.exposeInt('fileCount'),
+    additions: t.exposeInt('additions'),
+    deletions: t.exposeInt('deletions'),
     patch: t.string({
       nullable: true,
       description: 'The whole unified diff (the rendered file patches in path order); null when coverage is unavailable.',
@@ -155,18 +161,18 @@ const ChangesetRef = builder.objectRef<ChangesetParent>('Changeset').implement({
  * when selected.
  */
 function changesetOf(e: BoundedExecution, ctx: Context, info: GraphQLResolveInfo): ChangesetParent | Promise<ChangesetParent> {
-  if (e.status === 'RUNNING') return { execution: e, row: null, files: null };
+  if (e.status === 'RUNNING') return new ChangesetParent(e, null, null);
   const known = knownChangeset(ctx, e.id);
   const reads = fileReads(info);
   if (reads === 'none') {
-    if (known !== undefined) return { execution: e, row: known, files: null };
-    return changesetOfExecution(ctx).load(e.id).then((row) => ({ execution: e, row, files: null }));
+    if (known !== undefined) return new ChangesetParent(e, known, null);
+    return changesetOfExecution(ctx).load(e.id).then((row) => new ChangesetParent(e, row, null));
   }
   // A list without patches the context read already (execution(id) brings it along), else the rows.
   const listed = reads === 'list' ? knownFileList(ctx, e.id) : undefined;
-  if (known !== undefined && listed) return { execution: e, row: known, files: listed };
+  if (known !== undefined && listed) return new ChangesetParent(e, known, listed);
   const row = known !== undefined ? known : changesetOfExecution(ctx).load(e.id);
-  return Promise.all([row, listed ?? filesOfChangeset(ctx).load(e.id)]).then(([row, files]) => ({ execution: e, row, files }));
+  return Promise.all([row, listed ?? filesOfChangeset(ctx).load(e.id)]).then(([row, files]) => new ChangesetParent(e, row, files));
 }
 
 builder.objectFields(ExecutionRef, (t) => ({

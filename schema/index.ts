@@ -1,5 +1,6 @@
 import { lexicographicSortSchema, printSchema } from 'graphql';
 import { builder } from './builder.js';
+import { dropPropertyReadResolvers } from './property-reads.js';
 import './errors.js';
 import './connection.js';
 import './enums.js';
@@ -22,6 +23,8 @@ import './compaction.js';
 import './generation.js';
 
 export const schema = builder.toSchema();
+/** The fields whose resolver only read their own property (schema/property-reads.ts). */
+export const propertyReadFields = dropPropertyReadResolvers(schema);
 
 /** The SDL committed as schema.graphql (sorted, so diffs show real changes only). */
 export function printGatewaySchema(): string {

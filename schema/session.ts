@@ -86,7 +86,7 @@ builder.queryFields((t) => ({
     type: SessionConnection,
     description: 'Newest first. `parentID` lists the children of one session; `rootsOnly` lists sessions without a parent.',
     args: { ...pageArgs, parentID: t.arg.id({ required: false }), rootsOnly: t.arg.boolean({ required: false }) },
-    resolve: (_r, args, ctx, info) => listSessions(ctx, { first: args.first, after: args.after, parentID: args.parentID ?? null, rootsOnly: args.rootsOnly ?? false }, pageColumns(SESSION, info)),
+    resolve: (_r, args, ctx, info) => listSessions(ctx, { first: args.first, after: args.after, parentID: args.parentID ?? null, rootsOnly: args.rootsOnly ?? false }, pageColumns(SESSION, info), info),
   }),
 }));
 
