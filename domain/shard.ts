@@ -38,9 +38,20 @@ export function carriedSessions(ids: readonly string[]): string[] | null {
 export function rowKeys(db: Db, ids: readonly string[], opts: { alias?: string; column?: string } = {}) {
   const col = opts.alias ? db(`${opts.alias}.${opts.column ?? 'id'}`) : db(opts.column ?? 'id');
   const sessions = carriedSessions(ids);
-  if (!sessions) return db`${col} = ANY(${ids as string[]})`;
+  if (!sessions) return db`${col} = ${anyOf(db, ids)}`;
   const sc = opts.alias ? db(`${opts.alias}.session_id`) : db('session_id');
-  return db`(${sc} = ANY(${sessions}) AND ${col} = ANY(${ids as string[]}))`;
+  return db`(${sc} = ${anyOf(db, sessions)} AND ${col} = ${anyOf(db, ids)})`;
+}
+
+/**
+ * The right side of `column = …` for a set of keys: `$1` for one key (a by-ID read of one row, the
+ * usual batch of a request), `ANY($1)` for several. Not only shorter: PostgreSQL estimates an array
+ * parameter of a prepared statement as several rows, so its generic plan always looks dearer than a
+ * custom one and it plans every execution again (measured for execution(id) with its changeset: 0.35 ms
+ * of planning per 0.09 ms of execution), where with one scalar key it settles on the generic plan.
+ */
+export function anyOf(db: Db, keys: readonly string[]) {
+  return keys.length === 1 ? db`${keys[0]}` : db`ANY(${keys as string[]})`;
 }
 
 /** `rowKey` for tombstones, which answer for sessions (their own session) and executions. */

@@ -6,7 +6,7 @@ import { scopeCondition } from '../domain/access.js';
 import { changesetFiles, changesetFilesAt, changesetRows, type ChangesetFileRow, type ChangesetRow } from '../domain/changesets.js';
 import { sessionContexts, type ContextMessage } from '../domain/corrections.js';
 import type { ExecutionRow, JobRow, MessageRow, PartRow, SessionRow } from '../domain/rows.js';
-import { carriedSessions, rowKeys } from '../domain/shard.js';
+import { anyOf, carriedSessions, rowKeys } from '../domain/shard.js';
 import type { SnapshotRow } from '../domain/snapshots.js';
 import type { Context } from './context.js';
 import { decodeCursor, encodeCursor, type CursorKey, type CursorKind } from './cursors.js';
@@ -54,7 +54,7 @@ function groupBy<T>(keys: readonly string[], rows: T[], keyOf: (r: T) => string)
 /** `<column> = ANY(the sessions the IDs carry)`, or true when one of them is of the old shape. */
 function inSessionsOf(db: Context['sql'], ids: readonly string[], column: string) {
   const sessions = carriedSessions(ids);
-  return sessions ? db`${db(column)} = ANY(${sessions})` : db`true`;
+  return sessions ? db`${db(column)} = ${anyOf(db, sessions)}` : db`true`;
 }
 
 export const sessionsById = (ids: readonly string[], ctx: Context) =>

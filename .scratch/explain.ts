@@ -1,0 +1,13 @@
+import { connect } from '../db/connection.js';
+import { migrate } from '../db/migrate.js';
+import { createScratchDatabase } from '../db/scratch.js';
+import { seedReads } from '../bench/support/reads-data.js';
+import { executionsWithChangesets } from '../resolvers/loaders.js';
+const scratch = await createScratchDatabase(process.env.DATABASE_URL!, 'gw_explain');
+let last: any = null;
+const sql = connect(scratch.url, { max: 2, onQuery: (q: any) => { last = q; } });
+await migrate(sql);
+const { e50 } = await seedReads(sql, 120);
+await executionsWithChangesets(sql, [e50], sql`TRUE`, true);
+console.log(JSON.stringify({ url: scratch.url, e50, q: last?.string ?? String(last), p: last?.parameters }, null, 1));
+await sql.end();
