@@ -58,7 +58,7 @@ function inSessionsOf(db: Context['sql'], ids: readonly string[], column: string
 }
 
 export const sessionsById = (ids: readonly string[], ctx: Context) =>
-  ctx.sql<SessionRow[]>`SELECT * FROM sessions WHERE id = ANY(${ids as string[]}) AND ${scope(ctx, 'directory')}`;
+  ctx.sql<SessionRow[]>`SELECT * FROM sessions WHERE id = ${anyOf(ctx.sql, ids)} AND ${scope(ctx, 'directory')}`;
 export const executionsById = (ids: readonly string[], ctx: Context) => ctx.sql<ExecutionRow[]>`
   SELECT e.* FROM executions e JOIN sessions s ON s.id = e.session_id
   WHERE ${rowKeys(ctx.sql, ids, { alias: 'e' })} AND ${inSessionsOf(ctx.sql, ids, 's.id')} AND ${scope(ctx, 's.directory')}`;
@@ -172,13 +172,13 @@ export const jobsById = (ids: readonly string[], ctx: Context) => ctx.sql<JobRow
 
 /** The running execution of each session (null when idle). */
 export const runningExecution = perContext<string, ExecutionRow | null>(async (ids, ctx) =>
-  byKey(ids, await ctx.sql<ExecutionRow[]>`SELECT * FROM executions WHERE session_id = ANY(${ids as string[]}) AND status = 'RUNNING'`, (r) => r.sessionId));
+  byKey(ids, await ctx.sql<ExecutionRow[]>`SELECT * FROM executions WHERE session_id = ${anyOf(ctx.sql, ids)} AND status = 'RUNNING'`, (r) => r.sessionId));
 
 /** The last execution of each session that is no longer running. */
 export const lastSettledExecution = perContext<string, ExecutionRow | null>(async (ids, ctx) =>
   byKey(ids, await ctx.sql<ExecutionRow[]>`
     SELECT DISTINCT ON (session_id) * FROM executions
-    WHERE session_id = ANY(${ids as string[]}) AND status <> 'RUNNING' ORDER BY session_id, sequence DESC`, (r) => r.sessionId));
+    WHERE session_id = ${anyOf(ctx.sql, ids)} AND status <> 'RUNNING' ORDER BY session_id, sequence DESC`, (r) => r.sessionId));
 
 /**
  * The stored parts of each message, in order (Message.parts shows them through visibleParts). Message
