@@ -4,7 +4,8 @@ import { startTestGateway, type TestGateway } from './harness.js';
 import { schema } from '../schema/index.js';
 import { seedReads, type SeededReads } from '../bench/support/reads-data.js';
 import { newId } from '../domain/ids.js';
-import { sessionsWithExecutions } from '../resolvers/loaders.js';
+import { executionsWithChangesets, sessionsWithExecutions } from '../resolvers/loaders.js';
+import { connect } from '../db/connection.js';
 import { changesetRows } from '../domain/changesets.js';
 
 /**
@@ -220,6 +221,24 @@ describe('the fast read path answers what graphql-js answers', () => {
       expect(d.n.changeset.files).toEqual(d.execution.b.files);
       expect(d.listed.changeset.files).toEqual(d.execution.a.files);
       expect(d.execution.b.whole).toBe(d.execution.b.files.map((f: any) => f.patch).join(''));
+    }
+  });
+
+  it('a read of one execution by ID settles on a generic plan: PostgreSQL stops planning it on every request', async () => {
+    // One connection, so its prepared statements can be read back (pg_prepared_statements is per connection).
+    // With the ID as an array parameter (`= ANY($1)`) PostgreSQL kept a custom plan for every execution,
+    // planning 0.35 ms to run 0.09 ms; as a scalar (domain/shard.ts anyOf) it switches after five.
+    const one = connect(g.dbUrl, { max: 1 });
+    try {
+      for (let k = 0; k < 12; k++) {
+        const [r] = await executionsWithChangesets(one, [S.e50], one`TRUE`, true);
+        expect(r.files).toHaveLength(50);
+      }
+      const [p] = await one`SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%AS cs_files%'`;
+      expect(p.customPlans).toBeLessThanOrEqual(5);
+      expect(p.genericPlans).toBeGreaterThanOrEqual(3);
+    } finally {
+      await one.end();
     }
   });
 
