@@ -33,7 +33,7 @@ import { openDatabase } from '../db/index.js';
 import { createScratchDatabase } from '../db/scratch.js';
 import { buildApp } from '../server/app.js';
 import { createToken } from '../domain/tokens.js';
-import { changesetFiles, coverageOf, hasFiles, type ChangesetFileRow, type ChangesetRow } from '../domain/changesets.js';
+import { changesetFiles, coverageOf, hasFiles, type ChangesetCounts, type ChangesetFileRow, type ChangesetRow } from '../domain/changesets.js';
 import { executionsWithChangesets, sessionsWithExecutions } from '../resolvers/loaders.js';
 import type { ExecutionRow } from '../domain/rows.js';
 import { encodeCursor } from '../resolvers/cursors.js';
@@ -106,13 +106,13 @@ async function ceilingChangeset(sql: Sql, id: string, patch: boolean) {
 
 async function ceilingSessions(sql: Sql, n: number) {
   // The gateway's statement (resolvers/loaders.ts sessionsWithExecutions): the sessions with the columns it reads for this
-  // selection (resolvers/projection.ts) and, in the same statement, each one's page of executions with their changeset rows.
+  // selection (resolvers/projection.ts) and, in the same statement, each one's page of executions with their changesets' counts.
   const { sessions: rows, pages } = await sessionsWithExecutions(sql, { where: sql`TRUE`, limit: n + 1, sessionColumns: ['created_at', 'directory', 'id', 'title'],
-    page: { limit: 5, after: null, columns: ['id', 'sequence', 'session_id', 'settled_at', 'status'], along: true } });
+    page: { limit: 5, after: null, columns: ['id', 'sequence', 'session_id', 'settled_at', 'status'], along: 'counts' } });
   const sessions = rows.slice(0, n);
   const ids = sessions.map((s) => s.id);
   const bySession = new Map<string, ExecutionRow[]>();
-  const cs = new Map<string, ChangesetRow | null>();
+  const cs = new Map<string, ChangesetCounts | null>();
   for (const id of ids) {
     const page = pages.get(id)!;
     bySession.set(id, page.map((r) => r.execution));

@@ -33,6 +33,12 @@ export interface ChangesetRow {
   prunedAt: Date | null;
 }
 
+/**
+ * The part of a changeset row a list of executions reads along (resolvers/loaders.ts, `counts`): its
+ * counts and what says whether its files are readable (hasFiles). Coverage and boundary read the whole row.
+ */
+export type ChangesetCounts = Pick<ChangesetRow, 'executionId' | 'coverage' | 'fileCount' | 'additions' | 'deletions' | 'prunedAt'>;
+
 export interface ChangesetFileRow {
   executionId: string;
   ord: number;
@@ -409,7 +415,7 @@ export function coverageOf(e: BoundedExecution, cs: ChangesetRow | null): Covera
 }
 
 /** Whether the files of a changeset row are readable (frozen and not pruned). */
-export function hasFiles(cs: ChangesetRow | null): boolean {
+export function hasFiles(cs: ChangesetCounts | null): boolean {
   return !!cs && !cs.prunedAt && cs.coverage !== 'UNAVAILABLE';
 }
 

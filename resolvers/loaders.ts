@@ -3,13 +3,14 @@ import { dataloaderGetter } from '@pothos/plugin-dataloader';
 import postgres from 'postgres';
 import { isDistributed } from '../db/cluster.js';
 import { scopeCondition } from '../domain/access.js';
-import { changesetFiles, changesetFilesAt, changesetRows, type ChangesetFileRow, type ChangesetRow } from '../domain/changesets.js';
+import { changesetFiles, changesetFilesAt, changesetRows, type ChangesetCounts, type ChangesetFileRow, type ChangesetRow } from '../domain/changesets.js';
 import { sessionContexts, type ContextMessage } from '../domain/corrections.js';
 import type { ExecutionRow, JobRow, MessageRow, PartRow, SessionRow } from '../domain/rows.js';
 import { anyOf, carriedSessions, rowKeys } from '../domain/shard.js';
 import type { SnapshotRow } from '../domain/snapshots.js';
 import type { Context } from './context.js';
 import { decodeCursor, encodeCursor, type CursorKey, type CursorKind } from './cursors.js';
+import type { ChangesetAlong } from './lookahead.js';
 import { pageSize, toPage, type Page } from './pagination.js';
 
 /**
@@ -72,6 +73,13 @@ const CHANGESET_COLUMNS = (db: Context['sql']) => db`c.execution_id AS cs_execut
   c.unavailable_reason AS cs_unavailable_reason, c.detail AS cs_detail, c.omissions AS cs_omissions, c.file_count AS cs_file_count,
   c.additions AS cs_additions, c.deletions AS cs_deletions, c.patch_bytes AS cs_patch_bytes, c.frozen_at AS cs_frozen_at,
   c.pruned_at AS cs_pruned_at`;
+/**
+ * Those of them a read of `counts` brings (ChangesetCounts): a list of executions showing their counts
+ * reads six columns of each changeset instead of twelve (no jsonb to parse, no timestamp but pruned_at).
+ */
+const COUNT_COLUMNS = (db: Context['sql']) => db`c.execution_id AS cs_execution_id, c.coverage AS cs_coverage, c.file_count AS cs_file_count,
+  c.additions AS cs_additions, c.deletions AS cs_deletions, c.pruned_at AS cs_pruned_at`;
+const changesetColumns = (db: Context['sql'], along: ChangesetAlong) => (along === 'whole' ? CHANGESET_COLUMNS(db) : COUNT_COLUMNS(db));
 /** A listed file as the JSON array of `executionsWithChangesets` holds it: [ord, path, status, additions, deletions, binary]. */
 type ListedJson = [number, string, ChangesetFileRow['status'], number, number, boolean];
 type WithChangeset = ExecutionRow & {
@@ -79,7 +87,10 @@ type WithChangeset = ExecutionRow & {
   csDetail: string | null; csOmissions: ChangesetRow['omissions']; csFileCount: number; csAdditions: number; csDeletions: number;
   csPatchBytes: number; csFrozenAt: Date; csPrunedAt: Date | null; csFiles?: ListedJson[] | null;
 };
-/** An execution row read with CHANGESET_COLUMNS (and `cs_files`), as the execution and its changeset row (null: none). */
+/**
+ * An execution row read with CHANGESET_COLUMNS (and `cs_files`), as the execution and its changeset row
+ * (null: none); read with COUNT_COLUMNS, see splitCounts.
+ */
 function splitChangeset(row: WithChangeset): { execution: ExecutionRow; changeset: ChangesetRow | null; files: ListedJson[] | null | undefined } {
   const {
     csExecutionId, csSessionId, csCoverage, csUnavailableReason, csDetail, csOmissions, csFileCount, csAdditions, csDeletions,
@@ -93,6 +104,16 @@ function splitChangeset(row: WithChangeset): { execution: ExecutionRow; changese
       frozenAt: csFrozenAt, prunedAt: csPrunedAt,
     },
     files: csFiles,
+  };
+}
+
+/** An execution row read with COUNT_COLUMNS, as the execution and the counts of its changeset (null: none). */
+function splitCounts(row: WithChangeset): { execution: ExecutionRow; changeset: ChangesetCounts | null } {
+  const { csExecutionId, csCoverage, csFileCount, csAdditions, csDeletions, csPrunedAt, ...execution } = row;
+  return {
+    execution,
+    changeset: csExecutionId === null ? null
+      : { executionId: csExecutionId, coverage: csCoverage, fileCount: csFileCount, additions: csAdditions, deletions: csDeletions, prunedAt: csPrunedAt },
   };
 }
 
@@ -205,8 +226,10 @@ export const contextOfSession = perContext<string, ContextMessage[]>((ids, ctx) 
 /**
  * The changeset rows this context has read, by execution ID (null: none): Execution.changeset answers
  * from here synchronously, without a load per execution, when a page of executions brought them along
- * (executionsOfSession with `changesets`). Every read of changeset rows in the context lands here, so
- * the context reads each row once, whichever way.
+ * (executionsOfSession with `along`). Every read of whole changeset rows in the context lands here, so
+ * the context reads each row once, whichever way. Rows read as counts only (`along: 'counts'`) are kept
+ * apart (countedChangesets), so a field that reads more of a row (coverage, boundary) never finds a part
+ * of one: it loads the whole row.
  */
 const readChangesets = new WeakMap<object, Map<string, ChangesetRow | null>>();
 function changesetsRead(ctx: Context): Map<string, ChangesetRow | null> {
@@ -214,14 +237,26 @@ function changesetsRead(ctx: Context): Map<string, ChangesetRow | null> {
   if (!m) readChangesets.set(ctx, (m = new Map()));
   return m;
 }
+const countedChangesets = new WeakMap<object, Map<string, ChangesetCounts | null>>();
+function changesetsCounted(ctx: Context): Map<string, ChangesetCounts | null> {
+  let m = countedChangesets.get(ctx);
+  if (!m) countedChangesets.set(ctx, (m = new Map()));
+  return m;
+}
 /** Forgets the changeset rows this context read (with clearAllDataLoaders: before each root mutation field). */
 export function forgetChangesets(ctx: object): void {
   readChangesets.delete(ctx);
+  countedChangesets.delete(ctx);
   listedFiles.delete(ctx);
 }
 /** The changeset row of an execution when this context has read it already (null: it has none), else undefined. */
 export function knownChangeset(ctx: Context, executionID: string): ChangesetRow | null | undefined {
   return readChangesets.get(ctx)?.get(executionID);
+}
+/** The counts of an execution's changeset when this context has read them (its whole row, or its counts), else undefined. */
+export function knownChangesetCounts(ctx: Context, executionID: string): ChangesetCounts | null | undefined {
+  const whole = readChangesets.get(ctx)?.get(executionID);
+  return whole !== undefined ? whole : countedChangesets.get(ctx)?.get(executionID);
 }
 async function readChangesetRows(ctx: Context, ids: readonly string[]): Promise<(ChangesetRow | null)[]> {
   const known = changesetsRead(ctx);
@@ -249,7 +284,7 @@ export const snapshotById = perContext<string, SnapshotRow | null>(async (ids, c
 // ---- connections: one page of children per parent --------------------------------------------------
 
 export interface PageArgs { first?: number | null; after?: string | null }
-interface PageKey<A> { parent: string; limit: number; after: A | null; along: boolean; columns: readonly string[] | null }
+interface PageKey<A> { parent: string; limit: number; after: A | null; along: ChangesetAlong | null; columns: readonly string[] | null }
 /** The columns a page is read with (resolvers/projection.ts), or null: whole rows. */
 type Columns = readonly string[] | null;
 
@@ -257,20 +292,20 @@ type Columns = readonly string[] | null;
  * A loader of one page of children per parent. Keys with the same page arguments are fetched in one
  * query (pageEach: up to limit+1 rows per parent through the index). Keys asked `along` are fetched
  * with what the selection reads of every row brought along in the same statement (the fetch's `along`:
- * for executions, their changeset rows), apart from keys not asked. Keys asked with `columns` read only
+ * for executions, their changeset rows, whole or their counts), apart from keys asked otherwise. Keys asked with `columns` read only
  * those columns of their rows (resolvers/projection.ts); keys with different columns are fetched apart.
  */
 function paged<T, K extends CursorKind>(
   kind: K,
   cursorKey: (row: T) => CursorKey<K>,
   parentOf: (row: T) => string,
-  fetch: (ctx: Context, parents: string[], limit: number, after: CursorKey<K> | null, columns: Columns, along: boolean) => Promise<T[]>,
+  fetch: (ctx: Context, parents: string[], limit: number, after: CursorKey<K> | null, columns: Columns, along: ChangesetAlong | null) => Promise<T[]>,
 ) {
   const loader = perContext<PageKey<CursorKey<K>>, Page<T>, string>(
     async (keys, ctx) => {
       const groups = new Map<string, PageKey<CursorKey<K>>[]>();
       for (const k of keys) {
-        const g = `${k.limit}|${k.after ?? ''}|${k.columns?.join() ?? '*'}|${k.along ? 1 : 0}`;
+        const g = `${k.limit}|${k.after ?? ''}|${k.columns?.join() ?? '*'}|${k.along ?? ''}`;
         if (!groups.has(g)) groups.set(g, []);
         groups.get(g)!.push(k);
       }
@@ -287,10 +322,10 @@ function paged<T, K extends CursorKind>(
       );
       return keys.map((k) => result.get(k)!);
     },
-    { cacheKeyFn: (k) => `${k.parent}|${k.limit}|${k.after ?? ''}|${k.along ? 1 : 0}|${k.columns?.join() ?? '*'}` },
+    { cacheKeyFn: (k) => `${k.parent}|${k.limit}|${k.after ?? ''}|${k.along ?? ''}|${k.columns?.join() ?? '*'}` },
   );
-  const load = (ctx: Context, parent: string, args: PageArgs, opts: { along?: boolean; columns?: Columns } = {}) =>
-    loader(ctx).load({ parent, limit: pageSize(args.first), after: decodeCursor(kind, args.after), along: !!opts.along, columns: opts.columns ?? null });
+  const load = (ctx: Context, parent: string, args: PageArgs, opts: { along?: ChangesetAlong | null; columns?: Columns } = {}) =>
+    loader(ctx).load({ parent, limit: pageSize(args.first), after: decodeCursor(kind, args.after), along: opts.along ?? null, columns: opts.columns ?? null });
   /**
    * Gives this context's loader the page of `parent` that a read of its own brought (up to limit+1 rows
    * as `fetch` returns them for these page arguments), so a later `load` of the same page answers it.
@@ -381,37 +416,47 @@ export const childrenOfSession = paged('session', (r: SessionRow) => r.id, (r) =
     ctx.sql`${after ? ctx.sql`id > ${after}` : ctx.sql`true`} AND ${scope(ctx, 'directory')}`, ctx.sql`id`));
 
 /**
- * Executions of a session, newest first; `along`: with the changeset rows of the settled ones, read in
- * the same statement (left joined: one or none per execution) into what the context knows
- * (knownChangeset); `columns`: resolvers/projection.ts EXECUTION (its key has what this reads).
+ * Executions of a session, newest first; `along`: with the changeset rows of the settled ones (whole, or
+ * their counts), read in the same statement (left joined: one or none per execution) into what the
+ * context knows (knownChangeset, knownChangesetCounts); `columns`: resolvers/projection.ts EXECUTION
+ * (its key has what this reads).
  */
 export const executionsOfSession = paged('execution', (r: ExecutionRow) => r.sequence, (r) => r.sessionId, async (ctx, parents, limit, after, columns, along) => {
   const db = ctx.sql;
   const where = after !== null ? db`sequence < ${after}` : db`true`;
   if (!along) return pageEach<ExecutionRow>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, columns);
   const rows = await pageEach<WithChangeset>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, columns,
-    { join: db`LEFT JOIN changesets c ON c.session_id = x.session_id AND c.execution_id = x.id`, select: CHANGESET_COLUMNS(db) });
-  return executionsWithTheirChangesets(ctx, rows);
+    { join: db`LEFT JOIN changesets c ON c.session_id = x.session_id AND c.execution_id = x.id`, select: changesetColumns(db, along) });
+  const executions: ExecutionRow[] = [];
+  for (const r of rows) {
+    const { execution, changeset } = along === 'whole' ? splitChangeset(r) : splitCounts(r);
+    knowChangeset(ctx, along, execution, changeset);
+    executions.push(execution);
+  }
+  return executions;
 });
 
-/** Execution rows read with CHANGESET_COLUMNS, their changeset rows (those of settled ones) kept where Execution.changeset looks first. */
-function executionsWithTheirChangesets(ctx: Context, rows: WithChangeset[]): ExecutionRow[] {
-  const known = changesetsRead(ctx);
-  return rows.map((r) => {
-    const { execution, changeset } = splitChangeset(r);
-    if (execution.status !== 'RUNNING' && !known.has(execution.id)) known.set(execution.id, changeset);
-    return execution;
-  });
+/**
+ * Keeps a changeset row read along with its execution (or its counts) where Execution.changeset looks
+ * first, unless the execution is running (its changeset is not frozen yet) or the context knows it already.
+ */
+function knowChangeset(ctx: Context, along: ChangesetAlong, execution: ExecutionRow, changeset: ChangesetRow | ChangesetCounts | null) {
+  if (execution.status === 'RUNNING') return;
+  const known = along === 'whole' ? changesetsRead(ctx) : changesetsCounted(ctx);
+  if (!known.has(execution.id)) known.set(execution.id, changeset as ChangesetRow & ChangesetCounts | null);
 }
 
 // ---- a list of sessions with a page of executions of each, in one statement ---------------------
 
-/** The columns of a changeset row, in the order sessionsWithExecutions reads them (CHANGESET_COLUMNS). */
-const CHANGESET_KEYS = ['executionId', 'sessionId', 'coverage', 'unavailableReason', 'detail', 'omissions', 'fileCount', 'additions',
-  'deletions', 'patchBytes', 'frozenAt', 'prunedAt'] as const;
+/** The columns of a changeset row, in the order sessionsWithExecutions reads them (CHANGESET_COLUMNS, COUNT_COLUMNS). */
+const CHANGESET_KEYS = {
+  whole: ['executionId', 'sessionId', 'coverage', 'unavailableReason', 'detail', 'omissions', 'fileCount', 'additions',
+    'deletions', 'patchBytes', 'frozenAt', 'prunedAt'],
+  counts: ['executionId', 'coverage', 'fileCount', 'additions', 'deletions', 'prunedAt'],
+} as const;
 
 /** A page of executions per session to read along a list of sessions: what `executionsOfSession` would be asked. */
-export interface ExecutionPageAlong { limit: number; after: number | null; columns: readonly string[]; along: boolean }
+export interface ExecutionPageAlong { limit: number; after: number | null; columns: readonly string[]; along: ChangesetAlong | null }
 
 /** Whether a list of sessions and a page of executions of each can be read in one statement (see sessionsWithExecutions). */
 export function executionPageAlongable(db: Context['sql'], sessionColumns: Columns, columns: Columns): columns is readonly string[] {
@@ -422,7 +467,7 @@ export function executionPageAlongable(db: Context['sql'], sessionColumns: Colum
  * Sessions (`SELECT <sessionColumns> FROM sessions WHERE <where> ORDER BY id DESC LIMIT <limit>`) and,
  * in the same statement, each one's page of executions as `executionsOfSession` reads it: the same
  * rows (newest first, up to limit+1, after the cursor, the same columns) with, when `along`, their
- * changeset rows (null: none). One round trip where a list of sessions with their executions took
+ * changeset rows or their counts (null: none). One round trip where a list of sessions with their executions took
  * two; the sessions' columns come again on each of their executions' rows, which costs less than
  * aggregating the executions as JSON (what PostgreSQL spends escaping and the gateway parsing). Read
  * as arrays of values (postgres.js decodes each by its type as for rows), made into the rows here.
@@ -432,23 +477,23 @@ export async function sessionsWithExecutions(db: Context['sql'], q: { where: Fra
   const { page } = q;
   const sessionKeys = q.sessionColumns.map((c) => postgres.toCamel(c));
   const executionKeys = page.columns.map((c) => postgres.toCamel(c));
+  const changesetKeys = page.along ? CHANGESET_KEYS[page.along] : [];
   const values = await db`
     SELECT ${db(q.sessionColumns.map((c) => `s.${c}`))}, ${db(page.columns.map((c) => `p.${c}`))}
-      ${page.along ? db`, p.cs_execution_id, p.cs_session_id, p.cs_coverage, p.cs_unavailable_reason, p.cs_detail, p.cs_omissions,
-        p.cs_file_count, p.cs_additions, p.cs_deletions, p.cs_patch_bytes, p.cs_frozen_at, p.cs_pruned_at` : db``}
+      ${page.along ? db`, ${db(changesetKeys.map((k) => `p.cs_${postgres.fromCamel(k)}`))}` : db``}
     FROM (SELECT ${db(q.sessionColumns as string[])} FROM sessions WHERE ${q.where} ORDER BY id DESC LIMIT ${q.limit}) s
     LEFT JOIN LATERAL (
-      SELECT ${db(page.columns.map((c) => `x.${c}`))} ${page.along ? db`, ${CHANGESET_COLUMNS(db)}` : db``}
+      SELECT ${db(page.columns.map((c) => `x.${c}`))} ${page.along ? db`, ${changesetColumns(db, page.along)}` : db``}
       FROM executions x ${page.along ? db`LEFT JOIN changesets c ON c.session_id = x.session_id AND c.execution_id = x.id` : db``}
       WHERE x.session_id = s.id AND ${page.after !== null ? db`x.sequence < ${page.after}` : db`true`}
       ORDER BY x.sequence DESC LIMIT ${page.limit + 1}) p ON true
     ORDER BY s.id DESC, p.sequence DESC`.values();
   const sessions: SessionRow[] = [];
-  const pages = new Map<string, { execution: ExecutionRow; changeset: ChangesetRow | null }[]>();
+  const pages = new Map<string, { execution: ExecutionRow; changeset: ChangesetRow | ChangesetCounts | null }[]>();
   const idAt = q.sessionColumns.indexOf('id');
   const executionIdAt = q.sessionColumns.length + page.columns.indexOf('id');
   const changesetAt = q.sessionColumns.length + page.columns.length;
-  let rows: { execution: ExecutionRow; changeset: ChangesetRow | null }[] = [];
+  let rows: { execution: ExecutionRow; changeset: ChangesetRow | ChangesetCounts | null }[] = [];
   for (const v of values as unknown as unknown[][]) {
     if (!sessions.length || sessions[sessions.length - 1].id !== v[idAt]) {
       const session: Record<string, unknown> = {};
@@ -462,9 +507,9 @@ export async function sessionsWithExecutions(db: Context['sql'], q: { where: Fra
     let changeset: Record<string, unknown> | null = null;
     if (page.along && v[changesetAt] !== null) {
       changeset = {};
-      for (let i = 0; i < CHANGESET_KEYS.length; i++) changeset[CHANGESET_KEYS[i]] = v[changesetAt + i];
+      for (let i = 0; i < changesetKeys.length; i++) changeset[changesetKeys[i]] = v[changesetAt + i];
     }
-    rows.push({ execution: execution as unknown as ExecutionRow, changeset: changeset as unknown as ChangesetRow | null });
+    rows.push({ execution: execution as unknown as ExecutionRow, changeset: changeset as unknown as ChangesetRow | ChangesetCounts | null });
   }
   return { sessions, pages };
 }
@@ -478,9 +523,8 @@ export async function sessionsWithExecutions(db: Context['sql'], q: { where: Fra
 export async function sessionsWithExecutionPages(ctx: Context, q: { where: Fragment; limit: number; sessionColumns: readonly string[]; page: ExecutionPageAlong }): Promise<SessionRow[]> {
   const { sessions, pages } = await sessionsWithExecutions(ctx.sql, q);
   const { limit, after, columns, along } = q.page;
-  const known = along ? changesetsRead(ctx) : null;
   for (const [session, rows] of pages) {
-    if (known) for (const { execution, changeset } of rows) if (execution.status !== 'RUNNING' && !known.has(execution.id)) known.set(execution.id, changeset);
+    if (along) for (const { execution, changeset } of rows) knowChangeset(ctx, along, execution, changeset);
     executionsOfSession.prime(ctx, session, { limit, after, columns, along }, rows.map((r) => r.execution));
   }
   return sessions;

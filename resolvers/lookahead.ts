@@ -40,14 +40,43 @@ export function fieldsAt(fragments: Fragments, nodes: readonly FieldNode[], path
   return at as FieldNode[];
 }
 
-/** Whether a selection of `Session.executions` reads a changeset row of its executions (`edges.node.changeset` or `.boundary`). */
-const readsChangesetsOf = new WeakMap<readonly FieldNode[], boolean>();
-export function readsChangesets(info: GraphQLResolveInfo, fieldNodes: readonly FieldNode[] = info.fieldNodes): boolean {
-  let v = readsChangesetsOf.get(fieldNodes);
+/**
+ * What a read of changeset rows brings of each: its `counts` (ChangesetCounts: the counts and whether
+ * the files are readable, what a list of executions shows) or the `whole` row (coverage and boundary
+ * read the rest).
+ */
+export type ChangesetAlong = 'counts' | 'whole';
+
+/**
+ * Fields of `Changeset` that read no more of its row than ChangesetCounts (schema/changeset.ts; `files`,
+ * `file` and `patch` read the files themselves). Any other field, one added later included, reads the
+ * whole row.
+ */
+const COUNTS_FIELDS = new Set(['__typename', 'execution', 'fileCount', 'additions', 'deletions', 'files', 'file', 'patch']);
+
+/** What a selection of `Execution.changeset` reads of the changeset row (computed once per field of the operation). */
+const rowReadsOf = new WeakMap<readonly FieldNode[], ChangesetAlong>();
+export function changesetRowReads(fragments: Fragments, changesetNodes: readonly FieldNode[]): ChangesetAlong {
+  let v = rowReadsOf.get(changesetNodes);
+  if (v === undefined) {
+    v = [...selectedFields(fragments, changesetNodes).keys()].every((f) => COUNTS_FIELDS.has(f)) ? 'counts' : 'whole';
+    rowReadsOf.set(changesetNodes, v);
+  }
+  return v;
+}
+
+/**
+ * What a selection of `Session.executions` reads of its executions' changeset rows (`edges.node.changeset`,
+ * `.boundary`): null when nothing, else what to read along with the page.
+ */
+const changesetsAlongOf = new WeakMap<readonly FieldNode[], ChangesetAlong | null>();
+export function changesetsAlong(info: GraphQLResolveInfo, fieldNodes: readonly FieldNode[] = info.fieldNodes): ChangesetAlong | null {
+  let v = changesetsAlongOf.get(fieldNodes);
   if (v === undefined) {
     const node = selectedFields(info.fragments, fieldsAt(info.fragments, fieldNodes, ['edges', 'node']));
-    v = node.has('changeset') || node.has('boundary');
-    readsChangesetsOf.set(fieldNodes, v);
+    const changeset = node.get('changeset');
+    v = node.has('boundary') ? 'whole' : changeset ? changesetRowReads(info.fragments, changeset) : null;
+    changesetsAlongOf.set(fieldNodes, v);
   }
   return v;
 }

@@ -6,7 +6,7 @@ import { SessionRef } from '../schema/refs.js';
 import { decodeCursor, encodeCursor } from './cursors.js';
 import { pageSize, toPage } from './pagination.js';
 import { executionPageAlongable, sessionsWithExecutionPages, type ExecutionPageAlong } from './loaders.js';
-import { nestedField, readsChangesets } from './lookahead.js';
+import { changesetsAlong, nestedField } from './lookahead.js';
 import { EXECUTION, pageColumns } from './projection.js';
 
 /**
@@ -49,5 +49,5 @@ function executionPageOf(ctx: Context, info: GraphQLResolveInfo, sessionColumns:
   } catch {
     return null; // a bad page argument: Session.executions answers it
   }
-  return { limit, after, columns, along: readsChangesets(info, field.nodes) };
+  return { limit, after, columns, along: changesetsAlong(info, field.nodes) };
 }

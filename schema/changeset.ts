@@ -4,11 +4,11 @@ import { ContentMissingError, HostNotFoundError, InvalidRequestError, SessionNot
 import { ExecutionRef } from './refs.js';
 import {
   boundaryOf, coverageOf, hasFiles,
-  type BoundaryView, type BoundedExecution, type ChangesetFileRow, type ChangesetRow, type CoverageView, type Omission,
+  type BoundaryView, type BoundedExecution, type ChangesetCounts, type ChangesetFileRow, type ChangesetRow, type CoverageView, type Omission,
 } from '../domain/changesets.js';
 import type { Context } from '../resolvers/context.js';
-import { changesetFileReads, type FileReads } from '../resolvers/lookahead.js';
-import { changesetOfExecution, fileOfChangeset, filesOfChangeset, knownChangeset, knownFileList, snapshotById, type ListedFile } from '../resolvers/loaders.js';
+import { changesetFileReads, changesetRowReads, type FileReads } from '../resolvers/lookahead.js';
+import { changesetOfExecution, fileOfChangeset, filesOfChangeset, knownChangeset, knownChangesetCounts, knownFileList, snapshotById, type ListedFile } from '../resolvers/loaders.js';
 import { createSnapshot, missingContents, readPolicy, setPolicy, uploadContents, type Policy, type SnapshotRow } from '../domain/snapshots.js';
 
 /** What this selection of `Execution.changeset` reads of its files (computed once per field of the operation). */
@@ -117,25 +117,35 @@ const FileChangeRef = builder.objectRef<ChangesetFileRow | ListedFile>('FileChan
 
 /**
  * A changeset as its fields read it: the execution, its frozen row (null while running or when no
- * boundary was recorded) and, when the selection reads them, its file rows (whole rows, or listed ones
- * without patches only when the selection reads no patch: fileReads 'list'), all loaded before any
- * field of it resolves. Every field below is then a plain synchronous read; the counts are getters,
- * which a compiled query reads inline like a row's columns (schema/property-reads.ts).
+ * boundary was recorded; only its counts when the selection reads no more of it: changesetRowReads) and,
+ * when the selection reads them, its file rows (whole rows, or listed ones without patches only when the
+ * selection reads no patch: fileReads 'list'), all loaded before any field of it resolves. Every field
+ * below is then a plain synchronous read; the counts are getters, which a compiled query reads inline
+ * like a row's columns (schema/property-reads.ts).
  */
 class ChangesetParent {
-  constructor(readonly execution: BoundedExecution, readonly row: ChangesetRow | null, readonly files: (ChangesetFileRow | ListedFile)[] | null) {}
+  constructor(readonly execution: BoundedExecution, readonly row: ChangesetRow | ChangesetCounts | null, readonly files: (ChangesetFileRow | ListedFile)[] | null) {}
   get fileCount(): number { return readable(this)?.fileCount ?? 0; }
   get additions(): number { return readable(this)?.additions ?? 0; }
   get deletions(): number { return readable(this)?.deletions ?? 0; }
 }
-const readable = (c: ChangesetParent): ChangesetRow | null => (c.execution.status !== 'RUNNING' && hasFiles(c.row) ? c.row : null);
+const readable = (c: ChangesetParent): ChangesetCounts | null => (c.execution.status !== 'RUNNING' && hasFiles(c.row) ? c.row : null);
+/**
+ * The whole row, for a field that reads more than the counts. A row of counts reaches such a field only
+ * through a bug of the look-ahead (COUNTS_FIELDS in resolvers/lookahead.ts), answered as an error, never
+ * as a coverage made of missing columns.
+ */
+function wholeRow(c: ChangesetParent): ChangesetRow | null {
+  if (c.row && !('omissions' in c.row)) throw new Error(`the changeset row of ${c.execution.id} was read as counts only`);
+  return c.row as ChangesetRow | null;
+}
 const filesOf = (c: ChangesetParent): (ChangesetFileRow | ListedFile)[] => (readable(c) ? c.files ?? [] : []);
 
 const ChangesetRef = builder.objectRef<ChangesetParent>('Changeset').implement({
   description: 'The file changes of one execution, frozen when it settled from its two boundary snapshots.',
   fields: (t) => ({
     execution: t.field({ type: ExecutionRef, resolve: (c) => c.execution }),
-    coverage: t.field({ type: CoverageUnion, resolve: (c) => coverageOf(c.execution, c.execution.status === 'RUNNING' ? null : c.row) }),
+    coverage: t.field({ type: CoverageUnion, resolve: (c) => coverageOf(c.execution, c.execution.status === 'RUNNING' ? null : wholeRow(c)) }),
     files: t.field({ type: [FileChangeRef], resolve: filesOf }),
     file: t.field({
       type: FileChangeRef,
@@ -157,12 +167,12 @@ const ChangesetRef = builder.objectRef<ChangesetParent>('Changeset').implement({
 
 /**
  * The changeset of an execution: its row as the context read it already (a page of executions brings
- * the rows along, resolvers/loaders.ts), synchronously, or one batched load of it; and of its files
- * when selected.
+ * the rows along, or their counts when that is all its selection reads: resolvers/loaders.ts),
+ * synchronously, or one batched load of it; and of its files when selected.
  */
 function changesetOf(e: BoundedExecution, ctx: Context, info: GraphQLResolveInfo): ChangesetParent | Promise<ChangesetParent> {
   if (e.status === 'RUNNING') return new ChangesetParent(e, null, null);
-  const known = knownChangeset(ctx, e.id);
+  const known = changesetRowReads(info.fragments, info.fieldNodes) === 'counts' ? knownChangesetCounts(ctx, e.id) : knownChangeset(ctx, e.id);
   const reads = fileReads(info);
   if (reads === 'none') {
     if (known !== undefined) return new ChangesetParent(e, known, null);

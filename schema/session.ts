@@ -6,7 +6,7 @@ import { hostRequestOptions } from './compaction.js';
 import { ExecutionRef, JobRef, MessageRef, NodeRef, SessionRef } from './refs.js';
 import { createSession, removeSession, sessionStatus, updateSession, visibleMetadata, type RemovedSessions } from '../domain/sessions.js';
 import { listSessions } from '../resolvers/sessions.js';
-import { readsChangesets } from '../resolvers/lookahead.js';
+import { changesetsAlong } from '../resolvers/lookahead.js';
 import { EXECUTION, pageColumns, SESSION } from '../resolvers/projection.js';
 import { childrenOfSession, executionsOfSession, jobsOfSession, lastSettledExecution, messagesOfSession, runningExecution } from '../resolvers/loaders.js';
 
@@ -48,7 +48,7 @@ SessionRef.implement({
       args: pageArgs,
       // With the changeset rows of the page when the selection reads them: one batch, no load per execution.
       // Only the columns the selection reads (resolvers/projection.ts).
-      resolve: (s, args, ctx, info) => executionsOfSession(ctx, s.id, args, { along: readsChangesets(info), columns: pageColumns(EXECUTION, info) }),
+      resolve: (s, args, ctx, info) => executionsOfSession(ctx, s.id, args, { along: changesetsAlong(info), columns: pageColumns(EXECUTION, info) }),
     }),
     runningExecution: t.field({
       type: ExecutionRef,

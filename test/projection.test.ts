@@ -98,10 +98,17 @@ describe('pages read only the columns their selection reads', () => {
     // One statement: the sessions, each with its page of executions and their changeset rows (loaders.ts sessionsWithExecutions).
     const statements = await pageStatements(list, 'sessions');
     expect(statements).toHaveLength(1);
-    expect(statements[0]).toContain('SELECT "s"."id","s"."title", "p"."id","p"."sequence","p"."session_id","p"."settled_at","p"."status" , p.cs_execution_id');
+    // Counts are all it reads of each changeset: the six columns of ChangesetCounts, no jsonb, no frozen_at.
+    expect(statements[0]).toContain('SELECT "s"."id","s"."title", "p"."id","p"."sequence","p"."session_id","p"."settled_at","p"."status" , "p"."cs_execution_id","p"."cs_coverage","p"."cs_file_count","p"."cs_additions","p"."cs_deletions","p"."cs_pruned_at" FROM');
     expect(statements[0]).toContain('FROM (SELECT "id","title" FROM sessions');
-    expect(statements[0]).toContain('SELECT "x"."id","x"."sequence","x"."session_id","x"."settled_at","x"."status" , c.execution_id AS cs_execution_id');
+    expect(statements[0]).toContain('SELECT "x"."id","x"."sequence","x"."session_id","x"."settled_at","x"."status" , c.execution_id AS cs_execution_id, c.coverage AS cs_coverage, c.file_count AS cs_file_count, c.additions AS cs_additions, c.deletions AS cs_deletions, c.pruned_at AS cs_pruned_at FROM');
     expect(await pageStatements(list, 'executions')).toEqual(statements);
+    // Coverage (or a boundary) reads the whole changeset row.
+    for (const sel of ['changeset { fileCount coverage { __typename } }', 'boundary { __typename } changeset { fileCount }']) {
+      const [whole] = await pageStatements(list.replace('changeset { fileCount }', sel), 'sessions');
+      expect(whole, sel).toContain('c.omissions AS cs_omissions');
+      expect(whole, sel).toContain('"p"."cs_omissions"');
+    }
 
     // Session.context is not listed; Changeset.execution hands the (then whole) row to Execution.
     const whole = `{ sessions(first: 2) { edges { node { id context { __typename } executions(first: 3) { edges { node { id changeset { execution { usage { cost } model { modelID } } } } } } } } } }`;

@@ -117,6 +117,34 @@ describe('the fast read path answers what graphql-js answers', () => {
     }
   });
 
+  it('a list showing changeset counts reads only the counts along; coverage and boundaries of the same executions still come from whole rows', async () => {
+    const COVERAGE = `coverage { __typename ... on CoverageOmitted { omissions { path reason detail } } ... on CoverageUnavailable { reason detail } }`;
+    const BOUNDARY = `boundary { __typename ... on BoundaryUnavailable { reason detail } }`;
+    const counts = `fileCount additions deletions files { path }`;
+    // The 100 newest sessions in one statement, and the oldest one (the 50-file changeset with an omission) by ID,
+    // its page through the executions loader.
+    const list = (sel: string, extra = '') => `{ sessions(first: 100) { edges { node { id
+      executions(first: 12) { edges { node { id status changeset { ${sel} } } } } ${extra} } } }
+      oldest: session(id: "${S.sessions[0]}") { id executions(first: 12) { edges { node { id status changeset { ${sel} } } } } ${extra} } }`;
+    const nodes = (d: any) => [...d.sessions.edges.map((s: any) => s.node), d.oldest].flatMap((s: any) => s.executions.edges.map((e: any) => e.node));
+    // The counts as read along as counts, and as read with the whole rows (coverage selected): the same, for every kind.
+    const asCounts = nodes(await both(list(counts)));
+    const whole = nodes(await both(list(`${counts} ${COVERAGE}`)));
+    expect(asCounts).toEqual(whole.map(({ changeset: { coverage: _, ...c }, ...e }: any) => ({ ...e, changeset: c })));
+    expect(new Set(whole.map((e: any) => e.changeset.coverage.__typename))).toEqual(new Set(['CoverageComplete', 'CoverageOmitted', 'CoverageUnavailable']));
+    for (const id of [X.running, X.pruned, X.unavail, X.none]) expect(asCounts.map((e: any) => e.id)).toContain(id);
+    // In the same request, after the counts were read along: each session's last settled execution (one of those
+    // listed) reads its coverage and boundary from its whole row, as it does alone.
+    const both1 = await both(list(counts, `lastSettledExecution { id ${BOUNDARY} changeset { fileCount ${COVERAGE} } }`));
+    const last = [...both1.sessions.edges.map((s: any) => s.node), both1.oldest].map((s: any) => s.lastSettledExecution).filter(Boolean);
+    expect(last.length).toBeGreaterThan(90);
+    for (const e of last.filter((e: any) => [X.pruned, X.unavail, X.none, S.e50].includes(e.id) || e.id === last[0].id)) {
+      const own = await both(`query($id: ID!) { execution(id: $id) { id ${BOUNDARY} changeset { fileCount ${COVERAGE} } } }`, { id: e.id });
+      expect(e).toEqual(own.execution);
+    }
+    expect(new Set(last.map((e: any) => e.changeset.coverage.__typename)).size).toBeGreaterThan(1);
+  });
+
   it('a session list reads each session\'s page of executions in its own statement: the same pages as read apart, in one round trip', async () => {
     const E = `pageInfo { hasNextPage endCursor } edges { cursor node { id sequence status trigger interruptReason error startedAt settledAt hostID
       externalID agent mode finishReason errorName usage { inputTokens outputTokens reasoningTokens cacheReadTokens cacheWriteTokens cost } model { modelID }
@@ -151,7 +179,13 @@ describe('the fast read path answers what graphql-js answers', () => {
     // The rows themselves (what the domain functions read of them: Dates, numbers, jsonb) are those postgres.js reads as rows.
     const cols = ['cost', 'id', 'input_tokens', 'sequence', 'session_id', 'settled_at', 'started_at', 'status'];
     const { sessions, pages } = await sessionsWithExecutions(g.sql, { where: g.sql`id <> ${S.sessions[99]}`, limit: 100, sessionColumns: ['created_at', 'id', 'title'],
-      page: { limit: 12, after: null, columns: cols, along: true } });
+      page: { limit: 12, after: null, columns: cols, along: 'whole' } });
+    // Read as counts: the same rows, each changeset with the columns of ChangesetCounts only.
+    const counted = await sessionsWithExecutions(g.sql, { where: g.sql`id <> ${S.sessions[99]}`, limit: 100, sessionColumns: ['created_at', 'id', 'title'],
+      page: { limit: 12, after: null, columns: cols, along: 'counts' } });
+    expect(counted.sessions).toEqual(sessions);
+    const countsOf = (c: any) => c && { executionId: c.executionId, coverage: c.coverage, fileCount: c.fileCount, additions: c.additions, deletions: c.deletions, prunedAt: c.prunedAt };
+    for (const [id, page] of pages) expect(counted.pages.get(id)).toEqual(page.map((r) => ({ execution: r.execution, changeset: countsOf(r.changeset) })));
     expect(sessions.map((r) => r.id)).toEqual((await g.sql`SELECT id FROM sessions WHERE id <> ${S.sessions[99]} ORDER BY id DESC LIMIT 100`).map((r) => r.id));
     expect(sessions[0]).toEqual((await g.sql`SELECT created_at, id, title FROM sessions WHERE id = ${sessions[0].id}`)[0]);
     const kinds = new Set<string>();
@@ -234,7 +268,11 @@ describe('the fast read path answers what graphql-js answers', () => {
         const [r] = await executionsWithChangesets(one, [S.e50], one`TRUE`, true);
         expect(r.files).toHaveLength(50);
       }
-      const [p] = await one`SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%AS cs_files%'`;
+      // (This statement's own text holds the pattern too: it is not the one looked for.)
+      const found = await one`SELECT generic_plans, custom_plans FROM pg_prepared_statements
+        WHERE statement LIKE '%AS cs_files%' AND statement NOT LIKE '%pg_prepared_statements%'`;
+      expect(found).toHaveLength(1);
+      const [p] = found;
       expect(p.customPlans).toBeLessThanOrEqual(5);
       expect(p.genericPlans).toBeGreaterThanOrEqual(3);
     } finally {
