@@ -243,8 +243,12 @@ function changesetsCounted(ctx: Context): Map<string, ChangesetCounts | null> {
   if (!m) countedChangesets.set(ctx, (m = new Map()));
   return m;
 }
-/** Forgets the changeset rows this context read (with clearAllDataLoaders: before each root mutation field). */
-export function forgetChangesets(ctx: object): void {
+/**
+ * Forgets what this context read besides its DataLoaders (with clearAllDataLoaders: before each root
+ * mutation field): the changeset rows, the file lists and the pages a read brought along.
+ */
+export function forgetReads(ctx: object): void {
+  primedPages.delete(ctx);
   readChangesets.delete(ctx);
   countedChangesets.delete(ctx);
   listedFiles.delete(ctx);
@@ -287,6 +291,19 @@ export interface PageArgs { first?: number | null; after?: string | null }
 interface PageKey<A> { parent: string; limit: number; after: A | null; along: ChangesetAlong | null; columns: readonly string[] | null }
 /** The columns a page is read with (resolvers/projection.ts), or null: whole rows. */
 type Columns = readonly string[] | null;
+/** A page's columns as part of a loader key: joined once per list of columns (projection.ts hands out one list per field of an operation). */
+const columnKeys = new WeakMap<readonly string[], string>();
+function columnsKey(columns: Columns): string {
+  if (!columns) return '*';
+  let k = columnKeys.get(columns);
+  if (k === undefined) columnKeys.set(columns, (k = columns.join()));
+  return k;
+}
+
+const pageKey = (k: PageKey<unknown>) => `${k.parent}|${k.limit}|${k.after ?? ''}|${k.along ?? ''}|${columnsKey(k.columns)}`;
+/** The pages `prime` gave each context, by loader and page key (forgotten with the context's other reads: forgetReads). */
+const primedPages = new WeakMap<object, Map<string, Page<unknown>>>();
+let pagedLoaders = 0;
 
 /**
  * A loader of one page of children per parent. Keys with the same page arguments are fetched in one
@@ -305,7 +322,7 @@ function paged<T, K extends CursorKind>(
     async (keys, ctx) => {
       const groups = new Map<string, PageKey<CursorKey<K>>[]>();
       for (const k of keys) {
-        const g = `${k.limit}|${k.after ?? ''}|${k.columns?.join() ?? '*'}|${k.along ?? ''}`;
+        const g = `${k.limit}|${k.after ?? ''}|${columnsKey(k.columns)}|${k.along ?? ''}`;
         if (!groups.has(g)) groups.set(g, []);
         groups.get(g)!.push(k);
       }
@@ -322,16 +339,24 @@ function paged<T, K extends CursorKind>(
       );
       return keys.map((k) => result.get(k)!);
     },
-    { cacheKeyFn: (k) => `${k.parent}|${k.limit}|${k.after ?? ''}|${k.along ?? ''}|${k.columns?.join() ?? '*'}` },
+    { cacheKeyFn: pageKey },
   );
-  const load = (ctx: Context, parent: string, args: PageArgs, opts: { along?: ChangesetAlong | null; columns?: Columns } = {}) =>
-    loader(ctx).load({ parent, limit: pageSize(args.first), after: decodeCursor(kind, args.after), along: opts.along ?? null, columns: opts.columns ?? null });
+  const id = ++pagedLoaders;
+  /** A page of `parent` (a promise unless a read of this context brought it: `prime`). */
+  const load = (ctx: Context, parent: string, args: PageArgs, opts: { along?: ChangesetAlong | null; columns?: Columns } = {}): Page<T> | Promise<Page<T>> => {
+    const key = { parent, limit: pageSize(args.first), after: decodeCursor(kind, args.after), along: opts.along ?? null, columns: opts.columns ?? null };
+    const given = primedPages.get(ctx)?.get(`${id}|${pageKey(key)}`);
+    return given ? (given as Page<T>) : loader(ctx).load(key);
+  };
   /**
-   * Gives this context's loader the page of `parent` that a read of its own brought (up to limit+1 rows
-   * as `fetch` returns them for these page arguments), so a later `load` of the same page answers it.
+   * Gives this context the page of `parent` that a read of its own brought (up to limit+1 rows as
+   * `fetch` returns them for these page arguments): a later `load` of the same page answers it at once,
+   * without a promise (a list of sessions resolves each one's page synchronously).
    */
   load.prime = (ctx: Context, parent: string, page: Omit<PageKey<CursorKey<K>>, 'parent'>, rows: T[]) => {
-    loader(ctx).prime({ parent, ...page }, toPage(rows, page.limit, (r) => encodeCursor(kind, cursorKey(r))));
+    let m = primedPages.get(ctx);
+    if (!m) primedPages.set(ctx, (m = new Map()));
+    m.set(`${id}|${pageKey({ parent, ...page })}`, toPage(rows, page.limit, (r) => encodeCursor(kind, cursorKey(r))));
   };
   return load;
 }

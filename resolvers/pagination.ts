@@ -27,18 +27,18 @@ class Edge<T> {
   get cursor(): string { return (this.#cursor ??= this.cursorOf(this.node)); }
 }
 
+/** A page's info; its cursors are those of its first and last edge, encoded when read (see Edge). */
+class PageInfo<T> {
+  readonly hasPreviousPage = false;
+  constructor(private readonly edges: Edge<T>[], readonly hasNextPage: boolean) {}
+  get startCursor(): string | null { return this.edges.length ? this.edges[0].cursor : null; }
+  get endCursor(): string | null { return this.edges.length ? this.edges[this.edges.length - 1].cursor : null; }
+}
+
 /** Builds a page from up to limit+1 rows (the extra one only says there is a next page). */
 export function toPage<T>(rows: T[], limit: number, cursorOf: (row: T) => string): Page<T> {
   const n = Math.min(rows.length, limit);
-  const edges: Page<T>['edges'] = new Array(n);
+  const edges: Edge<T>[] = new Array(n);
   for (let i = 0; i < n; i++) edges[i] = new Edge(rows[i], cursorOf);
-  return {
-    edges,
-    pageInfo: {
-      hasNextPage: rows.length > limit,
-      hasPreviousPage: false,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
-    },
-  };
+  return { edges, pageInfo: new PageInfo(edges, rows.length > limit) };
 }

@@ -131,7 +131,7 @@ describe('reads by key', () => {
     const spy = postgres(g.dbUrl, { max: 1, onnotice: () => {}, transform: { column: { from: postgres.toCamel } }, debug: (_c, query, params) => { sent.push({ query, params }); } });
     // A context of its own per read: the paged loaders cache per context object.
     const ctx = () => ({ sql: spy, actor: SYSTEM }) as unknown as Context;
-    const pages = (load: (c: Context, parent: string) => Promise<unknown>, parents: string[]) => () => {
+    const pages = (load: (c: Context, parent: string) => unknown, parents: string[]) => () => {
       const c = ctx();
       return Promise.all(parents.map((p) => load(c, p))); // one batch: one statement
     };

@@ -57,13 +57,12 @@ function once() {
 export interface Run { rps: number; p50: number; p99: number; failures: number; firstFailure: string | null; total: number; cpuUs: number; dbCpuUs: number | null }
 
 /**
- * CPU time (µs) used so far by the PostgreSQL processes of this machine (every process named
- * `postgres`: the server's backends, the pool's connections among them), or null when there are none
- * or /proc cannot be read. Clock ticks of 10 ms (Linux's USER_HZ), so a run must last seconds.
+ * CPU ticks used so far by each PostgreSQL process of this machine (every process named `postgres`:
+ * the server's backends, the pools' connections among them), by PID, or null when there are none or
+ * /proc cannot be read. Clock ticks of 10 ms (Linux's USER_HZ), so a run must last seconds.
  */
-function postgresCpuUs(): number | null {
-  let ticks = 0;
-  let found = false;
+function postgresTicks(): Map<string, number> | null {
+  const out = new Map<string, number>();
   try {
     for (const pid of readdirSync('/proc')) {
       if (!/^[0-9]+$/.test(pid)) continue;
@@ -72,13 +71,36 @@ function postgresCpuUs(): number | null {
       const close = stat.lastIndexOf(')');
       if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue;
       const f = stat.slice(close + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15 of stat)
-      found = true;
+      out.set(pid, Number(f[11]) + Number(f[12])); // utime, stime (fields 14 and 15 of stat)
     }
   } catch {
     return null;
   }
-  return found ? ticks * 10_000 : null;
+  return out.size ? out : null;
+}
+
+/**
+ * The CPU (µs) of this machine's PostgreSQL processes over a window, processes that ended during it
+ * included: a process's CPU vanishes from /proc when it exits (a pool's idle connection closing, e.g.
+ * node-postgres's after 10 s, while another server is measured), so each one's ticks are sampled every
+ * 200 ms and its last sample counts. A process idle before it exits (an idle timeout) loses nothing.
+ */
+function postgresCpuWindow(): { stop(): number | null } {
+  const start = postgresTicks();
+  const last = new Map(start ?? []);
+  const sample = () => { for (const [pid, t] of postgresTicks() ?? []) last.set(pid, t); };
+  const timer = setInterval(sample, 200);
+  timer.unref();
+  return {
+    stop() {
+      clearInterval(timer);
+      if (!start) return null;
+      sample();
+      let ticks = 0;
+      for (const [pid, t] of last) ticks += t - (start.get(pid) ?? 0);
+      return ticks * 10_000;
+    },
+  };
 }
 export interface DriveOptions { clients: number; warmupS: number; seconds: number }
 
@@ -91,21 +113,20 @@ export function drive(url: string, headers: Record<string, string>, body: string
     });
     let cpu0: NodeJS.CpuUsage | null = null;
     let cpu: NodeJS.CpuUsage | null = null;
-    let db0: number | null = null;
+    let dbWindow: { stop(): number | null } | null = null;
     let db: number | null = null;
     child.once('error', reject);
     child.on('message', (m: any) => {
       if (m.type === 'mark') {
         cpu0 = process.cpuUsage();
-        db0 = postgresCpuUs();
-        setTimeout(() => { cpu = process.cpuUsage(cpu0!); const d = postgresCpuUs(); db = d === null || db0 === null ? null : d - db0; }, o.seconds * 1000).unref();
+        dbWindow = postgresCpuWindow();
+        setTimeout(() => { cpu = process.cpuUsage(cpu0!); db = dbWindow!.stop(); dbWindow = null; }, o.seconds * 1000).unref();
         return;
       }
       const lat = Float64Array.from(m.lat as number[]).sort();
       const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
       const c = cpu ?? process.cpuUsage(cpu0 ?? undefined);
-      const dbNow = db === null ? postgresCpuUs() : null;
-      const dbUsed = db ?? (dbNow === null || db0 === null ? null : dbNow - db0);
+      const dbUsed = db ?? dbWindow?.stop() ?? null;
       resolve({
         rps: lat.length / o.seconds, p50: q(0.5), p99: q(0.99), failures: m.failures, firstFailure: m.firstFailure, total: m.total,
         cpuUs: (c.user + c.system) / Math.max(1, lat.length),
