@@ -467,8 +467,14 @@ export const executionsOfSession = paged('execution', (r: ExecutionRow) => r.seq
  */
 function knowChangeset(ctx: Context, along: ChangesetAlong, execution: ExecutionRow, changeset: ChangesetRow | ChangesetCounts | null) {
   if (execution.status === 'RUNNING') return;
-  const known = along === 'whole' ? changesetsRead(ctx) : changesetsCounted(ctx);
-  if (!known.has(execution.id)) known.set(execution.id, changeset as ChangesetRow & ChangesetCounts | null);
+  // Read with `along`, the row is whole exactly when `along` is 'whole' (CHANGESET_COLUMNS, CHANGESET_KEYS).
+  if (along === 'whole') {
+    const known = changesetsRead(ctx);
+    if (!known.has(execution.id)) known.set(execution.id, changeset as ChangesetRow | null);
+  } else {
+    const known = changesetsCounted(ctx);
+    if (!known.has(execution.id)) known.set(execution.id, changeset);
+  }
 }
 
 // ---- a list of sessions with a page of executions of each, in one statement ---------------------
