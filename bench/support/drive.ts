@@ -83,24 +83,35 @@ function postgresTicks(): Map<string, number> | null {
  * The CPU (µs) of this machine's PostgreSQL processes over a window, processes that ended during it
  * included: a process's CPU vanishes from /proc when it exits (a pool's idle connection closing, e.g.
  * node-postgres's after 10 s, while another server is measured), so each one's ticks are sampled every
- * 200 ms and its last sample counts. A process idle before it exits (an idle timeout) loses nothing.
+ * second and its last sample counts. A process idle before it exits (an idle timeout) loses nothing.
+ * The sampling runs in this process, where the servers are measured: `ownUs` is its CPU (a scan of
+ * /proc is about 2 ms here), which the caller takes off the servers' CPU.
  */
-function postgresCpuWindow(): { stop(): number | null } {
-  const start = postgresTicks();
-  const last = new Map(start ?? []);
-  const sample = () => { for (const [pid, t] of postgresTicks() ?? []) last.set(pid, t); };
-  const timer = setInterval(sample, 200);
-  timer.unref();
-  return {
-    stop() {
-      clearInterval(timer);
-      if (!start) return null;
-      sample();
-      let ticks = 0;
-      for (const [pid, t] of last) ticks += t - (start.get(pid) ?? 0);
-      return ticks * 10_000;
-    },
+function postgresCpuWindow(): { stop(): number | null; ownUs: number } {
+  const w = { stop, ownUs: 0 };
+  const last = new Map<string, number>();
+  const sample = () => {
+    const c0 = process.cpuUsage();
+    const ticks = postgresTicks();
+    for (const [pid, t] of ticks ?? []) last.set(pid, t);
+    const c = process.cpuUsage(c0);
+    w.ownUs += c.user + c.system;
+    return ticks;
   };
+  const start = sample();
+  const timer = setInterval(sample, 1000);
+  timer.unref();
+  let result: number | null | undefined;
+  function stop(): number | null {
+    if (result !== undefined) return result;
+    clearInterval(timer);
+    if (!start) return (result = null);
+    sample();
+    let ticks = 0;
+    for (const [pid, t] of last) ticks += t - (start.get(pid) ?? 0);
+    return (result = ticks * 10_000);
+  }
+  return w;
 }
 export interface DriveOptions { clients: number; warmupS: number; seconds: number }
 
@@ -112,24 +123,26 @@ export function drive(url: string, headers: Record<string, string>, body: string
       env: { ...process.env, NODE_ENV: 'production', BENCH_DRIVE: JSON.stringify({ url, headers, body, clients: o.clients, warmupMs: o.warmupS * 1000, runMs: o.seconds * 1000 }) },
     });
     let cpu0: NodeJS.CpuUsage | null = null;
-    let cpu: NodeJS.CpuUsage | null = null;
-    let dbWindow: { stop(): number | null } | null = null;
+    let cpu: number | null = null;
+    let dbWindow: ReturnType<typeof postgresCpuWindow> | null = null;
     let db: number | null = null;
+    /** The servers' CPU (µs): this process's since the mark, without what sampling PostgreSQL's CPU cost it. */
+    const serversCpu = (): number => { const c = process.cpuUsage(cpu0 ?? undefined); return Math.max(0, c.user + c.system - (dbWindow?.ownUs ?? 0)); };
     child.once('error', reject);
     child.on('message', (m: any) => {
       if (m.type === 'mark') {
         cpu0 = process.cpuUsage();
         dbWindow = postgresCpuWindow();
-        setTimeout(() => { cpu = process.cpuUsage(cpu0!); db = dbWindow!.stop(); dbWindow = null; }, o.seconds * 1000).unref();
+        setTimeout(() => { db = dbWindow!.stop(); cpu = serversCpu(); }, o.seconds * 1000).unref();
         return;
       }
       const lat = Float64Array.from(m.lat as number[]).sort();
       const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
-      const c = cpu ?? process.cpuUsage(cpu0 ?? undefined);
       const dbUsed = db ?? dbWindow?.stop() ?? null;
+      const c = cpu ?? serversCpu();
       resolve({
         rps: lat.length / o.seconds, p50: q(0.5), p99: q(0.99), failures: m.failures, firstFailure: m.firstFailure, total: m.total,
-        cpuUs: (c.user + c.system) / Math.max(1, lat.length),
+        cpuUs: c / Math.max(1, lat.length),
         dbCpuUs: dbUsed === null ? null : dbUsed / Math.max(1, lat.length),
       });
     });
