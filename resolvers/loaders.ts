@@ -302,7 +302,7 @@ function columnsKey(columns: Columns): string {
 
 const pageKey = (k: PageKey<unknown>) => `${k.parent}|${k.limit}|${k.after ?? ''}|${k.along ?? ''}|${columnsKey(k.columns)}`;
 /** The pages `prime` gave each context, by loader and page key (forgotten with the context's other reads: forgetReads). */
-const primedPages = new WeakMap<object, Map<string, Page<unknown>>>();
+const primedPages = new WeakMap<object, Map<string, Page<object>>>();
 let pagedLoaders = 0;
 
 /**
@@ -312,7 +312,7 @@ let pagedLoaders = 0;
  * for executions, their changeset rows, whole or their counts), apart from keys asked otherwise. Keys asked with `columns` read only
  * those columns of their rows (resolvers/projection.ts); keys with different columns are fetched apart.
  */
-function paged<T, K extends CursorKind>(
+function paged<T extends object, K extends CursorKind>(
   kind: K,
   cursorKey: (row: T) => CursorKey<K>,
   parentOf: (row: T) => string,

@@ -7,6 +7,8 @@ import { newId } from '../domain/ids.js';
 import { executionsWithChangesets, sessionsWithExecutions } from '../resolvers/loaders.js';
 import { connect } from '../db/connection.js';
 import { changesetRows } from '../domain/changesets.js';
+import { propertyReadFields } from '../schema/index.js';
+import { appendText, begin, createSession, registerHost, settle, startJob } from './fixtures.js';
 
 /**
  * The fast read path (queries compiled by graphql-jit, changesets loaded whole and resolved
@@ -278,6 +280,33 @@ describe('the fast read path answers what graphql-js answers', () => {
     } finally {
       await one.end();
     }
+  });
+
+  it('every connection\'s edges hold their rows: messages, jobs, children, executions, sessions, settlements and tokens answer the same', async () => {
+    // Every edge node is read as the row its page holds, without a resolver (schema/property-reads.ts).
+    for (const t of ['Session', 'Execution', 'Message', 'Job', 'Settlement', 'Token']) expect(propertyReadFields).toContain(`${t}Edge.node`);
+    const host = await registerHost(g);
+    const parent = await createSession(g, { title: 'edges', directory: '/edges' });
+    const child = await createSession(g, { parentID: parent.id, title: 'edges child' });
+    const e = await begin(g, host, parent.id);
+    for (let i = 0; i < 3; i++) await appendText(g, host, parent.id, `message ${i}`, { executionID: e.id });
+    for (let i = 0; i < 2; i++) await startJob(g, host, parent.id, { executionID: e.id, title: `job ${i}` });
+    await settle(g, host, e.id, 'FAILED', { error: 'stopped' });
+    await g.token('reader');
+    const d = await both(`query($id: ID!) { session(id: $id) { id
+        children(first: 5) { edges { cursor node { id parentID title } } }
+        messages(first: 2) { pageInfo { hasNextPage endCursor } edges { cursor node { id role parts { __typename ... on TextPart { text } } } } }
+        jobs { edges { cursor node { id title status execution { id } } } }
+        executions { edges { cursor node { id status messages(first: 5) { edges { node { id } } } jobs(first: 1) { edges { node { title } } } } } } }
+      settlements(first: 100) { edges { cursor node { __typename } } }
+      tokens(first: 100) { edges { node { id role } } } }`, { id: parent.id });
+    expect(d.session.children.edges.map((x: any) => x.node.id)).toEqual([child.id]);
+    expect(d.session.messages.edges.map((x: any) => x.node.parts[0].text)).toEqual(['message 0', 'message 1']);
+    expect(d.session.messages.pageInfo.hasNextPage).toBe(true);
+    expect(d.session.jobs.edges.map((x: any) => [x.node.title, x.node.execution.id])).toEqual([['job 0', e.id], ['job 1', e.id]]);
+    expect(d.session.executions.edges[0].node.messages.edges).toHaveLength(3);
+    expect(d.settlements.edges.length).toBeGreaterThan(0);
+    expect(d.tokens.edges.length).toBeGreaterThan(1);
   });
 
   it('unions and interfaces resolved by isTypeOf (node, continuity), and errors, answer the same', async () => {
