@@ -452,28 +452,21 @@ export const executionsOfSession = paged('execution', (r: ExecutionRow) => r.seq
   if (!along) return pageEach<ExecutionRow>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, columns);
   const rows = await pageEach<WithChangeset>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, columns,
     { join: db`LEFT JOIN changesets c ON c.session_id = x.session_id AND c.execution_id = x.id`, select: changesetColumns(db, along) });
-  const executions: ExecutionRow[] = [];
-  for (const r of rows) {
-    const { execution, changeset } = along === 'whole' ? splitChangeset(r) : splitCounts(r);
-    knowChangeset(ctx, along, execution, changeset);
-    executions.push(execution);
-  }
-  return executions;
+  const split = rows.map((r) => (along === 'whole' ? splitChangeset(r) : splitCounts(r)));
+  knowChangesets(ctx, along, split);
+  return split.map((r) => r.execution);
 });
 
 /**
- * Keeps a changeset row read along with its execution (or its counts) where Execution.changeset looks
- * first, unless the execution is running (its changeset is not frozen yet) or the context knows it already.
+ * Keeps the changeset rows a read brought along with their executions (whole, or their counts) where
+ * Execution.changeset looks first, unless the execution is running (its changeset is not frozen yet) or
+ * the context knows it already. Read with `along`, a row is whole exactly when `along` is 'whole'
+ * (CHANGESET_COLUMNS, CHANGESET_KEYS).
  */
-function knowChangeset(ctx: Context, along: ChangesetAlong, execution: ExecutionRow, changeset: ChangesetRow | ChangesetCounts | null) {
-  if (execution.status === 'RUNNING') return;
-  // Read with `along`, the row is whole exactly when `along` is 'whole' (CHANGESET_COLUMNS, CHANGESET_KEYS).
-  if (along === 'whole') {
-    const known = changesetsRead(ctx);
-    if (!known.has(execution.id)) known.set(execution.id, changeset as ChangesetRow | null);
-  } else {
-    const known = changesetsCounted(ctx);
-    if (!known.has(execution.id)) known.set(execution.id, changeset);
+function knowChangesets(ctx: Context, along: ChangesetAlong, rows: readonly { execution: ExecutionRow; changeset: ChangesetRow | ChangesetCounts | null }[]) {
+  const known: Map<string, ChangesetRow | ChangesetCounts | null> = along === 'whole' ? changesetsRead(ctx) : changesetsCounted(ctx);
+  for (const { execution, changeset } of rows) {
+    if (execution.status !== 'RUNNING' && !known.has(execution.id)) known.set(execution.id, changeset);
   }
 }
 
@@ -555,7 +548,7 @@ export async function sessionsWithExecutionPages(ctx: Context, q: { where: Fragm
   const { sessions, pages } = await sessionsWithExecutions(ctx.sql, q);
   const { limit, after, columns, along } = q.page;
   for (const [session, rows] of pages) {
-    if (along) for (const { execution, changeset } of rows) knowChangeset(ctx, along, execution, changeset);
+    if (along) knowChangesets(ctx, along, rows);
     executionsOfSession.prime(ctx, session, { limit, after, columns, along }, rows.map((r) => r.execution));
   }
   return sessions;

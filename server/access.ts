@@ -5,9 +5,19 @@ import type { Context } from '../resolvers/context.js';
 
 const READERS: Role[] = ['reader', 'plugin', 'admin'];
 
+/** The operations of each document by name ('' for the first), found once (documents are immutable and cached by Yoga). */
+const operationsOf = new WeakMap<DocumentNode, Map<string, OperationDefinitionNode | undefined>>();
+
+/** The operation `name` of the document (without a name: its first), as graphql-js picks it. */
 export function operationOf(doc: DocumentNode, name?: string | null): OperationDefinitionNode | undefined {
+  let byName = operationsOf.get(doc);
+  if (!byName) operationsOf.set(doc, (byName = new Map()));
+  const key = name ?? '';
+  if (byName.has(key)) return byName.get(key);
   const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-  return name ? ops.find((o) => o.name?.value === name) : ops[0];
+  const op = name ? ops.find((o) => o.name?.value === name) : ops[0];
+  byName.set(key, op);
+  return op;
 }
 
 function rootFields(doc: DocumentNode, sel: SelectionSetNode, out = new Set<string>(), seen = new Set<string>()): Set<string> {
@@ -24,6 +34,9 @@ function rootFields(doc: DocumentNode, sel: SelectionSetNode, out = new Set<stri
   return out;
 }
 
+/** The root field names of each operation (fragments followed), found once per operation. */
+const rootFieldsOf = new WeakMap<OperationDefinitionNode, string[]>();
+
 /**
  * The first root field of this operation the caller may not use, and why; null when it may use all.
  * A field's `extensions.roles` lists the roles that may call it (default: the readers); a field with
@@ -35,7 +48,9 @@ export function forbiddenUse(schema: GraphQLSchema, doc: DocumentNode, operation
   const type = op.operation === 'query' ? schema.getQueryType() : op.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
   if (!type) return null;
   const fields = type.getFields();
-  for (const name of rootFields(doc, op.selectionSet)) {
+  let names = rootFieldsOf.get(op);
+  if (!names) rootFieldsOf.set(op, (names = [...rootFields(doc, op.selectionSet)]));
+  for (const name of names) {
     if (name.startsWith('__')) continue;
     const field = fields[name] as GraphQLField<unknown, unknown> | undefined;
     if (!field) continue; // validation reports unknown fields

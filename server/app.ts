@@ -23,7 +23,7 @@ import { ClientCaps } from './caps.js';
 import { maskSubscriptionErrors, refuseUpgrade } from './ws-guards.js';
 import { serveGraphiQL, wantsGraphiQL } from './graphiql.js';
 import { batchWrites } from '../subscriptions/delivery.js';
-import { log, logUnexpected, markUnexpected, reportUnexpected, requestIDFor, resultOf, type RequestRecord } from './logging.js';
+import { log, logUnexpected, markUnexpected, reportUnexpected, newRequestRecord, requestIDFor, resultOf, type RequestRecord } from './logging.js';
 import { Metrics } from './metrics.js';
 import { VERSION } from './version.js';
 import { operationOf, useOperationRecord } from './operations.js';
@@ -154,7 +154,7 @@ export function buildApp(opts: AppOptions): App {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/graphql' || wantsGraphiQL(req)) return handle(req, res, path);
     // One log line and one metric per GraphQL request; the record goes along with it (server/logging.ts).
-    const rec: RequestRecord = { requestID: requestIDFor(req, res), start: performance.now() };
+    const rec = newRequestRecord(requestIDFor(req, res));
     res.once('finish', () => {
       const seconds = (performance.now() - rec.start) / 1000;
       const result = resultOf(rec, res.statusCode);

@@ -1,5 +1,5 @@
 import {
-  GraphQLError, Kind, getNullableType, isInputObjectType, isLeafType, isListType, isNonNullType, isUnionType,
+  BREAK, GraphQLError, Kind, visit, getNullableType, isInputObjectType, isLeafType, isListType, isNonNullType, isUnionType,
   type ArgumentNode, type GraphQLInputType, type DirectiveNode, type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLField,
   type GraphQLSchema, type SelectionSetNode, type ValueNode, type VariableDefinitionNode,
 } from 'graphql';
@@ -209,12 +209,27 @@ export interface BadInput {
   refusals: Map<string, InvalidRequestError>;
 }
 
+/** Whether a string literal anywhere in the document (arguments, defaults, directives, any operation) is bad; once per document. */
+const badLiteralIn = new WeakMap<DocumentNode, boolean>();
+function hasBadLiteral(document: DocumentNode): boolean {
+  let v = badLiteralIn.get(document);
+  if (v === undefined) {
+    v = false;
+    visit(document, { StringValue(node) { if (isBadString(node.value)) { v = true; return BREAK; } return undefined; } });
+    badLiteralIn.set(document, v);
+  }
+  return v;
+}
+
 /** Checks one operation. Null when every string is fine. */
 export function checkOperation(
   schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown> | null | undefined,
 ): BadInput | null {
   const op = operationOf(document, operationName);
   if (!op) return null;
+  // Nothing to find when no string of the document and none of the variables is bad (the common case):
+  // the walk below only says where a bad one is.
+  if (!hasBadLiteral(document) && (variables == null || typeof variables !== 'object' || badInJson(variables, '') === null)) return null;
   const scan: Scan = {
     variables: variables && typeof variables === 'object' ? variables : {},
     defaults: new Map(

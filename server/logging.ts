@@ -52,6 +52,14 @@ export interface RequestRecord {
   failed?: boolean;
 }
 
+/**
+ * A request's record with every field present from the start: the operation's hooks fill it in, and
+ * writes to fields it already has keep one object shape (adding them one by one reshaped it per request).
+ */
+export function newRequestRecord(requestID: string): RequestRecord {
+  return { requestID, start: performance.now(), operationName: undefined, operationType: undefined, role: undefined, tokenID: undefined, errors: undefined, failed: undefined };
+}
+
 /** The record of the request a GraphQL context (or Yoga server context) belongs to. */
 export function recordOf(context: unknown): RequestRecord | undefined {
   return (context as { rec?: RequestRecord } | null | undefined)?.rec;

@@ -186,6 +186,17 @@ describe('bad bytes in arguments', () => {
     expect(r.data.good).toEqual({ __typename: 'Session', directory: '/fuzz/ok' });
   });
 
+  it('the same document answered first with clean variables still refuses bad ones, and a bad literal is refused every time', async () => {
+    // The check remembers per document that its literals are clean, never that a request was.
+    const Q = `query($id: ID!, $after: String) { session(id: $id) { id messages(after: $after) { edges { cursor } } } }`;
+    expect((await g.gql(Q, { id: ids.session })).errors).toBeUndefined();
+    expect(codes((await g.gql(Q, { id: ids.session, after: 'x\uD800' })) as any)).toEqual(['BAD_USER_INPUT']);
+    expect(codes((await g.gql(Q, { id: `${ids.session}\u0000` })) as any)).toEqual(['BAD_USER_INPUT']);
+    expect((await g.gql(Q, { id: ids.session })).errors).toBeUndefined();
+    const lit = `query { session(id: "${ids.session}") { messages(after: "\\u0000") { edges { cursor } } } }`;
+    for (let i = 0; i < 2; i++) expect(codes((await g.gql(lit)) as any)).toEqual(['BAD_USER_INPUT']);
+  });
+
   it('a bad byte in a nested field argument, a fragment or a variable default refuses the whole operation', async () => {
     const before = await digest();
     const nested = await g.gql(`mutation($a: String) { createSession(input: { directory: "/fuzz/n" }) { ... on Session { children(after: $a) { edges { cursor } } } } }`, { a: 'c\u0000' });
