@@ -27,6 +27,7 @@ import { log, logUnexpected, markUnexpected, reportUnexpected, newRequestRecord,
 import { Metrics } from './metrics.js';
 import { VERSION } from './version.js';
 import { operationOf, useOperationRecord } from './operations.js';
+import { inOrder } from './operation-checks.js';
 import { useCompiledQueries } from '../resolvers/compiled.js';
 import { httpGraphQL, type HttpGraphQL } from './http-graphql.js';
 
@@ -115,6 +116,7 @@ export function buildApp(opts: AppOptions): App {
     },
   };
 
+  const [armor, costLimit] = useLimits(opts.limits ?? DEFAULT_LIMITS);
   const yoga = createYoga<{ actor?: Actor; request?: Request; rec?: RequestRecord }, Context>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -140,7 +142,8 @@ export function buildApp(opts: AppOptions): App {
     },
     // GraphiQL is served by server/graphiql.ts (offline, subscriptions authenticated).
     graphiql: false,
-    plugins: guardRequestHooks([auth, useOperationRecord(), useRoles(), useInputValidation(), ...useLimits(opts.limits ?? DEFAULT_LIMITS), useSharedSubscriptionExecution(), useCompiledQueries()]),
+    // The operation checks (record, roles, input validation, cost: in this order) run as one hook (server/operation-checks.ts).
+    plugins: guardRequestHooks([auth, ...inOrder([useOperationRecord(), useRoles(), useInputValidation(), costLimit]), armor, useSharedSubscriptionExecution(), useCompiledQueries()]),
     context: ({ request, actor }) => {
       const who = actor ?? (request ? actors.get(request) : undefined);
       if (!who) throw new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' } });

@@ -52,7 +52,7 @@ export function operationCost(doc: DocumentNode, operationName: string | null | 
 }
 
 /** Depth, alias, token and cost limits, as envelop plugins: they run for HTTP and WebSocket alike. */
-export function useLimits(limits: Limits = DEFAULT_LIMITS): Plugin[] {
+export function useLimits(limits: Limits = DEFAULT_LIMITS): [armor: Plugin, cost: Plugin] {
   const armor = EnvelopArmorPlugin({
     maxDepth: { n: limits.maxDepth, ignoreIntrospection: true },
     maxAliases: { n: limits.maxAliases },

@@ -61,6 +61,27 @@ describe('roles', () => {
     expect((await g.gql(`mutation { createSession(input: { directory: "/x" }) { __typename } }`, undefined, plugin)).data?.createSession.__typename).toBe('Session');
   });
 
+  it('the checks of an operation run in order (roles, bad input, cost), the first refusal alone answering, over HTTP and WebSocket', async () => {
+    const host = await g.token('host');
+    // A query the host may not run, with a bad string and over the cost limit: refused for its role only.
+    const all = `query($a: String) { sessions(first: 100, after: $a) { edges { node { executions(first: 100) { edges { node { messages(first: 100) { edges { node { id } } } } } } } } } }`;
+    const codes = (r: { errors?: { extensions?: Record<string, unknown> }[] }) => (r.errors ?? []).map((e) => e.extensions?.code);
+    expect(codes(await g.gql(all, { a: 'x\u0000' }, host))).toEqual(['FORBIDDEN']);
+    // Allowed to a reader: the bad string is refused before the cost is counted; without it, the cost.
+    expect(codes(await g.gql(all, { a: 'x\u0000' }))).toEqual(['BAD_USER_INPUT']);
+    expect(codes(await g.gql(all, {}))).toEqual(['COST_LIMIT']);
+    const wide = Array.from({ length: 10 }, (_, i) => `a${i}: session { executions(first: 100) { edges { node { messages(first: 100) { edges { node { id } } } } } } }`).join(' ');
+    const sub = `subscription($s: ID) { executionSettled(sessionID: $s) { execution { ${wide} } } }`;
+    const forbidden = subscribe(g.ws(host), sub, { s: 'ses_\u0000' });
+    const bad = subscribe(g.ws(), sub, { s: 'ses_\u0000' });
+    const costly = subscribe(g.ws(), sub, {});
+    for (const [s, code] of [[forbidden, 'FORBIDDEN'], [bad, 'BAD_USER_INPUT'], [costly, 'COST_LIMIT']] as const) {
+      await expect.poll(() => s.errors.length, { timeout: 5000 }).toBeGreaterThan(0);
+      expect(JSON.stringify(s.errors)).toContain(code);
+      for (const other of ['FORBIDDEN', 'BAD_USER_INPUT', 'COST_LIMIT'].filter((c) => c !== code)) expect(JSON.stringify(s.errors)).not.toContain(other);
+    }
+  });
+
   it('applies roles to subscriptions over WebSocket', async () => {
     const host = await g.token('host');
     const sub = subscribe(g.ws(host), `subscription { executionSettled { cursor } }`);
