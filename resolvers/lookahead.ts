@@ -1,4 +1,4 @@
-import { getArgumentValues, isObjectType, Kind, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo } from 'graphql';
+import { getArgumentValues, isObjectType, Kind, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo, type ValueNode } from 'graphql';
 
 /**
  * Look-ahead: what a field's selection reads below it, so a batch can load it along (resolvers/loaders.ts)
@@ -106,10 +106,24 @@ export function nestedField(info: GraphQLResolveInfo, typeName: string, name: st
   const type = info.schema.getType(typeName);
   const def = isObjectType(type) ? type.getFields()[name] : undefined;
   if (!def) return null;
+  const literal = literalArgsOf.get(nodes[0]);
+  if (literal) return { nodes, args: literal };
   try {
-    return { nodes, args: getArgumentValues(def, nodes[0], info.variableValues) };
+    const args = getArgumentValues(def, nodes[0], info.variableValues);
+    // Arguments written out in the document (`first: 5`) are the same on every request: coerced once.
+    if (!nodes[0].arguments?.some((a) => usesVariables(a.value))) literalArgsOf.set(nodes[0], args);
+    return { nodes, args };
   } catch {
     return null; // a bad argument: the field's own resolver answers it
+  }
+}
+const literalArgsOf = new WeakMap<FieldNode, Record<string, unknown>>();
+function usesVariables(v: ValueNode): boolean {
+  switch (v.kind) {
+    case Kind.VARIABLE: return true;
+    case Kind.LIST: return v.values.some(usesVariables);
+    case Kind.OBJECT: return v.fields.some((f) => usesVariables(f.value));
+    default: return false;
   }
 }
 

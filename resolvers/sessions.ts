@@ -20,10 +20,11 @@ export async function listSessions(ctx: Context, args: { first?: number | null; 
   const limit = pageSize(args.first);
   const after = decodeCursor('session', args.after);
   const db = ctx.sql;
-  const where = db`${scopeCondition(db, ctx.actor, 'directory')}
-      ${args.parentID ? db`AND parent_id = ${args.parentID}` : db``}
-      ${args.rootsOnly ? db`AND parent_id IS NULL` : db``}
-      ${after ? db`AND id < ${after}` : db``}`;
+  // Only the conditions asked for: every fragment is a query object of its own (an empty one included).
+  let where = scopeCondition(db, ctx.actor, 'directory');
+  if (args.parentID) where = db`${where} AND parent_id = ${args.parentID}`;
+  if (args.rootsOnly) where = db`${where} AND parent_id IS NULL`;
+  if (after) where = db`${where} AND id < ${after}`;
   const page = info && executionPageOf(ctx, info, columns);
   const rows = page && columns
     ? await sessionsWithExecutionPages(ctx, { where, limit: limit + 1, sessionColumns: columns, page })

@@ -103,6 +103,16 @@ describe('the fast read path answers what graphql-js answers', () => {
     expect(seen).toBe(101);
   });
 
+  it('a list reads its sessions\' pages of executions as each request asks: a variable page size on the same document, then a literal one', async () => {
+    const q = `query($n: Int!, $m: Int) { sessions(first: $n) { edges { node { id executions(first: $m) { edges { node { id sequence } } } } } } }`;
+    for (const m of [2, 4, 1]) {
+      const d = await both(q, { n: 3, m });
+      for (const e of d.sessions.edges) expect(e.node.executions.edges.length).toBe(Math.min(m, S.executions[S.sessions.indexOf(e.node.id)]?.length ?? m));
+    }
+    const lit = `{ sessions(first: 3) { edges { node { executions(first: 3) { edges { node { id } } } } } } }`;
+    for (let i = 0; i < 2; i++) for (const e of (await both(lit)).sessions.edges) expect(e.node.executions.edges.length).toBeLessThanOrEqual(3);
+  });
+
   it('a page of executions brings its changeset rows along: the same changesets and boundaries as each execution read on its own', async () => {
     const SEL = `id status boundary { __typename ... on BoundaryUnavailable { reason detail } }
       changeset { fileCount additions deletions coverage { __typename ... on CoverageUnavailable { reason detail } } }`;
