@@ -3,7 +3,7 @@ import type { Plugin } from 'graphql-yoga';
 type ExecuteHook = NonNullable<Plugin['onExecute']>;
 type SubscribeHook = NonNullable<Plugin['onSubscribe']>;
 type Event = Parameters<ExecuteHook>[0] & Parameters<SubscribeHook>[0];
-type Done = ((payload: any) => unknown) | undefined;
+type ResultHook = (payload: { result: unknown; setResult: (r: any) => void }) => unknown;
 
 /**
  * The gateway's checks of an operation (the request record, roles, input validation, cost), whose
@@ -12,11 +12,12 @@ type Done = ((payload: any) => unknown) | undefined;
  * a chain of promise helpers per hook and request), which for these four cost more than the checks.
  *
  * Envelop's rules hold: the hooks run in order with the same event; one that stops the operation
- * (`setResultAndStopExecution`) stops the ones after it; the `onExecuteDone` / `onSubscribeResult` of
- * those that ran are called in order, with the result (the stopping one's included), and what they
- * return (stream handlers) is kept. A hook that returns a promise is a programming error: it is refused
- * at its first call, never silently raced. The plugins' other hooks stay
- * where they were (the returned list: the combined hooks first, then each plugin without them).
+ * (`setResultAndStopExecution`) stops the ones after it; the result hooks (`onExecuteDone`,
+ * `onSubscribeResult`) of those that ran are called in order, each with the result as the ones before
+ * left it. These checks are synchronous and return no stream handlers: a hook that returns a promise, or
+ * a result hook that returns anything, is a programming error, refused at its first call rather than
+ * silently raced or dropped. The plugins' other hooks stay where they were (the returned list: the
+ * combined hooks first, then each plugin without them).
  */
 export function inOrder(plugins: Plugin<any, any, any>[]): Plugin<any, any, any>[] {
   const execute = plugins.map((p) => p.onExecute?.bind(p)).filter((h): h is ExecuteHook => !!h);
@@ -25,42 +26,26 @@ export function inOrder(plugins: Plugin<any, any, any>[]): Plugin<any, any, any>
   return [{ onExecute: (ev) => run(execute, ev as Event, 'onExecuteDone'), onSubscribe: (ev) => run(subscribe, ev as Event, 'onSubscribeResult') }, ...rest];
 }
 
-function run(hooks: ((ev: any) => unknown)[], ev: Event, doneKey: 'onExecuteDone' | 'onSubscribeResult') {
+function run(hooks: ((ev: any) => unknown)[], ev: Event, resultKey: 'onExecuteDone' | 'onSubscribeResult') {
   let stopped = false;
   const own = { ...ev, setResultAndStopExecution: (r: any) => { stopped = true; ev.setResultAndStopExecution(r); } };
-  let dones: Done[] | null = null;
+  let results: ResultHook[] | null = null;
   for (const hook of hooks) {
-    const r = hook(own) as Record<string, Done> | void | Promise<unknown>;
-    if (r && typeof (r as Promise<unknown>).then === 'function') throw new Error('inOrder: an operation check returned a promise; it must be synchronous');
-    const done = r && (r as Record<string, Done>)[doneKey];
-    if (done) (dones ??= []).push(done);
+    const r = hook(own) as Record<string, ResultHook | undefined> | void;
+    if (r && typeof (r as unknown as Promise<unknown>).then === 'function') throw new Error('inOrder: an operation check returned a promise; it must be synchronous');
+    const onResult = r?.[resultKey];
+    if (onResult) (results ??= []).push(onResult);
     if (stopped) break;
   }
-  if (!dones) return undefined;
-  return { [doneKey]: chained(dones) };
-}
-
-/**
- * Handlers called in order, as envelop calls its hooks' own: each with the result as the ones before
- * left it (`setResult` changes it for the next and for envelop), and what they return chained the same way.
- */
-function chained(handlers: Done[]) {
-  return (payload: { result: unknown; setResult: (r: any) => void }) => {
-    let result = payload.result;
-    const own = (p: typeof payload) => ({ ...p, result, setResult: (r: unknown) => { result = r; p.setResult(r); } });
-    let onNext: Done[] | null = null;
-    let onEnd: (() => unknown)[] | null = null;
-    for (const h of handlers) {
-      const r = h!(own(payload)) as { onNext?: Done; onEnd?: () => unknown } | void;
-      if (r && typeof (r as unknown as Promise<unknown>).then === 'function') throw new Error('inOrder: a result hook of an operation check returned a promise; it must be synchronous');
-      if (r?.onNext) (onNext ??= []).push(r.onNext);
-      if (r?.onEnd) (onEnd ??= []).push(r.onEnd);
-    }
-    if (!onNext && !onEnd) return undefined;
-    const nexts = onNext, ends = onEnd;
-    return {
-      onNext: nexts ? chained(nexts) : undefined,
-      onEnd: ends ? () => { for (const f of ends) f(); } : undefined,
-    };
+  if (!results) return undefined;
+  const all = results;
+  return {
+    [resultKey]: (payload: Parameters<ResultHook>[0]) => {
+      let result = payload.result;
+      for (const h of all) {
+        const r = h({ ...payload, result, setResult: (x: unknown) => { result = x; payload.setResult(x); } });
+        if (r !== undefined) throw new Error(`inOrder: an ${resultKey} of an operation check returned a value; it must return nothing`);
+      }
+    },
   };
 }
