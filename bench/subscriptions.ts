@@ -45,12 +45,21 @@ import { decodeCursor, encodeCursor } from '../resolvers/cursors.js';
 
 const CHILD = process.argv.includes('--child');
 
+/**
+ * The gateway children run the code `npm start` runs: dist/, compiled by tsc (main() builds it when
+ * it is older than the sources). BENCH_GATEWAY_CODE=tsx runs the sources through tsx instead, whose
+ * esbuild transform names every function it creates at run time (keepNames) and so costs more per
+ * closure than the deployed code does.
+ */
+const gatewaySources = process.env.BENCH_GATEWAY_CODE === 'tsx';
+const gatewayModule = (m: string) => (gatewaySources ? `../${m}` : `../dist/${m}`);
 
 async function child() {
-  const { buildApp } = await import('../server/app.js');
-  const { sharedStats } = await import('../subscriptions/shared.js');
+  const { buildApp } = await import(gatewayModule('server/app.js')) as typeof import('../server/app.js');
+  const { sharedStats } = await import(gatewayModule('subscriptions/shared.js')) as typeof import('../subscriptions/shared.js');
+  const { connect: connectGateway } = await import(gatewayModule('db/connection.js')) as typeof import('../db/connection.js');
   const url = process.env.BENCH_DB_URL!;
-  const sql = connect(url, { max: 10, applicationName: 'bench-gateway' });
+  const sql = connectGateway(url, { max: 10, applicationName: 'bench-gateway' });
   // Thousands of subscribers come from this one machine: lift the per-client connection cap.
   const app = buildApp({ sql, gateway: { sweepIntervalMs: 0 }, caps: { connectionsPerClient: 1_000_000 } });
   await app.start();
@@ -619,6 +628,12 @@ async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; 
 }
 
 async function main() {
+  if (!gatewaySources) {
+    // dist/ as `npm start` would build it (nothing to do when it is up to date).
+    const { spawnSync } = await import('node:child_process');
+    const built = spawnSync(process.execPath, [fileURLToPath(new URL('../bin/build.mjs', import.meta.url)), '--if-stale'], { stdio: 'inherit' });
+    if (built.status !== 0) throw new Error('npm run build failed: the gateway children run dist/');
+  }
   const subsList = (process.env.SUBS ?? '1000,5000').split(',').map(Number);
   // RATES=25,50,100,200: each subscriber count at each rate, gateway then baseline (RATE: one rate).
   const rates = (process.env.RATES ?? process.env.RATE ?? '200').split(',').map(Number);
