@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import type WebSocket from 'ws';
+import { log } from '../server/logging.js';
 
 /**
  * How subscription messages leave a WebSocket: batched per socket per event-loop turn.
@@ -9,7 +10,8 @@ import type WebSocket from 'ws';
  * per event-loop turn, each turn costs one writev per socket, and a burst of events is paid turn by
  * turn. Here, for one connection:
  * - the TCP socket is corked at the first message of a turn and uncorked once the turn's work is done
- *   (setImmediate), so the turn's messages to that socket go out in one write;
+ *   (one setImmediate for every socket corked in the turn), so the turn's messages to that socket go
+ *   out in one write;
  * - while the socket's unsent data stays under `eagerBytes`, a message's callback is called as soon as
  *   the message is queued (in order, after it), so graphql-ws hands out the next result in the same
  *   turn; past that the real write callback is kept (back-pressure), and the instance's slow-consumer
@@ -29,10 +31,27 @@ export function batchWrites(ws: WebSocket, eagerBytes = 256 * 1024): void {
     if (!corked && ws.readyState === ws.OPEN && !raw.destroyed) {
       corked = true;
       raw.cork();
-      setImmediate(uncork);
+      uncorkAfterTurn(uncork);
     }
     if (!cb || ws.bufferedAmount >= eagerBytes) return send(data, opts, cb);
     send(data, opts);
     queueMicrotask(() => cb());
   };
+}
+
+/**
+ * The sockets corked this turn, uncorked together by one setImmediate (an event handed to 500
+ * subscribers of an instance corks 500 sockets: one timer for all of them, not one each).
+ */
+let corkedThisTurn: (() => void)[] = [];
+function uncorkAfterTurn(uncork: () => void): void {
+  if (corkedThisTurn.length === 0) setImmediate(uncorkAll);
+  corkedThisTurn.push(uncork);
+}
+function uncorkAll(): void {
+  const list = corkedThisTurn;
+  corkedThisTurn = [];
+  for (const uncork of list) {
+    try { uncork(); } catch (err) { log().error({ err }, 'delivery: uncorking a socket failed'); }
+  }
 }

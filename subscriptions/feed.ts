@@ -280,13 +280,28 @@ export function resumable<T>(opts: {
   let disposeAbort: (() => void) | null = null;
   const DONE: IteratorResult<T> = { done: true, value: undefined };
 
-  const poke = () => wake.poke();
+  /**
+   * A `next()` of a live stream with nothing queued, parked until the feed hands it a row: the row is
+   * its answer at once, without a pull's async hops and wake-up. Anything else that needs the stream's
+   * attention (an overflow, a failure, the end) hands the parked call to `pull`, as a wake-up would.
+   */
+  let parked: { resolve: (r: IteratorResult<T>) => void; reject: (e: unknown) => void } | null = null;
+  const unpark = () => {
+    const p = parked;
+    if (!p) return;
+    parked = null;
+    const r = takeReady();
+    if (r !== undefined) p.resolve({ done: false, value: r });
+    else startPull().then(p.resolve, p.reject);
+  };
+  const poke = () => { if (parked) unpark(); else wake.poke(); };
   const cleanup = () => {
     closed = true;
     queue = []; out = []; head = 0;
     remove?.(); remove = null;
     disposeAbort?.(); disposeAbort = null;
     wake.close();
+    unpark();
   };
 
   const init = async () => {
@@ -331,10 +346,17 @@ export function resumable<T>(opts: {
     return takeQueued();
   };
 
-  // Fast path of a live stream: a row at hand is handed out without the async function's hops.
+  // Fast path of a live stream: a row at hand is handed out without the async function's hops, and
+  // with none at hand the call is parked for the feed's next row (see `unpark`).
   const next = (): Promise<IteratorResult<T>> => {
     const r = takeReady();
     if (r !== undefined) return Promise.resolve({ done: false, value: r });
+    if (ready && !pulling && !parked && !failure && !closed && !needReplay && !overflow && !out.length && head >= queue.length) {
+      return new Promise<IteratorResult<T>>((resolve, reject) => { parked = { resolve, reject }; });
+    }
+    return startPull();
+  };
+  const startPull = (): Promise<IteratorResult<T>> => {
     pulling = true;
     const p = pull();
     void p.then(() => { pulling = false; }, () => { pulling = false; });

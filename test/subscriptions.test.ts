@@ -485,6 +485,44 @@ describe('resources', () => {
     await it.return();
     expect(got).toEqual((await log(start)).map((r) => r.pos));
   });
+
+  it('a live stream waiting with nothing queued gets the next row, ends on return(), fails on abort', async () => {
+    const start = (await log()).at(-1)?.pos ?? 0;
+    let abort: ((err: Error) => void) | null = null;
+    const open = (abortable: boolean) => resumable<SettlementRow>({
+      feed: A.gateway.settlements,
+      after: start,
+      cursorOf: (r) => r.pos,
+      replay: (after, limit) => readSettlements(g.sql, SYSTEM, { after, limit }),
+      accept: () => true,
+      abortOn: abortable ? (fn) => { abort = fn; return () => { abort = null; }; } : undefined,
+    });
+    const base = A.gateway.settlements.subscribers;
+    const ended = open(false);
+    const failed = open(true);
+    const firsts = [ended.next(), failed.next()]; // each registers on the feed, replays (nothing), then waits
+    for (let i = 0; i < 50 && A.gateway.settlements.subscribers < base + 2; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(A.gateway.settlements.subscribers).toBe(base + 2);
+    await settleMany(1, all(), [A]);
+    const [a1, b1] = await Promise.all(firsts);
+    // Both are live now, with nothing queued: these calls wait for the feed's next row.
+    const seconds = [ended.next(), failed.next()];
+    await settleMany(1, all(), [B]);
+    const [a2, b2] = await Promise.all(seconds);
+    expect([a1.value.pos, a2.value.pos]).toEqual((await log(start)).map((r) => r.pos));
+    expect([b1.value.pos, b2.value.pos]).toEqual([a1.value.pos, a2.value.pos]);
+    // Waiting again: return() ends the wait with done and frees the place on the feed at once.
+    const third = ended.next();
+    await ended.return();
+    expect(await third).toEqual({ done: true, value: undefined });
+    expect(A.gateway.settlements.subscribers).toBe(base + 1);
+    // Waiting again: an abort fails the wait with its error.
+    const thirdFailed = failed.next();
+    abort!(new Error('token revoked'));
+    await expect(thirdFailed).rejects.toThrow('token revoked');
+    expect(A.gateway.settlements.subscribers).toBe(base);
+    expect(await failed.next()).toEqual({ done: true, value: undefined });
+  });
 });
 
 describe('sessionEvents', () => {
