@@ -14,7 +14,9 @@
  * - PostGraphile v5 (`postgraphile` with its amber preset over the same schema, no auth);
  * - the ceiling: node:http and postgres.js running the gateway's own SQL statements (the same round
  *   trips, the same columns) and building the same JSON by hand, no GraphQL.
- * The process runs with NODE_ENV=production (graphql-js without its development checks; Grafast too).
+ * The process runs with NODE_ENV=production (graphql-js without its development checks; Grafast too),
+ * and the gateway and the ceiling's gateway SQL and helpers from dist/, the code `npm start` runs
+ * (built first when stale; BENCH_GATEWAY_CODE=tsx runs the sources through tsx: bench/support/gateway-code.ts).
  * CLIENTS keep-alive clients in a child process (bench/support/drive.ts) send one query back to back
  * for SECONDS after WARMUP, the three servers in turn (rotating order, ROUNDS times). Prints medians of
  * req/s, latency, this process's CPU per request (the servers' own work), the per-round ratios, CPU
@@ -27,19 +29,26 @@ import './support/node20.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { loadavg } from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
-import { connect, type Sql } from '../db/connection.js';
+import type { Sql } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { openDatabase } from '../db/index.js';
 import { createScratchDatabase } from '../db/scratch.js';
-import { buildApp } from '../server/app.js';
-import { createToken } from '../domain/tokens.js';
-import { changesetFiles, coverageOf, hasFiles, type ChangesetCounts, type ChangesetFileRow, type ChangesetRow } from '../domain/changesets.js';
-import { executionsWithChangesets, sessionsWithExecutions } from '../resolvers/loaders.js';
+import type { ChangesetCounts, ChangesetFileRow, ChangesetRow } from '../domain/changesets.js';
 import type { ExecutionRow } from '../domain/rows.js';
-import { encodeCursor } from '../resolvers/cursors.js';
-import { sessionOf } from '../domain/ids.js';
 import { drive, median, type Run } from './support/drive.js';
 import { seedReads } from './support/reads-data.js';
+import { ensureBuilt, gatewayModule } from './support/gateway-code.js';
+
+// The gateway, and the ceiling's use of its SQL and helpers, as `npm start` runs them: dist/ (built
+// first when stale; BENCH_GATEWAY_CODE=tsx: the sources through tsx), one copy of each module.
+ensureBuilt();
+const { connect } = await import(gatewayModule('db/connection.js')) as typeof import('../db/connection.js');
+const { buildApp } = await import(gatewayModule('server/app.js')) as typeof import('../server/app.js');
+const { createToken } = await import(gatewayModule('domain/tokens.js')) as typeof import('../domain/tokens.js');
+const { changesetFiles, coverageOf, hasFiles } = await import(gatewayModule('domain/changesets.js')) as typeof import('../domain/changesets.js');
+const { executionsWithChangesets, sessionsWithExecutions } = await import(gatewayModule('resolvers/loaders.js')) as typeof import('../resolvers/loaders.js');
+const { encodeCursor } = await import(gatewayModule('resolvers/cursors.js')) as typeof import('../resolvers/cursors.js');
+const { sessionOf } = await import(gatewayModule('domain/ids.js')) as typeof import('../domain/ids.js');
 
 const CLIENTS = Number(process.env.CLIENTS ?? 32);
 const SECONDS = Number(process.env.SECONDS ?? 3);

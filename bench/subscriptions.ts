@@ -42,17 +42,9 @@ import { migrate } from '../db/migrate.js';
 import { openDatabase } from '../db/index.js';
 import { createScratchDatabase } from '../db/scratch.js';
 import { decodeCursor, encodeCursor } from '../resolvers/cursors.js';
+import { ensureBuilt, gatewayModule } from './support/gateway-code.js';
 
 const CHILD = process.argv.includes('--child');
-
-/**
- * The gateway children run the code `npm start` runs: dist/, compiled by tsc (main() builds it when
- * it is older than the sources). BENCH_GATEWAY_CODE=tsx runs the sources through tsx instead, whose
- * esbuild transform names every function it creates at run time (keepNames) and so costs more per
- * closure than the deployed code does.
- */
-const gatewaySources = process.env.BENCH_GATEWAY_CODE === 'tsx';
-const gatewayModule = (m: string) => (gatewaySources ? `../${m}` : `../dist/${m}`);
 
 async function child() {
   const { buildApp } = await import(gatewayModule('server/app.js')) as typeof import('../server/app.js');
@@ -628,12 +620,8 @@ async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; 
 }
 
 async function main() {
-  if (!gatewaySources) {
-    // dist/ as `npm start` would build it (nothing to do when it is up to date).
-    const { spawnSync } = await import('node:child_process');
-    const built = spawnSync(process.execPath, [fileURLToPath(new URL('../bin/build.mjs', import.meta.url)), '--if-stale'], { stdio: 'inherit' });
-    if (built.status !== 0) throw new Error('npm run build failed: the gateway children run dist/');
-  }
+  // The gateway children run dist/ as `npm start` does (bench/support/gateway-code.ts).
+  ensureBuilt();
   const subsList = (process.env.SUBS ?? '1000,5000').split(',').map(Number);
   // RATES=25,50,100,200: each subscriber count at each rate, gateway then baseline (RATE: one rate).
   const rates = (process.env.RATES ?? process.env.RATE ?? '200').split(',').map(Number);
