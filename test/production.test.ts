@@ -74,8 +74,14 @@ async function npmStart() {
   let out = '';
   child.stdout!.on('data', (d) => { out += d; });
   child.stderr!.on('data', (d) => { out += d; });
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const line = await until('the gateway to listen', () => out.split('\n').find((l) => l.includes('"msg":"listening"')), 120_000);
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => { exitCode = code; r(code); }));
+  // Fails at once when it exits first, and says what it printed either way.
+  const line = await until('the gateway to listen', () => {
+    const l = out.split('\n').find((x) => x.includes('"msg":"listening"'));
+    if (!l && exitCode !== undefined) throw new Error(`npm start exited (${exitCode}) before listening:\n${out.slice(-4000)}`);
+    return l;
+  }, 120_000).catch((e: Error) => { throw exitCode === undefined ? new Error(`${e.message}; it printed:\n${out.slice(-4000)}`) : e; });
   const listening = JSON.parse(line);
   const pgPid = Number(readFileSync(path.join(pgDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
   return { child, npm: child.pid!, node: listening.pid as number, pg: pgPid, port, exited, output: () => out };
