@@ -9,16 +9,22 @@ import { batchWrites, SEND_NOW } from '../subscriptions/delivery.js';
  * small; past the threshold it refuses (the caller then waits for the write callback: back-pressure).
  * Messages arrive in the order they were given, however they were given.
  */
+/** A ws server on 127.0.0.1 with one client connected; the server's socket writes batched, threshold 1 KB. */
+async function connectedPair() {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await once(wss, 'listening');
+  const port = (wss.address() as { port: number }).port;
+  const serverSide = new Promise<WebSocket>((resolve) => wss.once('connection', resolve));
+  const client = new WebSocket(`ws://127.0.0.1:${port}`);
+  await once(client, 'open');
+  const ws = await serverSide;
+  batchWrites(ws, 1024);
+  return { wss, client, ws };
+}
+
 describe('batched WebSocket writes', () => {
   it('queue without waiting while unsent data is small, refuse past it, and keep the order', async () => {
-    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-    await once(wss, 'listening');
-    const port = (wss.address() as { port: number }).port;
-    const serverSide = new Promise<WebSocket>((resolve) => wss.once('connection', resolve));
-    const client = new WebSocket(`ws://127.0.0.1:${port}`);
-    await once(client, 'open');
-    const ws = await serverSide;
-    batchWrites(ws, 1024);
+    const { wss, client, ws } = await connectedPair();
     const sendNow = (ws as any)[SEND_NOW] as (data: string) => boolean;
     const got: string[] = [];
     const all = new Promise<void>((resolve) => client.on('message', (d) => { got.push(String(d)); if (got.length === 5) resolve(); }));
@@ -45,14 +51,7 @@ describe('batched WebSocket writes', () => {
   });
 
   it('a closed socket is not written to', async () => {
-    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-    await once(wss, 'listening');
-    const port = (wss.address() as { port: number }).port;
-    const serverSide = new Promise<WebSocket>((resolve) => wss.once('connection', resolve));
-    const client = new WebSocket(`ws://127.0.0.1:${port}`);
-    await once(client, 'open');
-    const ws = await serverSide;
-    batchWrites(ws, 1024);
+    const { wss, client, ws } = await connectedPair();
     client.close();
     await once(ws, 'close');
     // Not queued, and a callback hears ws's refusal (not an early "written").
