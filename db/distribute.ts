@@ -104,6 +104,10 @@ export async function distribute(sql: Sql): Promise<DistributeResult> {
           AND (conrelid::regclass::text = ANY(${names}) OR confrelid::regclass::text = ANY(${names}))
         ORDER BY conrelid::regclass::text, conname`;
       for (const fk of fks) await tx.unsafe(`ALTER TABLE ${fk.table} DROP CONSTRAINT ${fk.name}`);
+      // The settlement log's commit-time pass (migration 056) would make every settling transaction a
+      // distributed one (the clock is on the coordinator, the staged rows on every shard): on a cluster
+      // the sequencer positions every row, and the staged notice comes from recordSettlement.
+      if (distributed.some((d) => d.table === 'settlements')) await tx`DROP TRIGGER IF EXISTS settlement_positioned_at_commit ON settlements`;
       for (const t of reference) await tx`SELECT create_reference_table(${t}::regclass)`;
       for (const d of distributed) {
         await tx`SELECT create_distributed_table(${d.table}::regclass, ${d.column}, colocate_with => ${d.colocateWith})`

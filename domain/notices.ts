@@ -9,9 +9,9 @@ import type { PositionedJson } from './settlements.js';
  * anyone who may NOTIFY on the channel may write the log too). They are sent inside the transaction
  * that made the change, so Postgres delivers them only after its commit.
  *
- * Producers: `notify` / `noticeSql` below for everything sent from TypeScript, and two PL/pgSQL
- * functions of the migrations (`gateway_token_notice`, kind `t`; `sequence_settlements_locked`, kind `s`),
- * which test/notices.test.ts checks against this catalogue.
+ * Producers: `notify` / `noticeSql` below for everything sent from TypeScript, and three PL/pgSQL
+ * functions of the migrations (`gateway_token_notice`, kind `t`; `sequence_settlements_locked`, kind `s`;
+ * `settlement_positioned_at_commit`, kind `q`), which test/notices.test.ts checks against this catalogue.
  */
 export const CHANNEL = 'gateway_events';
 
@@ -24,7 +24,7 @@ export type Notice =
    * they did not fit in a notification.
    */
   | { k: 's'; p: number; r: PositionedJson[] | null }
-  /** A settlement was staged; the sequencer gives it a position (domain/settlements.ts). */
+  /** A settlement was staged and its commit could not position it: the sequencer does (domain/settlements.ts). */
   | { k: 'q' }
   /** Token `id` was revoked or changed (trigger of migration 010). */
   | { k: 't'; id: string }

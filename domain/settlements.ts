@@ -6,29 +6,36 @@ import { isDistributed } from '../db/cluster.js';
 /**
  * The global settlement log, whose cursor (`pos`) follows commit order without serialising commits.
  *
- * A settling transaction only stages its row (pos NULL) and sends a "staged" notice; it takes no
- * global lock, so settlements commit in parallel (group commit included). The sequencer
- * (`sequenceSettlements`, run by every gateway instance on staged notices, passes serialised by the
- * clock row lock) gives every staged row it can see the next positions and commits. Because
- * positions are only handed out by passes that run one after another, each starting after the
- * previous one committed, a position becomes visible only when every smaller one is visible: a
- * reader that has seen position p can never later find a new row below p. A slow settling
- * transaction that commits after faster ones is simply sequenced by a later pass, so it gets a larger
- * position: positions follow the order in which settlements became visible (commit order; rows that
- * became visible between the same two passes are ordered by their staging id). Readers only see
- * sequenced rows.
+ * A settling transaction stages its row (pos NULL); it takes no lock for it while it runs, so
+ * settlements commit in parallel (group commit included). At its COMMIT a deferred trigger (migration
+ * 056) tries the clock without waiting: when it is free, the transaction's commit runs a sequencer pass
+ * itself (its own row and every other staged row it can see get the next positions, and the head
+ * notice with the rows goes out with the commit: no further hop before delivery). When the clock is
+ * busy, the row stays staged and a "staged" notice goes out; the sequencer (`sequenceSettlements`, run
+ * by every gateway instance on staged notices, passes serialised by the clock row lock) gives every
+ * staged row it can see the next positions and commits. Because positions are only handed out by passes
+ * that run one after another, each starting after the previous one committed, a position becomes
+ * visible only when every smaller one is visible: a reader that has seen position p can never later
+ * find a new row below p. A slow settling transaction that commits after faster ones is simply
+ * positioned later, so it gets a larger position: positions follow the order in which settlements
+ * became visible (commit order; rows that became visible between the same two passes are ordered by
+ * their staging id). Readers only see sequenced rows. On a Citus cluster there is no trigger (a
+ * settling transaction stays on its session's shard) and the sequencer positions every row.
  */
 export async function recordSettlement(
   tx: Tx,
   s: { sessionId: string; executionId: string; status: string; directory: string; settledAt: Date },
 ): Promise<void> {
+  // The staged notice is the trigger's to send when it is there (only when it could not position the
+  // row); without it (a distributed log), the sequencer needs it for every row.
   await tx`
     WITH i AS (
       INSERT INTO settlements (session_id, execution_id, status, directory, settled_at)
       VALUES (${s.sessionId}, ${s.executionId}, ${s.status}, ${s.directory}, ${s.settledAt})
       RETURNING id
     )
-    SELECT ${noticeSql(tx, { k: 'q' })} FROM i`;
+    SELECT ${noticeSql(tx, { k: 'q' })} FROM i
+    WHERE NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = 'settlements'::regclass AND tgname = 'settlement_positioned_at_commit')`;
 }
 
 const SEQUENCE_BATCH = 5000;

@@ -5,12 +5,14 @@ import { log } from '../server/logging.js';
 
 /**
  * Runs sequencer passes of the settlement log (see domain/settlements.ts) for this instance: on
- * every "staged" notice, after the listening connection came back, at start and on a slow safety
- * timer. Wake-ups during a pass are coalesced into one more pass. Every instance runs one; passes of
- * different instances are serialised by the clock row (a busy clock is retried shortly, because the
- * pass holding it may have taken its snapshot before our row committed). A pass that finds nothing to
- * position takes no lock and writes nothing (migration 052), so the passes of the instances that were
- * woken for a settlement another instance has already positioned cost no commit and hold nothing up.
+ * every "staged" notice (a settlement whose own commit could not position it), after the listening
+ * connection came back, at start and on a slow safety timer. Wake-ups during a pass are coalesced into
+ * one more pass. Every instance runs one; passes of different instances and of settling commits are
+ * serialised by the clock row. A busy clock is tried again as soon as the pass holding it has committed
+ * (its head notice; the pass may have taken its snapshot before our row committed), or 20 ms later when
+ * no head notice comes (a pass that positioned nothing sends none). A pass that finds nothing to position
+ * takes no lock and writes nothing (migration 052), so the passes of the instances that were woken for a
+ * settlement another instance has already positioned cost no commit and hold nothing up.
  */
 export class Sequencer {
   private running = false;
@@ -19,6 +21,10 @@ export class Sequencer {
   private offs: (() => void)[] = [];
   private timer: NodeJS.Timeout | null = null;
   private retry: NodeJS.Timeout | null = null;
+  /** The last pass found the clock busy: the next head notice (the holder committed) retries at once. */
+  private busy = false;
+  /** A head notice came while a pass was running: if that pass finds the clock busy, it retries at once. */
+  private headMoved = false;
   /** The running loop of passes (poke), while one runs. */
   private loop: Promise<void> | null = null;
   /** Callers of caughtUp waiting for a complete pass that starts after their call. */
@@ -36,6 +42,7 @@ export class Sequencer {
   start(): void {
     this.active = true;
     this.offs.push(this.bus.on('settlements:staged', () => this.poke()));
+    this.offs.push(this.bus.on('settlements', () => this.headMovedOn()));
     this.offs.push(this.bus.onResync(() => this.poke()));
     if (this.intervalMs > 0) {
       this.timer = setInterval(() => this.poke(), this.intervalMs);
@@ -69,6 +76,14 @@ export class Sequencer {
     return this.loop ?? Promise.resolve();
   }
 
+  /** The log's head moved (a pass committed, here or elsewhere): a pass told "busy" need not wait longer. */
+  private headMovedOn(): void {
+    if (this.running) { this.headMoved = true; return; }
+    if (!this.busy) return;
+    if (this.retry) { clearTimeout(this.retry); this.retry = null; }
+    this.poke();
+  }
+
   poke(): void {
     if (!this.active) return;
     if (this.running) { this.again = true; return; }
@@ -77,18 +92,20 @@ export class Sequencer {
       try {
         do {
           this.again = false;
+          this.headMoved = false;
           // Waiters registered before this pass starts are served by it, once it is complete.
           const batch = this.waiting.splice(0);
           try {
             const r = await sequenceSettlements(this.sql, { wait: batch.length > 0 });
             this.passes++;
+            this.busy = r.busy;
             if (r.count) {
               log().debug({ positions: r.count, top: r.top }, 'sequencer: settlements positioned');
               try { this.onPositioned?.(r.rows, r.top - r.count); } catch (err) { log().error({ err }, 'sequencer: a positioned listener failed'); }
             }
             if (r.more || r.busy) this.waiting.unshift(...batch);
             else for (const w of batch) w.resolve();
-            if (r.more) this.again = true;
+            if (r.more || (r.busy && this.headMoved)) this.again = true;
             else if (r.busy && !this.retry) {
               this.retry = setTimeout(() => { this.retry = null; this.poke(); }, 20);
               this.retry.unref();

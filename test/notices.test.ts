@@ -32,7 +32,7 @@ async function triggerNotices(): Promise<{ fn: string; kind: string; fields: str
 describe('the notice catalogue', () => {
   it('every PL/pgSQL producer sends a kind of the catalogue with exactly its fields', async () => {
     const found = await triggerNotices();
-    expect(found.map((f) => f.fn).sort()).toEqual(['gateway_token_notice', 'sequence_settlements_locked']);
+    expect(found.map((f) => f.fn).sort()).toEqual(['gateway_token_notice', 'sequence_settlements_locked', 'settlement_positioned_at_commit']);
     for (const f of found) {
       expect(Object.keys(NOTICE_FIELDS), f.fn).toContain(f.kind);
       expect(f.fields, f.fn).toEqual(NOTICE_FIELDS[f.kind as NoticeKind]);

@@ -1,19 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { connect } from '../db/connection.js';
 import { buildApp } from '../server/app.js';
 import { startTestGateway, subscribe, type TestGateway } from './harness.js';
-import { noticedSettlements, readSettlements, sequenceSettlements } from '../domain/settlements.js';
+import { noticedSettlements, readSettlements, recordSettlement, sequenceSettlements } from '../domain/settlements.js';
+import { commitEvent } from '../domain/events/commit.js';
 import type { Notice } from '../domain/notices.js';
 import { beginExecution, settleExecution } from '../domain/executions.js';
-import { createSession } from '../domain/sessions.js';
-import { registerHost } from '../domain/hosts.js';
+import { createSession, lockSession } from '../domain/sessions.js';
+import { registerHost, sweepExpiredLeases } from '../domain/hosts.js';
 import { SYSTEM } from '../domain/access.js';
 import { decodeCursor } from '../resolvers/cursors.js';
 
 /**
- * The settlement sequencer's path from a commit to a subscriber: a pass with nothing to position holds
+ * The settlement sequencer's path from a commit to a subscriber: a settlement's own commit positions it
+ * when the clock is free (migration 056), else the sequencer does; a pass with nothing to position holds
  * nothing up, and the instance that positioned a settlement reads it without waiting for its own head
  * notice. (Positions, order and fan-out across instances: subscriptions.test.ts.)
  */
@@ -34,6 +37,32 @@ async function settleOne(): Promise<string> {
   await settleExecution(g.sql, SYSTEM, { executionID: e.id, status: 'SUCCEEDED' });
   return e.id;
 }
+
+/**
+ * Runs `fn` while another transaction holds the settlement clock (as a pass in progress does): the
+ * settlements committed meanwhile cannot be positioned by their own commits and stay staged, for the
+ * sequencer. The clock is released when `fn` is done.
+ */
+async function whileClockHeld<T>(fn: () => Promise<T>): Promise<T> {
+  const holder = await g.sql.reserve();
+  try {
+    await holder`BEGIN`;
+    await holder`SELECT value FROM clocks WHERE name = 'settlement' FOR UPDATE`;
+    return await fn();
+  } finally {
+    await holder`ROLLBACK`;
+    holder.release();
+  }
+}
+
+/** What settleExecution commits for a plain SUCCEEDED settlement. */
+const settledPayload = (executionID: string) => ({
+  executionID, status: 'SUCCEEDED' as const, interruptReason: null, error: null, endSnapshotID: null, endCaptureError: null,
+  providerID: null, modelID: null, agent: null, mode: null, finishReason: null, errorName: null,
+  usage: { inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cost: null },
+});
+
+const posOf = async (executionID: string) => (await g.sql`SELECT pos FROM settlements WHERE execution_id = ${executionID}`)[0]?.pos ?? null;
 
 describe('settlement sequencer', () => {
   it('a pass with nothing to position answers at once while another pass holds the clock; one with work waits for it', async () => {
@@ -78,7 +107,12 @@ describe('settlement sequencer', () => {
       const sub = subscribe<{ executionSettled: { cursor: string; executionID: string } }>(client,
         'subscription { executionSettled { cursor executionID } }');
       await sub.waitFor(() => app.gateway.settlements.subscribers === 1);
-      const ids = [await settleOne(), await settleOne(), await settleOne()];
+      // Committed while the clock is held: staged, and positioned by no commit of their own.
+      const ids = await whileClockHeld(async () => {
+        const staged = [await settleOne(), await settleOne(), await settleOne()];
+        for (const id of staged) expect(await posOf(id)).toBeNull();
+        return staged;
+      });
       // No pass of the test's own: this instance's sequencer positions them (woken by the staged notices).
       const got = await sub.waitFor((ev) => ev.length >= 3);
       expect(got.map((e) => e.executionSettled.executionID)).toEqual(ids);
@@ -95,7 +129,7 @@ describe('settlement sequencer', () => {
     }
   });
 
-  it('positions are unique and gap-free from the sequencer alone, with passes racing on several connections', async () => {
+  it('positions are unique and gap-free, with settlements positioned by their own commits and passes racing on several connections', async () => {
     // The database does not enforce it (a cluster cannot: migration 053); the passes must.
     const [{ unique }] = await g.sql`
       SELECT coalesce(bool_or(i.indisunique), false) AS unique FROM pg_index i
@@ -171,12 +205,13 @@ describe('settlement sequencer', () => {
     const off = g.app.gateway.bus.on('settlements', (n) => { heard.push(n); });
     try {
       await sequenceSettlements(g.sql, { wait: true });
-      // Rows staged directly (one transaction each: every pass sees all of one batch), no staged notice.
+      // Rows staged directly (one transaction each: every pass sees all of one batch), while the clock is
+      // held so that their commit does not position them.
       const stage = (n: number) => g.sql.begin((tx) => tx`
         INSERT INTO settlements (session_id, execution_id, status, directory, settled_at)
         SELECT ${sessionID}, 'exe_staged_' || i, 'SUCCEEDED', '/seq/dir "quoted" é', now() - i * interval '1 ms' FROM generate_series(1, ${n}) i`);
       for (const n of [1, 3, 80]) {
-        await stage(n);
+        await whileClockHeld(() => stage(n));
         const r = await sequenceSettlements(g.sql, { wait: true });
         expect(r.count).toBe(n);
         const log = await readSettlements(g.sql, SYSTEM, { after: r.top - n, limit: 1000 });
@@ -223,8 +258,7 @@ describe('settlement sequencer', () => {
       const at = feed.cursor;
       const execution = (r: { executionSettled: { executionID: string } }) => r.executionSettled.executionID;
       // A pass of the test's own: its rows offered where the feed stands are handed out, no read.
-      await settleOne();
-      await settleOne();
+      await whileClockHeld(async () => { await settleOne(); await settleOne(); });
       const first = await sequenceSettlements(g.sql, { wait: true });
       expect(first.top - first.count).toBe(at);
       let reads = feed.reads;
@@ -236,9 +270,9 @@ describe('settlement sequencer', () => {
       feed.offer(first.rows, at);
       // Two passes, the second's rows offered alone: they do not follow the cursor, so the feed reads
       // the log from its cursor and hands out both passes' rows, in order.
-      await settleOne();
+      await whileClockHeld(settleOne);
       const second = await sequenceSettlements(g.sql, { wait: true });
-      await settleOne();
+      await whileClockHeld(settleOne);
       const third = await sequenceSettlements(g.sql, { wait: true });
       reads = feed.reads;
       feed.offer(third.rows, third.top - third.count);
@@ -253,6 +287,165 @@ describe('settlement sequencer', () => {
       await app.stop();
       await sql.end({ timeout: 1 });
       g.app.gateway.sequencer.start();
+    }
+  });
+});
+
+describe('a settlement positioned by its own commit (migration 056)', () => {
+  it('is positioned when its commit returns, with no pass of any sequencer, and its head notice carries it: no staged notice', async () => {
+    await sequenceSettlements(g.sql, { wait: true });
+    await g.app.gateway.sequencer.stop();
+    const heard: Notice[] = [];
+    const off = g.app.gateway.bus.on('*', (n) => { heard.push(n); });
+    try {
+      const passes = g.app.gateway.sequencer.passes;
+      const head = Number((await g.sql`SELECT value FROM clocks WHERE name = 'settlement'`)[0].value);
+      const id = await settleOne();
+      // Positioned by the time settleExecution returned: nothing else ran a pass.
+      expect(await posOf(id)).toBe(head + 1);
+      expect(Number((await g.sql`SELECT value FROM clocks WHERE name = 'settlement'`)[0].value)).toBe(head + 1);
+      await expect.poll(() => heard.some((n) => n.k === 's' && n.p === head + 1), { timeout: 10_000 }).toBe(true);
+      const notice = heard.find((n) => n.k === 's' && n.p === head + 1) as Extract<Notice, { k: 's' }>;
+      const log = await readSettlements(g.sql, SYSTEM, { after: head, limit: 10 });
+      expect(log.map((r) => r.executionId)).toEqual([id]);
+      expect(noticedSettlements(notice)).toEqual({ after: head, rows: log });
+      // The notices of one transaction arrive together, in the order it sent them: a staged notice of
+      // this settlement would have come before its head notice.
+      expect(heard.some((n) => n.k === 'q')).toBe(false);
+      expect(g.app.gateway.sequencer.passes).toBe(passes);
+    } finally {
+      off();
+      g.app.gateway.sequencer.start();
+    }
+  });
+
+  it('with the clock busy, the settlement stays staged and says so; the sequencer positions it once the clock is free', async () => {
+    const heard: Notice[] = [];
+    const off = g.app.gateway.bus.on('*', (n) => { heard.push(n); });
+    try {
+      const id = await whileClockHeld(async () => {
+        const staged = await settleOne();
+        expect(await posOf(staged)).toBeNull();
+        await expect.poll(() => heard.some((n) => n.k === 'q'), { timeout: 10_000 }).toBe(true);
+        return staged;
+      });
+      // The gateway's own sequencer (woken by the staged notice, told "busy" while the clock was held).
+      await expect.poll(() => posOf(id), { timeout: 10_000 }).not.toBeNull();
+      const log = await readSettlements(g.sql, SYSTEM, { after: 0, limit: 10_000 });
+      expect(log.map((r) => r.pos)).toEqual(log.map((_, i) => i + 1));
+      expect(log.at(-1)!.executionId).toBe(id);
+    } finally {
+      off();
+    }
+  });
+
+  it('a transaction that stages several settlements positions them all at its commit, in staging order, in one pass', async () => {
+    await sequenceSettlements(g.sql, { wait: true });
+    await g.app.gateway.sequencer.stop();
+    const heard: Notice[] = [];
+    const off = g.app.gateway.bus.on('settlements', (n) => { heard.push(n); });
+    try {
+      const head = Number((await g.sql`SELECT value FROM clocks WHERE name = 'settlement'`)[0].value);
+      await g.sql.begin((tx) => tx`
+        INSERT INTO settlements (session_id, execution_id, status, directory, settled_at)
+        SELECT ${sessionID}, 'exe_several_' || i, 'SUCCEEDED', '/seq', now() FROM generate_series(1, 4) i`);
+      const log = await readSettlements(g.sql, SYSTEM, { after: head, limit: 10 });
+      expect(log.map((r) => r.pos)).toEqual([head + 1, head + 2, head + 3, head + 4]);
+      expect(log.map((r) => r.executionId)).toEqual(['exe_several_1', 'exe_several_2', 'exe_several_3', 'exe_several_4']);
+      // One head notice for the four (the later firings of the trigger found their rows positioned).
+      await expect.poll(() => heard.some((n) => n.k === 's' && n.p === head + 4), { timeout: 10_000 }).toBe(true);
+      expect(heard.filter((n) => n.k === 's' && n.p > head).map((n) => (n as Extract<Notice, { k: 's' }>).p)).toEqual([head + 4]);
+
+      // The lease sweep's transactions (one per session, abandoning its running execution) too.
+      const lapsed = (await registerHost(g.sql, SYSTEM, { name: 'lapsed', leaseMs: 600_000 })).id;
+      const running = [];
+      for (let i = 0; i < 3; i++) {
+        const s = (await createSession(g.sql, SYSTEM, { title: `lapsed ${i}`, directory: '/seq/lapsed' })).id;
+        running.push((await beginExecution(g.sql, SYSTEM, { sessionID: s, hostID: lapsed, trigger: 'PROMPT' })).id);
+      }
+      await g.sql`UPDATE hosts SET lease_expires_at = now() - interval '1 minute' WHERE id = ${lapsed}`;
+      expect((await sweepExpiredLeases(g.sql)).abandoned).toBe(3);
+      const swept = await readSettlements(g.sql, SYSTEM, { after: head + 4, limit: 10 });
+      expect(swept.map((r) => r.pos)).toEqual([head + 5, head + 6, head + 7]);
+      expect(swept.map((r) => r.executionId).sort()).toEqual([...running].sort());
+      expect(swept.every((r) => r.status === 'ABANDONED')).toBe(true);
+    } finally {
+      off();
+      g.app.gateway.sequencer.start();
+    }
+  });
+
+  it('racing settlements, some held open before their commit, some while the clock is held, with racing passes: a reader from any cursor gets every one once, in position order, with no gap', async () => {
+    const sessions = await Promise.all([1, 2, 3, 4].map((i) => createSession(g.sql, SYSTEM, { title: `p${i}`, directory: `/seq/p${i}` })));
+    const racer = connect(g.dbUrl, { max: 2 });
+    try {
+      await fc.assert(fc.asyncProperty(
+        fc.array(fc.record({ session: fc.integer({ min: 0, max: 3 }), holdMs: fc.integer({ min: 0, max: 15 }), underClock: fc.boolean() }), { minLength: 2, maxLength: 10 }),
+        fc.integer({ min: 0, max: 2 }),
+        async (settles, passers) => {
+          await sequenceSettlements(g.sql, { wait: true });
+          const start = Number((await g.sql`SELECT value FROM clocks WHERE name = 'settlement'`)[0].value);
+          // A reader that follows the log from `start`, as a subscriber's resumable stream does.
+          const seen: number[] = [];
+          let reading = true;
+          let aborted = false;
+          const reader = (async () => {
+            let cursor = start;
+            while (!aborted && (reading || cursor < start + settles.length)) {
+              const rows = await readSettlements(racer, SYSTEM, { after: cursor, limit: 100 });
+              for (const r of rows) { expect(r.pos).toBe(cursor + 1); cursor = r.pos; seen.push(r.pos); }
+              if (!rows.length) await new Promise((r) => setImmediate(r));
+            }
+          })();
+          let passing = true;
+          // One clock holder at a time (a holder waiting for another would keep its connection meanwhile).
+          let clockChain: Promise<unknown> = Promise.resolve();
+          const passes = Array.from({ length: passers }, async () => { while (passing) await sequenceSettlements(racer, { wait: false }); });
+          // A session runs one execution at a time: its settlements one after another, the sessions' at once.
+          const chains = new Map<number, Promise<unknown>>();
+          let ids: string[];
+          try {
+            ids = await Promise.all(settles.map((x) => {
+              const next = (chains.get(x.session) ?? Promise.resolve()).then(() => settleAs(x));
+              chains.set(x.session, next.catch(() => {}));
+              return next;
+            }));
+          } catch (e) {
+            aborted = true;
+            throw e;
+          } finally {
+            passing = false;
+            reading = false;
+            await Promise.allSettled([...passes, reader]);
+          }
+          await reader;
+          const log = await readSettlements(g.sql, SYSTEM, { after: start, limit: 1000 });
+          expect(log.map((r) => r.pos)).toEqual(settles.map((_, i) => start + i + 1));
+          expect(log.map((r) => r.executionId).sort()).toEqual([...ids].sort());
+          expect(seen).toEqual(log.map((r) => r.pos));
+
+          async function settleAs(x: (typeof settles)[number]): Promise<string> {
+            const e = await beginExecution(g.sql, SYSTEM, { sessionID: sessions[x.session].id, hostID, trigger: 'PROMPT' });
+            const settle = async () => {
+              // settleExecution's statements, held open for a while after the row is staged.
+              await g.sql.begin(async (tx) => {
+                const s = await lockSession(tx, SYSTEM, sessions[x.session].id);
+                const { result } = await commitEvent(tx, s.id, 'execution.settled', settledPayload(e.id));
+                await recordSettlement(tx, { sessionId: s.id, executionId: e.id, status: 'SUCCEEDED', directory: s.directory, settledAt: result.settledAt! });
+                if (x.holdMs) await new Promise((r) => setTimeout(r, x.holdMs));
+              });
+            };
+            if (x.underClock) {
+              const run = clockChain.then(() => whileClockHeld(settle));
+              clockChain = run.catch(() => {});
+              await run;
+            } else await settle();
+            return e.id;
+          }
+        },
+      ), { numRuns: 12 });
+    } finally {
+      await racer.end({ timeout: 1 });
     }
   });
 });
