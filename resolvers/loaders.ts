@@ -88,32 +88,48 @@ type WithChangeset = ExecutionRow & {
   csPatchBytes: number; csFrozenAt: Date; csPrunedAt: Date | null; csFiles?: ListedJson[] | null;
 };
 /**
- * An execution row read with CHANGESET_COLUMNS (and `cs_files`), as the execution and its changeset row
- * (null: none); read with COUNT_COLUMNS, see splitCounts.
+ * The keys of the rows of one statement that read an execution with its changeset columns (CHANGESET_COLUMNS
+ * or COUNT_COLUMNS, `cs_…`: camelCased `cs…`) that are the execution's own: computed once per statement.
  */
-function splitChangeset(row: WithChangeset): { execution: ExecutionRow; changeset: ChangesetRow | null; files: ListedJson[] | null | undefined } {
-  const {
-    csExecutionId, csSessionId, csCoverage, csUnavailableReason, csDetail, csOmissions, csFileCount, csAdditions, csDeletions,
-    csPatchBytes, csFrozenAt, csPrunedAt, csFiles, ...execution
-  } = row;
+function ownExecutionKeys(rows: readonly object[]): string[] {
+  return rows.length ? Object.keys(rows[0]).filter((k) => !CHANGESET_KEY.test(k)) : [];
+}
+const CHANGESET_KEY = /^cs[A-Z]/;
+
+/**
+ * The execution's own columns of such a row, copied: what an object rest (`{ cs…, ...execution } = row`)
+ * gives, which V8 runs property by property against the excluded keys (about 10 µs for a whole row).
+ */
+function executionOf(row: WithChangeset, keys: readonly string[]): ExecutionRow {
+  const e: Record<string, unknown> = {};
+  for (let i = 0; i < keys.length; i++) e[keys[i]] = (row as unknown as Record<string, unknown>)[keys[i]];
+  return e as unknown as ExecutionRow;
+}
+
+/**
+ * An execution row read with CHANGESET_COLUMNS (and `cs_files`), as the execution and its changeset row
+ * (null: none); read with COUNT_COLUMNS, see splitCounts. `keys`: ownExecutionKeys of its statement's rows.
+ */
+function splitChangeset(row: WithChangeset, keys: readonly string[]): { execution: ExecutionRow; changeset: ChangesetRow | null; files: ListedJson[] | null | undefined } {
   return {
-    execution,
-    changeset: csExecutionId === null ? null : {
-      executionId: csExecutionId, sessionId: csSessionId, coverage: csCoverage, unavailableReason: csUnavailableReason, detail: csDetail,
-      omissions: csOmissions, fileCount: csFileCount, additions: csAdditions, deletions: csDeletions, patchBytes: csPatchBytes,
-      frozenAt: csFrozenAt, prunedAt: csPrunedAt,
+    execution: executionOf(row, keys),
+    changeset: row.csExecutionId === null ? null : {
+      executionId: row.csExecutionId, sessionId: row.csSessionId, coverage: row.csCoverage, unavailableReason: row.csUnavailableReason,
+      detail: row.csDetail, omissions: row.csOmissions, fileCount: row.csFileCount, additions: row.csAdditions, deletions: row.csDeletions,
+      patchBytes: row.csPatchBytes, frozenAt: row.csFrozenAt, prunedAt: row.csPrunedAt,
     },
-    files: csFiles,
+    files: row.csFiles,
   };
 }
 
 /** An execution row read with COUNT_COLUMNS, as the execution and the counts of its changeset (null: none). */
-function splitCounts(row: WithChangeset): { execution: ExecutionRow; changeset: ChangesetCounts | null } {
-  const { csExecutionId, csCoverage, csFileCount, csAdditions, csDeletions, csPrunedAt, ...execution } = row;
+function splitCounts(row: WithChangeset, keys: readonly string[]): { execution: ExecutionRow; changeset: ChangesetCounts | null } {
   return {
-    execution,
-    changeset: csExecutionId === null ? null
-      : { executionId: csExecutionId, coverage: csCoverage, fileCount: csFileCount, additions: csAdditions, deletions: csDeletions, prunedAt: csPrunedAt },
+    execution: executionOf(row, keys),
+    changeset: row.csExecutionId === null ? null : {
+      executionId: row.csExecutionId, coverage: row.csCoverage, fileCount: row.csFileCount, additions: row.csAdditions,
+      deletions: row.csDeletions, prunedAt: row.csPrunedAt,
+    },
   };
 }
 
@@ -135,8 +151,9 @@ export async function executionsWithChangesets(db: Context['sql'], ids: readonly
       SELECT json_agg(json_build_array(f.ord, f.path, f.status, f.additions, f.deletions, f.binary) ORDER BY f.ord) AS files
       FROM changeset_files f WHERE f.session_id = c.session_id AND f.execution_id = c.execution_id AND c.pruned_at IS NULL) f ON true` : db``}
     WHERE ${rowKeys(db, ids, { alias: 'e' })} AND ${inSessionsOf(db, ids, 's.id')} AND ${scope}`;
+  const keys = ownExecutionKeys(rows);
   return rows.map((r) => {
-    const { execution, changeset, files } = splitChangeset(r);
+    const { execution, changeset, files } = splitChangeset(r, keys);
     const executionId = execution.id;
     return {
       execution, changeset,
@@ -452,7 +469,8 @@ export const executionsOfSession = paged('execution', (r: ExecutionRow) => r.seq
   if (!along) return pageEach<ExecutionRow>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, columns);
   const rows = await pageEach<WithChangeset>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, columns,
     { join: db`LEFT JOIN changesets c ON c.session_id = x.session_id AND c.execution_id = x.id`, select: changesetColumns(db, along) });
-  const split = rows.map((r) => (along === 'whole' ? splitChangeset(r) : splitCounts(r)));
+  const keys = ownExecutionKeys(rows);
+  const split = rows.map((r) => (along === 'whole' ? splitChangeset(r, keys) : splitCounts(r, keys)));
   knowChangesets(ctx, along, split);
   return split.map((r) => r.execution);
 });
