@@ -29,7 +29,9 @@
  * process; the ratios (deliveries per second, p99) are printed at the end, with the load average.
  *
  * BENCH_TRACE=1: stage timings inside the gateways (staged notice, sequencer pass, head notice, feed
- * read or rows given to the feed, hand-out, socket) and the sequencer's passes (positioned / empty / busy); BENCH_TRACE_OUT=file
+ * read or rows given to the feed, hand-out, socket) and the sequencer's passes (positioned / empty / busy;
+ * staged notices and passes concern only the settlements their own commit could not position, migration
+ * 056); BENCH_TRACE_OUT=file
  * appends every traced settlement as JSON. BENCH_GATEWAY_FLAGS: node flags for both gateway children
  * (e.g. --trace-gc); BENCH_GATEWAY_FLAGS_1: other flags for the second one, an A/B of node settings
  * under the same load (latency is also printed per instance).
