@@ -339,6 +339,34 @@ describe('a settlement positioned by its own commit (migration 056)', () => {
     }
   });
 
+  it('behind a backlog of more than 500 staged rows, a settling commit positions the oldest 500 and leaves its own to the sequencer', async () => {
+    await sequenceSettlements(g.sql, { wait: true });
+    await g.app.gateway.sequencer.stop();
+    const heard: Notice[] = [];
+    const off = g.app.gateway.bus.on('*', (n) => { heard.push(n); });
+    const head = Number((await g.sql`SELECT value FROM clocks WHERE name = 'settlement'`)[0].value);
+    let id: string;
+    try {
+      await whileClockHeld(() => g.sql.begin((tx) => tx`
+        INSERT INTO settlements (session_id, execution_id, status, directory, settled_at)
+        SELECT ${sessionID}, 'exe_backlog_' || i, 'SUCCEEDED', '/seq', now() FROM generate_series(1, 600) i`));
+      id = await settleOne();
+      // Its commit took the 500 oldest, in staging order, and said that its own row is still staged.
+      expect(Number((await g.sql`SELECT value FROM clocks WHERE name = 'settlement'`)[0].value)).toBe(head + 500);
+      expect(await posOf(id)).toBeNull();
+      await expect.poll(() => heard.some((n) => n.k === 's' && n.p === head + 500), { timeout: 10_000 }).toBe(true);
+      expect(heard.some((n) => n.k === 'q')).toBe(true);
+    } finally {
+      off();
+      g.app.gateway.sequencer.start();
+    }
+    // The sequencer positions the rest, the settlement last.
+    await expect.poll(() => posOf(id), { timeout: 10_000 }).toBe(head + 601);
+    const log = await readSettlements(g.sql, SYSTEM, { after: head, limit: 1000 });
+    expect(log.map((r) => r.pos)).toEqual(log.map((_, i) => head + i + 1));
+    expect(log.slice(0, 600).map((r) => r.executionId)).toEqual(Array.from({ length: 600 }, (_, i) => `exe_backlog_${i + 1}`));
+  });
+
   it('a transaction that stages several settlements positions them all at its commit, in staging order, in one pass', async () => {
     await sequenceSettlements(g.sql, { wait: true });
     await g.app.gateway.sequencer.stop();

@@ -11,8 +11,8 @@
 -- transaction never waits for it. When it is free, the pass positions every staged row it can see,
 -- its own among them, and its head notice (with the rows) is delivered by that very commit. When the
 -- clock is busy (another pass, or another settlement committing at the same moment), or a backlog of
--- more than a batch is ahead of it, the row stays staged and the trigger sends the "staged" notice
--- instead: the sequencers position it, as before.
+-- more than its batch (500 rows) is ahead of it, the row stays staged and the trigger sends the "staged"
+-- notice instead: the sequencers position it, as before.
 --
 -- Why this keeps the log's promise: positions are still handed out only under the clock row lock, by
 -- passes that run one after another, each starting after the previous one committed (a pass in a
@@ -34,7 +34,9 @@ BEGIN
   IF NOT EXISTS (SELECT 1 FROM settlements s WHERE s.session_id = NEW.session_id AND s.id = NEW.id AND s.pos IS NULL) THEN
     RETURN NULL;
   END IF;
-  PERFORM 1 FROM sequence_settlements_locked(false, 5000);
+  -- A smaller batch than the sequencer's: a settling commit positions at most 500 rows (a backlog
+  -- ahead of its own row is the sequencer's; its own row then stays staged).
+  PERFORM 1 FROM sequence_settlements_locked(false, 500);
   IF EXISTS (SELECT 1 FROM settlements s WHERE s.session_id = NEW.session_id AND s.id = NEW.id AND s.pos IS NULL) THEN
     PERFORM pg_notify('gateway_events', json_build_object('k', 'q')::text);
   END IF;
