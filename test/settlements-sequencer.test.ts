@@ -62,6 +62,9 @@ const settledPayload = (executionID: string) => ({
   usage: { inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cost: null },
 });
 
+/** The settlement clock: the last position handed out. */
+const clock = async () => Number((await g.sql`SELECT value FROM clocks WHERE name = 'settlement'`)[0].value);
+
 const posOf = async (executionID: string) => (await g.sql`SELECT pos FROM settlements WHERE execution_id = ${executionID}`)[0]?.pos ?? null;
 
 describe('settlement sequencer', () => {
@@ -169,7 +172,7 @@ describe('settlement sequencer', () => {
     // by writing the log's rows directly, the way two shards' commits of one pass could become visible.
     await sequenceSettlements(g.sql, { wait: true });
     g.app.gateway.sequencer.stop();
-    const head = Number((await g.sql`SELECT value FROM clocks WHERE name = 'settlement'`)[0].value);
+    const head = await clock();
     const client = g.ws();
     try {
       const sub = subscribe<{ executionSettled: { cursor: string; executionID: string } }>(client,
@@ -300,11 +303,11 @@ describe('a settlement positioned by its own commit (migration 056)', () => {
     const off = g.app.gateway.bus.on('*', (n) => { heard.push(n); });
     try {
       const passes = g.app.gateway.sequencer.passes;
-      const head = Number((await g.sql`SELECT value FROM clocks WHERE name = 'settlement'`)[0].value);
+      const head = await clock();
       const id = await settleOne();
       // Positioned by the time settleExecution returned: nothing else ran a pass.
       expect(await posOf(id)).toBe(head + 1);
-      expect(Number((await g.sql`SELECT value FROM clocks WHERE name = 'settlement'`)[0].value)).toBe(head + 1);
+      expect(await clock()).toBe(head + 1);
       await expect.poll(() => heard.some((n) => n.k === 's' && n.p === head + 1), { timeout: 10_000 }).toBe(true);
       const notice = heard.find((n) => n.k === 's' && n.p === head + 1) as Extract<Notice, { k: 's' }>;
       const log = await readSettlements(g.sql, SYSTEM, { after: head, limit: 10 });
@@ -345,7 +348,7 @@ describe('a settlement positioned by its own commit (migration 056)', () => {
     await g.app.gateway.sequencer.stop();
     const heard: Notice[] = [];
     const off = g.app.gateway.bus.on('*', (n) => { heard.push(n); });
-    const head = Number((await g.sql`SELECT value FROM clocks WHERE name = 'settlement'`)[0].value);
+    const head = await clock();
     let id: string;
     try {
       await whileClockHeld(() => g.sql.begin((tx) => tx`
@@ -353,7 +356,7 @@ describe('a settlement positioned by its own commit (migration 056)', () => {
         SELECT ${sessionID}, 'exe_backlog_' || i, 'SUCCEEDED', '/seq', now() FROM generate_series(1, 600) i`));
       id = await settleOne();
       // Its commit took the 500 oldest, in staging order, and said that its own row is still staged.
-      expect(Number((await g.sql`SELECT value FROM clocks WHERE name = 'settlement'`)[0].value)).toBe(head + 500);
+      expect(await clock()).toBe(head + 500);
       expect(await posOf(id)).toBeNull();
       await expect.poll(() => heard.some((n) => n.k === 's' && n.p === head + 500), { timeout: 10_000 }).toBe(true);
       await expect.poll(() => heard.some((n) => n.k === 'q'), { timeout: 10_000 }).toBe(true);
@@ -374,7 +377,7 @@ describe('a settlement positioned by its own commit (migration 056)', () => {
     const heard: Notice[] = [];
     const off = g.app.gateway.bus.on('settlements', (n) => { heard.push(n); });
     try {
-      const head = Number((await g.sql`SELECT value FROM clocks WHERE name = 'settlement'`)[0].value);
+      const head = await clock();
       await g.sql.begin((tx) => tx`
         INSERT INTO settlements (session_id, execution_id, status, directory, settled_at)
         SELECT ${sessionID}, 'exe_several_' || i, 'SUCCEEDED', '/seq', now() FROM generate_series(1, 4) i`);
@@ -413,7 +416,7 @@ describe('a settlement positioned by its own commit (migration 056)', () => {
         fc.integer({ min: 0, max: 2 }),
         async (settles, passers) => {
           await sequenceSettlements(g.sql, { wait: true });
-          const start = Number((await g.sql`SELECT value FROM clocks WHERE name = 'settlement'`)[0].value);
+          const start = await clock();
           // A reader that follows the log from `start`, as a subscriber's resumable stream does.
           const seen: number[] = [];
           let reading = true;
