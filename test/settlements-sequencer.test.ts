@@ -62,6 +62,23 @@ const settledPayload = (executionID: string) => ({
   usage: { inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cost: null },
 });
 
+/**
+ * settleExecution's statements for `executionID` (its session's lock, the settled event, the staged
+ * row) in a transaction with `gateway.settlement_clock_wait_ms` set to `waitMs`.
+ */
+async function settleManually(executionID: string, waitMs: string): Promise<void> {
+  await g.sql.begin(async (tx) => {
+    await tx`SELECT set_config('gateway.settlement_clock_wait_ms', ${waitMs}, true)`;
+    const s = await lockSession(tx, SYSTEM, sessionID);
+    const { result } = await commitEvent(tx, s.id, 'execution.settled', settledPayload(executionID));
+    await recordSettlement(tx, { sessionId: s.id, executionId: executionID, status: 'SUCCEEDED', directory: s.directory, settledAt: result.settledAt! });
+  });
+}
+
+/** Backends of this database waiting for a lock (a settling commit waiting for the clock). */
+const waitingForLock = async () =>
+  Number((await g.sql`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)[0].n);
+
 /** The settlement clock: the last position handed out. */
 const clock = async () => Number((await g.sql`SELECT value FROM clocks WHERE name = 'settlement'`)[0].value);
 
@@ -295,7 +312,7 @@ describe('settlement sequencer', () => {
   });
 });
 
-describe('a settlement positioned by its own commit (migration 056)', () => {
+describe('a settlement positioned by its own commit (migrations 056, 057)', () => {
   it('is positioned when its commit returns, with no pass of any sequencer, and its head notice carries it: no staged notice', async () => {
     await sequenceSettlements(g.sql, { wait: true });
     await g.app.gateway.sequencer.stop();
@@ -343,6 +360,55 @@ describe('a settlement positioned by its own commit (migration 056)', () => {
     }
   });
 
+  it('a settling commit that finds the clock held waits for it and, once the holder is done, positions itself: no staged notice, no pass', async () => {
+    await sequenceSettlements(g.sql, { wait: true });
+    await g.app.gateway.sequencer.stop();
+    const heard: Notice[] = [];
+    const off = g.app.gateway.bus.on('*', (n) => { heard.push(n); });
+    const holder = await g.sql.reserve();
+    try {
+      const head = await clock();
+      await holder`BEGIN`;
+      await holder`SELECT value FROM clocks WHERE name = 'settlement' FOR UPDATE`;
+      const e = await beginExecution(g.sql, SYSTEM, { sessionID, hostID, trigger: 'PROMPT' });
+      // A bound long enough for the test to see the wait (the default, 20 ms, is not).
+      const settling = settleManually(e.id, '60000');
+      await expect.poll(waitingForLock, { timeout: 10_000 }).toBe(1);
+      expect(await posOf(e.id)).toBeNull(); // not committed yet: its commit is waiting
+      await holder`ROLLBACK`;
+      await settling;
+      expect(await posOf(e.id)).toBe(head + 1);
+      expect(await clock()).toBe(head + 1);
+      await expect.poll(() => heard.some((n) => n.k === 's' && n.p === head + 1), { timeout: 10_000 }).toBe(true);
+      expect(heard.some((n) => n.k === 'q')).toBe(false);
+    } finally {
+      holder.release();
+      off();
+      g.app.gateway.sequencer.start();
+    }
+  });
+
+  it('a settling commit waits for a held clock only as long as its bound (gateway.settlement_clock_wait_ms; 0 skips at once, a bad value is ignored), then leaves its row staged for the sequencer', async () => {
+    const heard: Notice[] = [];
+    const off = g.app.gateway.bus.on('*', (n) => { heard.push(n); });
+    try {
+      for (const setting of ['0', '30', 'soon', '-5']) {
+        heard.length = 0;
+        const e = await beginExecution(g.sql, SYSTEM, { sessionID, hostID, trigger: 'PROMPT' });
+        await whileClockHeld(async () => {
+          await settleManually(e.id, setting);
+          expect(await posOf(e.id)).toBeNull();
+          await expect.poll(() => heard.some((n) => n.k === 'q'), { timeout: 10_000 }).toBe(true);
+        });
+        await expect.poll(() => posOf(e.id), { timeout: 10_000 }).not.toBeNull();
+      }
+      const log = await readSettlements(g.sql, SYSTEM, { after: 0, limit: 10_000 });
+      expect(log.map((r) => r.pos)).toEqual(log.map((_, i) => i + 1));
+    } finally {
+      off();
+    }
+  });
+
   it('behind a backlog of more than 500 staged rows, a settling commit positions the oldest 500 and leaves its own to the sequencer', async () => {
     await sequenceSettlements(g.sql, { wait: true });
     await g.app.gateway.sequencer.stop();
@@ -351,9 +417,14 @@ describe('a settlement positioned by its own commit (migration 056)', () => {
     const head = await clock();
     let id: string;
     try {
-      await whileClockHeld(() => g.sql.begin((tx) => tx`
-        INSERT INTO settlements (session_id, execution_id, status, directory, settled_at)
-        SELECT ${sessionID}, 'exe_backlog_' || i, 'SUCCEEDED', '/seq', now() FROM generate_series(1, 600) i`));
+      // Staged under a held clock, with a bound of a second: the commit's first firing waits it out,
+      // the 599 later ones do not wait again (once per row would be ten minutes, past the test's timeout).
+      await whileClockHeld(() => g.sql.begin(async (tx) => {
+        await tx`SET LOCAL gateway.settlement_clock_wait_ms = 1000`;
+        await tx`
+          INSERT INTO settlements (session_id, execution_id, status, directory, settled_at)
+          SELECT ${sessionID}, 'exe_backlog_' || i, 'SUCCEEDED', '/seq', now() FROM generate_series(1, 600) i`;
+      }));
       id = await settleOne();
       // Its commit took the 500 oldest, in staging order, and said that its own row is still staged.
       expect(await clock()).toBe(head + 500);
@@ -407,12 +478,12 @@ describe('a settlement positioned by its own commit (migration 056)', () => {
     }
   });
 
-  it('racing settlements, some held open before their commit, some while the clock is held, with racing passes: a reader from any cursor gets every one once, in position order, with no gap', async () => {
+  it('racing settlements, some held open before their commit, some while the clock is held, some waiting for a busy clock and some skipping it, with racing passes: a reader from any cursor gets every one once, in position order, with no gap', async () => {
     const sessions = await Promise.all([1, 2, 3, 4].map((i) => createSession(g.sql, SYSTEM, { title: `p${i}`, directory: `/seq/p${i}` })));
     const racer = connect(g.dbUrl, { max: 2 });
     try {
       await fc.assert(fc.asyncProperty(
-        fc.array(fc.record({ session: fc.integer({ min: 0, max: 3 }), holdMs: fc.integer({ min: 0, max: 15 }), underClock: fc.boolean() }), { minLength: 2, maxLength: 10 }),
+        fc.array(fc.record({ session: fc.integer({ min: 0, max: 3 }), holdMs: fc.integer({ min: 0, max: 15 }), underClock: fc.boolean(), skipBusyClock: fc.boolean() }), { minLength: 2, maxLength: 10 }),
         fc.integer({ min: 0, max: 2 }),
         async (settles, passers) => {
           await sequenceSettlements(g.sql, { wait: true });
@@ -461,6 +532,8 @@ describe('a settlement positioned by its own commit (migration 056)', () => {
             const settle = async () => {
               // settleExecution's statements, held open for a while after the row is staged.
               await g.sql.begin(async (tx) => {
+                // Commits that wait for a busy clock (migration 057) race with ones that skip it (056).
+                if (x.skipBusyClock) await tx`SET LOCAL gateway.settlement_clock_wait_ms = 0`;
                 const s = await lockSession(tx, SYSTEM, sessions[x.session].id);
                 const { result } = await commitEvent(tx, s.id, 'execution.settled', settledPayload(e.id));
                 await recordSettlement(tx, { sessionId: s.id, executionId: e.id, status: 'SUCCEEDED', directory: s.directory, settledAt: result.settledAt! });
