@@ -23,6 +23,10 @@
  * per extra session (5 executions each) from the `first` 5..100 runs, the CPU of this machine's PostgreSQL
  * processes per request (when the database runs here: what the servers' SQL costs the shared cores), and the gateway's SQL round trips (counted on a second instance, outside the measured runs).
  * Before measuring, it checks that the three answer the same data for every query.
+ * BENCH_ALLOC=1: also samples this process's heap allocations during each run (V8's sampling heap
+ * profiler, collected objects included) and prints the bytes allocated per request by each server: on
+ * this machine a steadier figure than CPU time for changes of a few percent. Sampling costs CPU, so the
+ * other figures of such a run are not comparable with a plain run's.
  */
 import './support/production.js';
 import './support/node20.js';
@@ -49,6 +53,28 @@ const { changesetFiles, coverageOf, hasFiles } = await import(gatewayModule('dom
 const { executionsWithChangesets, sessionsWithExecutions } = await import(gatewayModule('resolvers/loaders.js')) as typeof import('../resolvers/loaders.js');
 const { encodeCursor } = await import(gatewayModule('resolvers/cursors.js')) as typeof import('../resolvers/cursors.js');
 const { sessionOf } = await import(gatewayModule('domain/ids.js')) as typeof import('../domain/ids.js');
+
+/** A run, with its server's allocation per request when BENCH_ALLOC=1. */
+type Measured = Run & { allocKB?: number };
+
+async function measured(run: () => Promise<Run>): Promise<Measured> {
+  if (process.env.BENCH_ALLOC !== '1') return run();
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+    const r = await run();
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    let bytes = 0;
+    const walk = (n: typeof profile.head) => { bytes += n.selfSize; for (const c of n.children) walk(c); };
+    walk(profile.head);
+    // drive()'s total counts the warm-up's requests too, and so does the sampling.
+    return { ...r, allocKB: bytes / 1024 / Math.max(1, r.total) };
+  } finally {
+    session.disconnect();
+  }
+}
 
 const CLIENTS = Number(process.env.CLIENTS ?? 32);
 const SECONDS = Number(process.env.SECONDS ?? 3);
@@ -310,7 +336,7 @@ async function main() {
     const f = (x: number) => x.toFixed(2);
     const cpuOf: Record<string, Record<number, number>> = { gateway: {}, postgraphile: {}, ceiling: {} };
     for (const q of queries) {
-      const runs: Record<string, Run[]> = { gateway: [], postgraphile: [], ceiling: [] };
+      const runs: Record<string, Measured[]> = { gateway: [], postgraphile: [], ceiling: [] };
       // Round trips per request, on the counting instance (warm: its statements prepared, types known).
       for (let i = 0; i < 3; i++) await post(counting.url, gwHeaders, q.gateway);
       const gwReqs = 20;
@@ -318,9 +344,9 @@ async function main() {
       for (let i = 0; i < gwReqs; i++) await post(counting.url, gwHeaders, q.gateway);
       const gwQueries = gatewayQueries - q0;
       const who = {
-        gateway: () => drive(app!.url, gwHeaders, q.gateway, opts),
-        postgraphile: () => drive(pglUrl, {}, q.pgl, opts),
-        ceiling: () => drive(ceilUrl, {}, q.ceiling, opts),
+        gateway: () => measured(() => drive(app!.url, gwHeaders, q.gateway, opts)),
+        postgraphile: () => measured(() => drive(pglUrl, {}, q.pgl, opts)),
+        ceiling: () => measured(() => drive(ceilUrl, {}, q.ceiling, opts)),
       };
       const names = (Object.keys(who) as (keyof typeof who)[]).filter((n) => SERVERS.includes(n));
       for (let r = 0; r < ROUNDS; r++) {
@@ -335,7 +361,8 @@ async function main() {
         const xs = runs[n];
         return `  ${n.padEnd(12)} ${median(xs.map((x) => x.rps)).toFixed(0).padStart(6)} req/s   p50 ${f(median(xs.map((x) => x.p50))).padStart(7)} ms   p99 ${f(median(xs.map((x) => x.p99))).padStart(7)} ms   ` +
           `server CPU ${median(xs.map((x) => x.cpuUs)).toFixed(0).padStart(5)} µs/req   ` +
-          `${xs.every((x) => x.dbCpuUs !== null) ? `PostgreSQL CPU ${median(xs.map((x) => x.dbCpuUs!)).toFixed(0).padStart(5)} µs/req   ` : ''}(rounds: ${xs.map((x) => x.rps.toFixed(0)).join(', ')} req/s)`;
+          `${xs.every((x) => x.dbCpuUs !== null) ? `PostgreSQL CPU ${median(xs.map((x) => x.dbCpuUs!)).toFixed(0).padStart(5)} µs/req   ` : ''}` +
+          `${xs.every((x) => x.allocKB !== undefined) ? `allocated ${median(xs.map((x) => x.allocKB!)).toFixed(1).padStart(7)} KB/req   ` : ''}(rounds: ${xs.map((x) => x.rps.toFixed(0)).join(', ')} req/s)`;
       };
       const ratio = (a: string, b: string, m: (x: Run) => number) => runs[a].map((x, i) => m(x) / m(runs[b][i]));
       console.log(`\n${q.label}   [load ${load()}]`);
