@@ -28,6 +28,8 @@
  * GraphQL, no database) broadcasting frames of the same shape at the same rate to the same subscriber
  * process; the ratios (deliveries per second, p99) are printed at the end, with the load average.
  *
+ * CLOCK_WAIT_MS=n: how long a settling commit waits for a busy settlement clock before leaving its row
+ * to the sequencer (gateway.settlement_clock_wait_ms on the scratch database; default 20, 0 = never).
  * BENCH_TRACE=1: stage timings inside the gateways (staged notice, sequencer pass, head notice, feed
  * read or rows given to the feed, hand-out, socket) and the sequencer's passes (positioned / empty / busy;
  * staged notices and passes concern only the settlements their own commit could not position, migration
@@ -642,6 +644,15 @@ async function main() {
   const server = await openDatabase();
   const scratch = await createScratchDatabase(server.url, 'gw_bench_subs');
   const dbUrl = scratch.url;
+  if (process.env.CLOCK_WAIT_MS !== undefined) {
+    // How long a settling commit waits for a busy settlement clock (migration 057), for every
+    // connection to the scratch database, the producer's included: set before any of them opens.
+    const admin = connect(server.url, { max: 1, applicationName: 'bench-setup' });
+    const ms = Number(process.env.CLOCK_WAIT_MS);
+    if (!Number.isSafeInteger(ms) || ms < 0) throw new Error('CLOCK_WAIT_MS must be a whole number of milliseconds');
+    await admin.unsafe(`ALTER DATABASE "${new URL(dbUrl).pathname.slice(1)}" SET gateway.settlement_clock_wait_ms = ${ms}`);
+    await admin.end();
+  }
   const sql = connect(dbUrl, { max: 20, applicationName: 'bench-producer' });
   const results: Awaited<ReturnType<typeof run>>[] = [];
   try {
