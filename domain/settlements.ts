@@ -7,15 +7,16 @@ import { isDistributed } from '../db/cluster.js';
  * The global settlement log, whose cursor (`pos`) follows commit order.
  *
  * A settling transaction stages its row (pos NULL); it takes no lock for it while it runs, so
- * settlements run in parallel and only their commits meet at the clock. At its COMMIT a deferred trigger (migrations
- * 056, 057) takes the clock, waiting for it at most `gateway.settlement_clock_wait_ms` (20 ms by
- * default), and the transaction's commit runs a sequencer pass itself (its own row and every other
- * staged row it can see get the next positions, and the head notice with the rows goes out with the
- * commit: no further hop before delivery). Settlements committing at the same moment thus take the
- * clock one after another; the bound keeps a queue of them (or a long pass) from holding a commit up
- * longer. When the wait runs out, the row stays staged and a "staged" notice goes out; the sequencer
- * (`sequenceSettlements`, run by every gateway instance on staged notices, passes serialised by the
- * clock row lock) gives every staged row it can see the next positions and commits. Because positions are only handed out by passes
+ * settlements run in parallel and only their commits meet at the clock. At its COMMIT a deferred
+ * trigger (migrations 056, 057) takes the clock, waiting for it at most
+ * `gateway.settlement_clock_wait_ms` (20 ms by default), and the transaction's commit runs a sequencer
+ * pass itself (its own row and every other staged row it can see get the next positions, and the head
+ * notice with the rows goes out with the commit: no further hop before delivery). Settlements
+ * committing at the same moment thus take the clock one after another; the bound keeps a queue of them
+ * (or a long pass) from holding a commit up longer. When the wait runs out, the row stays staged and a
+ * "staged" notice goes out; the sequencer (`sequenceSettlements`, run by every gateway instance on
+ * staged notices, passes serialised by the clock row lock) gives every staged row it can see the next
+ * positions and commits. Because positions are only handed out by passes
  * that run one after another, each starting after the previous one committed, a position becomes
  * visible only when every smaller one is visible: a reader that has seen position p can never later
  * find a new row below p. A slow settling transaction that commits after faster ones is simply

@@ -388,11 +388,11 @@ describe('a settlement positioned by its own commit (migrations 056, 057)', () =
     }
   });
 
-  it('a settling commit waits for a held clock only as long as its bound (gateway.settlement_clock_wait_ms; 0 skips at once, a bad value is ignored), then leaves its row staged for the sequencer', async () => {
+  it('a settling commit waits for a held clock only as long as its bound (gateway.settlement_clock_wait_ms; 0 skips at once, a value that is not a whole number of at most 7 digits is ignored), then leaves its row staged for the sequencer', async () => {
     const heard: Notice[] = [];
     const off = g.app.gateway.bus.on('*', (n) => { heard.push(n); });
     try {
-      for (const setting of ['0', '30', 'soon', '-5']) {
+      for (const setting of ['0', '30', 'soon', '-5', '99999999']) {
         heard.length = 0;
         const e = await beginExecution(g.sql, SYSTEM, { sessionID, hostID, trigger: 'PROMPT' });
         await whileClockHeld(async () => {

@@ -17,12 +17,14 @@
 -- the row stays staged with its "staged" notice, as before: a settling commit is delayed by at most
 -- the bound. A transaction that stages several rows waits once: after a firing of its commit has
 -- waited its bound out, the later ones only try the clock. The same bound covers a staged row the pass
--- would update while another transaction holds its row lock: the pass gives up rather than wait.
+-- would update while another transaction holds its row lock: the waiting pass gives up rather than
+-- wait longer.
 --
 -- The bound is the setting `gateway.settlement_clock_wait_ms`, a whole number of milliseconds, per
 -- database, role or transaction (e.g. `ALTER DATABASE … SET gateway.settlement_clock_wait_ms = 50`);
--- 0 skips a busy clock at once, as migration 056 did. A value that is not a whole number is ignored
--- (a setting must never make a commit fail).
+-- 0 skips a busy clock at once, as migration 056 did; more than 10000 counts as 10000 (a commit never
+-- hangs on the clock for long). A value that is not a whole number is ignored (a setting must never
+-- make a commit fail).
 --
 -- The promise is unchanged: positions are handed out only by passes holding the clock row lock.
 -- A pass that waited reads the clock after the holder's commit (FOR UPDATE returns the row's latest
@@ -47,7 +49,7 @@ BEGIN
     RETURN NULL;
   END IF;
   IF wait_setting ~ '^\s*[0-9]{1,7}\s*$' THEN
-    wait_ms := wait_setting::integer;
+    wait_ms := least(wait_setting::integer, 10000);
   END IF;
   -- A smaller batch than the sequencer's: a settling commit positions at most 500 rows (a backlog
   -- ahead of its own row is the sequencer's; its own row then stays staged).
