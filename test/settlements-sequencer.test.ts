@@ -43,15 +43,44 @@ async function settleOne(): Promise<string> {
  * settlements committed meanwhile cannot be positioned by their own commits and stay staged, for the
  * sequencer. The clock is released when `fn` is done.
  */
-async function whileClockHeld<T>(fn: () => Promise<T>): Promise<T> {
+async function whileClockHeld<T>(fn: (release: () => Promise<void>) => Promise<T>): Promise<T> {
   const holder = await g.sql.reserve();
+  let held = false;
+  // `release`: lets the clock go before `fn` is done (as a pass that commits).
+  const release = async () => { if (held) { held = false; await holder`ROLLBACK`; } };
   try {
     await holder`BEGIN`;
+    held = true;
     await holder`SELECT value FROM clocks WHERE name = 'settlement' FOR UPDATE`;
-    return await fn();
+    return await fn(release);
   } finally {
-    await holder`ROLLBACK`;
+    await release();
     holder.release();
+  }
+}
+
+/** Runs `fn` with every notice this instance hears meanwhile, in order. */
+async function hearing<T>(fn: (heard: Notice[]) => Promise<T>): Promise<T> {
+  const heard: Notice[] = [];
+  const off = g.app.gateway.bus.on('*', (n) => { heard.push(n); });
+  try {
+    return await fn(heard);
+  } finally {
+    off();
+  }
+}
+
+/**
+ * Runs `fn` (hearing notices) with this instance's sequencer stopped, after a pass that positioned
+ * every staged row: whatever positions a settlement meanwhile is its own commit. Restarted after.
+ */
+async function withoutSequencer<T>(fn: (heard: Notice[]) => Promise<T>): Promise<T> {
+  await sequenceSettlements(g.sql, { wait: true });
+  await g.app.gateway.sequencer.stop();
+  try {
+    return await hearing(fn);
+  } finally {
+    g.app.gateway.sequencer.start();
   }
 }
 
@@ -314,11 +343,7 @@ describe('settlement sequencer', () => {
 
 describe('a settlement positioned by its own commit (migrations 056, 057)', () => {
   it('is positioned when its commit returns, with no pass of any sequencer, and its head notice carries it: no staged notice', async () => {
-    await sequenceSettlements(g.sql, { wait: true });
-    await g.app.gateway.sequencer.stop();
-    const heard: Notice[] = [];
-    const off = g.app.gateway.bus.on('*', (n) => { heard.push(n); });
-    try {
+    await withoutSequencer(async (heard) => {
       const passes = g.app.gateway.sequencer.passes;
       const head = await clock();
       const id = await settleOne();
@@ -334,16 +359,11 @@ describe('a settlement positioned by its own commit (migrations 056, 057)', () =
       // this settlement would have come before its head notice.
       expect(heard.some((n) => n.k === 'q')).toBe(false);
       expect(g.app.gateway.sequencer.passes).toBe(passes);
-    } finally {
-      off();
-      g.app.gateway.sequencer.start();
-    }
+    });
   });
 
   it('with the clock busy, the settlement stays staged and says so; the sequencer positions it once the clock is free', async () => {
-    const heard: Notice[] = [];
-    const off = g.app.gateway.bus.on('*', (n) => { heard.push(n); });
-    try {
+    await hearing(async (heard) => {
       const id = await whileClockHeld(async () => {
         const staged = await settleOne();
         expect(await posOf(staged)).toBeNull();
@@ -355,43 +375,28 @@ describe('a settlement positioned by its own commit (migrations 056, 057)', () =
       const log = await readSettlements(g.sql, SYSTEM, { after: 0, limit: 10_000 });
       expect(log.map((r) => r.pos)).toEqual(log.map((_, i) => i + 1));
       expect(log.at(-1)!.executionId).toBe(id);
-    } finally {
-      off();
-    }
+    });
   });
 
   it('a settling commit that finds the clock held waits for it and, once the holder is done, positions itself: no staged notice, no pass', async () => {
-    await sequenceSettlements(g.sql, { wait: true });
-    await g.app.gateway.sequencer.stop();
-    const heard: Notice[] = [];
-    const off = g.app.gateway.bus.on('*', (n) => { heard.push(n); });
-    const holder = await g.sql.reserve();
-    try {
+    await withoutSequencer((heard) => whileClockHeld(async (release) => {
       const head = await clock();
-      await holder`BEGIN`;
-      await holder`SELECT value FROM clocks WHERE name = 'settlement' FOR UPDATE`;
       const e = await beginExecution(g.sql, SYSTEM, { sessionID, hostID, trigger: 'PROMPT' });
       // A bound long enough for the test to see the wait (the default, 20 ms, is not).
       const settling = settleManually(e.id, '60000');
       await expect.poll(waitingForLock, { timeout: 10_000 }).toBe(1);
       expect(await posOf(e.id)).toBeNull(); // not committed yet: its commit is waiting
-      await holder`ROLLBACK`;
+      await release();
       await settling;
       expect(await posOf(e.id)).toBe(head + 1);
       expect(await clock()).toBe(head + 1);
       await expect.poll(() => heard.some((n) => n.k === 's' && n.p === head + 1), { timeout: 10_000 }).toBe(true);
       expect(heard.some((n) => n.k === 'q')).toBe(false);
-    } finally {
-      holder.release();
-      off();
-      g.app.gateway.sequencer.start();
-    }
+    }));
   });
 
   it('a settling commit waits for a held clock only as long as its bound (gateway.settlement_clock_wait_ms; 0 skips at once, a value that is not a whole number of at most 7 digits is ignored), then leaves its row staged for the sequencer', async () => {
-    const heard: Notice[] = [];
-    const off = g.app.gateway.bus.on('*', (n) => { heard.push(n); });
-    try {
+    await hearing(async (heard) => {
       for (const setting of ['0', '30', 'soon', '-5', '99999999']) {
         heard.length = 0;
         const e = await beginExecution(g.sql, SYSTEM, { sessionID, hostID, trigger: 'PROMPT' });
@@ -404,19 +409,13 @@ describe('a settlement positioned by its own commit (migrations 056, 057)', () =
       }
       const log = await readSettlements(g.sql, SYSTEM, { after: 0, limit: 10_000 });
       expect(log.map((r) => r.pos)).toEqual(log.map((_, i) => i + 1));
-    } finally {
-      off();
-    }
+    });
   });
 
   it('behind a backlog of more than 500 staged rows, a settling commit positions the oldest 500 and leaves its own to the sequencer', async () => {
-    await sequenceSettlements(g.sql, { wait: true });
-    await g.app.gateway.sequencer.stop();
-    const heard: Notice[] = [];
-    const off = g.app.gateway.bus.on('*', (n) => { heard.push(n); });
-    const head = await clock();
-    let id: string;
-    try {
+    let head = 0;
+    const id = await withoutSequencer(async (heard) => {
+      head = await clock();
       // Staged under a held clock, with a bound of a second: the commit's first firing waits it out,
       // the 599 later ones do not wait again (once per row would be ten minutes, past the test's timeout).
       await whileClockHeld(() => g.sql.begin(async (tx) => {
@@ -425,16 +424,14 @@ describe('a settlement positioned by its own commit (migrations 056, 057)', () =
           INSERT INTO settlements (session_id, execution_id, status, directory, settled_at)
           SELECT ${sessionID}, 'exe_backlog_' || i, 'SUCCEEDED', '/seq', now() FROM generate_series(1, 600) i`;
       }));
-      id = await settleOne();
+      const id = await settleOne();
       // Its commit took the 500 oldest, in staging order, and said that its own row is still staged.
       expect(await clock()).toBe(head + 500);
       expect(await posOf(id)).toBeNull();
       await expect.poll(() => heard.some((n) => n.k === 's' && n.p === head + 500), { timeout: 10_000 }).toBe(true);
       await expect.poll(() => heard.some((n) => n.k === 'q'), { timeout: 10_000 }).toBe(true);
-    } finally {
-      off();
-      g.app.gateway.sequencer.start();
-    }
+      return id;
+    });
     // The sequencer positions the rest, the settlement last.
     await expect.poll(() => posOf(id), { timeout: 10_000 }).toBe(head + 601);
     const log = await readSettlements(g.sql, SYSTEM, { after: head, limit: 1000 });
@@ -443,11 +440,7 @@ describe('a settlement positioned by its own commit (migrations 056, 057)', () =
   });
 
   it('a transaction that stages several settlements positions them all at its commit, in staging order, in one pass', async () => {
-    await sequenceSettlements(g.sql, { wait: true });
-    await g.app.gateway.sequencer.stop();
-    const heard: Notice[] = [];
-    const off = g.app.gateway.bus.on('settlements', (n) => { heard.push(n); });
-    try {
+    await withoutSequencer(async (heard) => {
       const head = await clock();
       await g.sql.begin((tx) => tx`
         INSERT INTO settlements (session_id, execution_id, status, directory, settled_at)
@@ -472,10 +465,7 @@ describe('a settlement positioned by its own commit (migrations 056, 057)', () =
       expect(swept.map((r) => r.pos)).toEqual([head + 5, head + 6, head + 7]);
       expect(swept.map((r) => r.executionId).sort()).toEqual([...running].sort());
       expect(swept.every((r) => r.status === 'ABANDONED')).toBe(true);
-    } finally {
-      off();
-      g.app.gateway.sequencer.start();
-    }
+    });
   });
 
   it('racing settlements, some held open before their commit, some while the clock is held, some waiting for a busy clock and some skipping it, with racing passes: a reader from any cursor gets every one once, in position order, with no gap', async () => {
