@@ -2,11 +2,11 @@ import type { Db, Sql, Tx } from '../db/connection.js';
 import { rowKey } from './shard.js';
 import type { Actor } from './access.js';
 import {
-  InvalidRequestError, MessageNotFoundError, PartNotFoundError, SessionBusyError, SessionNotFoundError,
+  InvalidRequestError, MessageNotFoundError, PartNotFoundError, SessionBusyError,
 } from './errors.js';
 import { commitEvent } from './events/commit.js';
 import type { MessageRow, PartRow, Role, SessionRow } from './rows.js';
-import { lockSession } from './sessions.js';
+import { lockSessionHolding } from './sessions.js';
 import { checkText, LIMITS, requireId } from './validate.js';
 
 /**
@@ -20,15 +20,8 @@ export const RETRACTION_PLACEHOLDER = '[This message was retracted.]';
  * a session outside the actor's scope is reported exactly like a missing one.
  */
 async function lockMessage(tx: Tx, actor: Actor, messageID: string): Promise<{ session: SessionRow; message: MessageRow }> {
-  const [found] = await tx<{ sessionId: string }[]>`SELECT session_id FROM messages WHERE ${rowKey(tx, messageID)}`;
-  if (!found) throw new MessageNotFoundError(messageID);
-  let session: SessionRow;
-  try {
-    session = await lockSession(tx, actor, found.sessionId);
-  } catch (e) {
-    if (e instanceof SessionNotFoundError) throw new MessageNotFoundError(messageID);
-    throw e;
-  }
+  const session = await lockSessionHolding(tx, actor, 'messages', messageID);
+  if (!session) throw new MessageNotFoundError(messageID);
   // Read again under the lock: the session may have been removed (with its messages) meanwhile.
   const [message] = await tx<MessageRow[]>`SELECT * FROM messages WHERE ${rowKey(tx, messageID)} AND session_id = ${session.id}`;
   if (!message) throw new MessageNotFoundError(messageID);

@@ -2,11 +2,11 @@ import type { Db, Sql } from '../db/connection.js';
 import { rowKey } from './shard.js';
 import { scopeCondition, type Actor } from './access.js';
 import { ExecutionNotFoundError, InvalidRequestError, SessionBusyError, SessionSealedError } from './errors.js';
-import { requireHost } from './hosts.js';
+import { checkHost, hostFacts, hostOf, requireHost, type HostFacts } from './hosts.js';
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
 import type { ExecutionRow, ExecutionStatus, InterruptReason, Trigger } from './rows.js';
-import { lockSession } from './sessions.js';
+import { lockSession, lockSessionHolding } from './sessions.js';
 import { recordSettlement } from './settlements.js';
 import { checkText, LIMITS, requireId } from './validate.js';
 import { requireBoundarySnapshot } from './snapshots.js';
@@ -166,13 +166,16 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
   const usage = usageFacts(input.usage);
   const finishReason = label(input.finishReason, 'finishReason');
   const errorName = label(input.errorName, 'errorName');
-  const [found] = await sql`SELECT session_id FROM executions WHERE ${rowKey(sql, executionID)}`;
-  if (!found) throw new ExecutionNotFoundError(executionID);
   return sql.begin(async (tx) => {
-    const s = await lockSession(tx, actor, found.sessionId).catch(() => { throw new ExecutionNotFoundError(executionID); });
-    const [e] = await tx<ExecutionRow[]>`SELECT * FROM executions WHERE ${rowKey(tx, executionID)}`;
-    if (!e) throw new ExecutionNotFoundError(executionID);
-    await requireHost(tx, actor, e.hostId, { live: false }).catch(() => { throw new ExecutionNotFoundError(executionID); });
+    const s = await lockSessionHolding(tx, actor, 'executions', executionID);
+    if (!s) throw new ExecutionNotFoundError(executionID);
+    // The execution with what requireHost checks of its host, in one statement.
+    const [read] = await tx<(ExecutionRow & HostFacts)[]>`
+      SELECT e.*, ${hostFacts(tx, 'h')} FROM executions e LEFT JOIN hosts h ON h.id = e.host_id
+      WHERE ${rowKey(tx, executionID, { alias: 'e' })}`;
+    if (!read) throw new ExecutionNotFoundError(executionID);
+    const { host, row: e } = hostOf(read);
+    try { checkHost(actor, e.hostId, host, { live: false }); } catch { throw new ExecutionNotFoundError(executionID); }
     if (e.status !== 'RUNNING') {
       throw new InvalidRequestError('executionID', `Execution ${executionID} is not running (it is ${e.status}).`);
     }

@@ -2,12 +2,12 @@ import type { Db, Sql, Tx } from '../db/connection.js';
 import { rowKey } from './shard.js';
 import { scopeCondition, type Actor } from './access.js';
 import { InvalidRequestError, JobNotFoundError, SessionSealedError } from './errors.js';
-import { requireHost } from './hosts.js';
+import { checkHost, hostFacts, hostOf, requireHost, type HostFacts } from './hosts.js';
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
 import { cancelRestoredJob } from './commands.js';
 import type { JobKind, JobRow, JobStatus } from './rows.js';
-import { lockSession } from './sessions.js';
+import { lockSession, lockSessionHolding } from './sessions.js';
 import { idempotencyKey, previousResult, rememberResult } from './idempotency.js';
 import { checkText, LIMITS, optionalId, requireId } from './validate.js';
 
@@ -56,12 +56,15 @@ export async function startJob(sql: Sql, actor: Actor, input: StartJobInput): Pr
 
 /** Locks the job's session, then returns the job (checked to belong to the caller's host token). */
 async function lockJob(tx: Tx, actor: Actor, jobID: string) {
-  const [found] = await tx`SELECT session_id FROM jobs WHERE ${rowKey(tx, jobID)}`;
-  if (!found) throw new JobNotFoundError(jobID);
-  const s = await lockSession(tx, actor, found.sessionId).catch(() => { throw new JobNotFoundError(jobID); });
-  const [j] = await tx<JobRow[]>`SELECT * FROM jobs WHERE ${rowKey(tx, jobID)}`;
-  if (!j) throw new JobNotFoundError(jobID);
-  await requireHost(tx, actor, j.hostId, { live: false }).catch(() => { throw new JobNotFoundError(jobID); });
+  const s = await lockSessionHolding(tx, actor, 'jobs', jobID);
+  if (!s) throw new JobNotFoundError(jobID);
+  // The job with what requireHost checks of its host, in one statement.
+  const [read] = await tx<(JobRow & HostFacts)[]>`
+    SELECT j.*, ${hostFacts(tx, 'h')} FROM jobs j LEFT JOIN hosts h ON h.id = j.host_id WHERE ${rowKey(tx, jobID, { alias: 'j' })}`;
+  if (!read) throw new JobNotFoundError(jobID);
+  const { host, row } = hostOf(read);
+  const j = row as JobRow;
+  try { checkHost(actor, j.hostId, host, { live: false }); } catch { throw new JobNotFoundError(jobID); }
   return { s, j };
 }
 

@@ -3,7 +3,7 @@ import { inScope, scopeCondition, type Actor } from './access.js';
 import { HostUnavailableError, InvalidRequestError, SessionBusyError, SessionNotFoundError } from './errors.js';
 import { issueCommand } from './commands.js';
 import { awaitRequest, checkReplyResult, checkTimeout, issueRequest, markReplied, type HostRequestOptions, type HostRequestRow } from './host-requests.js';
-import { newId } from './ids.js';
+import { newId, sessionOf } from './ids.js';
 import { tombstoneKey } from './shard.js';
 import { commitEvent } from './events/commit.js';
 import { GLOBAL_SCOPE, idempotencyKey, keyReused, lockKey, previousResult, rememberResult } from './idempotency.js';
@@ -23,6 +23,29 @@ export async function lockSession(tx: Tx, actor: Actor, sessionID: string, mode:
   const s = rows[0];
   if (!s || !inScope(actor, s.directory)) throw new SessionNotFoundError(sessionID);
   return s;
+}
+
+/**
+ * Locks the session holding the row `id` of `table` (as lockSession) and answers it; null when no
+ * session within the actor's scope holds it. The session is the one the ID carries (domain/ids.ts
+ * sessionOf), so a write locks without a read before it; an ID of the old shape is looked up first.
+ * Whether the row exists is for the caller to read after the lock (it may have changed meanwhile):
+ * an ID carrying a session that does not hold it locks that session for nothing, and is answered as
+ * not found all the same.
+ */
+export async function lockSessionHolding(tx: Tx, actor: Actor, table: 'executions' | 'jobs' | 'messages', id: string): Promise<SessionRow | null> {
+  let sessionID = sessionOf(id);
+  if (!sessionID) {
+    const [found] = await tx<{ sessionId: string }[]>`SELECT session_id FROM ${tx(table)} WHERE id = ${id}`;
+    if (!found) return null;
+    sessionID = found.sessionId;
+  }
+  try {
+    return await lockSession(tx, actor, sessionID);
+  } catch (e) {
+    if (e instanceof SessionNotFoundError) return null;
+    throw e;
+  }
 }
 
 export async function getSession(db: Db, actor: Actor, sessionID: string): Promise<SessionRow | null> {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
+import { newId } from '../domain/ids.js';
 import { appendText, begin, createSession, ok, registerHost, result, settle, snapshotCounts, startJob } from './fixtures.js';
 
 let g: TestGateway;
@@ -84,6 +85,23 @@ describe('executions', () => {
     expect(await settle(g, host, 'exe_00000000000000000000000000')).toMatchObject({ __typename: 'ExecutionNotFoundError' });
     expect(await settle(g, host, 'ses_1')).toMatchObject({ __typename: 'InvalidRequestError', field: 'executionID' });
     expect(await snapshotCounts(g)).toEqual(before);
+  });
+
+  it('settling an ID that carries a real session but names no execution of it is not found, and leaves the session free', async () => {
+    const host = await registerHost(g);
+    const s = await createSession(g, { directory: '/work/made-up' });
+    const e = await begin(g, host, s.id);
+    // The session is locked through the ID before the execution is read: a made-up execution of it,
+    // one of a session that does not exist, and another host's token answer alike, changing nothing.
+    const before = await snapshotCounts(g);
+    expect(await settle(g, host, newId('execution', s.id))).toMatchObject({ __typename: 'ExecutionNotFoundError' });
+    expect(await settle(g, host, newId('execution', 'ses_00000000000000000000000000'))).toMatchObject({ __typename: 'ExecutionNotFoundError' });
+    const other = await registerHost(g);
+    expect(await settle(g, other, e.id)).toMatchObject({ __typename: 'ExecutionNotFoundError' });
+    expect(await snapshotCounts(g)).toEqual(before);
+    // Nothing held the session's lock: its execution settles, and the next one is admitted.
+    expect(await settle(g, host, e.id)).toMatchObject({ __typename: 'Execution', status: 'SUCCEEDED' });
+    expect(await begin(g, host, s.id)).toMatchObject({ __typename: 'Execution', sequence: 2 });
   });
 
   it('answers typed errors for unknown sessions and hosts', async () => {

@@ -7,7 +7,9 @@ import { SYSTEM } from '../domain/access.js';
 import { createSession } from '../domain/sessions.js';
 import { beginExecution, settleExecution } from '../domain/executions.js';
 import { appendMessage } from '../domain/messages.js';
-import { startJob } from '../domain/jobs.js';
+import { finishJob, startJob } from '../domain/jobs.js';
+import { correctMessagePart } from '../domain/corrections.js';
+import { ExecutionNotFoundError, JobNotFoundError, MessageNotFoundError } from '../domain/errors.js';
 import { sessionOf } from '../domain/ids.js';
 import { changesetFiles, changesetFilesAt, changesetRows } from '../domain/changesets.js';
 import { executionsById, executionsOfSession, jobsById, jobsOfExecution, messagesById, messagesOfExecution, messagesOfSession, sessionsById } from '../resolvers/loaders.js';
@@ -218,5 +220,30 @@ describe('reads by key', () => {
       const rows = await g.sql<{ sequence: number }[]>`SELECT sequence FROM executions WHERE session_id = ${tree.parents[i]} AND sequence < ${seq} ORDER BY sequence DESC LIMIT 2`;
       expect(next.data[`s${i}`].executions.edges.map((e: any) => e.node.sequence)).toEqual(rows.map((r) => r.sequence));
     }
+  });
+});
+
+describe('writes by key', () => {
+  it('settle, finish and correct find rows of the old shape (looked up before the lock), and answer not found for made-up ones', async () => {
+    // Running rows of the old shape, as an older gateway left them mid-execution.
+    const s = await createSession(g.sql, SYSTEM, { directory: '/read-keys', title: 'old, running' });
+    const ids = { execution: 'exe_0000000000000000000000old3', job: 'job_0000000000000000000000old3', message: 'msg_0000000000000000000000old3', part: 'prt_0000000000000000000000old3' };
+    await g.sql`INSERT INTO executions (id, session_id, sequence, host_id, status, trigger) VALUES (${ids.execution}, ${s.id}, 1, ${hostID}, 'RUNNING', 'PROMPT')`;
+    await g.sql`UPDATE sessions SET execution_count = 1 WHERE id = ${s.id}`;
+    await g.sql`INSERT INTO jobs (id, session_id, execution_id, host_id, kind, status, command) VALUES (${ids.job}, ${s.id}, ${ids.execution}, ${hostID}, 'SHELL', 'RUNNING', 'old job')`;
+    await g.sql`INSERT INTO messages (id, session_id, execution_id, position, role, origin) VALUES (${ids.message}, ${s.id}, ${ids.execution}, 1, 'USER', 'PROMPT')`;
+    await g.sql`INSERT INTO parts (id, message_id, session_id, index, type, text) VALUES (${ids.part}, ${ids.message}, ${s.id}, 0, 'TEXT', 'old text')`;
+    const missing = { execution: 'exe_0000000000000000000000nope', job: 'job_0000000000000000000000nope', message: 'msg_0000000000000000000000nope' };
+
+    await expect(finishJob(g.sql, SYSTEM, { jobID: missing.job, status: 'COMPLETED' })).rejects.toBeInstanceOf(JobNotFoundError);
+    expect(await finishJob(g.sql, SYSTEM, { jobID: ids.job, status: 'COMPLETED', exitCode: 0 })).toMatchObject({ id: ids.job, sessionId: s.id, status: 'COMPLETED' });
+    await expect(settleExecution(g.sql, SYSTEM, { executionID: missing.execution, status: 'SUCCEEDED' })).rejects.toBeInstanceOf(ExecutionNotFoundError);
+    expect(await settleExecution(g.sql, SYSTEM, { executionID: ids.execution, status: 'SUCCEEDED' })).toMatchObject({ id: ids.execution, sessionId: s.id, status: 'SUCCEEDED' });
+    await expect(correctMessagePart(g.sql, SYSTEM, { messageID: missing.message, partID: ids.part, text: 'x' })).rejects.toBeInstanceOf(MessageNotFoundError);
+    const corrected = await correctMessagePart(g.sql, SYSTEM, { messageID: ids.message, partID: ids.part, text: 'new text' });
+    expect(corrected.part).toMatchObject({ id: ids.part, text: 'new text' });
+    // Each write went through the journal of the old session, in order.
+    const events = await g.sql<{ type: string }[]>`SELECT type FROM journal WHERE session_id = ${s.id} ORDER BY seq`;
+    expect(events.map((e) => e.type)).toEqual(['session.created', 'job.finished', 'execution.settled', 'message.part_corrected']);
   });
 });
