@@ -8,7 +8,7 @@ import { isDistributed } from '../db/cluster.js';
  *
  * A settling transaction stages its row (pos NULL); it takes no lock for it while it runs, so
  * settlements run in parallel and only their commits meet at the clock. At its COMMIT a deferred
- * trigger (migrations 056, 057) takes the clock, waiting for it at most
+ * trigger (migrations 056-058) takes the clock, waiting for it at most
  * `gateway.settlement_clock_wait_ms` (20 ms by default), and the transaction's commit runs a sequencer
  * pass itself (its own row and every other staged row it can see get the next positions, and the head
  * notice with the rows goes out with the commit: no further hop before delivery). Settlements

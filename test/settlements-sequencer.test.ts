@@ -341,7 +341,7 @@ describe('settlement sequencer', () => {
   });
 });
 
-describe('a settlement positioned by its own commit (migrations 056, 057)', () => {
+describe('a settlement positioned by its own commit (migrations 056-058)', () => {
   it('is positioned when its commit returns, with no pass of any sequencer, and its head notice carries it: no staged notice', async () => {
     await withoutSequencer(async (heard) => {
       const passes = g.app.gateway.sequencer.passes;
@@ -393,6 +393,29 @@ describe('a settlement positioned by its own commit (migrations 056, 057)', () =
       await expect.poll(() => heard.some((n) => n.k === 's' && n.p === head + 1), { timeout: 10_000 }).toBe(true);
       expect(heard.some((n) => n.k === 'q')).toBe(false);
     }));
+  });
+
+  it('a settling commit whose wait for the clock is cancelled still commits, its row staged for the sequencer (migration 058)', async () => {
+    // PostgreSQL can report the wait's lock timeout as a cancel ("canceling statement due to user
+    // request"); a cancel request sent to the waiting commit is the same error, on demand.
+    await hearing(async (heard) => {
+      const e = await beginExecution(g.sql, SYSTEM, { sessionID, hostID, trigger: 'PROMPT' });
+      await whileClockHeld(async () => {
+        const settling = settleManually(e.id, '60000');
+        await expect.poll(waitingForLock, { timeout: 10_000 }).toBe(1);
+        const [{ cancelled }] = await g.sql`
+          SELECT bool_and(pg_cancel_backend(pid)) AS cancelled FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+        expect(cancelled).toBe(true);
+        await settling; // committed, not failed
+        const [row] = await g.sql`SELECT pos FROM settlements WHERE execution_id = ${e.id}`;
+        expect(row).toEqual({ pos: null });
+        await expect.poll(() => heard.some((n) => n.k === 'q'), { timeout: 10_000 }).toBe(true);
+      });
+      await expect.poll(() => posOf(e.id), { timeout: 10_000 }).not.toBeNull();
+      const [x] = await g.sql`SELECT status FROM executions WHERE id = ${e.id}`;
+      expect(x.status).toBe('SUCCEEDED');
+    });
   });
 
   it('a settling commit waits for a held clock only as long as its bound (gateway.settlement_clock_wait_ms; 0 skips at once, a value that is not a whole number of at most 7 digits is ignored), then leaves its row staged for the sequencer', async () => {
