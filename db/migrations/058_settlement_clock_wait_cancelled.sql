@@ -5,8 +5,8 @@
 -- wait ends and the pass goes on to wait for another lock (the clock row's next version, after the
 -- holder updated it: "while rechecking updated tuple"), the new wait resets the timeout's indicator,
 -- and the pending cancel is reported as query_canceled ("canceling statement due to user request").
--- The trigger did not catch that, so the whole settling COMMIT failed: seen once in about 9,000
--- settlements with 50 sessions settling at once on two cores.
+-- The trigger did not catch that, so the whole settling COMMIT failed: seen once in about 35,000
+-- settlements with 40-50 sessions settling at once on two cores.
 --
 -- The wait is only a shortcut (a settlement the commit cannot position stays staged for the
 -- sequencer), so it now also ends on query_canceled, as on a timeout: the row stays staged, the
