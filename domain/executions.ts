@@ -103,9 +103,13 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
       return e;
     }
     if (s.sealRequestedAt) throw new SessionSealedError(sessionID);
-    const [running] = await tx`SELECT id FROM executions WHERE session_id = ${sessionID} AND status = 'RUNNING'`;
+    // Both reads under the lock, sent together (one wait for the server instead of two); busy answers first.
+    const [[running], hostRefusal] = await Promise.all([
+      tx<{ id: string }[]>`SELECT id FROM executions WHERE session_id = ${sessionID} AND status = 'RUNNING'`,
+      requireHost(tx, actor, hostID, { live: true }).then(() => null, (e: unknown) => e),
+    ]);
     if (running) throw new SessionBusyError(sessionID, running.id);
-    await requireHost(tx, actor, hostID, { live: true });
+    if (hostRefusal) throw hostRefusal;
     const startSnapshot = input.startSnapshot == null ? null : await requireBoundarySnapshot(tx, input.startSnapshot, sessionID, 'startSnapshot');
     const sequence = s.executionCount + 1;
     const { result: e } = await commitEvent(tx, sessionID, 'execution.started', {
@@ -185,11 +189,14 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
       endSnapshotID: endSnapshot, endCaptureError, providerID: facts.providerId, modelID: facts.modelId, agent: facts.agent, mode: facts.mode,
       finishReason, errorName, usage,
     });
-    await freezeChangeset(tx, { id: executionID, sessionId: s.id, startSnapshotId: (e as any).startSnapshotId ?? null, endSnapshotId: endSnapshot,
-      startCaptureError: (e as any).startCaptureError ?? null, endCaptureError });
-    await recordSettlement(tx, {
-      sessionId: s.id, executionId: executionID, status: settled.status, directory: s.directory, settledAt: settled.settledAt!,
-    });
+    // The frozen changeset and the staged settlement row are independent writes: sent together.
+    await Promise.all([
+      freezeChangeset(tx, { id: executionID, sessionId: s.id, startSnapshotId: (e as any).startSnapshotId ?? null, endSnapshotId: endSnapshot,
+        startCaptureError: (e as any).startCaptureError ?? null, endCaptureError }),
+      recordSettlement(tx, {
+        sessionId: s.id, executionId: executionID, status: settled.status, directory: s.directory, settledAt: settled.settledAt!,
+      }),
+    ]);
     return settled;
   });
 }
