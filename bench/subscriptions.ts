@@ -27,6 +27,10 @@
  * After each gateway run, the same run against the baseline: two bare `ws` servers (child processes, no
  * GraphQL, no database) broadcasting frames of the same shape at the same rate to the same subscriber
  * process; the ratios (deliveries per second, p99) are printed at the end, with the load average.
+ * BASELINE_LOAD=1: the baseline runs with the gateway run's write load too: the producer settles
+ * executions at the same rate into the same database (nobody listens) while the bare servers broadcast.
+ * The gateway's p99 over that baseline's is what the gateway adds to a delivery on a machine that also
+ * carries the writes, rather than what the writes themselves cost everything else on two shared cores.
  *
  * CLOCK_WAIT_MS=n: how long a settling commit waits for a busy settlement clock before leaving its row
  * to the sequencer (gateway.settlement_clock_wait_ms on the scratch database; default 20, 0 = never).
@@ -49,6 +53,7 @@ import { decodeCursor, encodeCursor } from '../resolvers/cursors.js';
 import { ensureBuilt, gatewayModule } from './support/gateway-code.js';
 
 const CHILD = process.argv.includes('--child');
+const BASELINE_LOAD = process.env.BASELINE_LOAD === '1';
 
 async function child() {
   const { buildApp } = await import(gatewayModule('server/app.js')) as typeof import('../server/app.js');
@@ -500,15 +505,19 @@ async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; 
     }
   };
   const producer = opts.baseline ? null : await startProducer(dbUrl, onCommits);
+  // BASELINE_LOAD=1: the same writes as the gateway run's, beside the baseline's broadcasts (their commits are not its events).
+  const writeLoad = opts.baseline && BASELINE_LOAD ? await startProducer(dbUrl, () => {}) : null;
   let sentBefore = 0; // the baseline's events of earlier phases
   const produce = async (seconds: number): Promise<Produced> => {
     if (producer) return producer.go({ rate: opts.rate, seconds, hostID: opts.hostID, sessions: opts.sessions });
     const from = sentBefore;
+    const load = writeLoad?.go({ rate: opts.rate, seconds, hostID: opts.hostID, sessions: opts.sessions });
     const r = (await Promise.all(gws.map((g) => new Promise<Produced>((resolve) => {
       const on = (m: any) => { if (m?.type === 'commits') onCommits(m.list); else if (m?.type === 'done') { g.proc.off('message', on); resolve(m); } };
       g.proc.on('message', on);
       g.proc.send({ type: 'go', rate: opts.rate, seconds, head, from });
     }))))[0];
+    await load;
     sentBefore += r.done;
     return r;
   };
@@ -550,6 +559,11 @@ async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; 
   const t0 = performance.now();
   const prod = await produce(opts.seconds);
   producer?.close();
+  if (writeLoad) {
+    writeLoad.close();
+    // Its settlements positioned, so the next run's log starts after them.
+    while ((await sequenceSettlements(sql, { wait: true })).more);
+  }
   const { done, failed, skipped, behind } = prod;
   // Drain: wait until every subscriber has every event (bounded).
   const expectedPos = await positions(done + (warmupProduced?.done ?? 0));
@@ -599,7 +613,7 @@ async function run(dbUrl: string, sql: Sql, opts: { subs: number; rate: number; 
   for (const s of subs) { s.stopping = true; s.ws.terminate(); }
   await Promise.all(gws.map((g) => new Promise<void>((r) => { g.proc.once('exit', () => r()); g.proc.send('stop'); setTimeout(() => { g.proc.kill(); r(); }, 5000).unref(); })));
   return {
-    who: opts.baseline ? 'baseline (bare ws)' : 'gateway',
+    who: opts.baseline ? (BASELINE_LOAD ? 'baseline (ws + writes)' : 'baseline (bare ws)') : 'gateway',
     deliveriesPerSec: latencies.length / Math.max(0.001, (lastDelivery - firstCommit) / 1000),
     subs: opts.subs,
     rate: opts.rate,
