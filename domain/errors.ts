@@ -109,3 +109,11 @@ export class ModelNotFoundError extends GatewayError {
     super(`Model ${providerID}/${modelID} is not offered by the host of session ${sessionID}.`);
   }
 }
+
+/**
+ * A check sent along with others (its statements pipelined with theirs) whose typed error is to be
+ * thrown in its turn, after the checks before it: the value it answered, or the error it threw.
+ */
+export function outcome<T>(p: Promise<T>): Promise<{ value: T } | { error: unknown }> {
+  return p.then((value) => ({ value }), (error: unknown) => ({ error }));
+}

@@ -1,8 +1,8 @@
 import type { Db, Sql } from '../db/connection.js';
 import { rowKey } from './shard.js';
 import { scopeCondition, type Actor } from './access.js';
-import { ExecutionNotFoundError, InvalidRequestError, SessionBusyError, SessionSealedError } from './errors.js';
-import { checkHost, hostFacts, hostOf, requireHost, type HostFacts } from './hosts.js';
+import { ExecutionNotFoundError, InvalidRequestError, outcome, SessionBusyError, SessionSealedError } from './errors.js';
+import { checkHost, hostFacts, hostOf, hostStanding, type HostFacts } from './hosts.js';
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
 import type { ExecutionRow, ExecutionStatus, InterruptReason, Trigger } from './rows.js';
@@ -96,27 +96,32 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
   const externalId = label(input.externalID, 'externalID');
   return sql.begin(async (tx) => {
     const s = await lockSession(tx, actor, sessionID);
-    const previous = await previousResult(tx, key);
+    // Every read under the lock sent at once (one wait for the server instead of four), then checked in
+    // the order of the answers: a retried request, the seal, busy, the host, the start snapshot.
+    const [previous, [running], host, snapshot] = await Promise.all([
+      previousResult(tx, key),
+      tx<{ id: string }[]>`SELECT id FROM executions WHERE session_id = ${sessionID} AND status = 'RUNNING'`,
+      hostStanding(tx, hostID),
+      input.startSnapshot == null ? null : outcome(requireBoundarySnapshot(tx, input.startSnapshot, sessionID, 'startSnapshot')),
+    ]);
     if (previous) {
-      await requireHost(tx, actor, hostID, { live: false });
+      checkHost(actor, hostID, host, { live: false });
       const [e] = await tx<ExecutionRow[]>`SELECT * FROM executions WHERE ${rowKey(tx, previous)}`;
       return e;
     }
     if (s.sealRequestedAt) throw new SessionSealedError(sessionID);
-    // Both reads under the lock, sent together (one wait for the server instead of two); busy answers first.
-    const [[running], hostRefusal] = await Promise.all([
-      tx<{ id: string }[]>`SELECT id FROM executions WHERE session_id = ${sessionID} AND status = 'RUNNING'`,
-      requireHost(tx, actor, hostID, { live: true }).then(() => null, (e: unknown) => e),
-    ]);
     if (running) throw new SessionBusyError(sessionID, running.id);
-    if (hostRefusal) throw hostRefusal;
-    const startSnapshot = input.startSnapshot == null ? null : await requireBoundarySnapshot(tx, input.startSnapshot, sessionID, 'startSnapshot');
-    const sequence = s.executionCount + 1;
-    const { result: e } = await commitEvent(tx, sessionID, 'execution.started', {
-      executionID: newId('execution', sessionID), sequence, hostID, trigger: input.trigger, startSnapshotID: startSnapshot, startCaptureError,
-      externalID: externalId, providerID: facts.providerId, modelID: facts.modelId, agent: facts.agent, mode: facts.mode,
-    });
-    await rememberResult(tx, key, e.id, sessionID);
+    checkHost(actor, hostID, host, { live: true });
+    if (snapshot && 'error' in snapshot) throw snapshot.error;
+    const executionID = newId('execution', sessionID);
+    // The key is remembered with the ID the event will carry: both writes sent together.
+    const [{ result: e }] = await Promise.all([
+      commitEvent(tx, sessionID, 'execution.started', {
+        executionID, sequence: s.executionCount + 1, hostID, trigger: input.trigger, startSnapshotID: snapshot?.value ?? null, startCaptureError,
+        externalID: externalId, providerID: facts.providerId, modelID: facts.modelId, agent: facts.agent, mode: facts.mode,
+      }),
+      rememberResult(tx, key, executionID, sessionID),
+    ]);
     return e;
   });
 }

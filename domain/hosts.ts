@@ -110,6 +110,12 @@ export function hostOf<T extends HostFacts>(row: T): { host: { tokenId: string |
   return { host: hostFound ? { tokenId: hostTokenId, live: hostLive === true } : null, row: rest };
 }
 
+/** What requireHost checks of a host (null: no such host), read to be checked later with checkHost: a read that can go along with others. */
+export async function hostStanding(db: Db, hostID: string): Promise<{ tokenId: string | null; live: boolean } | null> {
+  const [h] = await db<{ tokenId: string | null; live: boolean }[]>`SELECT token_id, lease_expires_at > now() AS live FROM hosts WHERE id = ${hostID}`;
+  return h ?? null;
+}
+
 /** requireHost's answer for a host read some other way: unknown and foreign hosts alike; a lapsed lease when `live`. */
 export function checkHost(actor: Actor, hostID: string, h: { tokenId: string | null; live: boolean } | null | undefined, opts: { live: boolean }): void {
   if (!h || !ownsHost(actor, h)) throw new HostNotFoundError(hostID);

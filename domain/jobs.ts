@@ -2,7 +2,7 @@ import type { Db, Sql, Tx } from '../db/connection.js';
 import { rowKey } from './shard.js';
 import { scopeCondition, type Actor } from './access.js';
 import { InvalidRequestError, JobNotFoundError, SessionSealedError } from './errors.js';
-import { checkHost, hostFacts, hostOf, requireHost, type HostFacts } from './hosts.js';
+import { checkHost, hostFacts, hostOf, hostStanding, requireHost, type HostFacts } from './hosts.js';
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
 import { cancelRestoredJob } from './commands.js';
@@ -34,22 +34,27 @@ export async function startJob(sql: Sql, actor: Actor, input: StartJobInput): Pr
     { executionID, hostID, kind: input.kind, title, command, background: input.background ?? false });
   return sql.begin(async (tx) => {
     const s = await lockSession(tx, actor, sessionID);
-    const previous = await previousResult(tx, key);
+    // Every read under the lock sent at once, then checked in order: a retried request, the seal, the host, the execution.
+    const [previous, host, execution] = await Promise.all([
+      previousResult(tx, key),
+      hostStanding(tx, hostID),
+      executionID ? tx<{ sessionId: string }[]>`SELECT session_id FROM executions WHERE ${rowKey(tx, executionID)}`.then((r) => r[0] ?? null) : null,
+    ]);
     if (previous) {
-      await requireHost(tx, actor, hostID, { live: false });
+      checkHost(actor, hostID, host, { live: false });
       const [j] = await tx<JobRow[]>`SELECT * FROM jobs WHERE ${rowKey(tx, previous)}`;
       return j;
     }
     if (s.sealRequestedAt) throw new SessionSealedError(sessionID);
-    await requireHost(tx, actor, hostID, { live: true });
-    if (executionID) {
-      const [e] = await tx`SELECT session_id FROM executions WHERE ${rowKey(tx, executionID)}`;
-      if (!e || e.sessionId !== sessionID) throw new InvalidRequestError('executionID', `Execution ${executionID} is not an execution of session ${sessionID}.`);
+    checkHost(actor, hostID, host, { live: true });
+    if (executionID && (!execution || execution.sessionId !== sessionID)) {
+      throw new InvalidRequestError('executionID', `Execution ${executionID} is not an execution of session ${sessionID}.`);
     }
-    const { result: j } = await commitEvent(tx, sessionID, 'job.started', {
-      jobID: newId('job', sessionID), executionID, hostID, kind: input.kind, title, command, background: input.background ?? false,
-    });
-    await rememberResult(tx, key, j.id, sessionID);
+    const jobID = newId('job', sessionID);
+    const [{ result: j }] = await Promise.all([
+      commitEvent(tx, sessionID, 'job.started', { jobID, executionID, hostID, kind: input.kind, title, command, background: input.background ?? false }),
+      rememberResult(tx, key, jobID, sessionID),
+    ]);
     return j;
   });
 }

@@ -145,7 +145,11 @@ export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessage
     { executionID, role: input.role, origin: input.origin, parts, ...(externalId ? { externalId } : {}) });
   return sql.begin(async (tx) => {
     const s = await lockSession(tx, actor, sessionID);
-    const previous = await previousResult(tx, key);
+    // Both reads under the lock sent at once, then checked in order: a retried request, the seal, the execution.
+    const [previous, execution] = await Promise.all([
+      previousResult(tx, key),
+      executionID ? tx<{ sessionId: string }[]>`SELECT session_id FROM executions WHERE ${rowKey(tx, executionID)}`.then((r) => r[0] ?? null) : null,
+    ]);
     if (previous) {
       const [m] = await tx<MessageRow[]>`SELECT * FROM messages WHERE ${rowKey(tx, previous)}`;
       return m;
@@ -153,16 +157,18 @@ export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessage
     if (ADMISSION_ORIGINS.includes(input.origin) && s.sealRequestedAt) throw new SessionSealedError(sessionID);
     // Once SEALED nothing of the session runs any more, so nothing may write to it either (issue 4).
     if (s.sealedAt) throw new SessionSealedError(sessionID);
-    if (executionID) {
-      const [e] = await tx`SELECT session_id FROM executions WHERE ${rowKey(tx, executionID)}`;
-      if (!e || e.sessionId !== sessionID) throw new InvalidRequestError('executionID', `Execution ${executionID} is not an execution of session ${sessionID}.`);
+    if (executionID && (!execution || execution.sessionId !== sessionID)) {
+      throw new InvalidRequestError('executionID', `Execution ${executionID} is not an execution of session ${sessionID}.`);
     }
     const messageID = newId('message', sessionID);
     const stored = parts.map((p) => ({ ...p, id: newId('part', sessionID) }));
-    const { result: m } = await commitEvent(tx, sessionID, 'message.appended', {
-      messageID, executionID, role: input.role, origin: input.origin, parts: stored, ...(externalId ? { externalID: externalId } : {}),
-    });
-    await rememberResult(tx, key, messageID, sessionID);
+    // The key is remembered with the ID the event will carry: both writes sent together.
+    const [{ result: m }] = await Promise.all([
+      commitEvent(tx, sessionID, 'message.appended', {
+        messageID, executionID, role: input.role, origin: input.origin, parts: stored, ...(externalId ? { externalID: externalId } : {}),
+      }),
+      rememberResult(tx, key, messageID, sessionID),
+    ]);
     return m;
   });
 }
