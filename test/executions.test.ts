@@ -104,6 +104,25 @@ describe('executions', () => {
     expect(await begin(g, host, s.id)).toMatchObject({ __typename: 'Execution', sequence: 2 });
   });
 
+  it('checks a begin in one order whatever else is wrong with it (busy, then the host, then the start snapshot), changing nothing', async () => {
+    const host = await registerHost(g);
+    const s = await createSession(g, { directory: '/work/order' });
+    const BEGIN = `mutation($input: BeginExecutionInput!) { beginExecution(input: $input) {
+      ${result('SessionBusyError', 'HostNotFoundError', 'InvalidRequestError')} ... on Execution { id } } }`;
+    const attempt = (input: Record<string, unknown>) => ok(g, BEGIN, { input: { sessionID: s.id, hostID: host.hostID, trigger: 'PROMPT', ...input } }, host.token);
+    const badSnapshot = { startSnapshot: 'snp_00000000000000000000000000' };
+    const unknownHost = { hostID: 'hst_00000000000000000000000000' };
+    const before = await snapshotCounts(g);
+    expect(await attempt(badSnapshot)).toMatchObject({ __typename: 'InvalidRequestError', field: 'startSnapshot' });
+    expect(await attempt({ ...badSnapshot, ...unknownHost })).toMatchObject({ __typename: 'HostNotFoundError' });
+    expect(await snapshotCounts(g)).toEqual(before);
+    const e = await begin(g, host, s.id);
+    expect(await attempt({ ...badSnapshot, ...unknownHost })).toMatchObject({ __typename: 'SessionBusyError', executionID: e.id });
+    expect(await attempt(badSnapshot)).toMatchObject({ __typename: 'SessionBusyError', executionID: e.id });
+    const [{ n }] = await g.sql`SELECT count(*)::int AS n FROM executions WHERE session_id = ${s.id}`;
+    expect(n).toBe(1);
+  });
+
   it('answers typed errors for unknown sessions and hosts', async () => {
     const host = await registerHost(g);
     expect(await begin(g, host, 'ses_00000000000000000000000000')).toMatchObject({ __typename: 'SessionNotFoundError' });
