@@ -20,10 +20,11 @@ export const RETRACTION_PLACEHOLDER = '[This message was retracted.]';
  * a session outside the actor's scope is reported exactly like a missing one.
  */
 async function lockMessage(tx: Tx, actor: Actor, messageID: string): Promise<{ session: SessionRow; message: MessageRow }> {
-  const session = await lockSessionHolding(tx, actor, 'messages', messageID);
-  if (!session) throw new MessageNotFoundError(messageID);
-  // Read again under the lock: the session may have been removed (with its messages) meanwhile.
-  const [message] = await tx<MessageRow[]>`SELECT * FROM messages WHERE ${rowKey(tx, messageID)} AND session_id = ${session.id}`;
+  // Read under the lock (sent with it): the session may have been removed (with its messages) meanwhile.
+  const locked = await lockSessionHolding(tx, actor, 'messages', messageID, (sessionID) =>
+    tx<MessageRow[]>`SELECT * FROM messages WHERE ${rowKey(tx, messageID)} AND session_id = ${sessionID}`);
+  if (!locked) throw new MessageNotFoundError(messageID);
+  const [session, [message]] = locked;
   if (!message) throw new MessageNotFoundError(messageID);
   return { session, message };
 }

@@ -6,7 +6,7 @@ import { checkHost, hostFacts, hostOf, hostStanding, type HostFacts } from './ho
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
 import type { ExecutionRow, ExecutionStatus, InterruptReason, Trigger } from './rows.js';
-import { lockSession, lockSessionHolding } from './sessions.js';
+import { lockSessionHolding, lockSessionWith } from './sessions.js';
 import { recordSettlement } from './settlements.js';
 import { checkText, LIMITS, requireId } from './validate.js';
 import { requireBoundarySnapshot } from './snapshots.js';
@@ -95,18 +95,18 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
   const facts = stepFacts(input);
   const externalId = label(input.externalID, 'externalID');
   return sql.begin(async (tx) => {
-    const s = await lockSession(tx, actor, sessionID);
-    // Every read under the lock sent at once (one wait for the server instead of four), then checked in
-    // the order of the answers: a retried request, the seal, busy, the host, the start snapshot.
-    const [previous, [running], host, snapshot] = await Promise.all([
-      previousResult(tx, key),
+    // Every read of the checks sent with the lock (one wait for the server instead of five), then checked
+    // in this order: a retried request, the seal, busy, the host, the start snapshot.
+    const [s, [previous, [running], host, snapshot]] = await lockSessionWith(tx, actor, sessionID, () => Promise.all([
+      outcome(previousResult(tx, key)),
       tx<{ id: string }[]>`SELECT id FROM executions WHERE session_id = ${sessionID} AND status = 'RUNNING'`,
       hostStanding(tx, hostID),
       input.startSnapshot == null ? null : outcome(requireBoundarySnapshot(tx, input.startSnapshot, sessionID, 'startSnapshot')),
-    ]);
-    if (previous) {
+    ]));
+    if ('error' in previous) throw previous.error;
+    if (previous.value) {
       checkHost(actor, hostID, host, { live: false });
-      const [e] = await tx<ExecutionRow[]>`SELECT * FROM executions WHERE ${rowKey(tx, previous)}`;
+      const [e] = await tx<ExecutionRow[]>`SELECT * FROM executions WHERE ${rowKey(tx, previous.value)}`;
       return e;
     }
     if (s.sealRequestedAt) throw new SessionSealedError(sessionID);
@@ -176,12 +176,12 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
   const finishReason = label(input.finishReason, 'finishReason');
   const errorName = label(input.errorName, 'errorName');
   return sql.begin(async (tx) => {
-    const s = await lockSessionHolding(tx, actor, 'executions', executionID);
-    if (!s) throw new ExecutionNotFoundError(executionID);
-    // The execution with what requireHost checks of its host, in one statement.
-    const [read] = await tx<(ExecutionRow & HostFacts)[]>`
+    // The execution with what requireHost checks of its host, in one statement, sent with the lock.
+    const locked = await lockSessionHolding(tx, actor, 'executions', executionID, () => tx<(ExecutionRow & HostFacts)[]>`
       SELECT e.*, ${hostFacts(tx, 'h')} FROM executions e LEFT JOIN hosts h ON h.id = e.host_id
-      WHERE ${rowKey(tx, executionID, { alias: 'e' })}`;
+      WHERE ${rowKey(tx, executionID, { alias: 'e' })}`);
+    if (!locked) throw new ExecutionNotFoundError(executionID);
+    const [s, [read]] = locked;
     if (!read) throw new ExecutionNotFoundError(executionID);
     const { host, row: e } = hostOf(read);
     try { checkHost(actor, e.hostId, host, { live: false }); } catch { throw new ExecutionNotFoundError(executionID); }

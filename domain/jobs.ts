@@ -1,13 +1,13 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
 import { rowKey } from './shard.js';
 import { scopeCondition, type Actor } from './access.js';
-import { InvalidRequestError, JobNotFoundError, SessionSealedError } from './errors.js';
+import { InvalidRequestError, JobNotFoundError, outcome, SessionSealedError } from './errors.js';
 import { checkHost, hostFacts, hostOf, hostStanding, requireHost, type HostFacts } from './hosts.js';
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
 import { cancelRestoredJob } from './commands.js';
 import type { JobKind, JobRow, JobStatus } from './rows.js';
-import { lockSession, lockSessionHolding } from './sessions.js';
+import { lockSessionHolding, lockSessionWith } from './sessions.js';
 import { idempotencyKey, previousResult, rememberResult } from './idempotency.js';
 import { checkText, LIMITS, optionalId, requireId } from './validate.js';
 
@@ -33,16 +33,16 @@ export async function startJob(sql: Sql, actor: Actor, input: StartJobInput): Pr
   const key = idempotencyKey('startJob', sessionID, input.idempotencyKey,
     { executionID, hostID, kind: input.kind, title, command, background: input.background ?? false });
   return sql.begin(async (tx) => {
-    const s = await lockSession(tx, actor, sessionID);
-    // Every read under the lock sent at once, then checked in order: a retried request, the seal, the host, the execution.
-    const [previous, host, execution] = await Promise.all([
-      previousResult(tx, key),
+    // Every read of the checks sent with the lock, then checked in order: a retried request, the seal, the host, the execution.
+    const [s, [previous, host, execution]] = await lockSessionWith(tx, actor, sessionID, () => Promise.all([
+      outcome(previousResult(tx, key)),
       hostStanding(tx, hostID),
       executionID ? tx<{ sessionId: string }[]>`SELECT session_id FROM executions WHERE ${rowKey(tx, executionID)}`.then((r) => r[0] ?? null) : null,
-    ]);
-    if (previous) {
+    ]));
+    if ('error' in previous) throw previous.error;
+    if (previous.value) {
       checkHost(actor, hostID, host, { live: false });
-      const [j] = await tx<JobRow[]>`SELECT * FROM jobs WHERE ${rowKey(tx, previous)}`;
+      const [j] = await tx<JobRow[]>`SELECT * FROM jobs WHERE ${rowKey(tx, previous.value)}`;
       return j;
     }
     if (s.sealRequestedAt) throw new SessionSealedError(sessionID);
@@ -61,11 +61,11 @@ export async function startJob(sql: Sql, actor: Actor, input: StartJobInput): Pr
 
 /** Locks the job's session, then returns the job (checked to belong to the caller's host token). */
 async function lockJob(tx: Tx, actor: Actor, jobID: string) {
-  const s = await lockSessionHolding(tx, actor, 'jobs', jobID);
-  if (!s) throw new JobNotFoundError(jobID);
-  // The job with what requireHost checks of its host, in one statement.
-  const [read] = await tx<(JobRow & HostFacts)[]>`
-    SELECT j.*, ${hostFacts(tx, 'h')} FROM jobs j LEFT JOIN hosts h ON h.id = j.host_id WHERE ${rowKey(tx, jobID, { alias: 'j' })}`;
+  // The job with what requireHost checks of its host, in one statement, sent with the lock.
+  const locked = await lockSessionHolding(tx, actor, 'jobs', jobID, () => tx<(JobRow & HostFacts)[]>`
+    SELECT j.*, ${hostFacts(tx, 'h')} FROM jobs j LEFT JOIN hosts h ON h.id = j.host_id WHERE ${rowKey(tx, jobID, { alias: 'j' })}`);
+  if (!locked) throw new JobNotFoundError(jobID);
+  const [s, [read]] = locked;
   if (!read) throw new JobNotFoundError(jobID);
   const { host, row } = hostOf(read);
   const j = row as JobRow;

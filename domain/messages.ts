@@ -1,11 +1,11 @@
 import type { Db, Sql } from '../db/connection.js';
 import { rowKey } from './shard.js';
 import { scopeCondition, type Actor } from './access.js';
-import { InvalidRequestError, SessionSealedError } from './errors.js';
+import { InvalidRequestError, outcome, SessionSealedError } from './errors.js';
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
 import type { MessageRow, Origin, PartRow, PartType, Role } from './rows.js';
-import { lockSession } from './sessions.js';
+import { lockSessionWith } from './sessions.js';
 import { idempotencyKey, previousResult, rememberResult } from './idempotency.js';
 import { checkJson, checkText, LIMITS, optionalId, requireId } from './validate.js';
 
@@ -144,14 +144,14 @@ export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessage
   const key = idempotencyKey('appendMessage', sessionID, input.idempotencyKey,
     { executionID, role: input.role, origin: input.origin, parts, ...(externalId ? { externalId } : {}) });
   return sql.begin(async (tx) => {
-    const s = await lockSession(tx, actor, sessionID);
-    // Both reads under the lock sent at once, then checked in order: a retried request, the seal, the execution.
-    const [previous, execution] = await Promise.all([
-      previousResult(tx, key),
+    // Both reads of the checks sent with the lock, then checked in order: a retried request, the seal, the execution.
+    const [s, [previous, execution]] = await lockSessionWith(tx, actor, sessionID, () => Promise.all([
+      outcome(previousResult(tx, key)),
       executionID ? tx<{ sessionId: string }[]>`SELECT session_id FROM executions WHERE ${rowKey(tx, executionID)}`.then((r) => r[0] ?? null) : null,
-    ]);
-    if (previous) {
-      const [m] = await tx<MessageRow[]>`SELECT * FROM messages WHERE ${rowKey(tx, previous)}`;
+    ]));
+    if ('error' in previous) throw previous.error;
+    if (previous.value) {
+      const [m] = await tx<MessageRow[]>`SELECT * FROM messages WHERE ${rowKey(tx, previous.value)}`;
       return m;
     }
     if (ADMISSION_ORIGINS.includes(input.origin) && s.sealRequestedAt) throw new SessionSealedError(sessionID);

@@ -17,31 +17,61 @@ import { checkDirectory, checkMetadata, checkText, LIMITS, optionalId, requireId
  * actor's directory scope is reported exactly like a missing one.
  */
 export async function lockSession(tx: Tx, actor: Actor, sessionID: string, mode: 'update' | 'share' = 'update'): Promise<SessionRow> {
-  const rows = mode === 'update'
-    ? await tx<SessionRow[]>`SELECT * FROM sessions WHERE id = ${sessionID} FOR UPDATE`
-    : await tx<SessionRow[]>`SELECT * FROM sessions WHERE id = ${sessionID} FOR SHARE`;
+  return lockedIn(actor, sessionID, await lockStatement(tx, sessionID, mode));
+}
+
+function lockStatement(tx: Tx, sessionID: string, mode: 'update' | 'share') {
+  return mode === 'update'
+    ? tx<SessionRow[]>`SELECT * FROM sessions WHERE id = ${sessionID} FOR UPDATE`
+    : tx<SessionRow[]>`SELECT * FROM sessions WHERE id = ${sessionID} FOR SHARE`;
+}
+
+/** The session the lock statement found, if the actor may see it. */
+function lockedIn(actor: Actor, sessionID: string, rows: SessionRow[]): SessionRow {
   const s = rows[0];
   if (!s || !inScope(actor, s.directory)) throw new SessionNotFoundError(sessionID);
   return s;
 }
 
 /**
- * Locks the session holding the row `id` of `table` (as lockSession) and answers it; null when no
- * session within the actor's scope holds it. The session is the one the ID carries (domain/ids.ts
- * sessionOf), so a write locks without a read before it; an ID of the old shape is looked up first.
- * Whether the row exists is for the caller to read after the lock (it may have changed meanwhile):
- * an ID carrying a session that does not hold it locks that session for nothing, and is answered as
- * not found all the same.
+ * lockSession, with the statements `reads` sends for the transaction's checks sent right behind the
+ * lock statement: one wait for the server instead of two. A connection runs its statements one after
+ * another, and in read committed each takes its snapshot when it starts, so they run once the lock is
+ * granted and see what the holder before committed, exactly as if sent after the answer. `reads` must
+ * only read: when the lock is refused (no such session within the actor's scope, or the statement
+ * failed), that refusal is the answer and what the reads found is dropped.
  */
-export async function lockSessionHolding(tx: Tx, actor: Actor, table: 'executions' | 'jobs' | 'messages', id: string): Promise<SessionRow | null> {
+export async function lockSessionWith<T>(tx: Tx, actor: Actor, sessionID: string, reads: () => Promise<T>): Promise<[SessionRow, T]> {
+  // The lock statement is handed to the connection before `reads` starts any statement. postgres.js
+  // hands a query over a microtask after it is first executed or awaited, and `await` on it (a promise
+  // of its own class) gets to that later than a statement `reads` executes at once, which would then
+  // run before the lock (seen: three concurrent handoffs of one job all reading it as not handed off;
+  // test/executions.test.ts 'reads under the session lock').
+  const lock = lockStatement(tx, sessionID, 'update').execute();
+  const read = reads();
+  read.catch(() => {}); // after a refused lock its failure (the transaction aborted) says nothing more
+  return [lockedIn(actor, sessionID, await lock), await read];
+}
+
+/**
+ * Locks the session holding the row `id` of `table` (as lockSessionWith, with `reads` given that
+ * session's ID) and answers it with what the reads found; null when no session within the actor's
+ * scope holds the row. The session is the one the ID carries (domain/ids.ts sessionOf), so nothing is
+ * read before the lock; an ID of the old shape is looked up first. Whether the row exists is for the
+ * reads to find (after the lock: it may have changed meanwhile); an ID carrying a session that does not
+ * hold it locks that session for nothing, and is answered as not found all the same.
+ */
+export async function lockSessionHolding<T>(tx: Tx, actor: Actor, table: 'executions' | 'jobs' | 'messages', id: string,
+  reads: (sessionID: string) => Promise<T>): Promise<[SessionRow, T] | null> {
   let sessionID = sessionOf(id);
   if (!sessionID) {
     const [found] = await tx<{ sessionId: string }[]>`SELECT session_id FROM ${tx(table)} WHERE id = ${id}`;
     if (!found) return null;
     sessionID = found.sessionId;
   }
+  const holder = sessionID;
   try {
-    return await lockSession(tx, actor, sessionID);
+    return await lockSessionWith(tx, actor, holder, () => reads(holder));
   } catch (e) {
     if (e instanceof SessionNotFoundError) return null;
     throw e;

@@ -225,3 +225,43 @@ describe('lease expiry', () => {
     expect(await ok(g, FINISH, { input: { jobID: j.id, status: 'COMPLETED', exitCode: 0 } }, host.token)).toMatchObject({ status: 'COMPLETED' });
   });
 });
+
+describe('reads under the session lock', () => {
+  // Each write sends its checks' reads along with its lock statement (domain/sessions.ts
+  // lockSessionWith): they must still run after the lock is granted, or concurrent writes to one row
+  // each see it as it was before the others and all act. Many rounds, so an order that only holds
+  // sometimes fails here.
+  it('concurrent handoffs, settles, finishes and corrections of one row act exactly once', async () => {
+    const { SYSTEM } = await import('../domain/access.js');
+    const { beginExecution, settleExecution } = await import('../domain/executions.js');
+    const { startJob: startJobNow, backgroundJob, finishJob } = await import('../domain/jobs.js');
+    const { appendMessage } = await import('../domain/messages.js');
+    const { correctMessagePart } = await import('../domain/corrections.js');
+    const { createSession: createSessionNow } = await import('../domain/sessions.js');
+    const { registerHost: registerHostNow } = await import('../domain/hosts.js');
+    const host = await registerHostNow(g.sql, SYSTEM, { name: 'lock-reads', leaseMs: 600_000 });
+    const outcomes = async (calls: (() => Promise<unknown>)[]) =>
+      (await Promise.allSettled(calls.map((c) => c()))).map((r) => (r.status === 'fulfilled' ? 'ok' : (r.reason as Error).constructor.name));
+    for (let round = 0; round < 15; round++) {
+      const s = await createSessionNow(g.sql, SYSTEM, { directory: '/work/lock-reads' });
+      const e = await beginExecution(g.sql, SYSTEM, { sessionID: s.id, hostID: host.id, trigger: 'PROMPT' });
+      const j = await startJobNow(g.sql, SYSTEM, { sessionID: s.id, executionID: e.id, hostID: host.id, kind: 'SHELL', command: 'x' });
+      await Promise.all([0, 1, 2].map(() => backgroundJob(g.sql, SYSTEM, { jobID: j.id })));
+      const finished = await outcomes([0, 1, 2].map(() => () => finishJob(g.sql, SYSTEM, { jobID: j.id, status: 'COMPLETED', exitCode: 0 })));
+      expect(finished.sort()).toEqual(['InvalidRequestError', 'InvalidRequestError', 'ok']);
+      const settled = await outcomes([0, 1, 2].map(() => () => settleExecution(g.sql, SYSTEM, { executionID: e.id, status: 'SUCCEEDED' })));
+      expect(settled.sort()).toEqual(['InvalidRequestError', 'InvalidRequestError', 'ok']);
+      const m = await appendMessage(g.sql, SYSTEM, { sessionID: s.id, role: 'USER', origin: 'PROMPT', parts: [{ type: 'TEXT', text: 'a' }] });
+      const [part] = await g.sql<{ id: string }[]>`SELECT id FROM parts WHERE message_id = ${m.id}`;
+      await Promise.all(['b', 'c', 'd'].map((text) => correctMessagePart(g.sql, SYSTEM, { messageID: m.id, partID: part.id, text })));
+      const events = await g.sql<{ type: string }[]>`SELECT type FROM journal WHERE session_id = ${s.id} ORDER BY seq`;
+      expect(events.map((x) => x.type)).toEqual(['session.created', 'execution.started', 'job.started', 'job.backgrounded', 'job.finished',
+        'execution.settled', 'message.appended', 'message.part_corrected', 'message.part_corrected', 'message.part_corrected']);
+      // Each correction read the revision the one before it left.
+      const [{ revision }] = await g.sql<{ revision: number }[]>`SELECT revision FROM parts WHERE id = ${part.id}`;
+      expect(revision).toBe(4);
+      const [{ n }] = await g.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM settlements WHERE execution_id = ${e.id}`;
+      expect(n).toBe(1);
+    }
+  });
+});
