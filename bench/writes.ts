@@ -9,9 +9,11 @@
  * the end. Each round runs N session lifecycles (create, update, begin, append a message, start and
  * finish a job, settle, correct, retract, remove) through the domain functions the resolvers call, and
  * N times the baseline: one transaction that locks a session row and appends one journal row (the least
- * any journaled change can do). Prints per operation the SQL round trips (BEGIN and COMMIT included;
- * exact, independent of the machine) and the median over rounds of its time divided by the baseline's
- * (time itself swings with the neighbours' load; the ratio much less).
+ * any journaled change can do). Prints per operation its SQL statements (BEGIN and COMMIT included;
+ * exact, independent of the machine), its waits for the server (statements handed to the connection in
+ * the same turn of the event loop travel together and are answered together: one wait), and the median
+ * over rounds of its time divided by the baseline's (time itself swings with the neighbours' load; the
+ * ratio much less).
  */
 import { connect } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
@@ -33,22 +35,32 @@ async function main() {
   const db = await openDatabase();
   const scratch = await createScratchDatabase(db.url, 'gw_bench_writes');
   let trips = 0;
-  const sql = connect(scratch.url, { max: 2, onQuery: () => { trips++; } });
+  let waits = 0;
+  let batchOpen = false;
+  // A statement handed over while no batch is open starts one (a wait); the batch closes once this turn
+  // of the event loop is over (setImmediate runs after the I/O callbacks and their microtasks).
+  const sql = connect(scratch.url, { max: 2, onQuery: () => {
+    trips++;
+    if (!batchOpen) { batchOpen = true; waits++; setImmediate(() => { batchOpen = false; }); }
+  } });
   try {
     await migrate(sql);
     const host = await registerHost(sql, SYSTEM, { name: 'bench', leaseMs: 600_000, capabilities: { cancel: true } });
     const floorSession = await createSession(sql, SYSTEM, { directory: '/bench' });
     const roundTrips: Record<string, number> = {};
+    const serverWaits: Record<string, number> = {};
     const ratios: Record<string, number[]> = {};
     const baseMs: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const ms: Record<string, number> = {};
       const op = async <T>(name: string, f: () => Promise<T>): Promise<T> => {
         trips = 0;
+        waits = 0;
         const t = performance.now();
         const r = await f();
         ms[name] = (ms[name] ?? 0) + performance.now() - t;
         roundTrips[name] = trips;
+        serverWaits[name] = waits;
         return r;
       };
       let t = performance.now();
@@ -80,10 +92,10 @@ async function main() {
       for (const [name, total] of Object.entries(ms)) (ratios[name] ??= []).push(total / N / base);
       console.log(`round ${round + 1}: baseline ${base.toFixed(2)} ms, lifecycle ${((performance.now() - t) / N).toFixed(1)} ms`);
     }
-    console.log(`baseline (lock + one journal row): median ${median(baseMs).toFixed(2)} ms per transaction, 4 round trips`);
-    console.log('operation             round trips   time / baseline (median of rounds)');
+    console.log(`baseline (lock + one journal row): median ${median(baseMs).toFixed(2)} ms per transaction, 4 statements, 4 waits`);
+    console.log('operation             statements   waits   time / baseline (median of rounds)');
     for (const name of Object.keys(roundTrips)) {
-      console.log(`${name.padEnd(22)}${String(roundTrips[name]).padStart(11)}   ${median(ratios[name]).toFixed(2)}`);
+      console.log(`${name.padEnd(22)}${String(roundTrips[name]).padStart(10)}${String(serverWaits[name]).padStart(8)}   ${median(ratios[name]).toFixed(2)}`);
     }
   } finally {
     await sql.end({ timeout: 1 });
