@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { newId } from '../domain/ids.js';
+import { SYSTEM } from '../domain/access.js';
+import { beginExecution, settleExecution } from '../domain/executions.js';
+import { backgroundJob, finishJob, startJob as startJobNow } from '../domain/jobs.js';
+import { appendMessage } from '../domain/messages.js';
+import { correctMessagePart } from '../domain/corrections.js';
+import { createSession as createSessionNow } from '../domain/sessions.js';
+import { registerHost as registerHostNow } from '../domain/hosts.js';
 import { appendText, begin, createSession, ok, registerHost, result, settle, snapshotCounts, startJob } from './fixtures.js';
 
 let g: TestGateway;
@@ -232,13 +239,6 @@ describe('reads under the session lock', () => {
   // each see it as it was before the others and all act. Many rounds, so an order that only holds
   // sometimes fails here.
   it('concurrent handoffs, settles, finishes and corrections of one row act exactly once', async () => {
-    const { SYSTEM } = await import('../domain/access.js');
-    const { beginExecution, settleExecution } = await import('../domain/executions.js');
-    const { startJob: startJobNow, backgroundJob, finishJob } = await import('../domain/jobs.js');
-    const { appendMessage } = await import('../domain/messages.js');
-    const { correctMessagePart } = await import('../domain/corrections.js');
-    const { createSession: createSessionNow } = await import('../domain/sessions.js');
-    const { registerHost: registerHostNow } = await import('../domain/hosts.js');
     const host = await registerHostNow(g.sql, SYSTEM, { name: 'lock-reads', leaseMs: 600_000 });
     const outcomes = async (calls: (() => Promise<unknown>)[]) =>
       (await Promise.allSettled(calls.map((c) => c()))).map((r) => (r.status === 'fulfilled' ? 'ok' : (r.reason as Error).constructor.name));
