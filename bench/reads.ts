@@ -26,7 +26,8 @@
  * BENCH_ALLOC=1: also samples this process's heap allocations during each run (V8's sampling heap
  * profiler, collected objects included) and prints the bytes allocated per request by each server: on
  * this machine a steadier figure than CPU time for changes of a few percent. Sampling costs CPU, so the
- * other figures of such a run are not comparable with a plain run's.
+ * other figures of such a run are not comparable with a plain run's. BENCH_ALLOC_OUT=dir: also writes each
+ * run's sampled heap profile there (`<server>-<time>.heapprofile`, for DevTools or a script).
  */
 import './support/production.js';
 import './support/node20.js';
@@ -57,7 +58,7 @@ const { sessionOf } = await import(gatewayModule('domain/ids.js')) as typeof imp
 /** A run, with its server's allocation per request when BENCH_ALLOC=1. */
 type Measured = Run & { allocKB?: number };
 
-async function measured(run: () => Promise<Run>): Promise<Measured> {
+async function measured(label: string, run: () => Promise<Run>): Promise<Measured> {
   if (process.env.BENCH_ALLOC !== '1') return run();
   const { Session } = await import('node:inspector/promises');
   const session = new Session();
@@ -66,6 +67,11 @@ async function measured(run: () => Promise<Run>): Promise<Measured> {
     await session.post('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
     const r = await run();
     const { profile } = await session.post('HeapProfiler.stopSampling');
+    if (process.env.BENCH_ALLOC_OUT) {
+      const { mkdirSync, writeFileSync } = await import('node:fs');
+      mkdirSync(process.env.BENCH_ALLOC_OUT, { recursive: true });
+      writeFileSync(`${process.env.BENCH_ALLOC_OUT}/${label}-${Date.now()}.heapprofile`, JSON.stringify(profile));
+    }
     let bytes = 0;
     const walk = (n: typeof profile.head) => { bytes += n.selfSize; for (const c of n.children) walk(c); };
     walk(profile.head);
@@ -344,9 +350,9 @@ async function main() {
       for (let i = 0; i < gwReqs; i++) await post(counting.url, gwHeaders, q.gateway);
       const gwQueries = gatewayQueries - q0;
       const who = {
-        gateway: () => measured(() => drive(app!.url, gwHeaders, q.gateway, opts)),
-        postgraphile: () => measured(() => drive(pglUrl, {}, q.pgl, opts)),
-        ceiling: () => measured(() => drive(ceilUrl, {}, q.ceiling, opts)),
+        gateway: () => measured('gateway', () => drive(app!.url, gwHeaders, q.gateway, opts)),
+        postgraphile: () => measured('postgraphile', () => drive(pglUrl, {}, q.pgl, opts)),
+        ceiling: () => measured('ceiling', () => drive(ceilUrl, {}, q.ceiling, opts)),
       };
       const names = (Object.keys(who) as (keyof typeof who)[]).filter((n) => SERVERS.includes(n));
       for (let r = 0; r < ROUNDS; r++) {
