@@ -4,6 +4,7 @@
  *   npx tsx bench/reads.ts
  *   CLIENTS=32 SECONDS=3 WARMUP=1 ROUNDS=5 QUERIES=changeset50,sessions20 npx tsx bench/reads.ts
  *   SERVERS=gateway QUERIES=sessions20 node --import tsx --cpu-prof bench/reads.ts   (profile one server)
+ *   QUERIES=typename npx tsx bench/reads.ts   (the fixed cost of a request: `{ __typename }`, no SQL; not in the default set)
  *
  * A fresh database (DATABASE_URL's server, embedded PostgreSQL when unset) is seeded with SESSIONS
  * sessions of 8 settled executions each (a changeset of 3 files each), plus one execution whose
@@ -186,6 +187,7 @@ function ceilingServer(sql: Sql): Server {
         const body = JSON.parse(Buffer.concat(chunks).toString());
         const v = body.variables ?? {};
         const out = body.operationName === 'Sessions' ? await ceilingSessions(sql, v.n)
+          : body.operationName === 'Typename' ? { data: { __typename: 'Query' } }
           : await ceilingChangeset(sql, v.id, !!v.patch);
         const text = JSON.stringify(out);
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
@@ -322,6 +324,10 @@ async function main() {
         normalize: fromPglSessions, comparable: withoutCursors,
       })),
       changeset('changeset500', 'execution(id) { changeset { files (500) with patch } }', e500, true),
+      // Not in the default set: the fixed cost of a request (HTTP, auth, the GraphQL pipeline), no SQL.
+      { name: 'typename', label: '{ __typename } (no SQL)', rows: null,
+        gateway: JSON.stringify({ query: '{ __typename }' }), pgl: JSON.stringify({ query: '{ __typename }' }),
+        ceiling: JSON.stringify({ operationName: 'Typename' }), normalize: (d) => d, comparable: (d) => d },
     ];
     const queries = all.filter((q) => QUERIES.includes(q.name));
 
