@@ -11,7 +11,8 @@
  * changeset has 50 files (with an omission: CoverageOmitted) and one with 500 files and their patches.
  * The rows are written directly (the read path is what is measured, not the host protocol). In this
  * process, each on its own HTTP server, with a pool of DB_POOL connections each:
- * - the gateway (`buildApp`, a reader token: auth, roles, limits, masking, everything a user gets);
+ * - the gateway (`buildApp`, a reader token: auth, roles, limits, masking, its log line per request
+ *   (BENCH_LOG, below), everything a user gets);
  * - PostGraphile v5 (`postgraphile` with its amber preset over the same schema, no auth);
  * - the ceiling: node:http and postgres.js running the gateway's own SQL statements (the same round
  *   trips, the same columns) and building the same JSON by hand, no GraphQL.
@@ -24,6 +25,8 @@
  * per extra session (5 executions each) from the `first` 5..100 runs, the CPU of this machine's PostgreSQL
  * processes per request (when the database runs here: what the servers' SQL costs the shared cores), and the gateway's SQL round trips (counted on a second instance, outside the measured runs).
  * Before measuring, it checks that the three answer the same data for every query.
+ * BENCH_LOG: the gateway's log level, `info` by default as with `npm start` (a JSON line per request, written
+ * synchronously to /dev/null); `silent` measures it without its log lines.
  * BENCH_ALLOC=1: also samples this process's heap allocations during each run (V8's sampling heap
  * profiler, collected objects included) and prints the bytes allocated per request by each server: on
  * this machine a steadier figure than CPU time for changes of a few percent. Sampling costs CPU, so the
@@ -34,6 +37,7 @@ import './support/production.js';
 import './support/node20.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { loadavg } from 'node:os';
+import { pino } from 'pino';
 import { isDeepStrictEqual } from 'node:util';
 import type { Sql } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
@@ -55,6 +59,12 @@ const { changesetFiles, coverageOf, hasFiles } = await import(gatewayModule('dom
 const { executionsWithChangesets, sessionsWithExecutions } = await import(gatewayModule('resolvers/loaders.js')) as typeof import('../resolvers/loaders.js');
 const { encodeCursor } = await import(gatewayModule('resolvers/cursors.js')) as typeof import('../resolvers/cursors.js');
 const { sessionOf } = await import(gatewayModule('domain/ids.js')) as typeof import('../domain/ids.js');
+const { createLogger, setLogger } = await import(gatewayModule('server/logging.js')) as typeof import('../server/logging.js');
+
+// The gateway logs as `npm start` does (a line per request at info), into /dev/null with synchronous writes
+// (pino's default for stdout); BENCH_LOG=silent: no lines, another level: that level.
+const BENCH_LOG = (process.env.BENCH_LOG ?? 'info') as Parameters<typeof createLogger>[0];
+if (BENCH_LOG !== 'silent') setLogger(createLogger(BENCH_LOG, pino.destination({ dest: '/dev/null', sync: true })));
 
 /** A run, with its server's allocation per request when BENCH_ALLOC=1. */
 type Measured = Run & { allocKB?: number };
@@ -343,7 +353,7 @@ async function main() {
 
     const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
     console.log(`${CLIENTS} keep-alive clients, ${SECONDS} s per run after ${WARMUP} s warm-up, ${ROUNDS} rounds (three servers in rotating order), medians, pool ${POOL}, ` +
-      `${db.embedded ? 'embedded' : 'DATABASE_URL'} PostgreSQL, NODE_ENV=${process.env.NODE_ENV}; load average at start: ${load()}`);
+      `${db.embedded ? 'embedded' : 'DATABASE_URL'} PostgreSQL, NODE_ENV=${process.env.NODE_ENV}, gateway log level ${BENCH_LOG}; load average at start: ${load()}`);
     const opts = { clients: CLIENTS, warmupS: WARMUP, seconds: SECONDS };
     const f = (x: number) => x.toFixed(2);
     const cpuOf: Record<string, Record<number, number>> = { gateway: {}, postgraphile: {}, ceiling: {} };

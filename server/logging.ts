@@ -10,19 +10,75 @@ export type { Logger };
  * calls `requestLine` / `operationLine`), background work of the instance (sweeps, retention,
  * relistens, the sequencer) through `log()`, unexpected errors with their stack (never in a response).
  * Secrets never reach a line: bearer tokens, connection params and headers are not logged at all, and
- * the redaction below is a second fence.
+ * `redactSecrets` is a second fence, applied to every line's object and to child loggers' bindings.
  */
 export function createLogger(level: LogLevel = 'info', destination?: DestinationStream): Logger {
-  return pino(
+  const logger = pino(
     {
       level,
       base: { service: 'agent-history-gateway', pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: ['authorization', '*.authorization', 'token', '*.token', 'secret', '*.secret', 'connectionParams', '*.connectionParams'], censor: '[redacted]' },
+      formatters: { level: (label) => ({ level: label }), log: redactSecrets, bindings: redactSecrets },
     },
     destination,
   );
+  // pino applies the bindings formatter to the root's bindings only: a child's (and its children's,
+  // which inherit this) go through the fence here.
+  const { child } = Object.getPrototypeOf(logger) as { child: (this: Logger, bindings: object, options?: object) => Logger };
+  Object.defineProperty(logger, 'child', {
+    value(this: Logger, bindings: object, options?: object) { return child.call(this, redactSecrets(bindings), options); },
+    writable: true, configurable: true,
+  });
+  return logger;
+}
+
+/** The keys whose values never reach a line, at the top of a line's object or one level down. */
+const SECRET_KEYS = ['authorization', 'token', 'secret', 'connectionParams'] as const;
+const SECRET = new Set<string>(SECRET_KEYS);
+export const REDACTED = '[redacted]';
+
+/**
+ * `o` with the value of every key named in SECRET_KEYS replaced by REDACTED, at its top level and
+ * one level down (what pino's `redact` paths `token` and `*.token` cover), as a copy; `o` itself when
+ * nothing is to be replaced (a request line: a dozen set lookups, no copy). The caller's objects are
+ * never changed. An Error one level down stays an Error (same prototype, own properties copied), so
+ * pino's error serializer still gives its type, message and stack.
+ *
+ * This replaces pino's `redact` option with wildcard paths, which calls its redactor on every value of
+ * every line and cost about 6 µs per request line, half of the line.
+ */
+export function redactSecrets<T extends object>(o: T): T {
+  const src = o as Record<string, unknown>;
+  let out: Record<string, unknown> | null = null;
+  for (const k in src) {
+    if (!Object.prototype.hasOwnProperty.call(src, k)) continue;
+    const v = src[k];
+    if (v === undefined) continue;
+    if (SECRET.has(k)) {
+      (out ??= { ...src })[k] = REDACTED;
+    } else if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      const r = redactedChild(v);
+      if (r !== v) (out ??= { ...src })[k] = r;
+    }
+  }
+  return (out ?? o) as T;
+}
+
+function redactedChild(v: object): object {
+  let hit = false;
+  for (const s of SECRET_KEYS) if (s in v && (v as Record<string, unknown>)[s] !== undefined) { hit = true; break; }
+  if (!hit) return v;
+  let copy: Record<string, unknown>;
+  if (v instanceof Error) {
+    copy = Object.create(Object.getPrototypeOf(v));
+    for (const name of Object.getOwnPropertyNames(v)) Object.defineProperty(copy, name, Object.getOwnPropertyDescriptor(v, name)!);
+  } else {
+    copy = { ...v };
+  }
+  for (const s of SECRET_KEYS) {
+    if (s in v && (v as Record<string, unknown>)[s] !== undefined) Object.defineProperty(copy, s, { value: REDACTED, enumerable: true, writable: true, configurable: true });
+  }
+  return copy;
 }
 
 // The process' logger: silent until `gateway serve` (or a test) sets one, so library use and the test

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { buildApp, type App } from '../server/app.js';
-import { createLogger, setLogger } from '../server/logging.js';
+import { createLogger, log, REDACTED, setLogger } from '../server/logging.js';
 import { loadConfig } from '../server/config.js';
 import { startTestGateway, subscribe, TEST_POOL, type TestGateway } from './harness.js';
 import { begin, createSession, registerHost, settle } from './fixtures.js';
@@ -218,6 +218,36 @@ describe('request logs', () => {
     } finally {
       await ws.dispose();
     }
+  });
+});
+
+describe('the second fence: secret-named keys never reach a line', () => {
+  it('token, authorization, secret and connectionParams are redacted at the top of a line and one level down (an Error stays an Error), in child bindings too, without changing what was logged', async () => {
+    const err = Object.assign(new Error('fence boom'), { secret: 'err-secret-1', code: 'E_FENCE' });
+    const logged = {
+      fence: 1, token: 'top-token-1', authorization: 'Bearer top-auth-1', connectionParams: { authorization: 'Bearer cp-1' },
+      headers: { authorization: 'Bearer nested-auth-1', host: 'example' }, err, kept: { note: 'nothing secret' },
+    };
+    log().warn(logged, 'fence line');
+    const l = await line((x) => x.msg === 'fence line', 'the fence line');
+    expect(l).toMatchObject({
+      fence: 1, token: REDACTED, authorization: REDACTED, connectionParams: REDACTED,
+      headers: { authorization: REDACTED, host: 'example' }, kept: { note: 'nothing secret' },
+      err: { type: 'Error', message: 'fence boom', secret: REDACTED, code: 'E_FENCE' },
+    });
+    expect(l.err.stack).toContain('fence boom');
+    // What the caller logged is unchanged.
+    expect(logged.token).toBe('top-token-1');
+    expect(logged.headers.authorization).toBe('Bearer nested-auth-1');
+    expect(err.secret).toBe('err-secret-1');
+
+    log().child({ fence: 2, token: 'child-token-1' }).child({ nested: { secret: 'grandchild-secret-1' } }).warn('fence child line');
+    const c = await line((x) => x.msg === 'fence child line', 'the child line');
+    expect(c).toMatchObject({ fence: 2, token: REDACTED, nested: { secret: REDACTED } });
+    log().error(err, 'fence error line');
+    const e = await line((x) => x.msg === 'fence error line', 'the error line');
+    expect(e.err).toMatchObject({ message: 'fence boom', secret: REDACTED });
+    expect(JSON.stringify(lines)).not.toMatch(/top-token-1|top-auth-1|cp-1|nested-auth-1|err-secret-1|child-token-1|grandchild-secret-1/);
   });
 });
 
