@@ -12,7 +12,7 @@ import { OpencodeClient } from '../bridge/opencode/client.js';
 import { FileBridgeStore } from '../bridge/opencode/store.js';
 import { findOpencodeBinary, startOpencode } from '../bridge/opencode/launch.js';
 import { startOpencodeFront, type OpencodeFront } from '../bridge/opencode/serve.js';
-import { policyOf, sessionsNamed } from '../bridge/opencode/proxy.js';
+import { readTarget, sessionsNamed, type Target } from '../bridge/opencode/request-reading.js';
 import { until } from './support/opencode-kit.js';
 import { scriptPrompt, startScriptedModel, type ScriptedModel, type ScriptStep } from '../bridge/opencode/scripted-model.js';
 
@@ -31,17 +31,19 @@ const STATE = `query($id: ID!) { session(id: $id) { id status sealedAt
   executions(first: 50) { edges { node { id status interruptReason startedAt jobs(first: 10) { edges { node { id kind status } } } } } } } }`;
 
 describe('policy (pure)', () => {
+  const policy = (m: string, p: string) => { const t = readTarget(m, p); return t.refused ? t.status : t.policy; };
   it('classifies routes: reads pass, stops pass, everything else naming a session is admitted', () => {
-    expect(policyOf('GET', '/session/ses_abcdefgh/message')).toBe('read');
-    expect(policyOf('POST', '/session/ses_abcdefgh/abort')).toBe('stop');
-    expect(policyOf('POST', '/api/session/ses_abcdefgh/interrupt')).toBe('stop');
-    expect(policyOf('DELETE', '/session/ses_abcdefgh')).toBe('stop');
+    expect(policy('GET', '/session/ses_abcdefgh/message')).toBe('read');
+    expect(policy('POST', '/session/ses_abcdefgh/abort')).toBe('stop');
+    expect(policy('POST', '/api/session/ses_abcdefgh/interrupt')).toBe('stop');
+    expect(policy('DELETE', '/session/ses_abcdefgh')).toBe('stop');
     for (const p of ['message', 'prompt_async', 'command', 'shell', 'init', 'summarize', 'revert', 'unrevert', 'fork', 'some-future-route']) {
-      expect(policyOf('POST', `/session/ses_abcdefgh/${p}`)).toBe('admit');
+      expect(policy('POST', `/session/ses_abcdefgh/${p}`)).toBe('admit');
     }
-    expect(policyOf('POST', '/api/session/ses_abcdefgh/prompt')).toBe('admit');
-    expect(policyOf('POST', '/sync/replay')).toBe('admit');
-    expect(sessionsNamed('/session/ses_abcdefgh/x', new URLSearchParams('a=ses_zzzzzzzz'), '{"aggregateID":"ses_yyyyyyyy","s":"ses_abcdefgh"}'))
+    expect(policy('POST', '/api/session/ses_abcdefgh/prompt')).toBe('admit');
+    expect(policy('POST', '/sync/replay')).toBe('admit');
+    const t = readTarget('POST', '/session/ses_abcdefgh/x?a=ses_zzzzzzzz') as Target;
+    expect(sessionsNamed(t, {}, { aggregateID: 'ses_yyyyyyyy', s: 'ses_abcdefgh' }))
       .toEqual({ path: ['ses_abcdefgh'], other: ['ses_zzzzzzzz', 'ses_yyyyyyyy'] });
   });
 });

@@ -1,23 +1,25 @@
-// The admission proxy (issue 12 item 2): serves OpenCode's whole HTTP API (SSE, v1 and v2 APIs, PTY
-// WebSocket) on the public port, in front of an `opencode serve` that listens on a private loopback port
-// behind a password only this process knows. Every request that can start or change work in a session
-// is admitted by the gateway first (admitWork: the session lock and seal check of beginExecution), so
-// the gateway is OpenCode's admission authority and a seal can be proven (`sealSession` → SessionSealed).
+// The admission proxy: serves OpenCode's whole HTTP API (SSE, v1 and v2 APIs, PTY WebSocket) on the
+// public port, in front of an `opencode serve` that listens on a private loopback port behind a password
+// only this process knows. Every request that can start or change work in a session is admitted by the
+// gateway first (admitWork: the session lock and seal check of beginExecution), so the gateway is
+// OpenCode's admission authority and a seal can be proven (`sealSession` → SessionSealed).
 //
-// The policy (`policyOf`):
-// - reads (GET, HEAD) and WebSocket upgrades (PTY) pass; OPTIONS (CORS preflight) passes without auth;
-// - stopping work passes without admission: POST /session/{id}/abort, POST /api/session/{id}/interrupt,
-//   DELETE /session/{id};
-// - any other request (known or not) that names an OpenCode session, in its path, its query or its body
-//   (e.g. the events of /sync/replay), is admitted for every session it names: refused with 409
+// Each request is read once, by request-reading.ts (the canonical reading, or a refusal where OpenCode
+// could read it differently), and what was read is what is forwarded. The policy:
+// - reads (GET, HEAD) pass; OPTIONS (CORS preflight) passes without auth;
+// - stopping work, in its exact spelling, passes without admission: POST /session/{id}/abort,
+//   POST /api/session/{id}/interrupt, DELETE /session/{id};
+// - any other request (known route or not) and every WebSocket upgrade is admitted for every session it
+//   names (path, query, OpenCode's headers, JSON body: e.g. the events of /sync/replay): refused with 409
 //   SessionSealedError from the seal's first commit on. Permission and question replies name their
 //   request only: the proxy looks the session up in OpenCode's pending list first;
 // - a request naming no session (create a session, PTYs, config) passes.
-// A session named in the path that OpenCode does not know answers 404; one named in the body that OpenCode
+// A session named in the path that OpenCode does not know answers 404; one named elsewhere that OpenCode
 // does not know is not an OpenCode session (nothing can run in it) and is ignored.
 import http from 'node:http';
 import net from 'node:net';
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { readJsonBody, readTarget, sessionsNamed, type Refusal, type SessionsNamed, type Target } from './request-reading.js';
 
 export type AdmitAnswer =
   | { ok: true }
@@ -37,43 +39,14 @@ export interface ProxyOptions {
   exists: (ocSessionID: string) => Promise<boolean>;
   host?: string;
   port?: number;
+  /** Sees every request forwarded to OpenCode, with the sessions it was admitted for (tests, logs). */
+  onForward?: (f: { method: string; target: string; sessions: string[] }) => void;
   /** The largest request body forwarded (default 32 MiB): larger ones answer 413. */
   maxBodyBytes?: number;
   log?: (m: string) => void;
 }
 
-export type Policy = 'read' | 'stop' | 'admit' | 'preflight';
-
-const SESSION_ID = /^ses_[0-9A-Za-z]{6,64}$/;
-const SESSION_IN_TEXT = /\bses_[0-9A-Za-z]{6,64}\b/g;
 const MAX_SESSIONS_PER_REQUEST = 64;
-
-/** What the proxy does with a request, from its method and path alone (pure; unit-tested). */
-export function policyOf(method: string, pathname: string): Policy {
-  const m = method.toUpperCase();
-  if (m === 'OPTIONS') return 'preflight';
-  if (m === 'GET' || m === 'HEAD') return 'read';
-  const seg = pathname.split('/').filter(Boolean);
-  if (m === 'POST' && seg.length === 3 && seg[0] === 'session' && seg[2] === 'abort') return 'stop';
-  if (m === 'POST' && seg.length === 4 && seg[0] === 'api' && seg[1] === 'session' && seg[3] === 'interrupt') return 'stop';
-  if (m === 'DELETE' && seg.length === 2 && seg[0] === 'session') return 'stop';
-  return 'admit';
-}
-
-/** The OpenCode session IDs a request names: path segments, query values, and its body text. */
-export function sessionsNamed(pathname: string, search: URLSearchParams, body: string): { path: string[]; other: string[] } {
-  const pathIDs = pathname.split('/').filter((s) => SESSION_ID.test(s));
-  const other = new Set<string>();
-  for (const v of search.values()) for (const id of v.match(SESSION_IN_TEXT) ?? []) other.add(id);
-  for (const id of body.match(SESSION_IN_TEXT) ?? []) other.add(id);
-  for (const id of pathIDs) other.delete(id);
-  return { path: [...new Set(pathIDs)], other: [...other] };
-}
-
-/** A route with its IDs generalised, for the admission record: `POST /session/{id}/prompt_async`. */
-export function routeOf(method: string, pathname: string): string {
-  return `${method.toUpperCase()} ${pathname.split('/').map((s) => (/^[a-z]{3}_[0-9A-Za-z]{6,}$/.test(s) ? '{id}' : s)).join('/')}`.slice(0, 500);
-}
 
 const HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization']);
 
@@ -91,6 +64,8 @@ export class OpencodeProxy {
   private readonly inflight = new Map<string, number>();
   private readonly inflightWaiters = new Map<string, (() => void)[]>();
   private readonly sockets = new Set<net.Socket>();
+  /** WebSocket tunnels admitted for a session (none of OpenCode's 1.18.33 WebSocket routes names one). */
+  private readonly openTunnels = new Map<string, Set<net.Socket>>();
   readonly stats = { admitted: 0, refused: 0, forwarded: 0, unauthorized: 0 };
   url = '';
 
@@ -107,7 +82,10 @@ export class OpencodeProxy {
       if (!res.headersSent) this.fail(res, 502, 'ProxyError', 'The OpenCode server behind the gateway proxy did not answer.');
       else res.destroy();
     }));
-    server.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket as net.Socket, head));
+    server.on('upgrade', (req, socket, head) => void this.onUpgrade(req, socket as net.Socket, head).catch((e) => {
+      this.log(`proxy upgrade ${req.url}: ${e?.message ?? e}`);
+      socket.destroy();
+    }));
     server.on('connection', (s) => { this.sockets.add(s); s.once('close', () => this.sockets.delete(s)); });
     server.requestTimeout = 0; // SSE streams and long prompts
     server.headersTimeout = 30_000;
@@ -137,6 +115,7 @@ export class OpencodeProxy {
    */
   async quiesce(ocSessionID: string, abort: () => Promise<unknown>, timeoutMs = 60_000): Promise<boolean> {
     this.closing.add(ocSessionID);
+    for (const s of this.openTunnels.get(ocSessionID) ?? []) s.destroy();
     const deadline = Date.now() + timeoutMs;
     while ((this.inflight.get(ocSessionID) ?? 0) > 0) {
       if (Date.now() > deadline) return false;
@@ -173,72 +152,87 @@ export class OpencodeProxy {
   }
 
   private async onRequest(req: http.IncomingMessage, res: http.ServerResponse) {
-    const url = new URL(req.url ?? '/', 'http://proxy');
-    const policy = policyOf(req.method ?? 'GET', url.pathname);
-    if (policy !== 'preflight' && !this.authorized(req)) {
+    const method = req.method ?? 'GET';
+    const target = readTarget(method, req.url ?? '/');
+    if ((target.refused || target.policy !== 'preflight') && !this.authorized(req)) {
       this.stats.unauthorized++;
       req.resume();
       return this.fail(res, 401, 'UnauthorizedError',
         req.headers.authorization ? 'Wrong OpenCode password for the gateway proxy.' : 'The gateway proxy needs HTTP basic auth (user "opencode", the proxy password; OPENCODE_SERVER_PASSWORD for OpenCode\'s clients).',
         {}, { 'www-authenticate': 'Basic realm="opencode gateway proxy"' });
     }
-    if (policy === 'read' || policy === 'preflight' || policy === 'stop') return this.forward(req, res, url, null, []);
+    if (target.refused) { req.resume(); return this.refuse(res, target); }
+    if (target.policy !== 'admit') return this.forward(req, res, target, null, []);
 
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > this.max) {
       req.resume();
       return this.fail(res, 413, 'PayloadTooLargeError', `The request body (${declared} bytes) is larger than the gateway proxy forwards (${this.max} bytes).`, { limit: this.max });
     }
-    const body = await this.readBody(req);
-    if (body === null) return this.fail(res, 413, 'PayloadTooLargeError', `The request body is larger than the gateway proxy forwards (${this.max} bytes).`, { limit: this.max });
+    const raw = await this.readBody(req);
+    if (raw === null) return this.fail(res, 413, 'PayloadTooLargeError', `The request body is larger than the gateway proxy forwards (${this.max} bytes).`, { limit: this.max });
+    const body = readJsonBody(req.headers, raw);
+    if (body.refused) return this.refuse(res, body);
 
-    const named = sessionsNamed(url.pathname, url.searchParams, body.length <= 4 * 1024 * 1024 ? body.toString('utf8') : body.subarray(0, 4 * 1024 * 1024).toString('utf8'));
-    const segs = url.pathname.split('/').filter(Boolean);
+    const named = sessionsNamed(target, req.headers, body.value);
+    const seg = target.segments;
     // Replies to a pending permission or question name the request, not the session.
-    if (!named.path.length && segs.length === 3 && (segs[0] === 'permission' || segs[0] === 'question')) {
-      const owner = await this.pendingOwner(segs[0], segs[1]);
+    if (!named.path.length && seg.length === 3 && (seg[0] === 'permission' || seg[0] === 'question')) {
+      const owner = await this.pendingOwner(seg[0], seg[1]);
       if (owner) named.other.push(owner);
     }
-    if (named.path.length + named.other.length > MAX_SESSIONS_PER_REQUEST) {
-      return this.fail(res, 400, 'BadRequestError', `The request names more than ${MAX_SESSIONS_PER_REQUEST} sessions.`);
+    const admitted = await this.admitAll(named, target.route);
+    if ('refused' in admitted) return this.refuse(res, admitted);
+    for (const id of admitted) this.inflight.set(id, (this.inflight.get(id) ?? 0) + 1);
+    this.stats.admitted += admitted.length ? 1 : 0;
+    try {
+      await this.forward(req, res, target, body.bytes, admitted);
+    } finally {
+      for (const id of admitted) this.settle(id);
     }
-    const route = routeOf(req.method ?? 'POST', url.pathname);
+  }
+
+  /**
+   * Admits the request for every session it names, or answers why not. When it answers the IDs, they are
+   * not closing: the check and the caller's inflight count run in one tick, so a quiesce that begins later
+   * waits for the request.
+   */
+  private async admitAll(named: SessionsNamed, route: string): Promise<string[] | (Refusal & { data?: Record<string, unknown> })> {
+    if (named.path.length + named.other.length > MAX_SESSIONS_PER_REQUEST) {
+      return { refused: true, status: 400, name: 'BadRequestError', message: `The request names more than ${MAX_SESSIONS_PER_REQUEST} sessions.` };
+    }
+    const sealed = (id: string) => {
+      this.stats.refused++;
+      return { refused: true as const, status: 409, name: 'SessionSealedError', message: `Session ${id} is sealed by the gateway: it admits no new work.`, data: { sessionID: id } };
+    };
     const admitted: string[] = [];
     for (const [id, inPath] of [...named.path.map((s) => [s, true] as const), ...named.other.map((s) => [s, false] as const)]) {
-      if (this.closing.has(id)) {
-        this.stats.refused++;
-        return this.fail(res, 409, 'SessionSealedError', `Session ${id} is sealed by the gateway: it admits no new work.`, { sessionID: id });
-      }
+      if (this.closing.has(id)) return sealed(id);
       if (!(await this.o.exists(id))) {
-        if (inPath) return this.fail(res, 404, 'NotFoundError', `Session not found: ${id}`, { sessionID: id });
+        if (inPath) return { refused: true, status: 404, name: 'NotFoundError', message: `Session not found: ${id}`, data: { sessionID: id } };
         continue; // not an OpenCode session: nothing can run in it
       }
       const a = await this.o.admit(id, route);
       if (!a.ok) {
         this.stats.refused++;
-        return this.fail(res, a.status, a.name, a.message, { sessionID: id, ...(a.data ?? {}) });
+        return { refused: true, status: a.status, name: a.name, message: a.message, data: { sessionID: id, ...(a.data ?? {}) } };
       }
       admitted.push(id);
     }
     // A quiesce may have begun while the gateway answered (the seal committed after this admission):
-    // then it may already have found nothing in flight, so this request must not go out. The check and
-    // the count below run in one tick: a quiesce that begins later waits for this request.
+    // then it may already have found nothing in flight, so this request must not go out.
     const closed = admitted.find((id) => this.closing.has(id));
-    if (closed) {
-      this.stats.refused++;
-      return this.fail(res, 409, 'SessionSealedError', `Session ${closed} is sealed by the gateway: it admits no new work.`, { sessionID: closed });
-    }
-    for (const id of admitted) this.inflight.set(id, (this.inflight.get(id) ?? 0) + 1);
-    this.stats.admitted += admitted.length ? 1 : 0;
-    try {
-      await this.forward(req, res, url, body, admitted);
-    } finally {
-      for (const id of admitted) {
-        const n = (this.inflight.get(id) ?? 1) - 1;
-        if (n <= 0) this.inflight.delete(id); else this.inflight.set(id, n);
-        for (const w of this.inflightWaiters.get(id)?.splice(0) ?? []) w();
-      }
-    }
+    return closed ? sealed(closed) : admitted;
+  }
+
+  private settle(id: string) {
+    const n = (this.inflight.get(id) ?? 1) - 1;
+    if (n <= 0) this.inflight.delete(id); else this.inflight.set(id, n);
+    for (const w of this.inflightWaiters.get(id)?.splice(0) ?? []) w();
+  }
+
+  private refuse(res: http.ServerResponse, r: Refusal & { data?: Record<string, unknown> }) {
+    return this.fail(res, r.status, r.name, r.message, r.data ?? {});
   }
 
   private readBody(req: http.IncomingMessage): Promise<Buffer | null> {
@@ -270,30 +264,42 @@ export class OpencodeProxy {
     for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && v !== undefined) h[k] = v;
     h.host = this.upstream.host;
     h.authorization = this.upstreamAuth;
-    if (body) { h['content-length'] = String(body.length); delete h['transfer-encoding']; }
+    if (body) {
+      // The body the proxy read and re-serialised: JSON in UTF-8, of this length.
+      h['content-length'] = String(body.length);
+      delete h['content-encoding'];
+      if (body.length) h['content-type'] = 'application/json';
+    }
     return h;
   }
 
   /** Forwards one request (streamed both ways: SSE stays a stream); resolves when the response has ended. */
-  private forward(req: http.IncomingMessage, res: http.ServerResponse, url: URL, body: Buffer | null, sessions: string[]): Promise<void> {
+  private forward(req: http.IncomingMessage, res: http.ServerResponse, target: Target, body: Buffer | null, sessions: string[]): Promise<void> {
     this.stats.forwarded++;
+    // A read in absolute form (`GET http://host/path`) goes out as its path; anything else exactly as read.
+    const path = target.raw.startsWith('/') ? target.raw : (() => { const u = new URL(target.raw, 'http://proxy'); return u.pathname + u.search; })();
+    this.o.onForward?.({ method: req.method ?? 'GET', target: path, sessions });
     return new Promise<void>((resolve) => {
-      const up = http.request({
-        host: this.upstream.hostname, port: this.upstream.port, method: req.method, path: url.pathname + url.search,
-        headers: this.headersFor(req, body),
-      }, (ur) => {
-        const headers = { ...ur.headers };
-        delete headers.connection;
-        delete headers['keep-alive'];
-        res.writeHead(ur.statusCode ?? 502, headers);
-        res.flushHeaders();
-        ur.pipe(res);
-        ur.on('error', () => res.destroy());
-        ur.on('end', () => resolve());
-        ur.on('close', () => resolve());
-      });
+      let up: http.ClientRequest;
+      try {
+        up = http.request({ host: this.upstream.hostname, port: this.upstream.port, method: req.method, path, headers: this.headersFor(req, body) }, (ur) => {
+          const headers = { ...ur.headers };
+          delete headers.connection;
+          delete headers['keep-alive'];
+          res.writeHead(ur.statusCode ?? 502, headers);
+          res.flushHeaders();
+          ur.pipe(res);
+          ur.on('error', () => res.destroy());
+          ur.on('end', () => resolve());
+          ur.on('close', () => resolve());
+        });
+      } catch (e: any) { // a target Node will not send (e.g. raw non-ASCII in a read)
+        req.resume();
+        this.fail(res, 400, 'BadRequestError', `The gateway proxy cannot forward this request target (${e?.message ?? e}).`);
+        return resolve();
+      }
       up.on('error', (e) => {
-        this.log(`upstream ${req.method} ${url.pathname}${sessions.length ? ` (${sessions.join(',')})` : ''}: ${e.message}`);
+        this.log(`upstream ${req.method} ${path}${sessions.length ? ` (${sessions.join(',')})` : ''}: ${e.message}`);
         this.fail(res, 502, 'ProxyError', 'The OpenCode server behind the gateway proxy is not reachable.');
         resolve();
       });
@@ -303,35 +309,76 @@ export class OpencodeProxy {
     });
   }
 
-  /** WebSocket (PTY connect): authenticated here, then a raw tunnel to OpenCode with its password. */
-  private onUpgrade(req: http.IncomingMessage, socket: net.Socket, head: Buffer) {
+  /**
+   * WebSocket (PTY connect): authenticated and read like work (a tunnel can carry anything), admitted for
+   * every session its URL or headers name, then a raw tunnel to OpenCode with its password. The client's
+   * bytes reach OpenCode only once OpenCode has switched protocols (101): a refused upgrade cannot be
+   * followed by requests of the client's own on the same connection.
+   */
+  private async onUpgrade(req: http.IncomingMessage, socket: net.Socket, head: Buffer) {
     this.sockets.add(socket);
     socket.once('close', () => this.sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    const answer = (status: number, text: string, extra: string[] = [], body = '') => socket.end(
+      [`HTTP/1.1 ${status} ${text}`, ...extra, 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close', '', body].join('\r\n'));
     if (!this.authorized(req)) {
       this.stats.unauthorized++;
-      socket.end('HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm="opencode gateway proxy"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-      return;
+      return answer(401, 'Unauthorized', ['WWW-Authenticate: Basic realm="opencode gateway proxy"']);
     }
-    if ((req.method ?? 'GET').toUpperCase() !== 'GET') {
-      socket.end('HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-      return;
-    }
+    const method = req.method ?? 'GET';
+    if (method !== 'GET') return answer(405, 'Method Not Allowed');
+    const refusal = (r: Refusal & { data?: Record<string, unknown> }) =>
+      answer(r.status, http.STATUS_CODES[r.status] ?? 'Refused', [], JSON.stringify({ name: r.name, data: { message: r.message, ...(r.data ?? {}) } }));
+    const target = readTarget(method, req.url ?? '/', true);
+    if (target.refused) return refusal(target);
+    const admitted = await this.admitAll(sessionsNamed(target, req.headers, undefined), target.route);
+    if ('refused' in admitted) return refusal(admitted);
+    if (socket.destroyed) return;
+    for (const id of admitted) this.tunnels(id).add(socket);
+    socket.once('close', () => { for (const id of admitted) this.tunnels(id).delete(socket); });
+
     const up = net.connect(Number(this.upstream.port), this.upstream.hostname, () => {
-      const lines = [`${req.method} ${req.url} HTTP/1.1`, `host: ${this.upstream.host}`, `authorization: ${this.upstreamAuth}`];
+      const lines = [`${method} ${target.raw} HTTP/1.1`, `host: ${this.upstream.host}`, `authorization: ${this.upstreamAuth}`];
       for (let i = 0; i < req.rawHeaders.length; i += 2) {
         const k = req.rawHeaders[i];
-        if (['host', 'authorization'].includes(k.toLowerCase())) continue;
+        if (['host', 'authorization', 'content-length', 'transfer-encoding'].includes(k.toLowerCase())) continue;
         lines.push(`${k}: ${req.rawHeaders[i + 1]}`);
       }
       up.write(lines.join('\r\n') + '\r\n\r\n');
-      if (head.length) up.write(head);
-      up.pipe(socket);
-      socket.pipe(up);
     });
     this.sockets.add(up);
+    let answered = Buffer.alloc(0);
+    const held: Buffer[] = head.length ? [head] : [];
+    const hold = (c: Buffer) => { held.push(c); };
+    socket.on('data', hold);
+    const onHead = (c: Buffer) => {
+      answered = Buffer.concat([answered, c]);
+      const end = answered.indexOf('\r\n\r\n');
+      if (end < 0) { if (answered.length > 64 * 1024) up.destroy(); return; }
+      up.off('data', onHead);
+      socket.write(answered);
+      if (/^HTTP\/1\.[01] 101 /.test(answered.subarray(0, 16).toString('latin1'))) {
+        socket.off('data', hold);
+        for (const c of held.splice(0)) up.write(c);
+        up.pipe(socket);
+        socket.pipe(up);
+      } else {
+        // Refused by OpenCode: its answer goes back, nothing more of the client's goes to OpenCode.
+        socket.off('data', hold);
+        socket.resume();
+        up.pipe(socket);
+      }
+    };
+    up.on('data', onHead);
     up.once('close', () => { this.sockets.delete(up); socket.destroy(); });
     up.on('error', () => socket.destroy());
     socket.on('error', () => up.destroy());
     socket.once('close', () => up.destroy());
+  }
+
+  private tunnels(id: string): Set<net.Socket> {
+    let set = this.openTunnels.get(id);
+    if (!set) this.openTunnels.set(id, (set = new Set()));
+    return set;
   }
 }

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OpencodeBridge, type BridgeOptions } from './bridge.js';
 import { OpencodeClient, OpencodeError } from './client.js';
-import { OpencodeProxy, type AdmitAnswer } from './proxy.js';
+import { OpencodeProxy, type AdmitAnswer, type ProxyOptions } from './proxy.js';
 import { basicAuth, type OpencodeServer, type StartOpencodeOptions } from './launch.js';
 import { AdmitWorkDocument, GatewayClient, type AdmitWorkMutation } from '../../client/index.js';
 
@@ -20,6 +20,8 @@ export interface FrontOptions extends Omit<BridgeOptions, 'opencodeUrl' | 'openc
   host?: string;
   port?: number;
   maxBodyBytes?: number;
+  /** Sees every request the proxy forwards to OpenCode (ProxyOptions.onForward). */
+  onForward?: ProxyOptions['onForward'];
 }
 
 export interface OpencodeFront {
@@ -98,7 +100,7 @@ export async function startOpencodeFront(o: FrontOptions): Promise<OpencodeFront
     };
     proxy = new OpencodeProxy({
       upstream: opencode.url, upstreamPassword, password: o.password, admit, exists,
-      host: o.host, port: o.port, maxBodyBytes: o.maxBodyBytes, log,
+      host: o.host, port: o.port, maxBodyBytes: o.maxBodyBytes, onForward: o.onForward, log,
     });
     await bridge.start();
     const url = await proxy.start();
