@@ -80,6 +80,8 @@ export interface StartOpencodeOptions {
   password?: string;
   /** Extra arguments of `opencode serve`, and the environment to start from (default: only PATH and LANG). */
   env?: NodeJS.ProcessEnv;
+  /** OpenCode's `--log-level` (default WARN; INFO shows plugins' `client.app.log` lines). */
+  logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 }
 
 export async function startOpencode(o: StartOpencodeOptions): Promise<OpencodeServer> {
@@ -175,7 +177,7 @@ async function runServe(o: StartOpencodeOptions, port: number, env: NodeJS.Proce
     },
   };
   const launch = async () => {
-    const p = spawn(o.bin, ['serve', '--hostname', '127.0.0.1', '--port', String(port), '--print-logs', '--log-level', 'WARN'], {
+    const p = spawn(o.bin, ['serve', '--hostname', '127.0.0.1', '--port', String(port), '--print-logs', '--log-level', o.logLevel ?? 'WARN'], {
       cwd: o.directory, env, stdio: ['ignore', 'pipe', 'pipe'],
     });
     server.process = p;

@@ -13,6 +13,8 @@ import type { AddressInfo } from "node:net";
 
 export interface ScriptStep {
   text?: string;
+  /** The text, base64-encoded: a text the prompt (which carries the script) must not contain, e.g. a secret. */
+  text64?: string;
   tool?: string;
   args?: Record<string, unknown>;
   tools?: Array<{ tool: string; args: Record<string, unknown> }>;
@@ -24,6 +26,8 @@ export interface ScriptedModel {
   url: string; // base URL ending in /v1
   port: number;
   requests: number;
+  /** The bodies of the last 200 chat-completion requests, oldest first (what OpenCode sent the model). */
+  bodies: string[];
   close(): Promise<void>;
 }
 
@@ -65,11 +69,13 @@ export function pickStep(messages: ChatMessage[]): ScriptStep | "none" {
 export async function startScriptedModel(port = 0): Promise<ScriptedModel> {
   let seq = 0;
   const state = { requests: 0 };
+  const bodies: string[] = [];
   const server = http.createServer((req, res) => {
     let body = "";
     req.on("data", (c) => (body += c));
     req.on("end", () => {
       state.requests++;
+      if (req.method === "POST") { bodies.push(body); if (bodies.length > 200) bodies.shift(); }
       if (req.method === "GET" && req.url?.endsWith("/models")) {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ object: "list", data: [{ id: "scripted", object: "model" }] }));
@@ -86,6 +92,7 @@ export async function startScriptedModel(port = 0): Promise<ScriptedModel> {
       const lastUser = [...messages].reverse().find((m) => m.role === "user");
       const reply = lastUser ? /(?:^|\n)REPLY:([^\n]*)/.exec(textOf(lastUser.content))?.[1] : undefined;
       const step: ScriptStep = picked === "none" ? { text: reply ?? "Scripted session" } : picked;
+      if (step.text64 !== undefined) step.text = Buffer.from(step.text64, "base64").toString("utf8");
       const usage = step.usage ?? { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
       const id = `chatcmpl-${++seq}`;
       const model = parsed.model ?? "scripted";
@@ -130,6 +137,7 @@ export async function startScriptedModel(port = 0): Promise<ScriptedModel> {
     get requests() {
       return state.requests;
     },
+    bodies,
     close: () => new Promise<void>((r) => { server.closeAllConnections?.(); server.close(() => r()); }),
   };
 }
