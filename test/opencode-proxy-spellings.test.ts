@@ -128,7 +128,7 @@ const bin = findOpencodeBinary();
 const PASSWORD = 'proxy-secret-2';
 const AUTH = `Basic ${Buffer.from(`opencode:${PASSWORD}`).toString('base64')}`;
 
-interface Sent { status: number; body: string }
+interface Sent { status: number; body: string; type: string }
 /** A request exactly as given (Node's client sends the target byte for byte), with the proxy password. */
 function send(url: string, method: string, target: string, headers: Record<string, string>, body?: Buffer): Promise<Sent> {
   const u = new URL(url);
@@ -137,7 +137,7 @@ function send(url: string, method: string, target: string, headers: Record<strin
       headers: { authorization: AUTH, ...(body ? { 'content-length': String(body.length) } : {}), ...headers } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), type: String(res.headers['content-type'] ?? '') }));
       res.on('error', reject);
     });
     r.on('error', reject);
@@ -149,18 +149,18 @@ function send(url: string, method: string, target: string, headers: Record<strin
 function spellings(route: string[]) {
   const hex = (c: string, upper: boolean) => { const h = c.charCodeAt(0).toString(16).padStart(2, '0'); return '%' + (upper ? h.toUpperCase() : h); };
   const segment = (s: string) => fc.oneof(
-    { weight: 3, arbitrary: fc.constant(s) },
+    { weight: 8, arbitrary: fc.constant(s) },
     fc.tuple(fc.nat(s.length - 1), fc.boolean()).map(([i, up]) => s.slice(0, i) + hex(s[i], up) + s.slice(i + 1)), // %73es_
     fc.tuple(fc.nat(s.length - 1), fc.boolean()).map(([i, up]) => s.slice(0, i) + '%25' + hex(s[i], up).slice(1) + s.slice(i + 1)), // %2573es_
     fc.constant(s.toUpperCase()),
     fc.constant(s[0].toUpperCase() + s.slice(1)),
     fc.constantFrom(`${s};a=b`, `${s}%20`, `${s}%00`, `${s}%09`, `${s}.`, `${s}%2E`, `${s}%3B`),
   );
-  const joiner = fc.oneof({ weight: 6, arbitrary: fc.constant('/') }, fc.constantFrom('//', '/./', '/x/../', '%2F', '%2f', '\\', '%5C', '/%2E/'));
+  const joiner = fc.oneof({ weight: 24, arbitrary: fc.constant('/') }, fc.constantFrom('//', '/./', '/x/../', '%2F', '%2f', '\\', '%5C', '/%2E/'));
   return fc.tuple(
     fc.tuple(...route.map(segment)),
     fc.array(joiner, { minLength: route.length, maxLength: route.length }),
-    fc.constantFrom('', '/', '//', ';', ';x=1', '/.', '?', '?x=1', '?directory=%2Ftmp', '#f'),
+    fc.oneof({ weight: 8, arbitrary: fc.constant('') }, fc.constantFrom('/', '//', ';', ';x=1', '/.', '?', '?x=1', '?directory=%2Ftmp', '#f')),
   ).map(([segs, joins, tail]) => segs.map((s, i) => (i === 0 ? '/' : joins[i]) + s).join('') + tail);
 }
 
@@ -274,6 +274,23 @@ describe.skipIf(!bin)('spellings of work routes through the admission proxy (rea
     const routes = workRoutes(sealed, ids);
     const answers = new Map<string, number>();
     let slipped = 0;
+    // The spellings that reached OpenCode before: now each is refused by the proxy, nothing forwarded.
+    const rest = sealed.slice(1);
+    const json = { 'content-type': 'application/json' };
+    const before = forwarded.length;
+    for (const [method, target, body, status, name] of [
+      ['POST', `/api/session/%73${rest}/prompt`, { prompt: { text: 'x' } }, 400, 'NonCanonicalRequestError'],
+      ['POST', `/session/%73${rest}/prompt_async`, { parts: [{ type: 'text', text: 'x' }] }, 400, 'NonCanonicalRequestError'],
+      ['POST', `/session/%73${rest}/message`, { parts: [{ type: 'text', text: 'x' }] }, 400, 'NonCanonicalRequestError'],
+      ['POST', `/session/%73${rest}/shell`, { agent: 'build', command: 'true' }, 400, 'NonCanonicalRequestError'],
+      ['POST', '/sync/replay', null, 409, 'SessionSealedError'],
+    ] as const) {
+      const text = body ? JSON.stringify(body) : `{"directory":${JSON.stringify(project)},"events":[{"id":"evt_x","aggregateID":"\\u0073${rest}","seq":${ids.seq + 1},"type":"session.updated.1","data":{}}]}`;
+      const r = await send(front.url, method, target, json, Buffer.from(text));
+      expect(r.status, target).toBe(status);
+      expect(JSON.parse(r.body).name, target).toBe(name);
+    }
+    expect(forwarded.length).toBe(before);
 
     await fc.assert(fc.asyncProperty(variant(routes, sealed), async (v) => {
       const before = forwarded.length;
@@ -283,9 +300,10 @@ describe.skipIf(!bin)('spellings of work routes through the admission proxy (rea
       answers.set(key, (answers.get(key) ?? 0) + 1);
       if (out.length) {
         slipped++;
-        // Forwarded only when it names no session the proxy knows; then OpenCode itself finds nothing to act on.
+        // Forwarded only when it names no session the proxy knows; then OpenCode itself finds nothing to act
+        // on: an error, or its web app's page (what it serves for any path that is not a route).
         expect(out[0].sessions, `${v.route.method} ${out[0].target}`).not.toContain(sealed);
-        expect(r.status, `${v.route.method} ${out[0].target}: ${r.body}`).toBeGreaterThanOrEqual(400);
+        if (r.status < 400) expect(r.type, `${v.route.method} ${out[0].target}: ${r.status} ${r.body.slice(0, 200)}`).toMatch(/^text\/html/);
       } else {
         expect([400, 404, 409, 415], `${v.route.method} ${v.target}: ${r.body}`).toContain(r.status);
       }
@@ -339,8 +357,8 @@ describe.skipIf(!bin)('spellings of work routes through the admission proxy (rea
     }), { numRuns: Number(process.env.SPELLINGS_OPEN_N ?? 120) });
     // The canonical spellings are admitted as the routes they are, and the gateway records each admission.
     expect((await send(front.url, 'PATCH', `/session/${open}`, { 'content-type': 'application/json' }, Buffer.from('{"title":"renamed"}'))).status).toBe(200);
-    expect((await client.getSession(open)).title).toBe('renamed');
     expect(forwarded.at(-1)).toMatchObject({ method: 'PATCH', target: `/session/${open}`, sessions: [open] });
+    expect((await client.getSession(open)).title).toBe('renamed');
     const routesAdmitted = (await gw.sql`SELECT DISTINCT route FROM admissions WHERE session_id = ${gid}`).map((a: any) => a.route);
     expect(routesAdmitted).toEqual(expect.arrayContaining(['PATCH /session/{id}']));
     console.log(`open: ${[...answers].map(([k, n]) => `${k} ×${n}`).join(', ')}`);
