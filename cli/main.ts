@@ -28,6 +28,12 @@ const USAGE = `Usage: gateway <command>
   bridge opencode --serve [--directory <dir>] [--listen 127.0.0.1:4096] --password <p> [--gateway …] --token …
                                           run OpenCode privately behind the gateway's admission proxy (its clients
                                           use --listen with the password): a seal is then proven (SessionSealed)
+  host claude-code [--dir <dir>] [--gateway <graphql url>] --token <host token> [--plugin-token <token>]
+                                          mirror Claude Code sessions (through its hooks and transcripts) into the
+                                          gateway; --print-settings prints the hooks for ~/.claude/settings.json
+  claude-code [--dir <dir>] [claude arguments…]
+                                          run Claude Code with the host's hooks in force: the gateway fronts the
+                                          session (a seal is then proven: SessionSealed)
 `;
 
 async function withDb<T>(fn: (sql: ReturnType<typeof connect>) => Promise<T>): Promise<T> {
@@ -211,6 +217,14 @@ async function main() {
       const { runBridgeCommand } = await import('../bridge/opencode/cli.js');
       return runBridgeCommand(rest);
     }
+    case 'host': {
+      const { runHostCommand } = await import('../bridge/claude-code/cli.js');
+      return runHostCommand(rest);
+    }
+    case 'claude-code': {
+      const { runClaudeLauncher } = await import('../bridge/claude-code/cli.js');
+      return runClaudeLauncher(rest);
+    }
   }
   process.stdout.write(USAGE);
   if (cmd && cmd !== 'help' && cmd !== '--help') process.exitCode = 2;
@@ -219,7 +233,7 @@ async function main() {
 main().then(
   // One-shot commands end here, with their exit code (a library's exit hook would reset process.exitCode);
   // serve and bridge keep running until a signal.
-  () => { if (!['serve', 'bridge'].includes(process.argv[2])) process.exit(process.exitCode ?? 0); },
+  () => { if (!['serve', 'bridge', 'host', 'claude-code'].includes(process.argv[2])) process.exit(process.exitCode ?? 0); },
 ).catch((e) => {
   // One line for the operator; the stack only with DEBUG set (a StartError has none worth showing).
   console.error(`gateway: ${e instanceof Error ? e.message : e}`);

@@ -1,0 +1,64 @@
+// `gateway host claude-code [--dir DIR] [--gateway URL] --token T [--plugin-token P] [--port N] [--print-settings]`
+// `gateway claude-code [--dir DIR] [claude arguments…]`
+//
+// The host keeps its state, the hook script, the settings files and its port in --dir (default
+// $GATEWAY_CLAUDE_DIR, else ~/.gateway/claude-code). One process: SIGTERM/SIGINT stop it cleanly.
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ClaudeCodeHost } from './host.js';
+import { hookSettings, writeHookScript } from './hook.js';
+import { launchClaude } from './launch.js';
+
+const USAGE = 'usage: host claude-code [--dir <dir>] [--gateway <graphql url>] --token <host token> [--plugin-token <token>] [--port <n>]\n'
+  + '       host claude-code --print-settings [--dir <dir>]   (the hooks to merge into ~/.claude/settings.json: observed sessions)\n'
+  + '       claude-code [--dir <dir>] [claude arguments…]      (Claude Code with the hooks in force: sessions the gateway fronts)';
+
+const defaultDir = () => process.env.GATEWAY_CLAUDE_DIR ?? path.join(os.homedir(), '.gateway', 'claude-code');
+
+export async function runHostCommand(args: string[]): Promise<void> {
+  const [target, ...rest] = args;
+  if (target !== 'claude-code') throw new Error(USAGE);
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      dir: { type: 'string' }, gateway: { type: 'string' }, token: { type: 'string' }, 'plugin-token': { type: 'string' },
+      port: { type: 'string' }, 'lease-ms': { type: 'string' }, 'print-settings': { type: 'boolean' },
+    },
+  });
+  const dir = path.resolve(values.dir ?? defaultDir());
+  if (values['print-settings']) {
+    process.stdout.write(JSON.stringify(hookSettings(writeHookScript(dir), 'open'), null, 2) + '\n');
+    process.exit(0);
+  }
+  const token = values.token ?? process.env.GATEWAY_TOKEN;
+  if (!token) throw new Error(`--token (a host or admin token) is required\n${USAGE}`);
+  const log = (m: string) => console.error(`[claude-code] ${m}`);
+  const host = new ClaudeCodeHost({
+    gatewayUrl: values.gateway ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:4000/graphql', hostToken: token,
+    pluginToken: values['plugin-token'], dir, port: values.port ? Number(values.port) : undefined,
+    leaseMs: values['lease-ms'] ? Number(values['lease-ms']) : undefined, log,
+  });
+  await host.start();
+  log(`ready: run Claude Code with \`npx gateway claude-code …\` (directory ${dir})`);
+  let stopping = false;
+  const shutdown = async (sig: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    log(`${sig}: stopping`);
+    await host.stop().catch((e) => log(`stop: ${e?.message ?? e}`));
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+export async function runClaudeLauncher(args: string[]): Promise<void> {
+  let dir = defaultDir();
+  if (args[0] === '--dir') { dir = args[1]; args = args.slice(2); }
+  const l = await launchClaude({ dir: path.resolve(dir), args });
+  // Signals the terminal sends reach Claude Code itself (same process group); the launcher only waits.
+  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, () => { l.child.kill(s); });
+  const r = await l.exited;
+  process.exit(r.code ?? (r.signal ? 128 + (os.constants.signals[r.signal] ?? 0) : 1));
+}

@@ -1,0 +1,69 @@
+// The hooks the Claude Code host installs into Claude Code: one bash script (no Node start-up on the path of
+// every prompt and tool call: a hook is a bash process and one loopback HTTP request) and the settings that
+// run it for every event the host follows.
+//
+// The script reads the host's port from `<dir>/host.port` (written by the host at start, so settings stay
+// valid across host restarts), forwards the hook's JSON (stdin) to `POST /hook/<event>` with the launch token
+// (`GATEWAY_CLAUDE_LAUNCH`, set by `gateway claude-code`) and its parent's PID (Claude Code), and answers with
+// the host's decision: exit 0, or exit 2 with the reason on stderr (Claude Code blocks the prompt or the tool
+// call). When the host cannot be reached: `closed` (sessions the gateway fronts) refuses prompts and tool
+// calls, `open` (sessions it only observes) lets them through; other events never block.
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const HOOK_EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'SessionEnd'] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
+const SCRIPT = `#!/usr/bin/env bash
+# gateway host claude-code: forwards a Claude Code hook to the host (bridge/claude-code/hook.ts).
+# usage: gateway-hook.sh <event> <open|closed>
+LC_ALL=C
+ev=$1 fail=$2
+dir=\${BASH_SOURCE[0]%/*}
+body=$(cat)
+down() {
+  if [ "$fail" = closed ] && { [ "$ev" = UserPromptSubmit ] || [ "$ev" = PreToolUse ]; }; then
+    echo "refused: the gateway's Claude Code host cannot be reached ($1), and this session is fronted by the gateway" >&2
+    exit 2
+  fi
+  exit 0
+}
+read -r port < "$dir/host.port" 2>/dev/null || down "no host.port"
+exec 3<>"/dev/tcp/127.0.0.1/$port" 2>/dev/null || down "connection refused"
+printf 'POST /hook/%s HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\nContent-Type: application/json\\r\\nX-Launch: %s\\r\\nX-Ppid: %s\\r\\nContent-Length: %d\\r\\n\\r\\n%s' \\
+  "$ev" "\${GATEWAY_CLAUDE_LAUNCH:-}" "$PPID" "\${#body}" "$body" >&3 2>/dev/null || down "write failed"
+resp=$(cat <&3) || down "read failed"
+exec 3<&-
+case "$resp" in "HTTP/1."?" 200"*) ;; *) down "bad answer" ;; esac
+out=\${resp#*$'\\r\\n\\r\\n'}
+code=\${out%%$'\\n'*}
+msg=\${out#*$'\\n'}
+if [ "$code" = 2 ]; then printf '%s\\n' "$msg" >&2; exit 2; fi
+exit 0
+`;
+
+/** Writes the hook script into `dir` (idempotent); answers its path. */
+export function writeHookScript(dir: string): string {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'gateway-hook.sh');
+  let same = false;
+  try { same = fs.readFileSync(file, 'utf8') === SCRIPT; } catch { /* absent */ }
+  if (!same) {
+    fs.writeFileSync(`${file}.tmp`, SCRIPT, { mode: 0o755 });
+    fs.renameSync(`${file}.tmp`, file);
+  }
+  return file;
+}
+
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** Claude Code settings (`--settings FILE`, or merged into ~/.claude/settings.json) running the hook for every event. */
+export function hookSettings(script: string, mode: 'open' | 'closed', extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const hooks: Record<string, unknown[]> = {};
+  for (const ev of HOOK_EVENTS) {
+    const entry: Record<string, unknown> = { hooks: [{ type: 'command', command: `bash ${quote(script)} ${ev} ${mode}`, timeout: 120 }] };
+    if (ev === 'PreToolUse' || ev === 'PostToolUse') entry.matcher = '*';
+    hooks[ev] = [entry];
+  }
+  return { ...extra, hooks };
+}

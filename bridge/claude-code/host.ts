@@ -1,0 +1,619 @@
+// Claude Code as a host of the gateway (issue 39). Claude Code has no server to follow: what the host sees of
+// it are its hooks (bridge/claude-code/hook.ts: a bash script that forwards each hook's JSON to this process
+// over loopback HTTP and answers with the host's decision) and its transcript (transcript.ts). The host
+//
+// - mirrors each Claude Code session as a gateway session (`externalID`-like key in hostMetadata.claudeCode),
+//   created at its first hook, served by one of the host's two registrations (below);
+// - admits each turn at UserPromptSubmit: captures the worktree (the reference host's capture, with its
+//   watcher), `beginExecution` with that start snapshot and the prompt appended as a PROMPT message; a refusal
+//   (SessionSealedError) blocks the prompt (exit 2);
+// - at Stop reads the turn from the transcript (assistant text, thinking, tool calls with their results, the
+//   model and usage of each step), appends it, captures the worktree again and settles the execution;
+// - in sessions the gateway fronts, admits every tool call at PreToolUse with `admitWork` (fails closed);
+// - obeys the seal's commands: the session is fenced (every later hook of it refuses), the Claude Code process
+//   running its turn is stopped (its process group: the shells it started go with it), and the turn settles
+//   INTERRUPTED(SEAL) once the process is gone; only then is CLOSE_ADMISSIONS acknowledged.
+//
+// Two registrations: sessions started by `gateway claude-code` (launch.ts: Claude Code run with the host's
+// hooks in force, fail closed, and a launch token the host issued) are served by a host that declares
+// `exclusiveAdmission` (so their seal can answer SessionSealed); any other session whose hooks reach the host
+// (hooks merged into the user's settings) is served by one that does not (its seal answers
+// SealUnsupportedError(ADMISSION_NOT_EXCLUSIVE): Claude Code can run it without the hooks). A session started
+// by the launcher stays fronted: a hook of it that comes without a valid launch token is refused.
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import {
+  AcknowledgeHostCommandDocument, AdmitWorkDocument, AppendMessageDocument, BeginExecutionDocument, CreateSessionDocument,
+  SettleExecutionDocument,
+} from '../../client/index.js';
+import { WorktreeCapturer, type CaptureOptions } from '../../host/capture.js';
+import { HostLease, type Command, type HostIdentity } from '../common/host-lease.js';
+import { Gateway, GatewayError } from '../opencode/gateway.js';
+import { bridgeTransport } from '../opencode/snapshot-sink.js';
+import { FileBridgeStore } from '../opencode/store.js';
+import { hookSettings, writeHookScript } from './hook.js';
+import { parseTranscript, turnOf, type Turn } from './transcript.js';
+
+export interface ClaudeCodeHostOptions {
+  gatewayUrl: string;
+  hostToken: string;
+  /** Plugin rights (createSession); defaults to hostToken (e.g. an admin token). */
+  pluginToken?: string;
+  /** The host's directory: state file, hook script, settings files, the port file. */
+  dir: string;
+  /** Loopback port for the hooks (default: any free one). */
+  port?: number;
+  leaseMs?: number;
+  capture?: CaptureOptions;
+  /** How long an admission (prompt, tool call) may wait for the gateway before it is refused. Default 20 s. */
+  admissionTimeoutMs?: number;
+  log?: (m: string) => void;
+}
+
+type Kind = 'launched' | 'observed';
+
+interface TurnState { promptId: string; executionID: string; settled: boolean; startedAt: number }
+
+/** What the host keeps per Claude Code session (the state file; survives host restarts). */
+export interface SessionState {
+  kind: Kind;
+  sessionID: string | null;
+  cwd: string;
+  transcript: string;
+  /** The launch that started it (launched sessions). */
+  launch: string | null;
+  /** A seal began: every later prompt and tool call of the session is refused. */
+  fenced: boolean;
+  turns: Record<string, TurnState>;
+  /** The running turn's promptId. */
+  current: string | null;
+}
+
+interface LaunchState { token: string; pid: number | null; exited: boolean; cwd: string }
+
+export interface HookInput {
+  session_id?: string;
+  transcript_path?: string;
+  cwd?: string;
+  prompt_id?: string;
+  hook_event_name?: string;
+  prompt?: string;
+  tool_name?: string;
+  tool_input?: Record<string, unknown>;
+  tool_use_id?: string;
+  last_assistant_message?: string;
+  [k: string]: unknown;
+}
+
+type Decision = { exit: 0 } | { exit: 2; reason: string };
+const allow: Decision = { exit: 0 };
+const refuse = (reason: string): Decision => ({ exit: 2, reason });
+
+class Timeout extends Error {}
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let t: NodeJS.Timeout;
+  return Promise.race([p, new Promise<T>((_, rej) => { t = setTimeout(() => rej(new Timeout(`${what}: no answer from the gateway within ${ms} ms`)), ms); })])
+    .finally(() => clearTimeout(t));
+}
+
+/** The repository's top level (nearest directory with `.git`), else the directory itself. */
+export function worktreeRoot(dir: string): string {
+  let d = path.resolve(dir);
+  for (;;) {
+    if (fs.existsSync(path.join(d, '.git'))) return d;
+    const up = path.dirname(d);
+    if (up === d) return path.resolve(dir);
+    d = up;
+  }
+}
+
+function alive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch (e: any) { return e?.code === 'EPERM'; }
+}
+
+/** The Claude Code process a hook ran under: the hook's parent or its parent's parent (a shell in between). */
+function claudeProcess(ppid: number): number | null {
+  let pid = ppid;
+  for (let i = 0; i < 3 && pid > 1; i++) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (/(^|\/)claude(\0|$)/.test(cmd.split('\0')[0]) || cmd.includes('claude-code')) return pid;
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch { return null; }
+  }
+  return null;
+}
+
+export class ClaudeCodeHost {
+  readonly gw: Gateway;
+  private readonly store: FileBridgeStore;
+  private readonly leases: Record<Kind, HostLease>;
+  private readonly sessions = new Map<string, SessionState>();
+  private readonly byGateway = new Map<string, string>();
+  private readonly launches = new Map<string, LaunchState>();
+  /** Claude Code session -> the PID its hooks ran under (observed sessions: the only handle to stop a turn). */
+  private readonly pids = new Map<string, number>();
+  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly capturer: WorktreeCapturer;
+  private server: http.Server | null = null;
+  private exitWaiters: (() => void)[] = [];
+  stopped = false;
+  port = 0;
+  readonly log: (m: string) => void;
+  readonly scriptPath: string;
+  readonly stats = { hooks: 0, refused: 0 };
+
+  constructor(readonly opts: ClaudeCodeHostOptions) {
+    this.log = opts.log ?? (() => {});
+    this.gw = new Gateway(opts.gatewayUrl, opts.hostToken, opts.pluginToken ?? opts.hostToken, this.log);
+    fs.mkdirSync(opts.dir, { recursive: true });
+    this.store = new FileBridgeStore(path.join(opts.dir, 'state.jsonl'));
+    this.scriptPath = writeHookScript(opts.dir);
+    this.capturer = new WorktreeCapturer({ watch: true, ...opts.capture });
+    const self = this;
+    const ctx = { get gw() { return self.gw; }, get stopped() { return self.stopped; }, log: this.log, leaseMs: opts.leaseMs ?? 30_000 };
+    const identity = (kind: Kind): HostIdentity => ({
+      name: () => `claude-code ${kind} ${opts.dir}`,
+      // Launched: Claude Code runs with the host's hooks in force (fail closed) and the seal can stop it, so
+      // nothing of the session starts without the gateway's admission. Observed: it can run without them.
+      capabilities: () => ({ cancel: true, compact: false, generate: false, exclusiveAdmission: kind === 'launched', sessions: false }),
+      models: async () => [],
+      storedHostID: async () => (kind === 'launched' ? this.store.hostID() : ((await this.store.sessions()).find((s) => s.ocSessionID === '@observed-host')?.state as any)?.hostID ?? null),
+      storeHostID: async (id) => {
+        if (kind === 'launched') return this.store.setHostID(id);
+        await this.store.saveSession({ ocSessionID: '@observed-host', sessionID: null, lastSeq: 0, state: { hostID: id } as any });
+      },
+    });
+    this.leases = {
+      launched: new HostLease(ctx, identity('launched'), (c) => this.command(c)),
+      observed: new HostLease(ctx, identity('observed'), (c) => this.command(c)),
+    };
+  }
+
+  get hostIDs() { return { launched: this.leases.launched.hostID, observed: this.leases.observed.hostID }; }
+
+  /** The settings file a session of `kind` runs with (`--settings`), written into the host's directory. */
+  settingsFile(kind: Kind, extra: Record<string, unknown> = {}): string {
+    const file = path.join(this.opts.dir, `settings-${kind}${Object.keys(extra).length ? `-${randomBytes(4).toString('hex')}` : ''}.json`);
+    fs.writeFileSync(file, JSON.stringify(hookSettings(this.scriptPath, kind === 'launched' ? 'closed' : 'open', extra), null, 2) + '\n');
+    return file;
+  }
+
+  async start(): Promise<void> {
+    for (const row of await this.store.sessions()) {
+      if (row.ocSessionID === '@observed-host') continue;
+      if (row.ocSessionID.startsWith('launch:')) {
+        const l = row.state as unknown as LaunchState;
+        this.launches.set(l.token, l);
+        continue;
+      }
+      const st = row.state as unknown as SessionState;
+      this.sessions.set(row.ocSessionID, st);
+      if (st.sessionID) this.byGateway.set(st.sessionID, row.ocSessionID);
+    }
+    await this.leases.launched.start();
+    await this.leases.observed.start();
+    this.server = http.createServer((req, res) => void this.http(req, res));
+    await new Promise<void>((r) => this.server!.listen(this.opts.port ?? 0, '127.0.0.1', r));
+    this.port = (this.server.address() as AddressInfo).port;
+    const pf = path.join(this.opts.dir, 'host.port');
+    fs.writeFileSync(`${pf}.tmp`, `${this.port}\n`);
+    fs.renameSync(`${pf}.tmp`, pf);
+    // Turns left running by a host that stopped: their Claude Code may be gone meanwhile.
+    for (const [cc, st] of this.sessions) {
+      if (st.current && st.kind === 'launched' && st.launch) {
+        const l = this.launches.get(st.launch);
+        if (l && (l.exited || (l.pid !== null && !alive(l.pid)))) void this.enqueue(cc, () => this.endRunning(cc, 'exit'));
+      }
+    }
+    this.log(`claude-code host listening on 127.0.0.1:${this.port} (hosts ${this.hostIDs.launched} launched, ${this.hostIDs.observed} observed)`);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const l of Object.values(this.leases)) l.stop();
+    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+    this.server?.closeAllConnections();
+    await Promise.allSettled([...this.queues.values()]);
+    for (const l of Object.values(this.leases)) await l.settle();
+    await this.capturer.close();
+    await this.gw.close();
+    await this.store.close();
+  }
+
+  /** The gateway session of a Claude Code session (null until its first hook reached the host). */
+  gatewaySessionOf(ccSessionID: string): string | null { return this.sessions.get(ccSessionID)?.sessionID ?? null; }
+
+  /** Resolves when every queued task of every session has run (tests: after Claude Code exited). */
+  async settled(): Promise<void> {
+    for (;;) {
+      const qs = [...this.queues.values()];
+      await Promise.allSettled(qs);
+      if ([...this.queues.values()].every((q, i) => q === qs[i]) && this.queues.size === qs.length) return;
+    }
+  }
+
+  private enqueue<T>(cc: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.queues.get(cc) ?? Promise.resolve();
+    const p = prev.then(fn, fn);
+    this.queues.set(cc, p.catch((e) => this.log(`session ${cc}: ${e?.stack ?? e}`)));
+    return p;
+  }
+
+  private readonly sessionWaiters = new Map<string, ((id: string) => void)[]>();
+
+  /** Resolves with the gateway session of Claude Code session `cc` once its first hook created it. */
+  waitSession(cc: string): Promise<string> {
+    const id = this.gatewaySessionOf(cc);
+    if (id) return Promise.resolve(id);
+    return new Promise((r) => this.sessionWaiters.set(cc, [...(this.sessionWaiters.get(cc) ?? []), r]));
+  }
+
+  private async persist(cc: string, st: SessionState) {
+    this.sessions.set(cc, st);
+    if (st.sessionID) {
+      this.byGateway.set(st.sessionID, cc);
+      const w = this.sessionWaiters.get(cc);
+      if (w) { this.sessionWaiters.delete(cc); w.forEach((f) => f(st.sessionID!)); }
+    }
+    await this.store.saveSession({ ocSessionID: cc, sessionID: st.sessionID, lastSeq: 0, state: st as any });
+  }
+
+  private async persistLaunch(l: LaunchState) {
+    this.launches.set(l.token, l);
+    await this.store.saveSession({ ocSessionID: `launch:${l.token}`, sessionID: null, lastSeq: 0, state: l as any });
+  }
+
+  // ---- HTTP: hooks and the launcher ----
+
+  private async http(req: http.IncomingMessage, res: http.ServerResponse) {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const url = req.url ?? '/';
+    try {
+      if (req.method === 'POST' && url.startsWith('/hook/')) {
+        let input: HookInput = {};
+        try { input = JSON.parse(text); } catch { /* an empty or torn body: decided below */ }
+        const d = await this.hook(url.slice('/hook/'.length), input, String(req.headers['x-launch'] ?? ''), Number(req.headers['x-ppid'] ?? 0));
+        res.writeHead(200, { 'content-type': 'text/plain', connection: 'close' });
+        res.end(d.exit === 2 ? `2\n${d.reason}` : '0\n');
+        return;
+      }
+      const body = text ? JSON.parse(text) : {};
+      if (req.method === 'POST' && url === '/launch') {
+        const l: LaunchState = { token: randomBytes(16).toString('hex'), pid: null, exited: false, cwd: String(body.cwd ?? '') };
+        await this.persistLaunch(l);
+        const settings = this.settingsFile('launched', body.settings && typeof body.settings === 'object' ? body.settings : {});
+        return json(res, 200, { token: l.token, settings });
+      }
+      if (req.method === 'POST' && url === '/launched') {
+        const l = this.launches.get(String(body.token));
+        if (!l) return json(res, 404, { error: 'unknown launch' });
+        await this.persistLaunch({ ...l, pid: Number(body.pid) || null });
+        this.wakeExits();
+        return json(res, 200, {});
+      }
+      if (req.method === 'POST' && url === '/exited') {
+        const l = this.launches.get(String(body.token));
+        if (!l) return json(res, 404, { error: 'unknown launch' });
+        await this.persistLaunch({ ...l, exited: true });
+        this.wakeExits();
+        for (const [cc, st] of this.sessions) {
+          if (st.launch === l.token && st.current) await this.enqueue(cc, () => this.endRunning(cc, body.signal ? 'signal' : Number(body.code) ? 'failed' : 'exit'));
+        }
+        return json(res, 200, {});
+      }
+      if (url === '/health') return json(res, 200, { ok: true, hostIDs: this.hostIDs });
+      json(res, 404, { error: 'not found' });
+    } catch (e: any) {
+      this.log(`http ${url}: ${e?.stack ?? e}`);
+      if (url.startsWith('/hook/')) {
+        // An unexpected failure: refused (exit 2) where refusing is what keeps a seal provable, else allowed.
+        res.writeHead(200, { 'content-type': 'text/plain', connection: 'close' });
+        res.end(/UserPromptSubmit|PreToolUse/.test(url) ? `2\nthe gateway's Claude Code host failed: ${e?.message ?? e}` : '0\n');
+      } else json(res, 500, { error: String(e?.message ?? e) });
+    }
+  }
+
+  private wakeExits() { this.exitWaiters.splice(0).forEach((w) => w()); }
+
+  /** One hook: the decision Claude Code gets. */
+  async hook(event: string, input: HookInput, launchToken: string, ppid: number): Promise<Decision> {
+    this.stats.hooks++;
+    const cc = typeof input.session_id === 'string' ? input.session_id : '';
+    const admitting = event === 'UserPromptSubmit' || event === 'PreToolUse';
+    if (!cc) return admitting && launchToken ? refuse('the hook input names no session_id') : allow;
+    const launch = launchToken ? this.launches.get(launchToken) ?? null : null;
+    if (launchToken && !launch && admitting) return refuse('unknown launch token: start Claude Code with `npx gateway claude-code`');
+    const d = await this.enqueue(cc, async (): Promise<Decision> => {
+      let st = this.sessions.get(cc);
+      if (st?.kind === 'launched' && !launch && admitting) {
+        // A session the gateway fronts, run without its launcher (e.g. `claude --resume` with the host's hooks in
+        // the user's settings): refused, or the seal's proof would not hold.
+        return refuse(`session ${cc} is fronted by the gateway: resume it with \`npx gateway claude-code --resume ${cc}\``);
+      }
+      if (ppid > 1 && !launch) { const p = claudeProcess(ppid); if (p) this.pids.set(cc, p); }
+      if (!st) {
+        if (event === 'SessionEnd' || event === 'Stop' || event === 'PostToolUse') return allow;
+        st = { kind: launch ? 'launched' : 'observed', sessionID: null, cwd: String(input.cwd ?? ''), transcript: String(input.transcript_path ?? ''),
+          launch: launch?.token ?? null, fenced: false, turns: {}, current: null };
+        await this.persist(cc, st);
+      }
+      if ((typeof input.transcript_path === 'string' && input.transcript_path !== st.transcript) || (st.kind === 'launched' && launch && launch.token !== st.launch)) {
+        // Resumed: the transcript may have moved; a launched session is now run by this launch (the seal stops its process).
+        st = { ...st, transcript: typeof input.transcript_path === 'string' ? input.transcript_path : st.transcript, ...(st.kind === 'launched' && launch ? { launch: launch.token } : {}) };
+        await this.persist(cc, st);
+      }
+      if (admitting && st.fenced) return refuse(`session ${st.sessionID} is sealed by the gateway: nothing more runs in it`);
+      switch (event) {
+        case 'SessionStart': await this.ensureSession(cc, input); return allow;
+        case 'UserPromptSubmit': return this.admitPrompt(cc, input);
+        case 'PreToolUse': return this.admitTool(cc, input);
+        case 'Stop': void this.enqueue(cc, () => this.finishTurn(cc, input)); return allow;
+        case 'SessionEnd':
+          if (st.kind === 'observed' && st.current) void this.enqueue(cc, () => this.endRunning(cc, 'exit'));
+          return allow;
+        default: return allow;
+      }
+    });
+    if (d.exit === 2) this.stats.refused++;
+    return d;
+  }
+
+  /** The gateway session of a Claude Code session, created at its first hook (idempotent by key). */
+  private async ensureSession(cc: string, input: HookInput): Promise<SessionState> {
+    const st = this.sessions.get(cc)!;
+    if (st.sessionID) return st;
+    const lease = this.leases[st.kind];
+    const s = await within(this.gw.call(CreateSessionDocument, { input: {
+      title: '', directory: st.cwd || String(input.cwd ?? ''), hostID: lease.hostID,
+      hostMetadata: { claudeCode: { sessionID: cc, transcriptPath: st.transcript, launched: st.kind === 'launched' } },
+      idempotencyKey: `claude-code:session:${cc}`,
+    } }, 'plugin'), this.opts.admissionTimeoutMs ?? 20_000, 'createSession');
+    const next = { ...st, sessionID: s.id };
+    await this.persist(cc, next);
+    return next;
+  }
+
+  private async snapshot(st: SessionState): Promise<{ id: string } | { error: string }> {
+    try {
+      const lease = this.leases[st.kind];
+      const r = await this.capturer.snapshot(bridgeTransport(this.gw) as any, st.sessionID!, worktreeRoot(st.cwd), lease.hostID);
+      return { id: r.id };
+    } catch (e: any) {
+      this.log(`capture ${st.cwd}: ${e?.message ?? e}`);
+      return { error: String(e?.message ?? e).slice(0, 1_000) };
+    }
+  }
+
+  /** UserPromptSubmit: the turn is an execution admitted by the gateway, or the prompt is refused. */
+  private async admitPrompt(cc: string, input: HookInput): Promise<Decision> {
+    const promptId = typeof input.prompt_id === 'string' && input.prompt_id ? input.prompt_id : `noid:${Date.now()}`;
+    let st = this.sessions.get(cc)!;
+    const strict = st.kind === 'launched';
+    const timeout = this.opts.admissionTimeoutMs ?? 20_000;
+    try {
+      st = await this.ensureSession(cc, input);
+      if (st.current && st.current !== promptId) await this.endRunning(cc, 'superseded');
+      st = this.sessions.get(cc)!;
+      const existing = st.turns[promptId];
+      if (existing) return allow; // the same prompt's hook again (a retry): admitted already
+      const lease = this.leases[st.kind];
+      const start = await this.snapshot(st);
+      const begin = lease.call(BeginExecutionDocument, {
+        sessionID: st.sessionID!, trigger: 'PROMPT', externalID: promptId, idempotencyKey: `claude-code:turn:${cc}:${promptId}`,
+        ...('id' in start ? { startSnapshot: start.id } : { startCaptureError: start.error }),
+      } as any);
+      let e: any;
+      try {
+        e = await within(begin, timeout, 'beginExecution');
+      } catch (err) {
+        if (err instanceof Timeout) {
+          // Refused now; if the gateway admits it later, that execution never ran: settled FAILED.
+          void begin.then((late: any) => this.gw.call(SettleExecutionDocument, { input: { executionID: late.id, status: 'FAILED', error: 'the prompt was refused: the gateway answered too late' } }))
+            .catch(() => {});
+        }
+        throw err;
+      }
+      st = { ...this.sessions.get(cc)!, current: promptId, turns: { ...this.sessions.get(cc)!.turns, [promptId]: { promptId, executionID: e.id, settled: false, startedAt: Date.now() } } };
+      await this.persist(cc, st);
+      const text = typeof input.prompt === 'string' ? input.prompt : '';
+      if (text) {
+        await within(this.gw.call(AppendMessageDocument, { input: {
+          sessionID: st.sessionID!, executionID: e.id, role: 'USER', origin: 'PROMPT', externalID: promptId,
+          idempotencyKey: `claude-code:prompt:${cc}:${promptId}`, parts: [{ type: 'TEXT', text }],
+        } }), timeout, 'appendMessage');
+      }
+      return allow;
+    } catch (e: any) {
+      if (e instanceof GatewayError && e.tag === 'SessionSealedError') {
+        await this.fence(cc);
+        return refuse(`session ${st.sessionID} is sealed by the gateway: prompt refused`);
+      }
+      const why = e instanceof GatewayError ? `${e.tag}: ${String(e.fields.message ?? '')}` : String(e?.message ?? e);
+      this.log(`prompt of ${cc}: ${why}`);
+      // Fronted sessions fail closed (admission is the gateway's); observed ones are never blocked by it.
+      return strict ? refuse(`the gateway did not admit this prompt (${why})`) : allow;
+    }
+  }
+
+  /** PreToolUse: in a fronted session every tool call is admitted by the gateway (admitWork), failing closed. */
+  private async admitTool(cc: string, input: HookInput): Promise<Decision> {
+    const st = this.sessions.get(cc)!;
+    if (st.kind !== 'launched') return allow;
+    if (!st.sessionID) return refuse('the session is not known to the gateway yet');
+    try {
+      await within(this.leases.launched.call(AdmitWorkDocument, { sessionID: st.sessionID, route: `claude-code PreToolUse ${String(input.tool_name ?? '?')}`.slice(0, 400) } as any),
+        this.opts.admissionTimeoutMs ?? 20_000, 'admitWork');
+      return allow;
+    } catch (e: any) {
+      if (e instanceof GatewayError && e.tag === 'SessionSealedError') {
+        await this.fence(cc);
+        return refuse(`session ${st.sessionID} is sealed by the gateway: tool call refused`);
+      }
+      const why = e instanceof GatewayError ? `${e.tag}: ${String(e.fields.message ?? '')}` : String(e?.message ?? e);
+      this.log(`tool call of ${cc}: ${why}`);
+      return refuse(`the gateway did not admit this tool call (${why})`);
+    }
+  }
+
+  private async fence(cc: string) {
+    const st = this.sessions.get(cc);
+    if (st && !st.fenced) await this.persist(cc, { ...st, fenced: true });
+  }
+
+  /** Reads the turn from the transcript; waits (bounded) until it holds the turn's last assistant message. */
+  private async readTurn(st: SessionState, promptId: string, lastText: string | null, waitMs: number): Promise<Turn> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      let text = '';
+      try { text = fs.readFileSync(st.transcript, 'utf8'); } catch { /* not there (yet) */ }
+      const t = turnOf(parseTranscript(text).lines, promptId);
+      const done = lastText !== null ? (t.lastText ?? '').trim() === lastText.trim() : t.finishReason !== null && t.finishReason !== 'tool_use';
+      if (done || Date.now() >= deadline) return t;
+      // Claude Code writes the transcript asynchronously: woken by the file changing, or after 100 ms.
+      await new Promise<void>((r) => {
+        let w: fs.FSWatcher | null = null;
+        const t2 = setTimeout(() => { w?.close(); r(); }, 100);
+        try { w = fs.watch(st.transcript, () => { clearTimeout(t2); w?.close(); r(); }); } catch { /* not there */ }
+      });
+    }
+  }
+
+  /** Appends the turn's assistant messages (one per step; idempotent by key). */
+  private async appendTurn(st: SessionState, cc: string, ts: TurnState, t: Turn) {
+    for (const s of t.steps) {
+      if (!s.parts.length) continue;
+      await this.gw.call(AppendMessageDocument, { input: {
+        sessionID: st.sessionID!, executionID: ts.executionID, role: 'ASSISTANT', origin: 'MODEL', externalID: s.messageID,
+        idempotencyKey: `claude-code:message:${cc}:${s.messageID}`,
+        parts: s.parts.map((p) => ({ ...p, ...(p.input !== undefined ? { input: p.input } : {}) })) as any,
+      } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`message ${s.messageID}: ${e.message}`); });
+    }
+  }
+
+  private usageInput(t: Turn) {
+    return {
+      ...(t.usage ? { usage: t.usage } : {}),
+      ...(t.model ? { model: { providerID: 'anthropic', modelID: t.model } } : {}),
+      ...(t.finishReason ? { finishReason: t.finishReason } : {}),
+    };
+  }
+
+  /** Stop: the turn's messages, the end snapshot, the settlement. */
+  private async finishTurn(cc: string, input: HookInput) {
+    const st = this.sessions.get(cc);
+    const promptId = typeof input.prompt_id === 'string' ? input.prompt_id : st?.current;
+    if (!st || !promptId) return;
+    const ts = st.turns[promptId];
+    if (!ts || ts.settled) return;
+    const last = typeof input.last_assistant_message === 'string' ? input.last_assistant_message : null;
+    const t = await this.readTurn(st, promptId, last, 5_000);
+    await this.appendTurn(st, cc, ts, t);
+    const end = await this.snapshot(st);
+    // A turn that ended because the seal refused its tools is not a success.
+    const status = st.fenced ? 'INTERRUPTED' : 'SUCCEEDED';
+    await this.settle(cc, ts, {
+      status, ...(st.fenced ? { interruptReason: 'SEAL' } : {}), ...this.usageInput(t),
+      ...('id' in end ? { endSnapshot: end.id } : { endCaptureError: end.error }),
+    });
+  }
+
+  private async settle(cc: string, ts: TurnState, input: Record<string, unknown>) {
+    await this.gw.call(SettleExecutionDocument, { input: { executionID: ts.executionID, ...input } as any }).catch((e) => {
+      if (!(e instanceof GatewayError)) throw e;
+      this.log(`settle ${ts.executionID}: ${e.message}`); // settled already (a replay), or ABANDONED by the lease sweep
+    });
+    const st = this.sessions.get(cc)!;
+    await this.persist(cc, { ...st, current: st.current === ts.promptId ? null : st.current, turns: { ...st.turns, [ts.promptId]: { ...ts, settled: true } } });
+  }
+
+  /**
+   * The running turn ended without Stop: Claude Code exited (killed by the seal, by the user, crashed), or a
+   * new prompt came first (interactive: Esc, then a prompt). Its messages so far, the end snapshot, INTERRUPTED.
+   */
+  private async endRunning(cc: string, why: 'exit' | 'signal' | 'failed' | 'superseded' | 'seal') {
+    const st = this.sessions.get(cc);
+    const ts = st?.current ? st.turns[st.current] : undefined;
+    if (!st || !ts || ts.settled) return;
+    const t = await this.readTurn(st, ts.promptId, null, 0);
+    await this.appendTurn(st, cc, ts, t);
+    const end = await this.snapshot(st);
+    const reason = st.fenced || why === 'seal' ? 'SEAL' : why === 'superseded' ? 'SUPERSEDED' : why === 'failed' ? 'SHUTDOWN' : 'USER';
+    const failed = why === 'failed' && !st.fenced;
+    await this.settle(cc, ts, {
+      ...(failed ? { status: 'FAILED', error: 'Claude Code exited with an error before the turn ended' } : { status: 'INTERRUPTED', interruptReason: reason }),
+      ...this.usageInput(t), ...('id' in end ? { endSnapshot: end.id } : { endCaptureError: end.error }),
+    });
+  }
+
+  // ---- the gateway's commands ----
+
+  private async command(c: Command) {
+    if (!c) return;
+    try {
+      const cc = this.byGateway.get(c.sessionID);
+      if (cc && (c.kind === 'INTERRUPT_EXECUTION' || c.kind === 'CLOSE_ADMISSIONS' || c.kind === 'CANCEL_JOB')) {
+        if (c.reason === 'SEAL' || c.kind === 'CLOSE_ADMISSIONS') await this.enqueueFence(cc);
+        if (c.kind !== 'CANCEL_JOB') await this.stopTurn(cc, c.reason === 'SEAL' || c.kind === 'CLOSE_ADMISSIONS' ? 'seal' : 'signal');
+      }
+    } catch (e: any) {
+      if (this.stopped) return; // not acknowledged: delivered again on the next start
+      this.log(`command ${c.kind} ${c.id}: ${e?.message ?? e}`);
+    }
+    await this.gw.call(AcknowledgeHostCommandDocument, { input: { commandID: c.id } }).catch((e) => this.log(`acknowledge ${c.id}: ${e.message}`));
+  }
+
+  private enqueueFence(cc: string) { return this.fence(cc); }
+
+  /**
+   * Stops the Claude Code process running the session's turn (its process group when the launcher started it
+   * in one: the shells it started go too) and waits until it is gone; then the turn is settled INTERRUPTED.
+   * A hook being decided meanwhile is refused (fenced), so nothing new starts while it stops.
+   */
+  private async stopTurn(cc: string, why: 'seal' | 'signal') {
+    const st = this.sessions.get(cc);
+    if (!st) return;
+    const pid = await this.processOf(st, cc);
+    if (pid !== null && st.current) {
+      const group = st.kind === 'launched';
+      const kill = (sig: NodeJS.Signals) => { try { process.kill(group ? -pid : pid, sig); } catch { try { process.kill(pid, sig); } catch { /* gone */ } } };
+      kill('SIGTERM');
+      const deadline = Date.now() + 5_000;
+      while (alive(pid) && Date.now() < deadline) await this.waitExit(100);
+      if (alive(pid)) kill('SIGKILL');
+      while (alive(pid)) await this.waitExit(100);
+      if (group) kill('SIGKILL'); // what is left of the group (a shell that ignored SIGTERM)
+    }
+    await this.enqueue(cc, () => this.endRunning(cc, why));
+  }
+
+  private async processOf(st: SessionState, cc: string): Promise<number | null> {
+    if (st.kind === 'launched' && st.launch) {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const l = this.launches.get(st.launch);
+        if (!l || l.exited) return null;
+        if (l.pid !== null) return alive(l.pid) ? l.pid : null;
+        if (Date.now() > deadline) return null;
+        await this.waitExit(200); // the launcher reports the PID right after spawning
+      }
+    }
+    const p = this.pids.get(cc);
+    return p && alive(p) ? p : null;
+  }
+
+  private waitExit(ms: number) {
+    return new Promise<void>((r) => { const t = setTimeout(r, ms); this.exitWaiters.push(() => { clearTimeout(t); r(); }); });
+  }
+}
+
+function json(res: http.ServerResponse, status: number, body: unknown) {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}

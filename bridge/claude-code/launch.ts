@@ -1,0 +1,73 @@
+// `gateway claude-code [claude arguments…]`: runs Claude Code with the host's hooks in force, so the gateway
+// fronts the session (its seal can answer SessionSealed). The launcher asks the running host
+// (`gateway host claude-code`, found through `<dir>/host.port`) for a launch token and a settings file, runs
+// `claude --settings <file> …` with GATEWAY_CLAUDE_LAUNCH=<token>, reports Claude Code's PID (so the seal can
+// stop it) and its exit (so a turn it left running is settled INTERRUPTED), and exits with Claude Code's code.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+/** The `claude` binary: CLAUDE_BIN, else the platform package `@anthropic-ai/claude-code-linux-x64` (an optional dependency). */
+export function findClaudeBinary(): string | null {
+  if (process.env.CLAUDE_BIN) return fs.existsSync(process.env.CLAUDE_BIN) ? process.env.CLAUDE_BIN : null;
+  try {
+    const req = createRequire(import.meta.url);
+    const pkg = req.resolve(`@anthropic-ai/claude-code-${process.platform}-${process.arch}/package.json`);
+    const bin = path.join(path.dirname(pkg), 'claude');
+    return fs.existsSync(bin) ? bin : null;
+  } catch {
+    return null;
+  }
+}
+
+async function hostCall(dir: string, route: string, body: unknown): Promise<any> {
+  let port: string;
+  try { port = fs.readFileSync(path.join(dir, 'host.port'), 'utf8').trim(); } catch {
+    throw new Error(`no Claude Code host runs with directory ${dir} (start \`npx gateway host claude-code\` first)`);
+  }
+  const r = await fetch(`http://127.0.0.1:${port}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!r.ok) throw new Error(`Claude Code host ${route}: HTTP ${r.status} ${await r.text()}`);
+  return r.json();
+}
+
+export interface Launched {
+  child: ChildProcess;
+  token: string;
+  /** Resolves when Claude Code exited and the host was told. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface LaunchOptions {
+  /** The host's directory (`--dir` of `gateway host claude-code`). */
+  dir: string;
+  args: string[];
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Settings merged into the launch's settings file beside the hooks (e.g. permissions). */
+  settings?: Record<string, unknown>;
+  stdio?: 'inherit' | 'pipe';
+  /** Own process group (the seal stops the whole group). Default: when stdin is not a terminal. */
+  detached?: boolean;
+  bin?: string;
+}
+
+export async function launchClaude(o: LaunchOptions): Promise<Launched> {
+  const bin = o.bin ?? findClaudeBinary();
+  if (!bin) throw new Error('the claude binary was not found (install @anthropic-ai/claude-code, or set CLAUDE_BIN)');
+  const cwd = o.cwd ?? process.cwd();
+  const { token, settings } = await hostCall(o.dir, '/launch', { cwd, settings: o.settings ?? {} });
+  const detached = o.detached ?? !process.stdin.isTTY;
+  const child = spawn(bin, ['--settings', settings, ...o.args], {
+    cwd, env: { ...(o.env ?? process.env), GATEWAY_CLAUDE_LAUNCH: token }, stdio: o.stdio ?? 'inherit', detached,
+  });
+  const exitedRaw = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
+  const spawned = new Promise<void>((r, j) => { child.once('spawn', () => r()); child.once('error', j); });
+  await spawned;
+  await hostCall(o.dir, '/launched', { token, pid: child.pid });
+  const exited = exitedRaw.then(async (x) => {
+    await hostCall(o.dir, '/exited', { token, code: x.code, signal: x.signal }).catch(() => { /* host down: it finds the PID gone at its next start */ });
+    return x;
+  });
+  return { child, token, exited };
+}

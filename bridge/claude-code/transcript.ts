@@ -1,0 +1,162 @@
+// Claude Code's session transcript ($CLAUDE_CONFIG_DIR or ~/.claude/projects/<slug>/<session id>.jsonl), read
+// defensively. The format is undocumented and changes between versions (verified against 2.1.332): one JSON
+// object per line; `type` "user" / "assistant" lines carry `message` (the Messages API message), `uuid`,
+// `parentUuid`, `isSidechain`, `timestamp`; a prompt's user line and its tool results carry `promptId` (the
+// hook input's `prompt_id`); an assistant message is written as one line per content block, all with the same
+// `message.id`, `model`, `usage` and `stop_reason`. Every other line type (attachments, queue operations,
+// api-request blobs, summaries, cost state…) is skipped, and so is a line that is not JSON (a torn tail
+// while Claude Code appends): nothing here throws on content. What the transcript does not give is left
+// null, never invented.
+
+export interface TranscriptLine {
+  type: string;
+  uuid?: string;
+  parentUuid?: string | null;
+  promptId?: string;
+  isSidechain?: boolean;
+  timestamp?: string;
+  message?: { id?: string; role?: string; model?: string; content?: unknown; usage?: Record<string, unknown>; stop_reason?: string | null };
+  toolUseResult?: unknown;
+  [k: string]: unknown;
+}
+
+/** Parses transcript text: the lines that are JSON objects with a string `type`; the rest is counted as skipped. */
+export function parseTranscript(text: string): { lines: TranscriptLine[]; skipped: number } {
+  const lines: TranscriptLine[] = [];
+  let skipped = 0;
+  for (const raw of text.split('\n')) {
+    if (!raw.trim()) continue;
+    let o: unknown;
+    try { o = JSON.parse(raw); } catch { skipped++; continue; }
+    if (!o || typeof o !== 'object' || Array.isArray(o) || typeof (o as any).type !== 'string') { skipped++; continue; }
+    lines.push(o as TranscriptLine);
+  }
+  return { lines, skipped };
+}
+
+export interface PartInputLike {
+  type: 'TEXT' | 'REASONING' | 'TOOL';
+  text?: string;
+  tool?: string;
+  input?: unknown;
+  output?: string | null;
+  status?: string;
+  externalID?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface Usage { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }
+
+/** One model response (one request of the agent loop): an assistant message. */
+export interface Step {
+  messageID: string;
+  model: string | null;
+  stopReason: string | null;
+  usage: Usage | null;
+  parts: PartInputLike[];
+}
+
+export interface Turn {
+  /** The prompt's text as the transcript has it (null: its line is not there yet). */
+  prompt: string | null;
+  steps: Step[];
+  /** The last step's model and stop reason; usage summed over the steps that reported one. */
+  model: string | null;
+  finishReason: string | null;
+  usage: Usage | null;
+  /** The text of the last assistant message (what the Stop hook calls `last_assistant_message`). */
+  lastText: string | null;
+}
+
+const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Math.max(0, Math.round(v)) : 0);
+
+function usageOf(u: unknown): Usage | null {
+  if (!u || typeof u !== 'object') return null;
+  const x = u as Record<string, unknown>;
+  return { inputTokens: num(x.input_tokens), outputTokens: num(x.output_tokens), cacheReadTokens: num(x.cache_read_input_tokens), cacheWriteTokens: num(x.cache_creation_input_tokens) };
+}
+
+function blocks(content: unknown): any[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return Array.isArray(content) ? content.filter((b) => b && typeof b === 'object') : [];
+}
+
+function resultText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  return blocks(content).map((b) => (b.type === 'text' && typeof b.text === 'string' ? b.text : b.type ? `[${b.type}]` : '')).join('\n');
+}
+
+/** Whether a user line is a prompt (text the user typed), not tool results. */
+export function isPrompt(l: TranscriptLine): boolean {
+  if (l.type !== 'user' || l.isSidechain || !l.message) return false;
+  const c = l.message.content;
+  if (typeof c === 'string') return true;
+  const b = blocks(c);
+  return b.length > 0 && !b.some((x) => x.type === 'tool_result') && b.some((x) => x.type === 'text');
+}
+
+export function promptText(l: TranscriptLine): string {
+  return blocks(l.message?.content).filter((b) => b.type === 'text' && typeof b.text === 'string').map((b) => b.text).join('\n');
+}
+
+/**
+ * The turn of prompt `promptId`: from its prompt line to the next prompt of another promptId. Subagent
+ * (sidechain) lines are skipped. Tool results are joined to their tool call's part (output, status).
+ */
+export function turnOf(lines: TranscriptLine[], promptId: string): Turn {
+  const start = lines.findIndex((l) => isPrompt(l) && l.promptId === promptId);
+  const turn: Turn = { prompt: null, steps: [], model: null, finishReason: null, usage: null, lastText: null };
+  if (start < 0) return turn;
+  turn.prompt = promptText(lines[start]);
+  const byID = new Map<string, Step>();
+  const tools = new Map<string, PartInputLike>();
+  for (let i = start + 1; i < lines.length; i++) {
+    const l = lines[i];
+    if (l.isSidechain) continue;
+    if (isPrompt(l) && l.promptId !== promptId) break;
+    const m = l.message;
+    if (!m) continue;
+    if (l.type === 'assistant') {
+      const id = typeof m.id === 'string' ? m.id : `line:${l.uuid ?? i}`;
+      let s = byID.get(id);
+      if (!s) {
+        s = { messageID: id, model: typeof m.model === 'string' ? m.model : null, stopReason: null, usage: null, parts: [] };
+        byID.set(id, s);
+        turn.steps.push(s);
+      }
+      if (typeof m.stop_reason === 'string') s.stopReason = m.stop_reason;
+      s.usage = usageOf(m.usage) ?? s.usage;
+      for (const b of blocks(m.content)) {
+        if (b.type === 'text' && typeof b.text === 'string' && b.text.length) s.parts.push({ type: 'TEXT', text: b.text });
+        else if (b.type === 'thinking' && typeof b.thinking === 'string' && b.thinking.length) s.parts.push({ type: 'REASONING', text: b.thinking });
+        else if (b.type === 'tool_use' && typeof b.name === 'string') {
+          const p: PartInputLike = { type: 'TOOL', tool: b.name, input: b.input ?? null, output: null, status: 'running', ...(typeof b.id === 'string' ? { externalID: b.id } : {}) };
+          s.parts.push(p);
+          if (typeof b.id === 'string') tools.set(b.id, p);
+        }
+        // redacted_thinking, server tool blocks, unknown blocks: skipped (no content the API can show).
+      }
+    } else if (l.type === 'user') {
+      for (const b of blocks(m.content)) {
+        if (b.type !== 'tool_result' || typeof b.tool_use_id !== 'string') continue;
+        const p = tools.get(b.tool_use_id);
+        if (!p) continue;
+        p.output = resultText(b.content);
+        p.status = b.is_error ? 'error' : 'completed';
+      }
+    }
+  }
+  const last = turn.steps.at(-1);
+  if (last) {
+    turn.model = last.model;
+    turn.finishReason = last.stopReason;
+    const texts = last.parts.filter((p) => p.type === 'TEXT').map((p) => p.text!);
+    turn.lastText = texts.length ? texts.join('\n') : null;
+  }
+  const reported = turn.steps.map((s) => s.usage).filter((u): u is Usage => !!u);
+  if (reported.length) {
+    turn.usage = reported.reduce((a, u) => ({ inputTokens: a.inputTokens + u.inputTokens, outputTokens: a.outputTokens + u.outputTokens,
+      cacheReadTokens: a.cacheReadTokens + u.cacheReadTokens, cacheWriteTokens: a.cacheWriteTokens + u.cacheWriteTokens }));
+  }
+  return turn;
+}

@@ -1,0 +1,275 @@
+// End to end (issue 39): the real `claude` binary (npm @anthropic-ai/claude-code-linux-x64 2.1.332), offline
+// against a scripted local Messages API server, on a git repository with commits and packs, with the Claude
+// Code host (bridge/claude-code/) between it and a real in-process gateway on a real Postgres.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startTestGateway, type TestGateway } from './harness.js';
+import { ClaudeCodeHost } from '../bridge/claude-code/host.js';
+import { findClaudeBinary, launchClaude } from '../bridge/claude-code/launch.js';
+import { scriptPrompt, startScriptedAnthropic, type ScriptedAnthropic, type ScriptStep } from '../bridge/claude-code/scripted-model.js';
+import { parseTranscript, turnOf } from '../bridge/claude-code/transcript.js';
+
+const bin = findClaudeBinary();
+
+const SESSION_Q = `query($id: ID!) { session(id: $id) { id directory status metadata
+  executions(first: 50) { edges { node { id sequence status interruptReason trigger startedAt settledAt
+    boundary { __typename ... on BoundaryUnavailable { reason detail } }
+    changeset { coverage { __typename ... on CoverageUnavailable { reason } ... on CoverageOmitted { omissions { path reason } } }
+      files { path status additions deletions } } } } }
+  messages(first: 100) { edges { node { id role origin execution { id }
+    parts { __typename ... on TextPart { text } ... on ReasoningPart { text } ... on ToolPart { tool status input output } } } } } } }`;
+const SEAL_M = `mutation($i: SealSessionInput!) { sealSession(input: $i) { __typename
+  ... on SessionSealed { sealedAt interruptedExecution { id status interruptReason } }
+  ... on SealUnsupportedError { reason execution { id status } }
+  ... on SealTimeoutError { pendingExecution { id } } ... on Error { message } } }`;
+
+function gitRepo(dir: string) {
+  const g = (...a: string[]) => execFileSync('git', a, { cwd: dir, stdio: 'pipe' });
+  fs.mkdirSync(dir, { recursive: true });
+  g('init', '-q', '-b', 'main');
+  for (let i = 0; i < 3; i++) {
+    fs.writeFileSync(path.join(dir, `f${i}.txt`), `file ${i}\n`.repeat(20));
+    g('add', '.');
+    g('-c', 'user.email=t@e', '-c', 'user.name=t', 'commit', '-qm', `c${i}`);
+  }
+  fs.writeFileSync(path.join(dir, '.gitignore'), 'node_modules/\n');
+  g('gc', '-q');
+}
+
+it('finds the claude binary installed from npm (@anthropic-ai/claude-code-linux-x64)', () => { expect(bin).toBeTruthy(); });
+
+describe('the transcript reader', () => {
+  it('skips what it does not know and never throws', () => {
+    const text = [
+      '{"type":"user","promptId":"p1","uuid":"u1","message":{"role":"user","content":"hello"}}',
+      'not json at all',
+      '[1,2]',
+      '{"type":"something-new","x":1}',
+      '{"type":"assistant","message":{"id":"m1","model":"claude-x","role":"assistant","content":[{"type":"thinking","thinking":"hm"}],"usage":{"input_tokens":3,"output_tokens":2}}}',
+      '{"type":"assistant","message":{"id":"m1","model":"claude-x","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}},{"type":"mystery"}],"stop_reason":"tool_use","usage":{"input_tokens":3,"output_tokens":2}}}',
+      '{"type":"user","promptId":"p1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a.txt","is_error":false}]}}',
+      '{"type":"assistant","isSidechain":true,"message":{"id":"side","content":[{"type":"text","text":"subagent"}]}}',
+      '{"type":"assistant","message":{"id":"m2","model":"claude-x","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn","usage":{"input_tokens":4,"output_tokens":1,"cache_read_input_tokens":9}}}',
+      '{"type":"user","promptId":"p2","message":{"role":"user","content":"next"}}',
+      '{"type":"assistant","message":{"id":"m3","content":"torn',
+    ].join('\n');
+    const { lines, skipped } = parseTranscript(text);
+    expect(skipped).toBe(3);
+    const t = turnOf(lines, 'p1');
+    expect(t.prompt).toBe('hello');
+    expect(t.steps.map((s) => s.messageID)).toEqual(['m1', 'm2']);
+    expect(t.steps[0].parts).toEqual([{ type: 'REASONING', text: 'hm' },
+      { type: 'TOOL', tool: 'Bash', input: { command: 'ls' }, output: 'a.txt', status: 'completed', externalID: 't1' }]);
+    expect(t.usage).toEqual({ inputTokens: 7, outputTokens: 3, cacheReadTokens: 9, cacheWriteTokens: 0 });
+    expect(t).toMatchObject({ model: 'claude-x', finishReason: 'end_turn', lastText: 'done' });
+    expect(turnOf(lines, 'p2').steps).toEqual([]);
+    expect(turnOf(lines, 'nope').prompt).toBeNull();
+    expect(() => parseTranscript('\u0000{{{\n\n')).not.toThrow();
+  });
+});
+
+describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_000 }, () => {
+  let gw: TestGateway;
+  let model: ScriptedAnthropic;
+  let host: ClaudeCodeHost;
+  let tmp: string;
+  let repo: string;
+  let home: string;
+  let hostDir: string;
+
+  const env = () => ({
+    ...process.env, HOME: home, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'sk-ant-test', DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', CLAUDE_BIN: '',
+  });
+  const permissions = { permissions: { allow: ['Bash', 'Write', 'Edit', 'Read'] } };
+  const newHost = () => new ClaudeCodeHost({ gatewayUrl: gw.url, hostToken: gw.admin, dir: hostDir, leaseMs: 10_000,
+    log: (m) => { if (process.env.BRIDGE_DEBUG) console.log(`[claude-code] ${m}`); } });
+
+  /** One `claude -p` run through the launcher; answers its result JSON (session_id…) and exit. */
+  async function run(prompt: string, opts: { resume?: string; sessionId?: string; onStart?: (pid: number) => void } = {}) {
+    const args = ['-p', prompt, '--output-format', 'json'];
+    if (opts.resume) args.push('--resume', opts.resume);
+    if (opts.sessionId) args.push('--session-id', opts.sessionId);
+    const l = await launchClaude({ dir: hostDir, args, cwd: repo, env: env(), settings: permissions, stdio: 'pipe', detached: true, bin: bin! });
+    let out = '';
+    let err = '';
+    l.child.stdout!.on('data', (d) => { out += d; });
+    l.child.stderr!.on('data', (d) => { err += d; });
+    opts.onStart?.(l.child.pid!);
+    const x = await l.exited;
+    await host.settled();
+    let result: any = null;
+    try { result = JSON.parse(out.trim().split('\n').at(-1) ?? ''); } catch { /* killed, or no JSON */ }
+    return { result, code: x.code, signal: x.signal, out, err };
+  }
+
+  const session = async (id: string) => (await gw.gql(SESSION_Q, { id })).data!.session;
+  const seal = async (id: string, timeoutMs = 60_000) => (await gw.gql(SEAL_M, { i: { sessionID: id, timeoutMs } })).data!.sealSession;
+
+  beforeAll(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-host-'));
+    repo = path.join(tmp, 'repo');
+    home = path.join(tmp, 'home');
+    hostDir = path.join(tmp, 'host');
+    fs.mkdirSync(home);
+    gitRepo(repo);
+    gw = await startTestGateway();
+    model = await startScriptedAnthropic();
+    host = newHost();
+    await host.start();
+  });
+  afterAll(async () => {
+    await host?.stop();
+    await model?.close();
+    await gw?.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('mirrors turns as executions: messages with thinking and tools, usage, model, a changeset with shell-made changes; a host restart mirrors nothing twice', async () => {
+    const steps: ScriptStep[] = [
+      { thinking: 'the file must be written by a shell', text: 'Writing it.', tools: [{ name: 'Bash', input: { command: 'printf "made by a shell\\n" > shell.txt && echo wrote', description: 'write shell.txt' } }],
+        usage: { input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 7, cache_creation_input_tokens: 3 } },
+      { tools: [{ name: 'Bash', input: { command: 'printf "more\\n" >> f0.txt', description: 'append' } }], usage: { input_tokens: 110, output_tokens: 5 } },
+      { text: 'All done.', usage: { input_tokens: 120, output_tokens: 4 } },
+    ];
+    const r1 = await run(scriptPrompt('write shell.txt', steps));
+    expect(r1.code, r1.err).toBe(0);
+    const cc = r1.result.session_id as string;
+    const id = host.gatewaySessionOf(cc)!;
+    expect(id).toMatch(/^ses_/);
+    const r2 = await run(scriptPrompt('second turn', [{ tools: [{ name: 'Write', input: { file_path: path.join(repo, 'w.txt'), content: 'written\n' } }] }, { text: 'ok' }]), { resume: cc });
+    expect(r2.code, r2.err).toBe(0);
+
+    const s = await session(id);
+    expect(s.metadata.claudeCode).toMatchObject({ sessionID: cc, launched: true });
+    expect(s.directory).toBe(repo);
+    const ex = s.executions.edges.map((e: any) => e.node).sort((a: any, b: any) => a.sequence - b.sequence);
+    expect(ex.map((e: any) => [e.sequence, e.status, e.trigger])).toEqual([[1, 'SUCCEEDED', 'PROMPT'], [2, 'SUCCEEDED', 'PROMPT']]);
+    expect(ex[0].boundary.__typename).toBe('SnapshotBoundary');
+    expect(ex[0].changeset.coverage.__typename).toBe('CoverageComplete');
+    expect(ex[0].changeset.files.map((f: any) => [f.path, f.status]).sort()).toEqual([['f0.txt', 'MODIFIED'], ['shell.txt', 'ADDED']]);
+    expect(ex[1].changeset.files.map((f: any) => [f.path, f.status])).toEqual([['w.txt', 'ADDED']]);
+    // Model and usage of the turn (summed over its steps), as the transcript has them.
+    const [row] = await gw.sql`SELECT * FROM executions WHERE id = ${ex[0].id}`;
+    const text = fs.readFileSync(path.join(home, '.claude', 'projects', repo.replace(/[^A-Za-z0-9]/g, '-'), `${cc}.jsonl`), 'utf8');
+    const modelID = parseTranscript(text).lines.find((l) => l.type === 'assistant')!.message!.model;
+    expect(row).toMatchObject({ providerId: 'anthropic', modelId: modelID, externalId: expect.any(String), finishReason: 'end_turn' });
+    // Summed over the turn's three steps: input 100+110+120, output 20+5+4, cache read 7, cache write 3.
+    expect([row.inputTokens, row.outputTokens, row.cacheReadTokens, row.cacheWriteTokens].map(Number)).toEqual([330, 29, 7, 3]);
+
+    const msgs = s.messages.edges.map((e: any) => e.node);
+    const first = msgs.filter((m: any) => m.execution?.id === ex[0].id);
+    expect(first[0]).toMatchObject({ role: 'USER', origin: 'PROMPT' });
+    expect(first[0].parts[0].text).toContain('write shell.txt');
+    const kinds = first.slice(1).map((m: any) => m.parts.map((p: any) => p.__typename).join(','));
+    expect(kinds).toEqual(['ReasoningPart,TextPart,ToolPart', 'ToolPart', 'TextPart']);
+    const tool = first[1].parts[2];
+    expect(tool).toMatchObject({ tool: 'Bash', status: 'completed', output: 'wrote' });
+    expect(tool.input.command).toContain('shell.txt');
+    expect(first[1].parts[0].text).toBe('the file must be written by a shell');
+
+    // A host restart: everything stored is mirrored once (idempotency keys and the state file).
+    const before = JSON.stringify(await session(id));
+    await host.stop();
+    host = newHost();
+    await host.start();
+    await host.settled();
+    expect(JSON.stringify(await session(id))).toBe(before);
+    const r3 = await run(scriptPrompt('third', [{ text: 'three' }]), { resume: cc });
+    expect(r3.code, r3.err).toBe(0);
+    const after = await session(id);
+    expect(after.executions.edges.length).toBe(3);
+    expect(after.messages.edges.length).toBe(msgs.length + 2);
+  });
+
+  it('seals a launched session: the running turn is stopped (its shell killed), SessionSealed, later prompts refused', async () => {
+    const marker = path.join(tmp, `seal-${randomUUID()}`);
+    const steps: ScriptStep[] = [
+      { tools: [{ name: 'Bash', input: { command: `timeout 60 tail -f /dev/null; touch ${marker}`, description: 'slow' } }] },
+      { text: 'never', gate: 'never' },
+    ];
+    const sessionId = randomUUID();
+    let pid = 0;
+    const running = run(scriptPrompt('slow shell', steps), { sessionId, onStart: (p) => { pid = p; } });
+    const id = await host.waitSession(sessionId);
+    // The turn is admitted and its shell runs (the tool call was admitted through admitWork).
+    await until(async () => (await gw.sql`SELECT 1 FROM admissions WHERE session_id = ${id}`).length > 0);
+    const sealed = await seal(id);
+    expect(sealed.__typename).toBe('SessionSealed');
+    expect(sealed.interruptedExecution).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'SEAL' });
+    const r = await running;
+    expect(r.signal ?? r.code).toBeTruthy();
+    expect(() => process.kill(-pid, 0)).toThrow(); // the whole process group is gone: the shell too
+    expect(fs.existsSync(marker)).toBe(false);
+    // A later prompt in the session is refused by the hook: no execution, no model request.
+    const requests = model.agentRequests().length;
+    const again = await run(scriptPrompt('after the seal', [{ tools: [{ name: 'Bash', input: { command: `touch ${marker}`, description: 'x' } }] }]), { resume: sessionId });
+    expect(again.out + again.err).toBeTruthy();
+    expect(fs.existsSync(marker)).toBe(false);
+    expect(model.agentRequests().length).toBe(requests);
+    const s = await session(id);
+    expect(s.status).toBe('SEALED');
+    expect(s.executions.edges.length).toBe(1);
+  });
+
+  it('a session Claude Code runs without the launcher (hooks in its settings): observed, sealed as ADMISSION_NOT_EXCLUSIVE', async () => {
+    const settings = host.settingsFile('observed', permissions);
+    const sessionId = randomUUID();
+    const child = spawn(bin!, ['--settings', settings, '-p', scriptPrompt('observed', [{ text: 'hi', usage: { input_tokens: 5, output_tokens: 1 } }]), '--session-id', sessionId, '--output-format', 'json'],
+      { cwd: repo, env: env(), stdio: 'pipe' });
+    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    expect(code).toBe(0);
+    await host.settled();
+    const id = host.gatewaySessionOf(sessionId)!;
+    const s = await session(id);
+    expect(s.metadata.claudeCode).toMatchObject({ sessionID: sessionId, launched: false });
+    expect(s.executions.edges.map((e: any) => e.node.status)).toEqual(['SUCCEEDED']);
+    const r = await seal(id);
+    expect(r).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'ADMISSION_NOT_EXCLUSIVE' });
+  });
+
+  it('a prompt racing a seal is never admitted after the seal committed (many rounds)', async () => {
+    const rounds = Number(process.env.CC_RACE_ROUNDS ?? 12);
+    const results: string[] = [];
+    const round = async (i: number) => {
+      const sessionId = randomUUID();
+      const marker = path.join(tmp, `race-${i}-${sessionId}`);
+      const steps: ScriptStep[] = [{ tools: [{ name: 'Bash', input: { command: `touch ${marker}`, description: 'mark' } }] }, { text: 'done' }];
+      const running = run(scriptPrompt(`race ${i}`, steps), { sessionId });
+      const id = await host.waitSession(sessionId);
+      // Vary the phase: the seal lands from right at SessionStart to well into the turn.
+      for (let k = 0; k < (i % 6) * 3; k++) await new Promise((r) => setImmediate(r));
+      if (i % 3 === 2) await until(async () => (await gw.sql`SELECT 1 FROM executions WHERE session_id = ${id}`).length > 0);
+      const sealed = await seal(id);
+      await running;
+      expect(sealed.__typename).toBe('SessionSealed');
+      const [s] = await gw.sql`SELECT seal_requested_at, sealed_at FROM sessions WHERE id = ${id}`;
+      const late = await gw.sql`SELECT id FROM executions WHERE session_id = ${id} AND started_at >= ${s.sealRequestedAt}`;
+      const lateAdmissions = await gw.sql`SELECT id FROM admissions WHERE session_id = ${id} AND admitted_at >= ${s.sealRequestedAt}`;
+      expect(late).toEqual([]);
+      expect(lateAdmissions).toEqual([]);
+      const running2 = await gw.sql`SELECT id FROM executions WHERE session_id = ${id} AND status = 'RUNNING'`;
+      expect(running2).toEqual([]);
+      if (fs.existsSync(marker)) expect(fs.statSync(marker).mtime.getTime()).toBeLessThanOrEqual(new Date(s.sealedAt).getTime());
+      const [{ n }] = await gw.sql`SELECT count(*)::int AS n FROM executions WHERE session_id = ${id}`;
+      results.push(n ? (fs.existsSync(marker) ? 'ran' : 'admitted') : 'refused');
+    };
+    for (let i = 0; i < rounds; i += 2) await Promise.all([round(i), ...(i + 1 < rounds ? [round(i + 1)] : [])]);
+    // Both outcomes happen: prompts refused by the seal, and turns admitted before it and stopped.
+    if (process.env.BRIDGE_DEBUG) console.log(results.join(' '));
+    expect(results.length).toBe(rounds);
+  });
+});
+
+/** Waits for `f` to hold, woken every 50 ms (a condition the test needs, never a stand-in for "nothing happened"). */
+async function until(f: () => Promise<boolean>, ms = 60_000) {
+  const deadline = Date.now() + ms;
+  while (!(await f())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
