@@ -19,11 +19,12 @@ const SESSION_Q = `query($id: ID!) { session(id: $id) { id directory status meta
   executions(first: 50) { edges { node { id sequence status interruptReason trigger startedAt settledAt
     boundary { __typename ... on BoundaryUnavailable { reason detail } }
     changeset { coverage { __typename ... on CoverageUnavailable { reason } ... on CoverageOmitted { omissions { path reason } } }
-      files { path status additions deletions } } } } }
+      files { path status additions deletions } }
+    jobs(first: 10) { edges { node { kind status background command exitCode title } } } } } }
   messages(first: 100) { edges { node { id role origin execution { id }
     parts { __typename ... on TextPart { text } ... on ReasoningPart { text } ... on ToolPart { tool status input output } } } } } } }`;
 const SEAL_M = `mutation($i: SealSessionInput!) { sealSession(input: $i) { __typename
-  ... on SessionSealed { sealedAt interruptedExecution { id status interruptReason } }
+  ... on SessionSealed { sealedAt interruptedExecution { id status interruptReason } cancelledJobs { id status background } }
   ... on SealUnsupportedError { reason execution { id status } }
   ... on SealTimeoutError { pendingExecution { id } } ... on Error { message } } }`;
 
@@ -133,7 +134,8 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     const steps: ScriptStep[] = [
       { thinking: 'the file must be written by a shell', text: 'Writing it.', tools: [{ name: 'Bash', input: { command: 'printf "made by a shell\\n" > shell.txt && echo wrote', description: 'write shell.txt' } }],
         usage: { input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 7, cache_creation_input_tokens: 3 } },
-      { tools: [{ name: 'Bash', input: { command: 'printf "more\\n" >> f0.txt', description: 'append' } }], usage: { input_tokens: 110, output_tokens: 5 } },
+      { tools: [{ name: 'Bash', input: { command: 'printf "more\\n" >> f0.txt', description: 'append' } }, { name: 'Bash', input: { command: 'echo no; exit 3', description: 'fails' } }],
+        usage: { input_tokens: 110, output_tokens: 5 } },
       { text: 'All done.', usage: { input_tokens: 120, output_tokens: 4 } },
     ];
     const r1 = await run(scriptPrompt('write shell.txt', steps));
@@ -165,8 +167,11 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     const first = msgs.filter((m: any) => m.execution?.id === ex[0].id);
     expect(first[0]).toMatchObject({ role: 'USER', origin: 'PROMPT' });
     expect(first[0].parts[0].text).toContain('write shell.txt');
+    // Bash calls are SHELL jobs of their turn, with their ends (PostToolUse, else the transcript's result).
+    expect(ex[0].jobs.edges.map((e: any) => e.node).map((j: any) => [j.kind, j.status, j.exitCode, j.background, j.title]).sort())
+      .toEqual([['SHELL', 'COMPLETED', 0, false, 'append'], ['SHELL', 'COMPLETED', 0, false, 'write shell.txt'], ['SHELL', 'ERROR', 3, false, 'fails']]);
     const kinds = first.slice(1).map((m: any) => m.parts.map((p: any) => p.__typename).join(','));
-    expect(kinds).toEqual(['ReasoningPart,TextPart,ToolPart', 'ToolPart', 'TextPart']);
+    expect(kinds).toEqual(['ReasoningPart,TextPart,ToolPart', 'ToolPart,ToolPart', 'TextPart']);
     const tool = first[1].parts[2];
     expect(tool).toMatchObject({ tool: 'Bash', status: 'completed', output: 'wrote' });
     expect(tool.input.command).toContain('shell.txt');
@@ -186,9 +191,11 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     expect(after.messages.edges.length).toBe(msgs.length + 2);
   });
 
-  it('seals a launched session: the running turn is stopped (its shell killed), SessionSealed, later prompts refused', async () => {
+  it('seals a launched session: the running turn is stopped (its foreground and background shells killed), SessionSealed, later prompts refused', async () => {
     const marker = path.join(tmp, `seal-${randomUUID()}`);
+    const bgMarker = `${marker}-bg`;
     const steps: ScriptStep[] = [
+      { tools: [{ name: 'Bash', input: { command: `timeout 61 tail -f /dev/null; touch ${bgMarker}`, description: 'background', run_in_background: true } }] },
       { tools: [{ name: 'Bash', input: { command: `timeout 60 tail -f /dev/null; touch ${marker}`, description: 'slow' } }] },
       { text: 'never', gate: 'never' },
     ];
@@ -197,7 +204,8 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     const running = run(scriptPrompt('slow shell', steps), { sessionId, onStart: (p) => { pid = p; } });
     const id = await host.waitSession(sessionId);
     // The turn is admitted and its shell runs (the tool call was admitted through admitWork).
-    await until(async () => (await gw.sql`SELECT 1 FROM admissions WHERE session_id = ${id}`).length > 0);
+    await until(async () => (await gw.sql`SELECT 1 FROM jobs WHERE session_id = ${id}`).length === 2);
+    await until(async () => processesWith('timeout 60 tail').length > 0 && processesWith('timeout 61 tail').length > 0);
     const sealed = await seal(id);
     expect(sealed.__typename).toBe('SessionSealed');
     expect(sealed.interruptedExecution).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'SEAL' });
@@ -205,15 +213,37 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     expect(r.signal ?? r.code).toBeTruthy();
     expect(() => process.kill(-pid, 0)).toThrow(); // the whole process group is gone: the shell too
     expect(fs.existsSync(marker)).toBe(false);
+    expect(processesWith('timeout 60 tail')).toEqual([]);
+    expect(processesWith('timeout 61 tail')).toEqual([]);
+    expect(sealed.cancelledJobs.map((j: any) => j.status).sort()).toEqual(['CANCELLED', 'CANCELLED']);
+    const jobs = (await gw.sql`SELECT background, status FROM jobs WHERE session_id = ${id} ORDER BY background`).map((j: any) => [j.background, j.status]);
+    expect(jobs).toEqual([[false, 'CANCELLED'], [true, 'CANCELLED']]);
     // A later prompt in the session is refused by the hook: no execution, no model request.
     const requests = model.agentRequests().length;
     const again = await run(scriptPrompt('after the seal', [{ tools: [{ name: 'Bash', input: { command: `touch ${marker}`, description: 'x' } }] }]), { resume: sessionId });
     expect(again.out + again.err).toBeTruthy();
     expect(fs.existsSync(marker)).toBe(false);
+    expect(fs.existsSync(bgMarker)).toBe(false);
     expect(model.agentRequests().length).toBe(requests);
     const s = await session(id);
     expect(s.status).toBe('SEALED');
     expect(s.executions.edges.length).toBe(1);
+  });
+
+  it('a background shell that ends is a background SHELL job ended by Claude Code\'s task notification (a SYNTHETIC turn)', async () => {
+    const steps: ScriptStep[] = [
+      { tools: [{ name: 'Bash', input: { command: 'timeout 1 tail -f /dev/null; exit 5', description: 'bg five', run_in_background: true } }] },
+      { text: 'started' },
+    ];
+    const r = await run(scriptPrompt('background', steps));
+    expect(r.code, r.err).toBe(0);
+    const id = host.gatewaySessionOf(r.result.session_id)!;
+    const s = await session(id);
+    const ex = s.executions.edges.map((e: any) => e.node).sort((a: any, b: any) => a.sequence - b.sequence);
+    expect(ex.map((e: any) => [e.trigger, e.status])).toEqual([['PROMPT', 'SUCCEEDED'], ['SYNTHETIC', 'SUCCEEDED']]);
+    expect(ex[0].jobs.edges.map((e: any) => e.node)).toMatchObject([{ kind: 'SHELL', background: true, status: 'ERROR', exitCode: 5, title: 'bg five' }]);
+    const synthetic = s.messages.edges.map((e: any) => e.node).find((m: any) => m.execution?.id === ex[1].id && m.role === 'USER');
+    expect(synthetic.origin).toBe('SYNTHETIC');
   });
 
   it('a session Claude Code runs without the launcher (hooks in its settings): observed, sealed as ADMISSION_NOT_EXCLUSIVE', async () => {
@@ -264,6 +294,15 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     expect(results.length).toBe(rounds);
   });
 });
+
+/** Processes whose command line contains `marker` (read from /proc; nothing is killed). */
+function processesWith(marker: string): number[] {
+  const out: number[] = [];
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try { if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker)) out.push(Number(pid)); } catch { /* gone */ }
+  }
+  return out;
+}
 
 /** Waits for `f` to hold, woken every 50 ms (a condition the test needs, never a stand-in for "nothing happened"). */
 async function until(f: () => Promise<boolean>, ms = 60_000) {

@@ -27,7 +27,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
   AcknowledgeHostCommandDocument, AdmitWorkDocument, AppendMessageDocument, BeginExecutionDocument, CreateSessionDocument,
-  SettleExecutionDocument,
+  FinishJobDocument, SettleExecutionDocument, StartJobDocument,
 } from '../../client/index.js';
 import { WorktreeCapturer, type CaptureOptions } from '../../host/capture.js';
 import { HostLease, type Command, type HostIdentity } from '../common/host-lease.js';
@@ -57,6 +57,32 @@ type Kind = 'launched' | 'observed';
 
 interface TurnState { promptId: string; executionID: string; settled: boolean; startedAt: number }
 
+/** A Bash tool call: a SHELL job (keyed by the tool_use_id). */
+interface JobState { jobID: string; promptId: string; background: boolean; taskId: string | null; done: boolean }
+
+type JobEnd = { status: 'COMPLETED' | 'ERROR' | 'CANCELLED' | 'LOST'; exitCode?: number | null };
+
+/** The end of a foreground Bash call from its tool result (Claude Code writes "Exit code N" for a failure). */
+export function shellEnd(output: string | null | undefined, status: string | undefined): JobEnd | null {
+  if (status === 'completed') return { status: 'COMPLETED', exitCode: 0 };
+  if (status !== 'error') return null;
+  const m = /Exit code (\d+)/.exec(output ?? '');
+  return m ? { status: 'ERROR', exitCode: Number(m[1]) } : { status: 'ERROR', exitCode: null };
+}
+
+/** A background task's end from Claude Code's `<task-notification>` prompt. */
+export function taskNotification(text: string): { toolUseId: string | null; taskId: string | null; end: JobEnd } | null {
+  if (!text.trimStart().startsWith('<task-notification>')) return null;
+  const tag = (t: string) => new RegExp(`<${t}>([^<]*)</${t}>`).exec(text)?.[1]?.trim() ?? null;
+  const status = tag('status');
+  const code = /exit code (\d+)/i.exec(text);
+  const exitCode = code ? Number(code[1]) : null;
+  const end: JobEnd = status === 'completed' ? { status: exitCode ? 'ERROR' : 'COMPLETED', exitCode: exitCode ?? 0 }
+    : status === 'killed' || status === 'stopped' ? { status: 'CANCELLED', exitCode }
+      : { status: 'ERROR', exitCode };
+  return { toolUseId: tag('tool-use-id'), taskId: tag('task-id'), end };
+}
+
 /** What the host keeps per Claude Code session (the state file; survives host restarts). */
 export interface SessionState {
   kind: Kind;
@@ -70,6 +96,7 @@ export interface SessionState {
   turns: Record<string, TurnState>;
   /** The running turn's promptId. */
   current: string | null;
+  jobs?: Record<string, JobState>;
 }
 
 interface LaunchState { token: string; pid: number | null; exited: boolean; cwd: string }
@@ -112,6 +139,31 @@ export function worktreeRoot(dir: string): string {
 
 function alive(pid: number): boolean {
   try { process.kill(pid, 0); return true; } catch (e: any) { return e?.code === 'EPERM'; }
+}
+
+/** Every process descended from `pid`, with its process group (read from /proc). */
+export function descendants(pid: number): { pid: number; pgid: number }[] {
+  const kids = new Map<number, { pid: number; pgid: number }[]>();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ppid = Number(f[1]);
+      (kids.get(ppid) ?? kids.set(ppid, []).get(ppid)!).push({ pid: Number(d), pgid: Number(f[2]) });
+    } catch { /* gone */ }
+  }
+  const out: { pid: number; pgid: number }[] = [];
+  const todo = [pid];
+  while (todo.length) for (const k of kids.get(todo.pop()!) ?? []) { out.push(k); todo.push(k.pid); }
+  return out;
+}
+
+function pgidOf(pid: number): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  } catch { return null; }
 }
 
 /** The Claude Code process a hook ran under: the hook's parent or its parent's parent (a shell in between). */
@@ -304,7 +356,13 @@ export class ClaudeCodeHost {
         await this.persistLaunch({ ...l, exited: true });
         this.wakeExits();
         for (const [cc, st] of this.sessions) {
-          if (st.launch === l.token && st.current) await this.enqueue(cc, () => this.endRunning(cc, body.signal ? 'signal' : Number(body.code) ? 'failed' : 'exit'));
+          if (st.launch !== l.token) continue;
+          await this.enqueue(cc, async () => {
+            const killed = this.killing.has(cc) || this.sessions.get(cc)!.fenced;
+            await this.endRunning(cc, killed ? (this.sessions.get(cc)!.fenced ? 'seal' : 'signal') : body.signal ? 'signal' : Number(body.code) ? 'failed' : 'exit');
+            // Shells still running when Claude Code went: killed with it by the host, else nobody saw their end.
+            await this.finishAllJobs(cc, killed ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
+          });
         }
         return json(res, 200, {});
       }
@@ -340,6 +398,7 @@ export class ClaudeCodeHost {
       if (ppid > 1 && !launch) { const p = claudeProcess(ppid); if (p) this.pids.set(cc, p); }
       if (!st) {
         if (event === 'SessionEnd' || event === 'Stop' || event === 'PostToolUse') return allow;
+        if (event === 'PreToolUse' && !launch) return allow;
         st = { kind: launch ? 'launched' : 'observed', sessionID: null, cwd: String(input.cwd ?? ''), transcript: String(input.transcript_path ?? ''),
           launch: launch?.token ?? null, fenced: false, turns: {}, current: null };
         await this.persist(cc, st);
@@ -354,6 +413,7 @@ export class ClaudeCodeHost {
         case 'SessionStart': await this.ensureSession(cc, input); return allow;
         case 'UserPromptSubmit': return this.admitPrompt(cc, input);
         case 'PreToolUse': return this.admitTool(cc, input);
+        case 'PostToolUse': await this.toolEnded(cc, input); return allow;
         case 'Stop': void this.enqueue(cc, () => this.finishTurn(cc, input)); return allow;
         case 'SessionEnd':
           if (st.kind === 'observed' && st.current) void this.enqueue(cc, () => this.endRunning(cc, 'exit'));
@@ -403,10 +463,17 @@ export class ClaudeCodeHost {
       st = this.sessions.get(cc)!;
       const existing = st.turns[promptId];
       if (existing) return allow; // the same prompt's hook again (a retry): admitted already
+      const note = typeof input.prompt === 'string' ? taskNotification(input.prompt) : null;
+      if (note) {
+        // Claude Code reports a background shell's end as a prompt of its own (a new turn): the job ends here.
+        const id = note.toolUseId ?? Object.entries(st.jobs ?? {}).find(([, j]) => j.taskId === note.taskId)?.[0];
+        if (id) await this.finishJob(cc, id, note.end);
+        st = this.sessions.get(cc)!;
+      }
       const lease = this.leases[st.kind];
       const start = await this.snapshot(st);
       const begin = lease.call(BeginExecutionDocument, {
-        sessionID: st.sessionID!, trigger: 'PROMPT', externalID: promptId, idempotencyKey: `claude-code:turn:${cc}:${promptId}`,
+        sessionID: st.sessionID!, trigger: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId, idempotencyKey: `claude-code:turn:${cc}:${promptId}`,
         ...('id' in start ? { startSnapshot: start.id } : { startCaptureError: start.error }),
       } as any);
       let e: any;
@@ -425,7 +492,7 @@ export class ClaudeCodeHost {
       const text = typeof input.prompt === 'string' ? input.prompt : '';
       if (text) {
         await within(this.gw.call(AppendMessageDocument, { input: {
-          sessionID: st.sessionID!, executionID: e.id, role: 'USER', origin: 'PROMPT', externalID: promptId,
+          sessionID: st.sessionID!, executionID: e.id, role: 'USER', origin: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId,
           idempotencyKey: `claude-code:prompt:${cc}:${promptId}`, parts: [{ type: 'TEXT', text }],
         } }), timeout, 'appendMessage');
       }
@@ -442,14 +509,31 @@ export class ClaudeCodeHost {
     }
   }
 
-  /** PreToolUse: in a fronted session every tool call is admitted by the gateway (admitWork), failing closed. */
+  /**
+   * PreToolUse: in a fronted session every tool call is admitted by the gateway (admitWork), failing closed.
+   * A Bash call is a SHELL job (startJob, itself refused after a seal), in every session.
+   */
   private async admitTool(cc: string, input: HookInput): Promise<Decision> {
     const st = this.sessions.get(cc)!;
-    if (st.kind !== 'launched') return allow;
-    if (!st.sessionID) return refuse('the session is not known to the gateway yet');
+    const strict = st.kind === 'launched';
+    if (!st.sessionID) return strict ? refuse('the session is not known to the gateway yet') : allow;
+    const timeout = this.opts.admissionTimeoutMs ?? 20_000;
     try {
-      await within(this.leases.launched.call(AdmitWorkDocument, { sessionID: st.sessionID, route: `claude-code PreToolUse ${String(input.tool_name ?? '?')}`.slice(0, 400) } as any),
-        this.opts.admissionTimeoutMs ?? 20_000, 'admitWork');
+      if (strict) await within(this.leases.launched.call(AdmitWorkDocument, { sessionID: st.sessionID, route: `claude-code PreToolUse ${String(input.tool_name ?? '?')}`.slice(0, 400) } as any), timeout, 'admitWork');
+      const toolUseId = typeof input.tool_use_id === 'string' ? input.tool_use_id : null;
+      const turn = st.current ? st.turns[st.current] : undefined;
+      if (input.tool_name === 'Bash' && toolUseId && !st.jobs?.[toolUseId]) {
+        const ti = input.tool_input ?? {};
+        const background = ti.run_in_background === true;
+        const j = await within(this.leases[st.kind].call(StartJobDocument, {
+          sessionID: st.sessionID, executionID: turn?.executionID ?? null, kind: 'SHELL', background,
+          title: typeof ti.description === 'string' ? ti.description.slice(0, 500) : null,
+          command: typeof ti.command === 'string' ? ti.command.slice(0, 10_000) : null,
+          idempotencyKey: `claude-code:job:${cc}:${toolUseId}`,
+        } as any), timeout, 'startJob');
+        const now = this.sessions.get(cc)!;
+        await this.persist(cc, { ...now, jobs: { ...now.jobs, [toolUseId]: { jobID: j.id, promptId: st.current ?? '', background, taskId: null, done: false } } });
+      }
       return allow;
     } catch (e: any) {
       if (e instanceof GatewayError && e.tag === 'SessionSealedError') {
@@ -458,8 +542,53 @@ export class ClaudeCodeHost {
       }
       const why = e instanceof GatewayError ? `${e.tag}: ${String(e.fields.message ?? '')}` : String(e?.message ?? e);
       this.log(`tool call of ${cc}: ${why}`);
-      return refuse(`the gateway did not admit this tool call (${why})`);
+      return strict ? refuse(`the gateway did not admit this tool call (${why})`) : allow;
     }
+  }
+
+  /** Finishes a job once (the answer recorded; a repeat after a crash is refused harmlessly by the gateway). */
+  private async finishJob(cc: string, toolUseId: string, end: JobEnd) {
+    const st = this.sessions.get(cc);
+    const j = st?.jobs?.[toolUseId];
+    if (!st || !j || j.done) return;
+    await this.gw.call(FinishJobDocument, { input: { jobID: j.jobID, status: end.status, exitCode: end.exitCode ?? null } }).catch((e) => {
+      if (!(e instanceof GatewayError)) throw e;
+      this.log(`finish job ${j.jobID}: ${e.message}`);
+    });
+    const now = this.sessions.get(cc)!;
+    await this.persist(cc, { ...now, jobs: { ...now.jobs, [toolUseId]: { ...j, done: true } } });
+  }
+
+  /** PostToolUse (Claude Code sends it for calls that succeeded): a foreground shell ended; a background one started. */
+  private async toolEnded(cc: string, input: HookInput) {
+    const st = this.sessions.get(cc)!;
+    const id = typeof input.tool_use_id === 'string' ? input.tool_use_id : '';
+    const j = st.jobs?.[id];
+    if (!j || j.done) return;
+    const r = (input.tool_response ?? {}) as Record<string, unknown>;
+    if (typeof r.backgroundTaskId === 'string') {
+      await this.persist(cc, { ...st, jobs: { ...st.jobs, [id]: { ...j, background: true, taskId: r.backgroundTaskId } } });
+      return;
+    }
+    await this.finishJob(cc, id, r.interrupted === true ? { status: 'CANCELLED', exitCode: null } : { status: 'COMPLETED', exitCode: 0 });
+  }
+
+  /** The turn's foreground shells not finished by PostToolUse (failed, interrupted): their ends from the transcript. */
+  private async finishTurnJobs(cc: string, t: Turn, otherwise: JobEnd | null) {
+    const st = this.sessions.get(cc)!;
+    const results = new Map(t.steps.flatMap((s) => s.parts).filter((p) => p.type === 'TOOL' && p.externalID).map((p) => [p.externalID!, p]));
+    for (const [id, j] of Object.entries(st.jobs ?? {})) {
+      if (j.done || j.taskId) continue;
+      const p = results.get(id);
+      const end = p ? shellEnd(p.output, p.status) : null;
+      if (end) await this.finishJob(cc, id, end);
+      else if (otherwise) await this.finishJob(cc, id, otherwise);
+    }
+  }
+
+  /** Every unfinished job of the session ends so (Claude Code is gone: killed by the seal, or exited). */
+  private async finishAllJobs(cc: string, end: JobEnd) {
+    for (const [id, j] of Object.entries(this.sessions.get(cc)?.jobs ?? {})) if (!j.done) await this.finishJob(cc, id, end);
   }
 
   private async fence(cc: string) {
@@ -515,6 +644,7 @@ export class ClaudeCodeHost {
     const last = typeof input.last_assistant_message === 'string' ? input.last_assistant_message : null;
     const t = await this.readTurn(st, promptId, last, 5_000);
     await this.appendTurn(st, cc, ts, t);
+    await this.finishTurnJobs(cc, t, null);
     const end = await this.snapshot(st);
     // A turn that ended because the seal refused its tools is not a success.
     const status = st.fenced ? 'INTERRUPTED' : 'SUCCEEDED';
@@ -543,6 +673,7 @@ export class ClaudeCodeHost {
     if (!st || !ts || ts.settled) return;
     const t = await this.readTurn(st, ts.promptId, null, 0);
     await this.appendTurn(st, cc, ts, t);
+    await this.finishTurnJobs(cc, t, why === 'seal' ? { status: 'CANCELLED', exitCode: null } : why === 'superseded' ? null : { status: 'LOST', exitCode: null });
     const end = await this.snapshot(st);
     const reason = st.fenced || why === 'seal' ? 'SEAL' : why === 'superseded' ? 'SUPERSEDED' : why === 'failed' ? 'SHUTDOWN' : 'USER';
     const failed = why === 'failed' && !st.fenced;
@@ -576,21 +707,41 @@ export class ClaudeCodeHost {
    * in one: the shells it started go too) and waits until it is gone; then the turn is settled INTERRUPTED.
    * A hook being decided meanwhile is refused (fenced), so nothing new starts while it stops.
    */
+  private readonly killing = new Set<string>();
+
   private async stopTurn(cc: string, why: 'seal' | 'signal') {
     const st = this.sessions.get(cc);
     if (!st) return;
-    const pid = await this.processOf(st, cc);
-    if (pid !== null && st.current) {
-      const group = st.kind === 'launched';
-      const kill = (sig: NodeJS.Signals) => { try { process.kill(group ? -pid : pid, sig); } catch { try { process.kill(pid, sig); } catch { /* gone */ } } };
-      kill('SIGTERM');
-      const deadline = Date.now() + 5_000;
-      while (alive(pid) && Date.now() < deadline) await this.waitExit(100);
-      if (alive(pid)) kill('SIGKILL');
-      while (alive(pid)) await this.waitExit(100);
-      if (group) kill('SIGKILL'); // what is left of the group (a shell that ignored SIGTERM)
+    const busy = !!st.current || Object.values(st.jobs ?? {}).some((j) => !j.done);
+    const pid = busy ? await this.processOf(st, cc) : null;
+    if (pid !== null) {
+      this.killing.add(cc);
+      // Claude Code is stopped first (it starts nothing more), then every process it started is killed with its
+      // process group (background shells run in groups of their own and outlive Claude Code otherwise), then
+      // Claude Code itself (with its own group when the launcher made one).
+      const sig = (p: number, s: NodeJS.Signals) => { try { process.kill(p, s); } catch { /* gone */ } };
+      // A group is killed whole only when it is not Claude Code's own one shared with others (an interactive
+      // launch and an observed session run in the terminal's job, which holds the launcher and the shell too).
+      const own = pgidOf(pid);
+      const mine = pgidOf(process.pid);
+      sig(pid, 'SIGSTOP');
+      for (let round = 0; round < 10; round++) {
+        const ds = descendants(pid);
+        if (!ds.length) break;
+        for (const d of ds) {
+          if (d.pgid > 1 && d.pgid !== own && d.pgid !== mine) sig(-d.pgid, 'SIGKILL');
+          sig(d.pid, 'SIGKILL');
+        }
+      }
+      if (own === pid && own !== mine) sig(-pid, 'SIGKILL');
+      sig(pid, 'SIGKILL');
+      while (alive(pid)) await this.waitExit(50);
     }
-    await this.enqueue(cc, () => this.endRunning(cc, why));
+    await this.enqueue(cc, async () => {
+      await this.endRunning(cc, why);
+      // Killed with Claude Code's process group: CANCELLED. No process to stop (gone, or never known): LOST.
+      await this.finishAllJobs(cc, pid !== null ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
+    });
   }
 
   private async processOf(st: SessionState, cc: string): Promise<number | null> {
