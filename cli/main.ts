@@ -21,8 +21,9 @@ const USAGE = `Usage: gateway <command>
   token revoke <tokenID>                  revoke a token
   replay [--verify]                       rebuild every table the journal owns from the journal; with
                                           --verify, replay into a scratch schema and compare (changes nothing)
-  demo [--url <graphql url>] --token <host token> [--plugin-token <token>]
+  demo [--url <graphql url>] --token <host token> [--plugin-token <token>] [--keep-worktree]
                                           drive a few sessions through the reference host against a running gateway
+                                          (in a temporary worktree, removed at the end unless --keep-worktree)
   bridge opencode --url <OpenCode URL> [--gateway <graphql url>] --token <host token> [--plugin-token <token>]
                                           mirror an OpenCode server's sessions into the gateway and act on it
   bridge opencode --serve [--directory <dir>] [--listen 127.0.0.1:4096] --password <p> [--gateway …] --token …
@@ -48,11 +49,59 @@ async function withDatabase<T>(fn: (sql: ReturnType<typeof connect>) => Promise<
   const db = await openDatabase();
   const sql = connect(db.url, { max: 2 });
   try {
-    return await fn(sql);
+    return await reachable(db, sql, () => fn(sql));
   } finally {
-    await sql.end();
+    await sql.end({ timeout: 1 });
     await db.stop();
   }
+}
+
+/** Where a database URL points, for an operator: host, port and database, never the user or password. */
+function describeDatabase(url: string, embedded: boolean): string {
+  let where = 'an unparsable URL';
+  try {
+    const u = new URL(url);
+    const host = u.hostname || u.searchParams.get('host') || 'localhost';
+    where = `${host}:${u.port || 5432}${u.pathname && u.pathname !== '/' ? u.pathname : ''}`;
+  } catch { /* keep the placeholder: the URL may hold a password, it is not echoed */ }
+  return embedded ? `the embedded PostgreSQL at ${where}` : `DATABASE_URL (${where})`;
+}
+
+const AUTH_SQLSTATES: Record<string, string> = {
+  '28P01': 'password authentication failed', '28000': 'the server refused the role or the authentication method',
+  '3D000': 'the database does not exist', '42501': 'permission denied',
+};
+
+/**
+ * Runs the first statements of a command: a database that cannot be reached or refuses the login is one
+ * line naming DATABASE_URL (or the embedded server) and the host, not a bare `connect ECONNREFUSED …`.
+ */
+async function reachable<T>(db: { url: string; embedded: boolean }, sql: ReturnType<typeof connect>, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    const code = String((e as { code?: unknown }).code ?? '');
+    const { isDatabaseUnavailable } = await import('../db/connection.js');
+    if (isDatabaseUnavailable(e) || AUTH_SQLSTATES[code]) {
+      const why = AUTH_SQLSTATES[code] ?? `${code || 'unreachable'}: ${(e as Error).message}`;
+      throw new StartError(`cannot use the database of ${describeDatabase(db.url, db.embedded)}: ${why}`
+        + (db.embedded ? '' : ' (is PostgreSQL running there, and is DATABASE_URL right?)'));
+    }
+    throw e;
+  }
+}
+
+/** Fails at once when the port is taken, before minutes of database start-up (the listen later still checks). */
+async function checkPortFree(host: string, port: number, variable: string): Promise<void> {
+  if (!port) return;
+  const net = await import('node:net');
+  await new Promise<void>((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', (e: NodeJS.ErrnoException) => reject(e.code === 'EADDRINUSE'
+      ? new StartError(`port ${port} on ${host} is already in use (another gateway is running? set ${variable})`)
+      : e.code === 'EACCES' ? new StartError(`port ${port} on ${host}: permission denied (set ${variable})`) : e));
+    srv.listen({ port, host, exclusive: true }, () => srv.close(() => resolve()));
+  });
 }
 
 /** A start-up failure the operator can fix: printed as one line (no stack), exit code 2 for bad config. */
@@ -88,6 +137,7 @@ async function serve() {
     // A stop that hangs (a database that does not answer) still ends the process.
     setTimeout(() => { logger.error('stop took over 15 s; exiting'); process.exit(1); }, 15_000).unref();
     for (const fn of cleanup.splice(0).reverse()) await fn().catch((err) => logger.warn({ err }, 'while stopping'));
+    logger.info({ signal }, 'stopped');
     logger.flush();
     process.exit(0);
   };
@@ -95,13 +145,18 @@ async function serve() {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGHUP', () => void shutdown('SIGHUP'));
 
+  await checkPortFree(config.host, config.port, 'PORT');
+  if (config.metrics.port) await checkPortFree(config.host, config.metrics.port, 'METRICS_PORT');
   const db = await openDatabase((m) => logger.debug({ postgres: m }, 'embedded postgres'), {
     url: config.databaseUrl, dataDir: config.dataDir, port: config.embeddedPgPort,
   });
   cleanup.push(() => db.stop());
   const sql = connect(db.url, { max: config.dbPool, applicationName: `agent-history-gateway/${process.pid}` });
   cleanup.push(() => sql.end({ timeout: 5 }));
-  const applied = await migrate(sql);
+  const applied = await reachable(db, sql, () => migrate(sql)).catch(async (e) => {
+    for (const fn of cleanup.splice(0).reverse()) await fn().catch(() => {});
+    throw e;
+  });
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
   // Imported here so the other commands start without loading the whole schema.
   const { buildApp } = await import('../server/app.js');
@@ -134,8 +189,25 @@ async function serve() {
   }
 }
 
+/** `gateway <command> --help`: that command's lines of the usage (the bridge prints its own, with every option). */
+function usageOf(cmd: string): string | null {
+  const entries: string[][] = [];
+  for (const line of USAGE.split('\n').slice(2)) {
+    if (/^  \S/.test(line)) entries.push([line]);
+    else if (/^\s{10,}\S/.test(line) && entries.length) entries.at(-1)!.push(line);
+  }
+  const mine = entries.filter((e) => e[0].trim().split(/\s+/)[0] === cmd);
+  return mine.length ? `Usage: gateway\n${mine.map((e) => e.join('\n')).join('\n')}\n` : null;
+}
+
 async function main() {
   const [cmd, ...rest] = process.argv.slice(2);
+  // (`claude-code` passes its arguments on to Claude Code: only a first --help is the launcher's.)
+  const help = cmd === 'claude-code' ? ['--help', '-h'].includes(rest[0]) : rest.includes('--help') || rest.includes('-h');
+  if (cmd && cmd !== 'bridge' && help) {
+    process.stdout.write(usageOf(cmd) ?? USAGE);
+    return;
+  }
   switch (cmd) {
     case '--version':
     case '-v':
@@ -227,13 +299,17 @@ async function main() {
     }
   }
   process.stdout.write(USAGE);
-  if (cmd && cmd !== 'help' && cmd !== '--help') process.exitCode = 2;
+  if (cmd && !['help', '--help', '-h'].includes(cmd)) process.exitCode = 2;
 }
 
 main().then(
   // One-shot commands end here, with their exit code (a library's exit hook would reset process.exitCode);
   // serve and bridge keep running until a signal.
-  () => { if (!['serve', 'bridge', 'host', 'claude-code'].includes(process.argv[2])) process.exit(process.exitCode ?? 0); },
+  () => {
+    const [cmd, ...rest] = process.argv.slice(2);
+    const help = cmd === 'claude-code' ? ['--help', '-h'].includes(rest[0]) : rest.some((a) => a === '--help' || a === '-h');
+    if (help || !['serve', 'bridge', 'host', 'claude-code'].includes(process.argv[2])) process.exit(process.exitCode ?? 0);
+  },
 ).catch((e) => {
   // One line for the operator; the stack only with DEBUG set (a StartError has none worth showing).
   console.error(`gateway: ${e instanceof Error ? e.message : e}`);

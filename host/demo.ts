@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GatewayClient, GatewayCallError } from '../client/index.js';
@@ -32,6 +32,7 @@ export async function runDemo(args: string[], out: (line: string) => void = (l) 
       url: { type: 'string', default: `http://127.0.0.1:${process.env.PORT || 4000}/graphql` },
       token: { type: 'string' },
       'plugin-token': { type: 'string' },
+      'keep-worktree': { type: 'boolean' },
     },
   });
   const token = values.token ?? process.env.GATEWAY_TOKEN;
@@ -107,6 +108,7 @@ export async function runDemo(args: string[], out: (line: string) => void = (l) 
 Done. The session ran three executions: 1 edited greeting.txt and added notes.md (coverage complete),
 2 edited greeting.txt again and wrote build.log, which .gitignore excludes (coverage omitted: IGNORED),
 3 was interrupted after a concurrent one was refused; the child's one execution changed nothing.
+The worktree ${worktree} is removed now (--keep-worktree keeps it); the changesets stay on the gateway.
 Open ${values.url} in a browser (GraphiQL), put {"Authorization": "Bearer <token>"} in Headers, and run:
 
   ${query}
@@ -115,5 +117,7 @@ Open ${values.url} in a browser (GraphiQL), put {"Authorization": "Bearer <token
   } finally {
     await host.stop();
     await plugin.close();
+    // The changesets were frozen on the gateway when each execution settled: they outlive the worktree.
+    if (!values['keep-worktree']) rmSync(worktree, { recursive: true, force: true });
   }
 }

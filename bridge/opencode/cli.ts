@@ -16,13 +16,38 @@ import { startOpencodeFront } from './serve.js';
 import { readLegacyState } from './legacy-state.js';
 import { FileBridgeStore, type BridgeStore } from './store.js';
 
-const USAGE = 'usage: bridge opencode --url <OpenCode URL> --token <host token> [--plugin-token <token>]\n'
-  + '       bridge opencode --serve [--directory <dir>] [--listen 127.0.0.1:4096] --password <proxy password> --token <host token>\n'
-  + '       [--state <file>] keeps the bridge\'s own state (default .data/bridge-opencode-<server>.json);\n'
-  + '       --import-state-from <gateway database URL> copies the state an earlier version kept in the gateway\'s database into it, once';
+const USAGE = `Usage: gateway bridge opencode --url <OpenCode URL> --token <token> [options]
+       gateway bridge opencode --serve --password <proxy password> --token <token> [--directory <dir>] [--listen 127.0.0.1:4096] [options]
+
+Makes an OpenCode server a host of the gateway: mirrors its sessions, steps, messages and jobs, and applies
+what plugins do on the gateway (corrections, retractions, seals, session changes) to OpenCode.
+
+  --url <URL>                   attach to an OpenCode server you started (\`opencode serve\`); a seal then answers
+                                SealUnsupportedError(ADMISSION_NOT_EXCLUSIVE)
+  --opencode-password <p>       its OPENCODE_SERVER_PASSWORD, if it has one (default: that variable)
+  --serve                       start OpenCode privately behind the gateway's admission proxy; its clients use
+                                --listen with the password; a seal then answers SessionSealed
+  --directory <dir>             (--serve) the project OpenCode serves (default: the current directory)
+  --listen <[host:]port>        (--serve) where OpenCode's clients connect (default 127.0.0.1:4096, or OPENCODE_PROXY_LISTEN)
+  --password <p>                (--serve) what OpenCode's clients send (HTTP basic auth, user "opencode"; or OPENCODE_PROXY_PASSWORD)
+  --max-body-bytes <n>          (--serve) the largest request body the proxy admits (default 32 MiB)
+  --token <token>               a host or admin token (or GATEWAY_TOKEN)
+  --plugin-token <token>        a plugin token for the plugin side, with a host --token (default: --token)
+  --gateway <URL>               the gateway's GraphQL URL (default http://127.0.0.1:4000/graphql, or GATEWAY_URL)
+  --state <file>                the bridge's own state (default .data/bridge-opencode-<server>.json)
+  --opencode-data <dir>         OpenCode's $XDG_DATA_HOME, where its snapshots are (default ~/.local/share)
+  --fence-dir <dir>             where seals fence sessions for the gateway-fence plugin
+  --lease-ms <n>                the host lease
+  --import-state-from <URL>     copy the state an earlier version kept in the gateway's database into --state, once
+  -h, --help                    this help
+`;
 
 export async function runBridgeCommand(args: string[]): Promise<void> {
   const [target, ...rest] = args;
+  if (target === '--help' || target === '-h' || (target === 'opencode' && rest.some((a) => a === '--help' || a === '-h'))) {
+    process.stdout.write(USAGE);
+    return;
+  }
   if (target !== 'opencode') throw new Error(USAGE);
   const { values } = parseArgs({
     args: rest,

@@ -1,0 +1,97 @@
+// What a new user meets on the command line (issue 37): --help on every command, a busy port reported
+// before the database starts, database errors naming DATABASE_URL and the host, a "stopped" log line, and
+// the demo's temporary worktree removed. The CLI runs from the sources (tsx), as `npm run dev` does.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { PROJECT_DIR } from '../db/index.js';
+import { createTestDatabase, startTestGateway } from './harness.js';
+import { runDemo } from '../host/demo.js';
+
+const cli = (args: string[], env: Record<string, string> = {}) => spawnSync(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
+  cwd: PROJECT_DIR, encoding: 'utf8', timeout: 120_000, env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'info', ...env },
+});
+
+let tmp: string;
+beforeAll(() => { tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-first-hour-')); });
+afterAll(() => { if (tmp) fs.rmSync(tmp, { recursive: true, force: true }); });
+
+describe('--help', () => {
+  for (const args of [['serve'], ['migrate'], ['distribute'], ['token', 'create'], ['token', 'revoke'], ['replay'], ['demo'], ['bridge'], ['bridge', 'opencode'], ['host', 'claude-code'], ['claude-code']]) {
+    it(`gateway ${args.join(' ')} --help`, () => {
+      const r = cli([...args, '--help']);
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      expect(r.stdout).toMatch(/^Usage: gateway/);
+      expect(r.stdout).toContain(args[0] === 'bridge' ? 'bridge opencode --serve' : `  ${args[0]}`);
+    });
+  }
+  it('lists every option of the bridge', () => {
+    const r = cli(['bridge', 'opencode', '-h']);
+    for (const o of ['--url', '--serve', '--directory', '--listen', '--password', '--token', '--plugin-token', '--gateway', '--state', '--opencode-data']) expect(r.stdout).toContain(o);
+  });
+});
+
+it('a busy port stops the start at once, before the embedded database is started', async () => {
+  const busy = net.createServer();
+  await new Promise<void>((r) => busy.listen(0, '127.0.0.1', () => r()));
+  const port = (busy.address() as net.AddressInfo).port;
+  try {
+    const pgDir = path.join(tmp, 'pg-never');
+    const r = cli(['serve'], { PORT: String(port), GATEWAY_DATA_DIR: pgDir });
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim()).toBe(`gateway: port ${port} on 127.0.0.1 is already in use (another gateway is running? set PORT)`);
+    expect(fs.existsSync(pgDir)).toBe(false); // no database was initialised or started
+  } finally {
+    busy.close();
+  }
+});
+
+it('an unreachable database is one line naming DATABASE_URL and the host (never the password)', () => {
+  for (const args of [['serve'], ['migrate'], ['token', 'create', '--role', 'reader']]) {
+    const r = cli(args, { PORT: '0', DATABASE_URL: 'postgres://someone:s3cret-pw@127.0.0.1:1/gw' });
+    expect(r.status).toBe(1);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toEqual([expect.stringMatching(/^gateway: cannot use the database of DATABASE_URL \(127\.0\.0\.1:1\/gw\): ECONNREFUSED/)]);
+    expect(r.stderr + r.stdout).not.toContain('s3cret-pw');
+  }
+});
+
+it('logs "stopped" when a signal has stopped it', async () => {
+  const db = await createTestDatabase();
+  try {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'serve'], {
+      cwd: PROJECT_DIR, env: { ...process.env, DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'info', DB_POOL: '2' }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (b) => { out += b; });
+    child.stderr.on('data', (b) => { out += b; });
+    const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    await expect.poll(() => out.includes('"msg":"listening"'), { timeout: 60_000, interval: 100 }).toBe(true);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const lines = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.msg).slice(-2)).toEqual(['stopping', 'stopped']);
+    expect(lines.at(-1)).toMatchObject({ level: 'info', signal: 'SIGTERM' });
+  } finally {
+    await db.drop();
+  }
+}, 90_000);
+
+it('the demo removes its temporary worktree (its changesets stay frozen on the gateway); --keep-worktree keeps it', async () => {
+  const g = await startTestGateway();
+  try {
+    const demo = await runDemo(['--url', g.url, '--token', g.admin], () => {});
+    expect(fs.existsSync(demo.worktree)).toBe(false);
+    const r = await g.gql(`query($id: ID!) { execution(id: $id) { changeset { files { path status } } } }`, { id: demo.changedID });
+    expect(r.data.execution.changeset.files.map((f: any) => f.path).sort()).toEqual(['greeting.txt', 'notes.md']);
+    const kept = await runDemo(['--url', g.url, '--token', g.admin, '--keep-worktree'], () => {});
+    expect(fs.existsSync(path.join(kept.worktree, 'greeting.txt'))).toBe(true);
+    fs.rmSync(kept.worktree, { recursive: true, force: true });
+  } finally {
+    await g.stop();
+  }
+}, 120_000);
