@@ -95,3 +95,14 @@ it('the demo removes its temporary worktree (its changesets stay frozen on the g
     await g.stop();
   }
 }, 120_000);
+
+it('`npx gateway` runs the linked bin at once: no install of the project into npx\'s cache, no read of the tree', () => {
+  // The command comes from the workspace bin/npx (linked into node_modules/.bin), not a root `bin`, which
+  // made npx install the project into its cache and read the whole dependency tree on every call.
+  expect(JSON.parse(fs.readFileSync(path.join(PROJECT_DIR, 'package.json'), 'utf8')).bin).toBeUndefined();
+  expect(fs.realpathSync(path.join(PROJECT_DIR, 'node_modules', '.bin', 'gateway'))).toBe(path.join(PROJECT_DIR, 'bin', 'npx', 'gateway.mjs'));
+  const r = spawnSync('npm', ['exec', '--loglevel=silly', '--', 'gateway', '--version'], { cwd: PROJECT_DIR, encoding: 'utf8', timeout: 300_000 });
+  expect(r.status, r.stderr).toBe(0);
+  expect(r.stdout.trim().split('\n').at(-1)).toBe(JSON.parse(fs.readFileSync(path.join(PROJECT_DIR, 'package.json'), 'utf8')).version);
+  expect(r.stderr).not.toMatch(/shrinkwrap|_npx|reify|loadActual/);
+}, 300_000);
