@@ -150,9 +150,7 @@ function traceStages(app: Awaited<ReturnType<typeof import('../server/app.js')['
     offer(rs, after);
   };
   void app.gateway.settlements.add((r) => { const x = rows.get(r.pos); if (x) x.dispatch = now(); });
-  // Messages reach a socket through ws.send or, without waiting for the write, through the SEND_NOW
-  // hook subscriptions/delivery.ts puts on it (which calls the send it wrapped): both are watched.
-  const sendNow = Symbol.for('graphql-ws.sendNow');
+  // Messages reach a socket through its ws.send (subscriptions/delivery.ts looks it up at each message): watched.
   const sent = (data: unknown) => {
     if (typeof data === 'string' && data.includes('"executionSettled"')) {
       const ci = data.indexOf('"cursor":"');
@@ -166,10 +164,6 @@ function traceStages(app: Awaited<ReturnType<typeof import('../server/app.js')['
       sent(data);
       return (send as any).call(this, data, ...rest);
     };
-    const queueNow = (ws as any)[sendNow];
-    if (typeof queueNow === 'function') {
-      (ws as any)[sendNow] = (data: unknown) => { const ok = queueNow(data); if (ok) sent(data); return ok; };
-    }
   });
   return {
     take() {

@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { createYoga, maskError as yogaMaskError, type Plugin } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
-import { useServer } from 'graphql-ws/use/ws';
 import { GraphQLError, type DocumentNode, type ExecutionArgs } from 'graphql';
 import type { Sql } from '../db/connection.js';
 import type { Actor } from '../domain/access.js';
@@ -22,7 +21,7 @@ import { corsFor, upgradeOriginAllowed } from './cors.js';
 import { ClientCaps } from './caps.js';
 import { maskSubscriptionErrors, refuseUpgrade } from './ws-guards.js';
 import { serveGraphiQL, wantsGraphiQL } from './graphiql.js';
-import { batchWrites } from '../subscriptions/delivery.js';
+import { serveGraphQLWs } from '../subscriptions/delivery.js';
 import { log, logUnexpected, markUnexpected, reportUnexpected, newRequestRecord, requestIDFor, resultOf, type RequestRecord } from './logging.js';
 import { Metrics } from './metrics.js';
 import { VERSION } from './version.js';
@@ -223,8 +222,6 @@ export function buildApp(opts: AppOptions): App {
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
   wss.on('headers', (headers, req) => { headers.push(`x-request-id: ${req.headers['x-request-id']}`); });
-  // Before graphql-ws' own handler: a connection's messages are batched per event-loop turn.
-  wss.on('connection', (ws) => batchWrites(ws));
   type WsOp = RequestRecord & { deliveries: number; subscription: boolean; delivered?: { n: number } };
   type WsExtra = { actor: Actor; unwatch?: () => void; connectionID: string; ops: Map<string, WsOp>; counted?: boolean };
   /** One log line and one metric per WebSocket operation, when it ends (complete, error or the socket closing). */
@@ -242,7 +239,8 @@ export function buildApp(opts: AppOptions): App {
       durationMs: Math.round(seconds * 10_000) / 10,
     }, 'operation');
   };
-  const wsServer = useServer<Record<string, unknown>, WsExtra>(
+  // graphql-ws' protocol over the `ws` server; a connection's messages leave it batched per event-loop turn.
+  const wsServer = serveGraphQLWs<Record<string, unknown>, WsExtra>(
     {
       onConnect: async (ctx) => {
         ctx.extra.connectionID = String(ctx.extra.request.headers['x-request-id']);
@@ -346,6 +344,7 @@ export function buildApp(opts: AppOptions): App {
       },
     },
     wss,
+    { onInternalError: (err, where) => log().error({ err, where }, 'graphql-ws: internal error') },
   );
 
   const app: App = {
