@@ -35,7 +35,7 @@ class PageInfo<T extends object> {
   get endCursor(): string | null { return this.edges.length ? this.edges[this.edges.length - 1].cursor : null; }
 }
 
-/** Builds a page from up to limit+1 rows (the extra one only says there is a next page). Its nodes are the rows themselves (objects, never IDs): connection edges read them as properties (schema/property-reads.ts readEdgeNodesAsRows). */
+/** Builds a page from up to limit+1 rows (the extra one only says there is a next page). Its nodes are the rows themselves (objects, never IDs), so the edges' loaders have nothing to load. */
 export function toPage<T extends object>(rows: T[], limit: number, cursorOf: (row: T) => string): Page<T> {
   const n = Math.min(rows.length, limit);
   const edges: Edge<T>[] = new Array(n);

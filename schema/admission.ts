@@ -11,7 +11,7 @@ const AdmissionRef = builder.objectRef<AdmissionRow>('Admission').implement({
     sessionID: t.exposeID('sessionId', { nullable: true }),
     hostID: t.exposeID('hostId', { nullable: true }),
     route: t.exposeString('route'),
-    admittedAt: t.field({ type: 'DateTime', resolve: (a) => a.admittedAt }),
+    admittedAt: t.expose('admittedAt', { type: 'DateTime' }),
   }),
 });
 

@@ -25,8 +25,8 @@ const SnapshotRef = builder.objectRef<SnapshotRow>('Snapshot').implement({
   description: 'A manifest of a worktree captured by a host (path, content hash, size, mode, binary flag, and what was left out).',
   fields: (t) => ({
     id: t.exposeID('id'),
-    capturedAt: t.field({ type: 'DateTime', resolve: (s) => s.capturedAt }),
-    fileCount: t.int({ description: 'Files captured (stored or over the size limit); ignored paths not counted.', resolve: (s) => s.fileCount }),
+    capturedAt: t.expose('capturedAt', { type: 'DateTime' }),
+    fileCount: t.exposeInt('fileCount', { description: 'Files captured (stored or over the size limit); ignored paths not counted.' }),
     byteSize: t.float({ description: 'Total bytes of the files counted in fileCount.', resolve: (s) => Number(s.byteSize) }),
   }),
 });
@@ -56,7 +56,7 @@ const SnapshotBoundary = builder.objectRef<SB>('SnapshotBoundary').implement({
 });
 const BoundaryUnavailable = builder.objectRef<BU>('BoundaryUnavailable').implement({
   fields: (t) => ({
-    reason: t.field({ type: BoundaryReasonEnum, resolve: (b) => b.reason }),
+    reason: t.expose('reason', { type: BoundaryReasonEnum }),
     detail: t.exposeString('detail'),
   }),
 });
@@ -68,7 +68,7 @@ const BoundaryUnion = builder.unionType('Boundary', {
 const OmissionRef = builder.objectRef<Omission>('Omission').implement({
   fields: (t) => ({
     path: t.exposeString('path', { description: 'The changed path left out; with CAPTURE_LIMIT the subtree not scanned.' }),
-    reason: t.field({ type: OmissionReasonEnum, resolve: (o) => o.reason }),
+    reason: t.expose('reason', { type: OmissionReasonEnum }),
     detail: t.exposeString('detail'),
   }),
 });
@@ -82,11 +82,11 @@ const CoverageComplete = builder.objectRef<CC>('CoverageComplete').implement({
 });
 const CoverageOmitted = builder.objectRef<CO>('CoverageOmitted').implement({
   description: 'The changeset is real, but some evidence is missing: each omission says which path and why.',
-  fields: (t) => ({ omissions: t.field({ type: [OmissionRef], resolve: (c) => c.omissions }) }),
+  fields: (t) => ({ omissions: t.expose('omissions', { type: [OmissionRef] }) }),
 });
 const CoverageUnavailable = builder.objectRef<CU>('CoverageUnavailable').implement({
   fields: (t) => ({
-    reason: t.field({ type: CoverageReasonEnum, resolve: (c) => c.reason }),
+    reason: t.expose('reason', { type: CoverageReasonEnum }),
     detail: t.exposeString('detail'),
   }),
 });
@@ -107,7 +107,7 @@ function patchOf(f: ChangesetFileRow | ListedFile): string | null {
 const FileChangeRef = builder.objectRef<ChangesetFileRow | ListedFile>('FileChange').implement({
   fields: (t) => ({
     path: t.exposeString('path'),
-    status: t.field({ type: FileChangeStatusEnum, resolve: (f) => f.status }),
+    status: t.expose('status', { type: FileChangeStatusEnum }),
     additions: t.exposeInt('additions'),
     deletions: t.exposeInt('deletions'),
     binary: t.exposeBoolean('binary'),
@@ -120,8 +120,7 @@ const FileChangeRef = builder.objectRef<ChangesetFileRow | ListedFile>('FileChan
  * boundary was recorded; only its counts when the selection reads no more of it: changesetRowReads) and,
  * when the selection reads them, its file rows (whole rows, or listed ones without patches only when the
  * selection reads no patch: fileReads 'list'), all loaded before any field of it resolves. Every field
- * below is then a plain synchronous read; the counts are getters, which a compiled query reads inline
- * like a row's columns (schema/property-reads.ts).
+ * below is then a plain synchronous read; the counts are getters, exposed like a row's columns.
  */
 class ChangesetParent {
   constructor(readonly execution: BoundedExecution, readonly row: ChangesetRow | ChangesetCounts | null, readonly files: (ChangesetFileRow | ListedFile)[] | null) {}
@@ -293,14 +292,14 @@ builder.mutationFields((t) => ({
 const PolicyRef = builder.objectRef<Policy>('ChangesetPolicy').implement({
   description: 'Patch budgets, upload limits and the retention policy of changesets, applied by every instance.',
   fields: (t) => ({
-    filePatchBytes: t.float({ description: 'Per-file patch budget; over it the patch is null and TRUNCATED recorded.', resolve: (p) => p.filePatchBytes }),
-    changesetPatchBytes: t.float({ description: 'Per-changeset patch budget.', resolve: (p) => p.changesetPatchBytes }),
-    maxContentBytes: t.float({ description: 'Largest single content a host may upload.', resolve: (p) => p.maxContentBytes }),
-    maxUploadBytes: t.float({ description: 'Largest uploadContents batch.', resolve: (p) => p.maxUploadBytes }),
-    maxManifestFiles: t.int({ resolve: (p) => p.maxManifestFiles }),
-    retainMs: t.float({ description: 'A changeset is kept at least this long after it settled.', resolve: (p) => p.retainMs }),
-    retainExecutions: t.int({ description: 'And while fewer than this many later executions of its session have settled.', resolve: (p) => p.retainExecutions }),
-    graceMs: t.float({ description: 'Unreferenced contents and unused snapshots younger than this are kept.', resolve: (p) => p.graceMs }),
+    filePatchBytes: t.exposeFloat('filePatchBytes', { description: 'Per-file patch budget; over it the patch is null and TRUNCATED recorded.' }),
+    changesetPatchBytes: t.exposeFloat('changesetPatchBytes', { description: 'Per-changeset patch budget.' }),
+    maxContentBytes: t.exposeFloat('maxContentBytes', { description: 'Largest single content a host may upload.' }),
+    maxUploadBytes: t.exposeFloat('maxUploadBytes', { description: 'Largest uploadContents batch.' }),
+    maxManifestFiles: t.exposeInt('maxManifestFiles'),
+    retainMs: t.exposeFloat('retainMs', { description: 'A changeset is kept at least this long after it settled.' }),
+    retainExecutions: t.exposeInt('retainExecutions', { description: 'And while fewer than this many later executions of its session have settled.' }),
+    graceMs: t.exposeFloat('graceMs', { description: 'Unreferenced contents and unused snapshots younger than this are kept.' }),
   }),
 });
 const PolicyInput = builder.inputType('ChangesetPolicyInput', {

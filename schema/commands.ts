@@ -28,8 +28,8 @@ export const HostCommandRef = builder.objectRef<HostCommandRow>('HostCommand').i
   description: 'An order from the gateway to one host. Pending until the host acknowledges it; a reconnecting host receives it again.',
   fields: (t) => ({
     id: t.exposeID('id'),
-    kind: t.field({ type: HostCommandKindEnum, resolve: (c) => c.kind }),
-    reason: t.field({ type: HostCommandReasonEnum, resolve: (c) => c.reason }),
+    kind: t.expose('kind', { type: HostCommandKindEnum }),
+    reason: t.expose('reason', { type: HostCommandReasonEnum }),
     hostID: t.exposeID('hostId'),
     sessionID: t.exposeID('sessionId'),
     jobID: t.exposeID('jobId', { nullable: true }),
@@ -40,8 +40,8 @@ export const HostCommandRef = builder.objectRef<HostCommandRow>('HostCommand').i
       nullable: true,
       resolve: (c) => c.executionId,
     }),
-    createdAt: t.field({ type: 'DateTime', resolve: (c) => c.createdAt }),
-    acknowledgedAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.acknowledgedAt }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    acknowledgedAt: t.expose('acknowledgedAt', { type: 'DateTime', nullable: true }),
   }),
 });
 

@@ -94,7 +94,7 @@ const SessionCompactedRef = builder.objectRef<SessionCompacted>('SessionCompacte
     sessionID: t.id({ nullable: true, resolve: (r) => r.session.id }),
     session: t.field({ type: SessionRef, resolve: (r) => r.session }),
     summary: t.field({ type: MessageRef, description: 'The summary, stored as a message (role ASSISTANT, origin HOST).', resolve: (r) => r.summary }),
-    compactedMessages: t.int({ description: 'How many context messages the summary replaces.', resolve: (r) => r.compactedMessages }),
+    compactedMessages: t.exposeInt('compactedMessages', { description: 'How many context messages the summary replaces.' }),
   }),
 });
 

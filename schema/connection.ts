@@ -6,16 +6,8 @@ import { builder } from './builder.js';
  * resolved (resolvers/pagination.ts `Page`): cursors come from resolvers/cursors.ts.
  */
 export function connectionOf<Node extends Parameters<typeof builder.connectionObject>[0]['type']>(name: string, type: Node) {
-  edgeTypeNames.add(`${name}Edge`);
   return builder.connectionObject({ type, name: `${name}Connection` });
 }
-
-/**
- * The edge types of these connections. Their `node` is always the row itself, never an ID to load:
- * every page is built by resolvers/pagination.ts `toPage` from the rows its statement read (and the
- * Page type says so). schema/property-reads.ts then reads it as a property (readEdgeNodesAsRows).
- */
-export const edgeTypeNames = new Set<string>();
 
 /**
  * The page arguments every connection field takes (`first` is capped server-side). Forward paging

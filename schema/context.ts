@@ -8,7 +8,7 @@ const ContextMessageRef = builder.objectRef<ContextMessage>('ContextMessage').im
   description: 'One message as the next model request would see it.',
   fields: (t) => ({
     messageID: t.exposeID('messageID'),
-    role: t.field({ type: MessageRoleEnum, resolve: (m) => m.role }),
+    role: t.expose('role', { type: MessageRoleEnum }),
     text: t.exposeString('text', { description: 'The TEXT parts (corrected text), or the placeholder of a retraction.' }),
   }),
 });

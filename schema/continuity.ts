@@ -26,7 +26,7 @@ const Continuous = builder.objectRef<C<'continuous'>>('ContinuityContinuous').im
 const Broken = builder.objectRef<C<'broken'>>('ContinuityBroken').implement({
   isTypeOf: (v: any) => v.kind === 'broken',
   fields: (t) => ({
-    reason: t.field({ type: BrokenReason, resolve: (c) => c.reason }),
+    reason: t.expose('reason', { type: BrokenReason }),
     execution: t.field({ type: ExecutionRef, nullable: true, description: 'Null when the session was removed.', resolve: (c) => c.execution }),
     cause: t.field({ type: ExecutionRef, nullable: true, description: 'With LATER_EXECUTION: the first later execution.', resolve: (c) => c.cause }),
   }),
@@ -34,7 +34,7 @@ const Broken = builder.objectRef<C<'broken'>>('ContinuityBroken').implement({
 const Unknown = builder.objectRef<C<'unknown'>>('ContinuityUnknown').implement({
   isTypeOf: (v: any) => v.kind === 'unknown',
   fields: (t) => ({
-    reason: t.field({ type: UnknownReason, resolve: (c) => c.reason }),
+    reason: t.expose('reason', { type: UnknownReason }),
     detail: t.exposeString('detail'),
   }),
 });

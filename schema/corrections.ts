@@ -24,7 +24,7 @@ const MessagePartCorrected = builder.objectRef<{ message: MessageRow; part: Part
   description: 'The part\'s text was replaced; the message and part kept their IDs and their revisions increased.',
   fields: (t) => ({
     message: t.field({ type: MessageRef, resolve: (r) => r.message }),
-    part: t.field({ type: TextPartRef, resolve: (r) => r.part }),
+    part: t.expose('part', { type: TextPartRef }),
   }),
 });
 

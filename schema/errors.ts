@@ -8,7 +8,7 @@ import {
 export const ErrorInterface = builder.interfaceRef<GatewayError>('Error').implement({
   fields: (t) => ({
     message: t.exposeString('message'),
-    code: t.int({ resolve: (e) => e.code }),
+    code: t.exposeInt('code'),
   }),
 });
 
@@ -77,11 +77,11 @@ errorType(SealTimeoutError, 'SealTimeoutError', (t) => ({
     nullable: true,
     resolve: (e: SealTimeoutError) => e.pendingExecutionID,
   }),
-  timeoutMs: t.int({ description: 'The wait applied (the requested one, capped by configuration).', resolve: (e: SealTimeoutError) => e.timeoutMs }),
+  timeoutMs: t.exposeInt('timeoutMs', { description: 'The wait applied (the requested one, capped by configuration).' }),
 }));
 errorType(SealUnsupportedError, 'SealUnsupportedError', (t) => ({
   sessionID: t.exposeID('sessionID', { nullable: true }),
-  reason: t.field({ type: SealUnsupportedReasonEnum, resolve: (e: SealUnsupportedError) => e.reason }),
+  reason: t.expose('reason', { type: SealUnsupportedReasonEnum }),
   jobs: t.field({
     type: [JobRef],
     description: 'HOST_CANNOT_CANCEL and JOB_LOST: the jobs whose termination cannot be proven. ADMISSION_NOT_EXCLUSIVE: the jobs the seal cancelled.',
@@ -109,17 +109,17 @@ export const HostCapabilityEnum = builder.enumType('HostCapability', { values: [
 errorType(HostUnavailableError, 'HostUnavailableError', (t) => ({
   sessionID: t.exposeID('sessionID', { nullable: true }),
   hostID: t.exposeID('hostID', { nullable: true }),
-  reason: t.field({ type: HostUnavailableReasonEnum, resolve: (e: HostUnavailableError) => e.reason }),
+  reason: t.expose('reason', { type: HostUnavailableReasonEnum }),
 }));
 errorType(UnsupportedError, 'UnsupportedError', (t) => ({
   sessionID: t.exposeID('sessionID', { nullable: true }),
   hostID: t.exposeID('hostID', { nullable: true }),
-  capability: t.field({ type: HostCapabilityEnum, resolve: (e: UnsupportedError) => e.capability }),
+  capability: t.expose('capability', { type: HostCapabilityEnum }),
 }));
 errorType(CommandTimeoutError, 'CommandTimeoutError', (t) => ({
   sessionID: t.exposeID('sessionID', { nullable: true }),
   commandID: t.exposeID('commandID', { nullable: true }),
-  timeoutMs: t.int({ description: 'The wait applied (the requested one, capped by configuration).', resolve: (e: CommandTimeoutError) => e.timeoutMs }),
+  timeoutMs: t.exposeInt('timeoutMs', { description: 'The wait applied (the requested one, capped by configuration).' }),
 }));
 errorType(ModelNotFoundError, 'ModelNotFoundError', (t) => ({
   sessionID: t.exposeID('sessionID', { nullable: true }),

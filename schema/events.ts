@@ -19,7 +19,7 @@ export const SessionEventRef = builder.objectRef<JournalEvent>('SessionEvent').i
     sequence: t.int({ description: 'Gap-free, per session.', resolve: (e) => e.seq }),
     sessionID: t.exposeID('sessionID'),
     type: t.exposeString('type', { description: 'e.g. message.appended, message.part_corrected, message.retracted, execution.settled, job.finished, session.sealed.' }),
-    createdAt: t.field({ type: 'DateTime', resolve: (e) => e.createdAt }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
     messageID: t.id({ nullable: true, resolve: (e) => e.payload?.messageID ?? null }),
     partID: t.id({ nullable: true, resolve: (e) => e.payload?.partID ?? null }),
     executionID: t.id({ nullable: true, resolve: (e) => e.payload?.executionID ?? null }),

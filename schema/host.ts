@@ -25,7 +25,7 @@ HostRef.implement({
     }),
     models: t.field({ type: [ModelRef], resolve: (h) => h.models as any }),
     leaseMs: t.exposeInt('leaseMs'),
-    leaseExpiresAt: t.field({ type: 'DateTime', resolve: (h) => h.leaseExpiresAt }),
+    leaseExpiresAt: t.expose('leaseExpiresAt', { type: 'DateTime' }),
   }),
 });
 

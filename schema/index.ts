@@ -1,6 +1,5 @@
 import { lexicographicSortSchema, printSchema } from 'graphql';
 import { builder } from './builder.js';
-import { dropPropertyReadResolvers, readEdgeNodesAsRows } from './property-reads.js';
 import './errors.js';
 import './connection.js';
 import './enums.js';
@@ -23,8 +22,6 @@ import './compaction.js';
 import './generation.js';
 
 export const schema = builder.toSchema();
-/** The fields read as their parent's property, without a resolver (schema/property-reads.ts). */
-export const propertyReadFields = [...dropPropertyReadResolvers(schema), ...readEdgeNodesAsRows(schema)];
 
 /** The SDL committed as schema.graphql (sorted, so diffs show real changes only). */
 export function printGatewaySchema(): string {

@@ -14,8 +14,8 @@ PartRef.implement({
     id: t.exposeID('id'),
     index: t.exposeInt('index'),
     externalID: t.exposeString('externalId', { nullable: true, description: 'The host\'s own ID of the part (OpenCode: prt_…), when it sent one.' }),
-    startedAt: t.field({ type: 'DateTime', nullable: true, description: 'When the host started producing the part (e.g. a tool call started), when it said.', resolve: (p) => p.startedAt }),
-    endedAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => p.endedAt }),
+    startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true, description: 'When the host started producing the part (e.g. a tool call started), when it said.' }),
+    endedAt: t.expose('endedAt', { type: 'DateTime', nullable: true }),
   }),
 });
 
@@ -32,7 +32,7 @@ export const TextPartRef = builder.objectRef<PartRow>('TextPart').implement({
   fields: (t) => ({
     text: t.string({ resolve: (p) => p.text ?? '' }),
     revision: t.exposeInt('revision', { description: 'Starts at 1 and increases with every correction.' }),
-    correctedAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => p.correctedAt }),
+    correctedAt: t.expose('correctedAt', { type: 'DateTime', nullable: true }),
   }),
 });
 
@@ -40,7 +40,7 @@ builder.objectRef<PartRow>('ToolPart').implement({
   interfaces: [PartRef],
   fields: (t) => ({
     tool: t.string({ resolve: (p) => p.tool ?? '' }),
-    input: t.field({ type: 'JSON', nullable: true, resolve: (p) => p.input }),
+    input: t.expose('input', { type: 'JSON', nullable: true }),
     output: t.exposeString('output', { nullable: true }),
     status: t.exposeString('status', { nullable: true }),
     title: t.exposeString('title', { nullable: true, description: 'The host\'s title of the call (OpenCode: the tool state\'s title).' }),
@@ -76,8 +76,8 @@ MessageRef.implement({
       nullable: true,
       resolve: (m) => m.executionId,
     }),
-    role: t.field({ type: MessageRoleEnum, resolve: (m) => m.role }),
-    origin: t.field({ type: MessageOriginEnum, resolve: (m) => m.origin }),
+    role: t.expose('role', { type: MessageRoleEnum }),
+    origin: t.expose('origin', { type: MessageOriginEnum }),
     parts: t.field({
       type: [PartRef],
       description: 'A retracted message has one TextPart with the gateway\'s fixed placeholder text.',
@@ -85,7 +85,7 @@ MessageRef.implement({
     }),
     retraction: t.field({ type: RetractionRef, nullable: true, resolve: (m) => (m.retractedAt ? m : null) }),
     revision: t.exposeInt('revision', { description: 'Starts at 1 and increases with every correction or retraction.' }),
-    createdAt: t.field({ type: 'DateTime', resolve: (m) => m.createdAt }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
     externalID: t.exposeString('externalId', { nullable: true, description: 'The host\'s own ID of the message (OpenCode: msg_…), when it sent one.' }),
   }),
 });

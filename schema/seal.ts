@@ -12,7 +12,7 @@ const SessionSealedRef = builder.objectRef<SealedSession>('SessionSealed').imple
     // Always set; typed `ID` like the error members' sessionID so both can be selected together.
     sessionID: t.id({ nullable: true, resolve: (r) => r.session.id }),
     session: t.field({ type: SessionRef, resolve: (r) => r.session }),
-    sealedAt: t.field({ type: 'DateTime', resolve: (r) => r.sealedAt }),
+    sealedAt: t.expose('sealedAt', { type: 'DateTime' }),
     cancelledJobs: t.field({
       type: [JobRef],
       description: 'The jobs the seal asked their host to cancel, with their final status.',

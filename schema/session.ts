@@ -39,9 +39,9 @@ SessionRef.implement({
       type: SessionStatusEnum,
       resolve: async (s, _a, ctx) => sessionStatus(s, !!(await runningExecution(ctx).load(s.id))),
     }),
-    sealedAt: t.field({ type: 'DateTime', nullable: true, resolve: (s) => s.sealedAt }),
-    createdAt: t.field({ type: 'DateTime', resolve: (s) => s.createdAt }),
-    updatedAt: t.field({ type: 'DateTime', resolve: (s) => s.updatedAt }),
+    sealedAt: t.expose('sealedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     executions: t.field({
       type: ExecutionConnection,
       description: 'Newest first.',

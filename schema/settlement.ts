@@ -17,7 +17,7 @@ export const SettlementEventRef = builder.objectRef<SettlementRow>('SettlementEv
     executionID: t.exposeID('executionId'),
     sessionID: t.exposeID('sessionId'),
     status: t.field({ type: ExecutionStatusEnum, resolve: (r) => r.status as any }),
-    settledAt: t.field({ type: 'DateTime', resolve: (r) => r.settledAt }),
+    settledAt: t.expose('settledAt', { type: 'DateTime' }),
     execution: t.field({
       type: ExecutionRef,
       nullable: true,

@@ -10,7 +10,7 @@ const CreatedTokenRef = builder.objectRef<CreatedToken>('CreatedToken').implemen
   description: 'A new bearer token. `secret` is shown this once; only its hash is stored.',
   fields: (t) => ({
     id: t.exposeID('id'),
-    role: t.field({ type: TokenRoleEnum, resolve: (c) => c.role }),
+    role: t.expose('role', { type: TokenRoleEnum }),
     directory: t.exposeString('directory', { nullable: true }),
     label: t.exposeString('label'),
     secret: t.exposeString('secret'),
@@ -21,11 +21,11 @@ const TokenRef = builder.objectRef<TokenRow>('Token').implement({
   description: 'A bearer token as an admin sees it: never its secret or hash.',
   fields: (t) => ({
     id: t.exposeID('id'),
-    role: t.field({ type: TokenRoleEnum, resolve: (c) => c.role }),
+    role: t.expose('role', { type: TokenRoleEnum }),
     directory: t.exposeString('directory', { nullable: true, description: 'Its directory scope; null: unscoped.' }),
     label: t.exposeString('label'),
-    createdAt: t.field({ type: 'DateTime', resolve: (c) => c.createdAt }),
-    revokedAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.revokedAt }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    revokedAt: t.expose('revokedAt', { type: 'DateTime', nullable: true }),
   }),
 });
 const TokenConnection = connectionOf('Token', TokenRef);

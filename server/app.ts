@@ -28,7 +28,6 @@ import { VERSION } from './version.js';
 import { operationOf, useOperationRecord } from './operations.js';
 import { inOrder } from './operation-checks.js';
 import { useCompiledQueries } from '../resolvers/compiled.js';
-import { httpGraphQL, type HttpGraphQL } from './http-graphql.js';
 
 export interface AppOptions {
   sql: Sql;
@@ -46,8 +45,6 @@ export interface AppOptions {
   metricsToken?: string;
   /** Serve `/metrics` (no token) on a port of its own, on the same host. */
   metricsPort?: number;
-  /** The HTTP read path (server/http-graphql.ts) for plain JSON queries; false: Yoga's own HTTP handling for every request. Default true. */
-  fastReads?: boolean;
 }
 
 export interface App {
@@ -64,8 +61,6 @@ export interface App {
   caps: ClientCaps;
   /** The WebSocket server of /graphql (graphql-ws); the benchmark traces its sockets. */
   wss: WebSocketServer;
-  /** The HTTP read path's counts (server/http-graphql.ts); null with `fastReads: false`. */
-  reads: HttpGraphQL['counts'] | null;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -150,8 +145,6 @@ export function buildApp(opts: AppOptions): App {
     },
   });
 
-  const graphql = opts.fastReads === false ? null : httpGraphQL(yoga, (authorization) => tokens.authenticate(bearer(authorization)), UNAUTHENTICATED);
-
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/graphql' || wantsGraphiQL(req)) return handle(req, res, path);
@@ -193,7 +186,6 @@ export function buildApp(opts: AppOptions): App {
       return;
     }
     if (path === '/graphql' && wantsGraphiQL(req)) return serveGraphiQL(req, res);
-    if (path === '/graphql' && graphql) return graphql.handle(req, res, rec);
     // `rec` joins Yoga's server context ({ req, res }), where every GraphQL context of the request starts.
     yoga(req, res, { rec });
   };
@@ -356,7 +348,6 @@ export function buildApp(opts: AppOptions): App {
     tokens,
     caps,
     wss,
-    reads: graphql?.counts ?? null,
     async start() {
       await gateway.start();
       const listen = (srv: Server, port: number) => new Promise<void>((resolve, reject) => {

@@ -14,8 +14,8 @@ export function operationOf(document: DocumentNode, operationName?: string | nul
  * Fills the record of the request (server/logging.ts) a GraphQL operation runs in, found in its
  * context, with what its log line and metrics need: operation name and type, the caller's role and
  * token ID (never the secret), the count of GraphQL errors. Over HTTP through Yoga it also logs the
- * unexpected errors of the result (masked by then) with the request (the fast path of
- * server/http-graphql.ts and WebSocket operations do that where they send the result).
+ * unexpected errors of the result (masked by then) with the request (WebSocket operations do that
+ * where they send the result).
  */
 export function useOperationRecord(): Plugin {
   const fill = (args: { document: DocumentNode; operationName?: string | null; contextValue: any }) => {
