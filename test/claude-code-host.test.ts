@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { ClaudeCodeHost } from '../bridge/claude-code/host.js';
+import { ClaudeCodeHost, rewriteFileAtomically } from '../bridge/claude-code/host.js';
 import { findClaudeBinary, launchClaude } from '../bridge/claude-code/launch.js';
 import { scriptPrompt, startScriptedAnthropic, type ScriptedAnthropic, type ScriptStep } from '../bridge/claude-code/scripted-model.js';
 import { parseTranscript, turnOf } from '../bridge/claude-code/transcript.js';
@@ -70,6 +70,32 @@ describe('the transcript reader', () => {
     expect(turnOf(lines, 'p2').steps).toEqual([]);
     expect(turnOf(lines, 'nope').prompt).toBeNull();
     expect(() => parseTranscript('\u0000{{{\n\n')).not.toThrow();
+  });
+});
+
+describe('rewriting a transcript', () => {
+  it('replaces the file atomically, keeps every line and what was appended between rewrites, leaves no temporary file', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-rewrite-'));
+    const file = path.join(dir, 't.jsonl');
+    fs.writeFileSync(file, [
+      '{"type":"user","promptId":"p1","uuid":"u1","message":{"role":"user","content":"keep this prompt"}}',
+      '{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"the key is sk-SECRET-abcdefgh"}]}}',
+      '{"type":"api-request-blob","message":{"role":"assistant","content":[{"type":"text","text":"the key is sk-SECRET-abcdefgh"}]}}',
+    ].join('\n') + '\n');
+    for (let i = 1; i <= 50; i++) {
+      fs.appendFileSync(file, `{"type":"x","i":${i}}\n`);
+      expect(rewriteFileAtomically(file, [{ kind: 'correct', key: { step: 'm1' }, partIndex: 0, text: `the key is [redacted ${i}]` }])).toBe(1);
+    }
+    const text = fs.readFileSync(file, 'utf8');
+    const { lines, skipped } = parseTranscript(text);
+    expect(skipped).toBe(0);
+    expect(lines.filter((l) => l.type === 'x').map((l) => l.i)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(text).not.toContain('sk-SECRET');
+    expect(lines[1]).toMatchObject({ uuid: 'a1', parentUuid: 'u1', message: { content: [{ type: 'text', text: 'the key is [redacted 50]' }] } });
+    expect(lines[0].message!.content).toBe('keep this prompt');
+    expect(fs.readdirSync(dir)).toEqual(['t.jsonl']);
+    expect(rewriteFileAtomically(file, [{ kind: 'retract', key: { step: 'nope' }, placeholder: 'x' }])).toBe(0);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
 
@@ -244,6 +270,43 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     expect(ex[0].jobs.edges.map((e: any) => e.node)).toMatchObject([{ kind: 'SHELL', background: true, status: 'ERROR', exitCode: 5, title: 'bg five' }]);
     const synthetic = s.messages.edges.map((e: any) => e.node).find((m: any) => m.execution?.id === ex[1].id && m.role === 'USER');
     expect(synthetic.origin).toBe('SYNTHETIC');
+  });
+
+  it('corrections and retractions reach the transcript atomically: the next --resume sends the corrected context to the model', async () => {
+    const secret = 'sk-SECRET-1234567890';
+    const promptSecret = 'PROMPT-SECRET-4242';
+    const r1 = await run(scriptPrompt(`remember ${promptSecret}`, [{ thinking: 'I will print it', text: `the key is ${secret}` }]));
+    expect(r1.code, r1.err).toBe(0);
+    const cc = r1.result.session_id as string;
+    const id = host.gatewaySessionOf(cc)!;
+    const file = path.join(home, '.claude', 'projects', repo.replace(/[^A-Za-z0-9]/g, '-'), `${cc}.jsonl`);
+    expect(fs.readFileSync(file, 'utf8')).toContain(secret);
+    const msgs = (await session(id)).messages.edges.map((e: any) => e.node);
+    const prompt = msgs.find((m: any) => m.role === 'USER');
+    const answer = msgs.find((m: any) => m.role === 'ASSISTANT');
+    const partQ = `query($id: ID!) { message(id: $id) { parts { id ... on TextPart { text } } } }`;
+    const textPart = (await gw.gql(partQ, { id: answer.id })).data.message.parts.find((p: any) => p.text?.includes(secret));
+    const c = await gw.gql(`mutation($i: CorrectMessagePartInput!) { correctMessagePart(input: $i) { __typename } }`,
+      { i: { messageID: answer.id, partID: textPart.id, text: 'the key is [redacted]' } });
+    expect(c.data.correctMessagePart.__typename).toBe('MessagePartCorrected');
+    const r = await gw.gql(`mutation($i: RetractMessageInput!) { retractMessage(input: $i) { __typename } }`, { i: { messageID: prompt.id, reason: 'secret' } });
+    expect(r.data.retractMessage.__typename).toBe('MessageRetracted');
+    // Applied by the host from the session's events (a subscription): the file changes once it has both.
+    await until(async () => { const t = fs.readFileSync(file, "utf8"); return !t.includes(secret) && !t.includes(promptSecret); }, 15_000).catch((e) => { const t = fs.readFileSync(file, "utf8"); console.log("LEFT", t.split("\n").filter((l) => l.includes(secret) || l.includes(promptSecret)).map((l) => l.slice(0, 300))); throw e; });
+    const text = fs.readFileSync(file, 'utf8');
+    expect(parseTranscript(text).skipped).toBe(0);
+    expect(text).toContain('the key is [redacted]');
+    expect(fs.readdirSync(path.dirname(file)).filter((f) => f.includes('.tmp'))).toEqual([]);
+
+    const before = model.agentRequests().length;
+    const r2 = await run(scriptPrompt('next', [{ text: 'fine' }]), { resume: cc });
+    expect(r2.code, r2.err).toBe(0);
+    const sent = model.agentRequests().slice(before);
+    expect(sent.length).toBeGreaterThan(0);
+    const body = JSON.stringify(sent[0].body.messages);
+    expect(body).not.toContain(secret);
+    expect(body).not.toContain(promptSecret);
+    expect(body).toContain('the key is [redacted]');
   });
 
   it('a session Claude Code runs without the launcher (hooks in its settings): observed, sealed as ADMISSION_NOT_EXCLUSIVE', async () => {

@@ -160,3 +160,144 @@ export function turnOf(lines: TranscriptLine[], promptId: string): Turn {
   }
   return turn;
 }
+
+// ---- Rewriting (corrections and retractions, issue 39 item 6) ----
+
+/** Which transcript message a gateway message mirrors: a prompt (by promptId) or a model response (by message.id). */
+export type MessageKey = { prompt: string } | { step: string };
+
+export type TranscriptEdit =
+  | { kind: 'correct'; key: MessageKey; partIndex: number; text: string }
+  | { kind: 'retract'; key: MessageKey; placeholder: string };
+
+const MIN_SCRUB = 8;
+
+function replaceStrings(v: unknown, from: string, to: string): { v: unknown; n: number } {
+  if (typeof v === 'string') return v.includes(from) ? { v: v.split(from).join(to), n: 1 } : { v, n: 0 };
+  if (Array.isArray(v)) {
+    let n = 0;
+    const out = v.map((x) => { const r = replaceStrings(x, from, to); n += r.n; return r.v; });
+    return { v: n ? out : v, n };
+  }
+  if (v && typeof v === 'object') {
+    let n = 0;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) { const r = replaceStrings(x, from, to); n += r.n; out[k] = r.v; }
+    return { v: n ? out : v, n };
+  }
+  return { v, n: 0 };
+}
+
+function stringsOf(v: unknown, out: string[] = []): string[] {
+  if (typeof v === 'string') out.push(v);
+  else if (Array.isArray(v)) v.forEach((x) => stringsOf(x, out));
+  else if (v && typeof v === 'object') Object.values(v).forEach((x) => stringsOf(x, out));
+  return out;
+}
+
+/**
+ * Applies edits to transcript text: the edited message's own lines are changed in place (same uuid, same
+ * parent chain, so Claude Code's `--resume` reads the same conversation with the new content), and every
+ * other line that repeats the old content (Claude Code keeps copies: request blobs, the last prompt, queue
+ * operations) gets it replaced too, so no copy of a corrected or retracted text is left in the file. Lines
+ * not touched keep their bytes. Parts are counted as `turnOf` counts them (non-empty text, thinking, tool use).
+ * A retraction turns the message's text and thinking blocks into the placeholder text, empties its tool
+ * calls' inputs and replaces their results by the placeholder. Answers the new text and how many edits found
+ * their message (an edit whose message or part the transcript does not have changes nothing).
+ */
+export function rewriteTranscript(text: string, edits: TranscriptEdit[]): { text: string; applied: number } {
+  const raw = text.split('\n');
+  const parsed: (TranscriptLine | null)[] = raw.map((r) => { try { const o = JSON.parse(r); return o && typeof o === 'object' && !Array.isArray(o) ? o : null; } catch { return null; } });
+  const changed = new Set<number>();
+  let applied = 0;
+  const scrub: [string, string][] = [];
+  for (const e of edits) {
+    const idx: number[] = [];
+    parsed.forEach((l, i) => {
+      if (!l || l.isSidechain) return;
+      if ('prompt' in e.key ? isPrompt(l) && l.promptId === e.key.prompt : l.type === 'assistant' && l.message?.id === e.key.step) idx.push(i);
+    });
+    if (!idx.length) continue;
+    if ('prompt' in e.key) {
+      const l = parsed[idx[0]]!;
+      const old = promptText(l);
+      const to = e.kind === 'correct' ? e.text : e.placeholder;
+      if (e.kind === 'correct' && e.partIndex !== 0) continue;
+      l.message = { ...l.message!, content: typeof l.message!.content === 'string' ? to : [{ type: 'text', text: to }] };
+      changed.add(idx[0]);
+      if (old.length >= MIN_SCRUB) scrub.push([old, to]);
+      applied++;
+      continue;
+    }
+    let part = 0;
+    let hit = false;
+    const toolIDs: string[] = [];
+    for (const i of idx) {
+      const l = parsed[i]!;
+      const content = Array.isArray(l.message?.content) ? [...(l.message!.content as any[])] : typeof l.message?.content === 'string' ? [{ type: 'text', text: l.message!.content }] : [];
+      let lineChanged = false;
+      content.forEach((b, bi) => {
+        if (!b || typeof b !== 'object') return;
+        const counted = (b.type === 'text' && typeof b.text === 'string' && b.text.length) || (b.type === 'thinking' && typeof b.thinking === 'string' && b.thinking.length)
+          || (b.type === 'tool_use' && typeof b.name === 'string');
+        if (!counted) return;
+        const here = part++;
+        if (e.kind === 'correct') {
+          if (here !== e.partIndex || b.type !== 'text') return;
+          if (b.text.length >= MIN_SCRUB) scrub.push([b.text, e.text]);
+          content[bi] = { ...b, text: e.text };
+          lineChanged = hit = true;
+        } else {
+          if (b.type === 'tool_use') {
+            if (typeof b.id === 'string') toolIDs.push(b.id);
+            for (const s of stringsOf(b.input)) if (s.length >= MIN_SCRUB) scrub.push([s, e.placeholder]);
+            content[bi] = { ...b, input: {} };
+          } else {
+            const old = b.type === 'text' ? b.text : b.thinking;
+            if (old.length >= MIN_SCRUB) scrub.push([old, e.placeholder]);
+            content[bi] = { type: 'text', text: e.placeholder };
+          }
+          lineChanged = hit = true;
+        }
+      });
+      if (lineChanged) { l.message = { ...l.message!, content }; changed.add(i); }
+    }
+    if (e.kind === 'retract' && toolIDs.length) {
+      parsed.forEach((l, i) => {
+        if (!l || l.type !== 'user' || !Array.isArray(l.message?.content)) return;
+        let c = false;
+        const content = (l.message!.content as any[]).map((b) => {
+          if (b?.type !== 'tool_result' || !toolIDs.includes(b.tool_use_id)) return b;
+          for (const s of stringsOf(b.content)) if (s.length >= MIN_SCRUB) scrub.push([s, e.placeholder]);
+          c = true;
+          return { ...b, content: e.placeholder };
+        });
+        if (c) { l.message = { ...l.message!, content }; if ('toolUseResult' in l) l.toolUseResult = e.placeholder; changed.add(i); }
+      });
+    }
+    if (hit) applied++;
+  }
+  // Every other copy of an old content, anywhere in the file; also as Claude Code abbreviates it (whitespace
+  // collapsed: the `last-prompt` lines), and a truncated copy (a prefix of 40+ characters) replaced whole.
+  for (const [from, to] of [...scrub]) {
+    const flat = from.replace(/\s+/g, ' ').trim();
+    if (flat !== from && flat.length >= MIN_SCRUB) scrub.push([flat, to.replace(/\s+/g, ' ').trim()]);
+  }
+  parsed.forEach((l, i) => {
+    if (!l || l.type !== 'last-prompt' || typeof l.lastPrompt !== 'string') return;
+    const lp = (l.lastPrompt as string).replace(/[…]$|\.\.\.$/, '');
+    const hit = scrub.find(([from]) => lp.length >= 40 && from.replace(/\s+/g, ' ').startsWith(lp) && lp !== from);
+    if (hit) { parsed[i] = { ...l, lastPrompt: hit[1].replace(/\s+/g, ' ').trim() }; changed.add(i); }
+  });
+  if (scrub.length) {
+    parsed.forEach((l, i) => {
+      if (!l) return;
+      let v: unknown = l;
+      let n = 0;
+      for (const [from, to] of scrub) { const r = replaceStrings(v, from, to); v = r.v; n += r.n; }
+      if (n) { parsed[i] = v as TranscriptLine; changed.add(i); }
+    });
+  }
+  const out = raw.map((r, i) => (changed.has(i) ? JSON.stringify(parsed[i]) : r));
+  return { text: out.join('\n'), applied };
+}
