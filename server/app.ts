@@ -20,7 +20,7 @@ import { guardRequestHooks, isDatabaseUnavailable, maskDatabaseErrors, readiness
 import { corsFor, upgradeOriginAllowed } from './cors.js';
 import { ClientCaps } from './caps.js';
 import { maskSubscriptionErrors, refuseUpgrade } from './ws-guards.js';
-import { serveGraphiQL, wantsGraphiQL } from './graphiql.js';
+import { isGraphiQLAsset, serveGraphiQL, serveGraphiQLAsset, wantsGraphiQL } from './graphiql.js';
 import { serveGraphQLWs } from '../subscriptions/delivery.js';
 import { log, logUnexpected, markUnexpected, reportUnexpected, newRequestRecord, requestIDFor, resultOf, type RequestRecord } from './logging.js';
 import { Metrics } from './metrics.js';
@@ -181,6 +181,7 @@ export function buildApp(opts: AppOptions): App {
       return;
     }
     if (isReviewPath(path)) return void serveReview(req, res);
+    if (isGraphiQLAsset(path)) return serveGraphiQLAsset(req, res, path);
     if (path === '/') {
       res.writeHead(302, { location: '/graphql' }).end();
       return;

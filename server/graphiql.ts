@@ -11,7 +11,7 @@ const require = createRequire(import.meta.url);
 /**
  * GraphiQL served by the gateway itself, with nothing loaded from a CDN: Yoga's GraphiQL bundle
  * (`@graphql-yoga/render-graphiql`) and graphql-ws' browser build come from node_modules and are
- * inlined into one page, built once per process.
+ * served as static files beside a small page (see graphiqlPage), built once per process.
  *
  * Two things Yoga's own page does not do, done by the fetcher below:
  * - subscriptions go over graphql-ws with the Headers tab's `Authorization` as
@@ -127,9 +127,24 @@ export interface GraphiQLPageOptions {
   headers?: Record<string, string>;
 }
 
-let built: { html: string; etag: string; gzip: Buffer } | null = null;
+interface Asset { body: Buffer; gzip: Buffer; type: string; etag: string }
 
-export function graphiqlPage(opts: GraphiQLPageOptions = {}): { html: string; etag: string; gzip: Buffer } {
+function asset(content: string | Buffer, type: string): Asset {
+  const body = typeof content === 'string' ? Buffer.from(content) : content;
+  return { body, gzip: gzipSync(body), type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+}
+
+/** Where the assets are, relative to the page at /graphql; the hash of their contents makes each URL immutable. */
+const ASSET_ROOT = '/graphiql/';
+let built: { page: Asset; assets: Map<string, Asset>; prefix: string } | null = null;
+
+/**
+ * The page (a few hundred bytes of HTML, `no-cache` with an ETag) and its assets: GraphiQL's bundle, its
+ * CSS, the editor's three workers, graphql-ws' browser build, the fetcher and the start script, each served
+ * gzipped from /graphiql/<hash>/<file> with `immutable` caching, so a browser loads them once per version
+ * (the page used to inline all of it: 9 MB of HTML parsed at every visit). Built once per process.
+ */
+export function graphiqlPage(opts: GraphiQLPageOptions = {}): { page: Asset; assets: Map<string, Asset>; prefix: string } {
   if (built) return built;
   // graphql-ws' browser build (its `exports` do not list umd/, so it is found next to its main entry).
   const graphqlWs = readFileSync(path.join(path.dirname(require.resolve('graphql-ws')), '..', 'umd', 'graphql-ws.min.js'), 'utf8');
@@ -139,38 +154,50 @@ export function graphiqlPage(opts: GraphiQLPageOptions = {}): { html: string; et
     headers: JSON.stringify(opts.headers ?? { Authorization: 'Bearer <paste a token: the admin token is printed at first start>' }, null, 2),
     defaultQuery: '# Put {"Authorization": "Bearer <token>"} in the Headers tab below; the Docs pane loads once it is accepted.\n\n{\n  sessions(first: 5) {\n    edges { node { id title status } }\n  }\n}\n',
   };
-  const json = (s: unknown) => JSON.stringify(s).replace(/</g, '\\u003c');
+  const files: Record<string, Asset> = {
+    'graphiql.css': asset(css, 'text/css; charset=utf-8'),
+    'graphql-ws.js': asset(graphqlWs, 'text/javascript; charset=utf-8'),
+    'editor.worker.js': asset(editorWorkerService, 'text/javascript; charset=utf-8'),
+    'json.worker.js': asset(jsonWorker, 'text/javascript; charset=utf-8'),
+    'graphql.worker.js': asset(graphqlWorker, 'text/javascript; charset=utf-8'),
+    'graphiql.js': asset(js, 'text/javascript; charset=utf-8'),
+    'favicon.ico': asset(Buffer.from(favicon.slice(favicon.indexOf(',') + 1), 'base64'), 'image/x-icon'),
+  };
+  const hash = createHash('sha256');
+  for (const [name, a] of Object.entries(files)) hash.update(name).update(a.etag);
+  hash.update(FETCHER).update(JSON.stringify(options));
+  const version = hash.digest('base64url').slice(0, 16);
+  // Relative to the page (/graphql), so the gateway works under a path prefix too.
+  const rel = `graphiql/${version}/`;
+  // The workers are found relative to the page's URL; the fetcher sets up subscriptions and the token wait.
+  files['setup.js'] = asset(`self['MonacoEnvironment'] = { globalAPI: false, getWorkerUrl: function (moduleId, label) {
+  return new URL(${JSON.stringify(rel)} + ({ editorWorkerService: 'editor', json: 'json', graphql: 'graphql' }[label] || 'editor') + '.worker.js', document.baseURI).toString();
+} };
+${FETCHER}`, 'text/javascript; charset=utf-8');
+  files['start.js'] = asset(`YogaGraphiQL.renderYogaGraphiQL(
+  window.document.querySelector('#root'),
+  Object.assign(${JSON.stringify(options)}, { fetcher: window.__gatewayFetcher, onEditHeaders: window.__gatewayOnEditHeaders }),
+);
+`, 'text/javascript; charset=utf-8');
   const html = `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />
-    <title>${title.replace(/</g, '&lt;')}</title>
-    <link rel="icon" href="${favicon}" />
-    <style>${css}</style>
+    <title>${title.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</title>
+    <link rel="icon" href="${rel}favicon.ico" />
+    <link rel="stylesheet" href="${rel}graphiql.css" />
   </head>
   <body id="body" class="no-focus-outline">
     <noscript>GraphiQL needs JavaScript.</noscript>
     <div id="root"></div>
-    <script>${graphqlWs.replace(/<\/script/gi, '<\\/script')}</script>
-    <script>
-      function prepareBlob(content) { return URL.createObjectURL(new Blob([content], { type: 'application/javascript' })); }
-      const workers = {
-        editorWorkerService: prepareBlob(${json(editorWorkerService)}),
-        json: prepareBlob(${json(jsonWorker)}),
-        graphql: prepareBlob(${json(graphqlWorker)}),
-      };
-      self['MonacoEnvironment'] = { globalAPI: false, getWorkerUrl: function (moduleId, label) { return workers[label]; } };
-      ${FETCHER}
-      ${js};
-      YogaGraphiQL.renderYogaGraphiQL(
-        window.document.querySelector('#root'),
-        Object.assign(${json(options)}, { fetcher: window.__gatewayFetcher, onEditHeaders: window.__gatewayOnEditHeaders }),
-      );
-    </script>
+    <script src="${rel}graphql-ws.js"></script>
+    <script src="${rel}setup.js"></script>
+    <script src="${rel}graphiql.js"></script>
+    <script src="${rel}start.js"></script>
   </body>
-</html>`;
-  // About 9 MB of HTML, 2.5 MB gzipped: compressed once, sent to every browser that accepts it.
-  built = { html, etag: `"${createHash('sha256').update(html).digest('base64url').slice(0, 27)}"`, gzip: gzipSync(html) };
+</html>
+`;
+  built = { page: asset(html, 'text/html; charset=utf-8'), assets: new Map(Object.entries(files)), prefix: `${ASSET_ROOT}${version}/` };
   return built;
 }
 
@@ -179,20 +206,39 @@ export function wantsGraphiQL(req: IncomingMessage): boolean {
   return req.method === 'GET' && (req.headers.accept ?? '').includes('text/html');
 }
 
-export function serveGraphiQL(req: IncomingMessage, res: ServerResponse): void {
-  const page = graphiqlPage();
-  if (req.headers['if-none-match'] === page.etag) {
-    res.writeHead(304, { etag: page.etag }).end();
+export function isGraphiQLAsset(urlPath: string): boolean {
+  return urlPath.startsWith(ASSET_ROOT);
+}
+
+function send(req: IncomingMessage, res: ServerResponse, a: Asset, cacheControl: string): void {
+  if (req.headers['if-none-match'] === a.etag) {
+    res.writeHead(304, { etag: a.etag, 'cache-control': cacheControl }).end();
     return;
   }
   const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
-  const body = gzip ? page.gzip : Buffer.from(page.html);
+  const body = gzip ? a.gzip : a.body;
   res.writeHead(200, {
-    'content-type': 'text/html; charset=utf-8',
-    etag: page.etag,
-    'cache-control': 'no-cache',
+    'content-type': a.type,
+    etag: a.etag,
+    'cache-control': cacheControl,
     vary: 'accept-encoding',
     ...(gzip ? { 'content-encoding': 'gzip' } : {}),
     'content-length': body.length,
-  }).end(body);
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+export function serveGraphiQL(req: IncomingMessage, res: ServerResponse): void {
+  send(req, res, graphiqlPage().page, 'no-cache');
+}
+
+/** /graphiql/<version>/<file>: an asset of the current page, cached for good; any other version is a 404. */
+export function serveGraphiQLAsset(req: IncomingMessage, res: ServerResponse, urlPath: string): void {
+  const { assets, prefix } = graphiqlPage();
+  const a = urlPath.startsWith(prefix) ? assets.get(urlPath.slice(prefix.length)) : undefined;
+  if (!a || (req.method !== 'GET' && req.method !== 'HEAD')) {
+    res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-cache' }).end('not found\n');
+    return;
+  }
+  send(req, res, a, 'public, max-age=31536000, immutable');
 }

@@ -32,9 +32,14 @@ const shot = (name: string) => screenshot(page, 'graphiql', name);
 
 it('works offline: Docs after the token, a query, a subscription that receives a settlement', async () => {
   const session = await createSession(g, { title: 'Seen in GraphiQL', directory: '/graphiql' });
+  const workers: string[] = [];
+  page.on('worker', (w) => workers.push(w.url()));
   await page.goto(g.url);
   await page.locator('.graphiql-container').first().waitFor({ timeout: 30_000 });
   await expect.poll(() => page.title()).toBe('Agent history gateway');
+  // The editor's workers run from the gateway's static files (no blob: page-inlined copies).
+  await expect.poll(() => workers.map((u) => u.split('/').at(-1)).sort(), { timeout: 20_000 }).toEqual(expect.arrayContaining(['editor.worker.js']));
+  expect(workers.every((u) => u.startsWith(new URL(g.url).origin + '/graphiql/'))).toBe(true);
 
   // The Headers tab: the placeholder token is refused, so the schema waits for a real one.
   await page.getByText('Headers', { exact: true }).click();
@@ -69,17 +74,32 @@ it('works offline: Docs after the token, a query, a subscription that receives a
   expect(offsite).toEqual([]);
 });
 
-it('serves the page gzipped and by ETag', async () => {
+it('serves a small page and its assets as static files, gzipped, cached for good by version, by ETag', async () => {
   const first = await fetch(g.url, { headers: { accept: 'text/html', 'accept-encoding': 'gzip' } });
   expect(first.status).toBe(200);
-  expect(first.headers.get('content-encoding')).toBe('gzip');
-  const compressed = Number(first.headers.get('content-length'));
+  expect(first.headers.get('cache-control')).toBe('no-cache');
   const html = await first.text();
-  expect(html).toContain('renderYogaGraphiQL');
+  // The page only points at its assets (it used to inline 9 MB of them).
+  expect(html.length).toBeLessThan(2_000);
   expect(html).not.toMatch(/https?:\/\/(unpkg|cdn|jsdelivr)/);
-  expect(compressed).toBeLessThan(html.length / 2);
+  const urls = [...html.matchAll(/(?:src|href)="(graphiql\/[^"]+)"/g)].map((m) => new URL(m[1], g.url).toString());
+  expect(urls.map((u) => u.split('/').at(-1))).toEqual(['favicon.ico', 'graphiql.css', 'graphql-ws.js', 'setup.js', 'graphiql.js', 'start.js']);
   const again = await fetch(g.url, { headers: { accept: 'text/html', 'if-none-match': first.headers.get('etag')! } });
   expect(again.status).toBe(304);
+  let scripts = '';
+  for (const u of [...urls, ...['editor', 'json', 'graphql'].map((w) => urls[3].replace('setup.js', `${w}.worker.js`))]) {
+    const r = await fetch(u, { headers: { 'accept-encoding': 'gzip' } });
+    expect(r.status, u).toBe(200);
+    expect(r.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(r.headers.get('content-encoding')).toBe('gzip');
+    const body = await r.text();
+    if (u.endsWith('.js')) scripts += body;
+    expect((await fetch(u, { headers: { 'if-none-match': r.headers.get('etag')! } })).status).toBe(304);
+  }
+  expect(scripts).toContain('renderYogaGraphiQL');
+  expect(scripts).not.toMatch(/https?:\/\/(unpkg|cdn|jsdelivr)\.[a-z]+\//);
+  // Another version's asset (a page cached from before a restart with other packages) is not served stale.
+  expect((await fetch(urls[1].replace(/graphiql\/[^/]+\//, 'graphiql/old-version/'))).status).toBe(404);
 });
 
 it('a refused token ends the subscription with a clear message instead of spinning', async () => {
