@@ -14,8 +14,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // A test file's database on a Citus cluster is made and distributed on every node: slower to set up.
+    testTimeout: process.env.CITUS_URL ? 120_000 : 60_000,
+    hookTimeout: process.env.CITUS_URL ? 180_000 : 60_000,
     // Two cores: files run two at a time, each against its own database.
     maxWorkers: 2,
     reporters: ['default'],

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import fc from 'fast-check';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
@@ -341,7 +341,10 @@ describe('settlement sequencer', () => {
   });
 });
 
-describe('a settlement positioned by its own commit (migrations 056-058)', () => {
+// On a Citus cluster `gateway distribute` drops the commit-time trigger (a settling transaction would reach
+// the coordinator's clock and every shard's staged rows: a distributed commit each): the sequencer positions
+// every settlement there, as the tests above check.
+describe.skipIf(inject('citus'))('a settlement positioned by its own commit (single node; on Citus the sequencer positions every row)', () => {
   it('is positioned when its commit returns, with no pass of any sequencer, and its head notice carries it: no staged notice', async () => {
     await withoutSequencer(async (heard) => {
       const passes = g.app.gateway.sequencer.passes;

@@ -2,7 +2,7 @@
 // it decides what the request does and which OpenCode sessions it names. Where OpenCode could read the
 // request differently, the proxy refuses it instead (fail closed).
 //
-// What OpenCode 1.18.33 does with a request (probed against the real server, see NOTES.md "Admission"):
+// What OpenCode 1.18.33 does with a request (probed against the real server; bridge/opencode/NOTES.md, "The admission proxy"):
 // its router percent-decodes path parameters (`/session/%73es_…` is session `ses_…`), matches route words
 // case-insensitively (`/SESSION/…`), ignores repeated and trailing slashes and cuts the path at `;`; bodies
 // are JSON (every request body in its OpenAPI document is application/json), parsed by JSON.parse. It
