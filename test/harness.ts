@@ -139,6 +139,19 @@ export async function startTestGateway(opts: { sweepIntervalMs?: number; dbUrl?:
   return t;
 }
 
+/**
+ * Resolves once `count()` (a feed's live subscribers: `app.gateway.settlements.subscribers`,
+ * `app.gateway.journal(sessionID).subscribers`) is `n`: a subscription without `after` is on its feed
+ * then, and sees everything that commits from then on. Polls the count, not the clock.
+ */
+export async function onFeed(count: () => number, n: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (count() !== n) {
+    if (Date.now() > deadline) throw new Error(`the feed has ${count()} subscribers, not ${n}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 /** Collects events of a graphql-ws subscription until `until` says stop (or the timeout passes). */
 export function subscribe<T = any>(client: Client, query: string, variables: Record<string, unknown> = {}) {
   const events: T[] = [];

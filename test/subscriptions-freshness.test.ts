@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, subscribe, type TestGateway } from './harness.js';
+import { onFeed, startTestGateway, subscribe, type TestGateway } from './harness.js';
 import { begin, createSession, ok, registerHost, settle } from './fixtures.js';
 
 let g: TestGateway;
@@ -11,7 +11,7 @@ describe('executionSettled reads nested objects as they are at each event', () =
     const host = await registerHost(g);
     const s = await createSession(g, { directory: '/fresh', title: 'before' });
     const sub = subscribe(g.ws(), `subscription($s: ID) { executionSettled(sessionID: $s) { executionID execution { session { title } } } }`, { s: s.id });
-    await new Promise((r) => setTimeout(r, 300)); // let the subscription start
+    await onFeed(() => g.app.gateway.settlements.subscribers, 1);
     const e1 = await begin(g, host, s.id);
     await settle(g, host, e1.id);
     await sub.waitFor((ev) => ev.length >= 1);

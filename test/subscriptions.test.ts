@@ -3,7 +3,7 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { connect, type Sql } from '../db/connection.js';
 import { buildApp, type App } from '../server/app.js';
-import { gql, startTestGateway, subscribe, type TestGateway } from './harness.js';
+import { gql, onFeed, startTestGateway, subscribe, type TestGateway } from './harness.js';
 import { readSettlements, recordSettlement, sequenceSettlements, type SettlementRow } from '../domain/settlements.js';
 import { decodeCursor, encodeCursor } from '../resolvers/cursors.js';
 import { commitEvent } from '../domain/events/commit.js';
@@ -141,7 +141,7 @@ const under = (prefix: string) => (r: SettlementRow) => r.directory === prefix |
 describe('settlement cursor follows commit order', () => {
   it('a settling transaction held open: later settlements commit and are delivered meanwhile, the late one after them, nothing skipped', async () => {
     const sub = subscribe<Ev>(ws(A, g.admin), SUB, {});
-    await new Promise((r) => setTimeout(r, 200));
+    await onFeed(() => A.gateway.settlements.subscribers, 1);
     const start = (await log()).at(-1)?.pos ?? 0;
     // A poller paginating the settlements query the whole time, resuming from its last cursor.
     const polled: { cursor: string; node: { executionID: string } }[] = [];
@@ -240,7 +240,8 @@ describe('two instances, one Postgres', () => {
       sessionB: subscribe<Ev>(ws(B, g.admin), SUB, { sessionID: sessions['/b/z'][0] }),
       scopedOtherSession: subscribe<Ev>(ws(A, readerA), SUB, { sessionID: sessions['/b/z'][0] }),
     };
-    await new Promise((r) => setTimeout(r, 300));
+    await onFeed(() => A.gateway.settlements.subscribers, 3);
+    await onFeed(() => B.gateway.settlements.subscribers, 3);
     await settleMany(30, all(), [A, B]);
     const expected = await log(start);
     expect(expected).toHaveLength(30);
@@ -268,7 +269,8 @@ describe('two instances, one Postgres', () => {
   it('survives the listening connections being killed again and again while settlements commit', async () => {
     const start = (await log()).at(-1)?.pos ?? 0;
     const subs = [subscribe<Ev>(ws(A, g.admin), SUB), subscribe<Ev>(ws(B, g.admin), SUB)];
-    await new Promise((r) => setTimeout(r, 200));
+    await onFeed(() => A.gateway.settlements.subscribers, 1);
+    await onFeed(() => B.gateway.settlements.subscribers, 1);
     const before = [A.gateway.bus.resyncs, B.gateway.bus.resyncs];
     let killing = true;
     let kills = 0;
@@ -317,7 +319,7 @@ describe('two instances, one Postgres', () => {
       subscribe<Ev>(ws(C, readerA, { on: { closed: (e: any) => closes.push(e.code) } }), SUB),
     ];
     const tokens = [g.admin, readerA];
-    await new Promise((r) => setTimeout(r, 200));
+    await onFeed(() => C.gateway.settlements.subscribers, 2);
     let going = true;
     const producer = (async () => {
       let n = 0;
@@ -430,7 +432,8 @@ describe('access', () => {
     const onA = subscribe<Ev>(ws(A, reader, { on: { closed: (e: any) => closes.push(e.code) } }), SUB);
     const onB = subscribe<Ev>(ws(B, reader, { on: { closed: (e: any) => closes.push(e.code) } }), SUB);
     const control = subscribe<Ev>(ws(B, g.admin), SUB);
-    await new Promise((r) => setTimeout(r, 200));
+    await onFeed(() => A.gateway.settlements.subscribers, 1);
+    await onFeed(() => B.gateway.settlements.subscribers, 2);
     await settle(A, sessions['/a/x'][0]);
     await onA.waitFor((e) => e.length >= 1);
     await onB.waitFor((e) => e.length >= 1);
@@ -467,6 +470,7 @@ describe('resources', () => {
 
   it('a subscriber that falls behind more than its queue holds is caught up from the log, in order', async () => {
     const start = (await log()).at(-1)?.pos ?? 0;
+    const base = A.gateway.settlements.subscribers;
     const it = resumable<SettlementRow>({
       feed: A.gateway.settlements,
       after: null,
@@ -477,7 +481,7 @@ describe('resources', () => {
       replayBatch: 4,
     });
     const first = it.next(); // registers on the feed
-    await new Promise((r) => setTimeout(r, 200));
+    await onFeed(() => A.gateway.settlements.subscribers, base + 1);
     await settleMany(11, all(), [A, B]);
     await new Promise((r) => setTimeout(r, 300));
     const got: number[] = [(await first).value.pos];
@@ -530,7 +534,7 @@ describe('sessionEvents', () => {
     const s = await createSession('/a/events');
     const q = `subscription($s: ID!, $a: String) { sessionEvents(sessionID: $s, after: $a) { cursor sequence type executionID } }`;
     const live = subscribe<any>(ws(B, g.admin), q, { s });
-    await new Promise((r) => setTimeout(r, 200));
+    await onFeed(() => B.gateway.journal(s).subscribers, 1);
     await settle(A, s);
     await settle(A, s);
     await live.waitFor((e) => e.length >= 4);
