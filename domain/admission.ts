@@ -1,7 +1,8 @@
 import type { Sql, Tx } from '../db/connection.js';
 import type { Actor } from './access.js';
 import { acknowledge, issueCommand, type HostCommandRow } from './commands.js';
-import { InvalidRequestError, SessionSealedError } from './errors.js';
+import { InvalidRequestError } from './errors.js';
+import { requireAdmissionsOpen } from './admission-rule.js';
 import { requireHost } from './hosts.js';
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
@@ -39,7 +40,7 @@ export async function admitWork(sql: Sql, actor: Actor, input: AdmitWorkInput): 
   const route = checkText(input.route ?? '', 'route', 500, { nonEmpty: true });
   return sql.begin(async (tx) => {
     const s = await lockSession(tx, actor, sessionID);
-    if (s.sealRequestedAt) throw new SessionSealedError(sessionID);
+    requireAdmissionsOpen(s);
     const h = await requireHost(tx, actor, hostID, { live: true });
     if (!h.exclusiveAdmission) {
       throw new InvalidRequestError('hostID', `Host ${hostID} does not declare capabilities.exclusiveAdmission: it admits work without the gateway, so admitWork proves nothing for it.`);

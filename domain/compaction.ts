@@ -2,7 +2,9 @@ import type { Sql, Tx } from '../db/connection.js';
 import { rowKey, rowKeys } from './shard.js';
 import { SYSTEM, type Actor } from './access.js';
 import { sessionContexts, type ContextMessage } from './corrections.js';
-import { HostUnavailableError, InvalidRequestError, SessionBusyError, SessionNotFoundError, SessionSealedError } from './errors.js';
+import { HostUnavailableError, InvalidRequestError, SessionNotFoundError, SessionSealedError } from './errors.js';
+import { admissionsClosed, requireAdmissionsOpen } from './admission-rule.js';
+import { requireIdle, runningExecution } from './busy-rule.js';
 import {
   awaitRequest, checkReplyError, checkReplyResult, checkTimeout, findRequest, issueRequest, markReplied, requestHost,
   requireLive, type HostRequestOptions, type HostRequestRow,
@@ -57,9 +59,8 @@ type Admission = { kind: 'issued'; command: HostRequestRow } | { kind: 'wait'; c
 async function admit(sql: Sql, actor: Actor, sessionID: string, timeoutMs: number): Promise<Admission> {
   return sql.begin(async (tx) => {
     const s = await lockSession(tx, actor, sessionID);
-    if (s.sealRequestedAt) throw new SessionSealedError(sessionID);
-    const [running] = await tx<{ id: string }[]>`SELECT id FROM executions WHERE session_id = ${sessionID} AND status = 'RUNNING'`;
-    if (running) throw new SessionBusyError(sessionID, running.id);
+    requireAdmissionsOpen(s);
+    requireIdle(sessionID, await runningExecution(tx, sessionID));
     const [inFlight] = await tx<HostRequestRow[]>`
       SELECT * FROM host_commands WHERE session_id = ${sessionID} AND kind = 'COMPACT_SESSION'
         AND replied_at IS NULL AND timed_out_at IS NULL AND expires_at IS NOT NULL AND expires_at > clock_timestamp()
@@ -136,7 +137,7 @@ export async function replyCompaction(sql: Sql, actor: Actor, c: HostRequestRow,
     }
     if (summary === null) return markReplied(tx, c, { error, outcome: { kind: 'FAILED', error } });
     const p = c.payload as CompactPayload;
-    if (s.sealRequestedAt) return markReplied(tx, c, { outcome: { kind: 'SEALED' } });
+    if (admissionsClosed(s)) return markReplied(tx, c, { outcome: { kind: 'SEALED' } });
     if (await isStale(tx, c.sessionId, p)) return markReplied(tx, c, { outcome: { kind: 'STALE' } });
     // Claim the command first: if the caller already gave up, nothing below happens.
     const messageID = newId('message', c.sessionId);

@@ -2,8 +2,9 @@ import type { Db, Sql, Tx } from '../db/connection.js';
 import { rowKey } from './shard.js';
 import type { Actor } from './access.js';
 import {
-  InvalidRequestError, MessageNotFoundError, PartNotFoundError, SessionBusyError,
+  InvalidRequestError, MessageNotFoundError, PartNotFoundError,
 } from './errors.js';
+import { requireIdle, runningExecution } from './busy-rule.js';
 import { commitEvent } from './events/commit.js';
 import type { MessageRow, PartRow, Role, SessionRow } from './rows.js';
 import { lockSessionHolding } from './sessions.js';
@@ -29,14 +30,6 @@ async function lockMessage(tx: Tx, actor: Actor, messageID: string): Promise<{ s
   return { session, message };
 }
 
-/**
- * Under the session row lock: busy while an execution of the session runs. beginExecution checks and
- * inserts under the same lock, so either the execution started before (busy) or starts after our commit.
- */
-async function requireIdle(tx: Tx, sessionID: string): Promise<void> {
-  const [running] = await tx<{ id: string }[]>`SELECT id FROM executions WHERE session_id = ${sessionID} AND status = 'RUNNING'`;
-  if (running) throw new SessionBusyError(sessionID, running.id);
-}
 
 export interface CorrectMessagePartInput {
   messageID: string;
@@ -63,7 +56,7 @@ export async function correctMessagePart(sql: Sql, actor: Actor, input: CorrectM
     if (part.type !== 'TEXT') {
       throw new InvalidRequestError('partID', `Part ${partID} is a ${part.type} part; only TEXT parts can be corrected.`);
     }
-    await requireIdle(tx, session.id);
+    requireIdle(session.id, await runningExecution(tx, session.id));
     const { result: { message: m, part: p } } = await commitEvent(tx, session.id, 'message.part_corrected', {
       messageID, partID, text, revision: part.revision + 1, messageRevision: message.revision + 1,
     });
@@ -86,7 +79,7 @@ export async function retractMessage(sql: Sql, actor: Actor, input: RetractMessa
   return sql.begin(async (tx) => {
     const { session, message } = await lockMessage(tx, actor, messageID);
     if (message.retractedAt) throw new InvalidRequestError('messageID', `Message ${messageID} is already retracted.`);
-    await requireIdle(tx, session.id);
+    requireIdle(session.id, await runningExecution(tx, session.id));
     const { result: m } = await commitEvent(tx, session.id, 'message.retracted', { messageID, reason, revision: message.revision + 1 });
     return { message: m };
   });

@@ -1,7 +1,9 @@
 import type { Db, Sql } from '../db/connection.js';
 import { rowKey } from './shard.js';
 import { scopeCondition, type Actor } from './access.js';
-import { ExecutionNotFoundError, InvalidRequestError, outcome, SessionBusyError, SessionSealedError } from './errors.js';
+import { ExecutionNotFoundError, InvalidRequestError, outcome } from './errors.js';
+import { requireAdmissionsOpen } from './admission-rule.js';
+import { requireIdle, runningExecution } from './busy-rule.js';
 import { checkHost, hostFacts, hostOf, hostStanding, type HostFacts } from './hosts.js';
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
@@ -97,9 +99,9 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
   return sql.begin(async (tx) => {
     // Every read of the checks sent with the lock (one wait for the server instead of five), then checked
     // in this order: a retried request, the seal, busy, the host, the start snapshot.
-    const [s, [previous, [running], host, snapshot]] = await lockSessionWith(tx, actor, sessionID, () => Promise.all([
+    const [s, [previous, running, host, snapshot]] = await lockSessionWith(tx, actor, sessionID, () => Promise.all([
       outcome(previousResult(tx, key)),
-      tx<{ id: string }[]>`SELECT id FROM executions WHERE session_id = ${sessionID} AND status = 'RUNNING'`,
+      runningExecution(tx, sessionID),
       hostStanding(tx, hostID),
       input.startSnapshot == null ? null : outcome(requireBoundarySnapshot(tx, input.startSnapshot, sessionID, 'startSnapshot')),
     ]));
@@ -109,8 +111,8 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
       const [e] = await tx<ExecutionRow[]>`SELECT * FROM executions WHERE ${rowKey(tx, previous.value)}`;
       return e;
     }
-    if (s.sealRequestedAt) throw new SessionSealedError(sessionID);
-    if (running) throw new SessionBusyError(sessionID, running.id);
+    requireAdmissionsOpen(s);
+    requireIdle(sessionID, running);
     checkHost(actor, hostID, host, { live: true });
     if (snapshot && 'error' in snapshot) throw snapshot.error;
     const executionID = newId('execution', sessionID);

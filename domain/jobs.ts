@@ -1,7 +1,8 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
 import { rowKey } from './shard.js';
 import { scopeCondition, type Actor } from './access.js';
-import { InvalidRequestError, JobNotFoundError, outcome, SessionSealedError } from './errors.js';
+import { InvalidRequestError, JobNotFoundError, outcome } from './errors.js';
+import { admissionsClosed, requireAdmissionsOpen } from './admission-rule.js';
 import { checkHost, hostFacts, hostOf, hostStanding, requireHost, type HostFacts } from './hosts.js';
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
@@ -45,7 +46,7 @@ export async function startJob(sql: Sql, actor: Actor, input: StartJobInput): Pr
       const [j] = await tx<JobRow[]>`SELECT * FROM jobs WHERE ${rowKey(tx, previous.value)}`;
       return j;
     }
-    if (s.sealRequestedAt) throw new SessionSealedError(sessionID);
+    requireAdmissionsOpen(s);
     checkHost(actor, hostID, host, { live: true });
     if (executionID && (!execution || execution.sessionId !== sessionID)) {
       throw new InvalidRequestError('executionID', `Execution ${executionID} is not an execution of session ${sessionID}.`);
@@ -81,7 +82,7 @@ export async function backgroundJob(sql: Sql, actor: Actor, input: { jobID: stri
   const jobID = requireId('job', input.jobID, 'jobID');
   return sql.begin(async (tx) => {
     const { s, j } = await lockJob(tx, actor, jobID);
-    if (s.sealRequestedAt) throw new SessionSealedError(s.id);
+    requireAdmissionsOpen(s);
     if (j.status !== 'RUNNING') throw new InvalidRequestError('jobID', `Job ${jobID} is not running (it is ${j.status}).`);
     if (j.background) return j;
     return (await commitEvent(tx, s.id, 'job.backgrounded', { jobID })).result;
@@ -124,7 +125,7 @@ export async function restoreJob(sql: Sql, actor: Actor, input: { jobID: string;
     if (j.hostId !== hostID) throw new InvalidRequestError('hostID', `Job ${jobID} belongs to another host.`);
     // Seal (issue 4): a job taken back while its session is sealing is cancelled again.
     const resealed = async (r: JobRow) => {
-      if (!s.sealRequestedAt) return r;
+      if (!admissionsClosed(s)) return r;
       await cancelRestoredJob(tx, s.id, r);
       return (await tx<JobRow[]>`SELECT * FROM jobs WHERE ${rowKey(tx, jobID)}`)[0];
     };

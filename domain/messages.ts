@@ -2,6 +2,7 @@ import type { Db, Sql } from '../db/connection.js';
 import { rowKey } from './shard.js';
 import { scopeCondition, type Actor } from './access.js';
 import { InvalidRequestError, outcome, SessionSealedError } from './errors.js';
+import { requireAdmissionsOpen } from './admission-rule.js';
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
 import type { MessageRow, Origin, PartRow, PartType, Role } from './rows.js';
@@ -154,7 +155,7 @@ export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessage
       const [m] = await tx<MessageRow[]>`SELECT * FROM messages WHERE ${rowKey(tx, previous.value)}`;
       return m;
     }
-    if (ADMISSION_ORIGINS.includes(input.origin) && s.sealRequestedAt) throw new SessionSealedError(sessionID);
+    if (ADMISSION_ORIGINS.includes(input.origin)) requireAdmissionsOpen(s);
     // Once SEALED nothing of the session runs any more, so nothing may write to it either (issue 4).
     if (s.sealedAt) throw new SessionSealedError(sessionID);
     if (executionID && (!execution || execution.sessionId !== sessionID)) {

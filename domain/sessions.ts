@@ -1,6 +1,7 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
 import { inScope, scopeCondition, type Actor } from './access.js';
-import { HostUnavailableError, InvalidRequestError, SessionBusyError, SessionNotFoundError } from './errors.js';
+import { HostUnavailableError, InvalidRequestError, SessionNotFoundError } from './errors.js';
+import { requireIdle } from './busy-rule.js';
 import { issueCommand } from './commands.js';
 import { awaitRequest, checkReplyResult, checkTimeout, issueRequest, markReplied, type HostRequestOptions, type HostRequestRow } from './host-requests.js';
 import { newId, sessionOf } from './ids.js';
@@ -293,7 +294,7 @@ export async function removeSession(sql: Sql, actor: Actor, input: { sessionID: 
     const ids = [...locked.keys()];
     const [running] = await tx`
       SELECT id, session_id FROM executions WHERE session_id = ANY(${ids}) AND status = 'RUNNING' ORDER BY session_id LIMIT 1`;
-    if (running) throw new SessionBusyError(running.sessionId, running.id);
+    if (running) requireIdle(running.sessionId, { id: running.id });
     // Commands of removed sessions go with them (host_commands.session_id is not a foreign key since 012);
     // a host that manages sessions is told to remove each one in its runtime (REMOVE_SESSION, acknowledged).
     await tx`DELETE FROM host_commands WHERE session_id = ANY(${ids}) AND kind <> 'REMOVE_SESSION'`;
