@@ -309,6 +309,31 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     expect(body).toContain('the key is [redacted]');
   });
 
+  it('imports the turns a transcript holds from before the host saw the session, with honest boundaries, once', async () => {
+    const plain = path.join(tmp, 'plain-settings.json');
+    fs.writeFileSync(plain, JSON.stringify(permissions));
+    const sessionId = randomUUID();
+    const steps: ScriptStep[] = [{ thinking: 'before', tools: [{ name: 'Bash', input: { command: 'echo early; exit 2', description: 'early' } }], usage: { input_tokens: 40, output_tokens: 4 } },
+      { text: 'earlier answer', usage: { input_tokens: 50, output_tokens: 6 } }];
+    const child = spawn(bin!, ['--settings', plain, '-p', scriptPrompt('an earlier turn', steps), '--session-id', sessionId], { cwd: repo, env: env(), stdio: 'ignore' });
+    expect(await new Promise((r) => child.once('exit', r))).toBe(0);
+    expect(host.gatewaySessionOf(sessionId)).toBeNull(); // no hook ran: the host never saw it
+    const r = await run(scriptPrompt('now with the host', [{ text: 'live answer' }]), { resume: sessionId });
+    expect(r.code, r.err).toBe(0);
+    const id = host.gatewaySessionOf(sessionId)!;
+    const s = await session(id);
+    const ex = s.executions.edges.map((e: any) => e.node).sort((a: any, b: any) => a.sequence - b.sequence);
+    expect(ex.map((e: any) => [e.sequence, e.status, e.boundary.__typename])).toEqual([[1, 'SUCCEEDED', 'BoundaryUnavailable'], [2, 'SUCCEEDED', 'SnapshotBoundary']]);
+    expect(ex[0].boundary).toMatchObject({ reason: 'START_NOT_CAPTURED' });
+    expect(ex[0].boundary.detail).toContain('imported');
+    expect(ex[0].changeset.coverage).toMatchObject({ __typename: 'CoverageUnavailable', reason: 'BOUNDARY_UNAVAILABLE' });
+    expect(ex[0].jobs.edges.map((e: any) => e.node)).toMatchObject([{ kind: 'SHELL', status: 'ERROR', exitCode: 2, title: 'early' }]);
+    const texts = s.messages.edges.map((e: any) => e.node).map((m: any) => `${m.role}:${m.parts.map((p: any) => p.__typename).join(',')}`);
+    expect(texts).toEqual(['USER:TextPart', 'ASSISTANT:ReasoningPart,ToolPart', 'ASSISTANT:TextPart', 'USER:TextPart', 'ASSISTANT:TextPart']);
+    const [row] = await gw.sql`SELECT input_tokens, output_tokens FROM executions WHERE id = ${ex[0].id}`;
+    expect([Number(row.inputTokens), Number(row.outputTokens)]).toEqual([90, 10]);
+  });
+
   it('a session Claude Code runs without the launcher (hooks in its settings): observed, sealed as ADMISSION_NOT_EXCLUSIVE', async () => {
     const settings = host.settingsFile('observed', permissions);
     const sessionId = randomUUID();

@@ -35,7 +35,7 @@ import { Gateway, GatewayError } from '../opencode/gateway.js';
 import { bridgeTransport } from '../opencode/snapshot-sink.js';
 import { FileBridgeStore } from '../opencode/store.js';
 import { hookSettings, writeHookScript } from './hook.js';
-import { parseTranscript, rewriteTranscript, turnOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
+import { isPrompt, parseTranscript, rewriteTranscript, turnOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
 
 /**
  * Rewrites a transcript atomically: the new content goes to a temporary file that replaces the transcript by
@@ -492,7 +492,68 @@ export class ClaudeCodeHost {
     const next = { ...st, sessionID: s.id };
     await this.persist(cc, next);
     this.watch(cc);
-    return next;
+    await this.importEarlier(cc, typeof input.prompt_id === 'string' ? input.prompt_id : null).catch((e) => this.log(`import of ${cc}: ${e?.message ?? e}`));
+    return this.sessions.get(cc)!;
+  }
+
+  /**
+   * The turns a transcript holds from before the host saw the session (Claude Code ran without its hooks, or
+   * before it was installed): each an execution, with its messages, jobs, model and usage, and honest
+   * boundaries: no capture of the worktree exists for them (START_/END_NOT_CAPTURED, the detail says they
+   * were imported). Same idempotency keys as live turns: imported once, never twice.
+   */
+  private async importEarlier(cc: string, current: string | null) {
+    const st = this.sessions.get(cc)!;
+    let text = '';
+    try { text = fs.readFileSync(st.transcript, 'utf8'); } catch { return; }
+    const { lines } = parseTranscript(text);
+    const prompts = [...new Set(lines.filter((l) => isPrompt(l) && typeof l.promptId === 'string').map((l) => l.promptId!))];
+    const why = 'imported: this turn was written to the transcript before the Claude Code host ran, so no capture of the worktree exists for it';
+    for (const promptId of prompts) {
+      if (promptId === current || this.sessions.get(cc)!.turns[promptId]) continue;
+      const t = turnOf(lines, promptId);
+      const lease = this.leases[st.kind];
+      const note = t.prompt ? taskNotification(t.prompt) : null;
+      const e: any = await lease.call(BeginExecutionDocument, {
+        sessionID: st.sessionID!, trigger: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId, idempotencyKey: `claude-code:turn:${cc}:${promptId}`, startCaptureError: why,
+      } as any);
+      const ts: TurnState = { promptId, executionID: e.id, settled: false, startedAt: Date.now() };
+      const now = this.sessions.get(cc)!;
+      await this.persist(cc, { ...now, turns: { ...now.turns, [promptId]: ts } });
+      if (t.prompt) {
+        const m: any = await this.gw.call(AppendMessageDocument, { input: {
+          sessionID: st.sessionID!, executionID: e.id, role: 'USER', origin: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId,
+          idempotencyKey: `claude-code:prompt:${cc}:${promptId}`, parts: [{ type: 'TEXT', text: t.prompt }],
+        } });
+        await this.remember(cc, m, { prompt: promptId });
+      }
+      await this.appendTurn(this.sessions.get(cc)!, cc, ts, t);
+      for (const p of t.steps.flatMap((x) => x.parts)) {
+        if (p.type !== 'TOOL' || p.tool !== 'Bash' || !p.externalID) continue;
+        const input = (p.input ?? {}) as Record<string, unknown>;
+        const j: any = await lease.call(StartJobDocument, {
+          sessionID: st.sessionID!, executionID: e.id, kind: 'SHELL', background: input.run_in_background === true,
+          title: typeof input.description === 'string' ? input.description.slice(0, 500) : null,
+          command: typeof input.command === 'string' ? input.command.slice(0, 10_000) : null, idempotencyKey: `claude-code:job:${cc}:${p.externalID}`,
+        } as any);
+        const n2 = this.sessions.get(cc)!;
+        await this.persist(cc, { ...n2, jobs: { ...n2.jobs, [p.externalID]: { jobID: j.id, promptId, background: input.run_in_background === true, taskId: null, done: false } } });
+        // A background shell's end is in a later task notification (imported with its own turn); else nobody saw it.
+        const end = input.run_in_background === true ? null : shellEnd(p.output, p.status) ?? { status: 'LOST' as const, exitCode: null };
+        if (end) await this.finishJob(cc, p.externalID, end);
+      }
+      if (note) {
+        const id = note.toolUseId ?? Object.entries(this.sessions.get(cc)!.jobs ?? {}).find(([, j]) => j.taskId === note.taskId)?.[0];
+        if (id) await this.finishJob(cc, id, note.end);
+      }
+      const ended = t.finishReason !== null && t.finishReason !== 'tool_use';
+      await this.settle(cc, ts, {
+        ...(ended ? { status: 'SUCCEEDED' } : { status: 'INTERRUPTED', interruptReason: 'USER' }),
+        ...this.usageInput(t), endCaptureError: why,
+      });
+    }
+    // Background shells of imported turns whose end no notification reported: nobody saw it.
+    for (const [id, j] of Object.entries(this.sessions.get(cc)!.jobs ?? {})) if (!j.done) await this.finishJob(cc, id, { status: 'LOST', exitCode: null });
   }
 
   private async snapshot(st: SessionState): Promise<{ id: string } | { error: string }> {

@@ -1,0 +1,148 @@
+/**
+ * Claude Code hook latency (issue 39 item 8): what the host's hooks add to a prompt and to a tool call.
+ *
+ * 1. Each hook as Claude Code runs it: the hook script (`bash <dir>/gateway-hook.sh <event> closed`, the JSON on
+ *    stdin) against a running host and gateway, timed from spawn to exit, which is exactly how long Claude Code
+ *    waits for it: PreToolUse of a Read call (admitWork), of a Bash call (admitWork + startJob), PostToolUse,
+ *    UserPromptSubmit (worktree capture with the watcher + createSnapshot + beginExecution + appendMessage),
+ *    Stop (answered at once; the turn is finished after). The same script against a closed port (the host
+ *    down) and a bare `bash -c 'cat >/dev/null'` hook give the floor.
+ * 2. The same scripted turn (a prompt, 3 Bash calls, a final answer: 2 + 3×2 + 1 hooks) run by the real
+ *    `claude -p` with the host's hooks (through the launcher) and without any hook, medians of ROUNDS runs.
+ *
+ *   npx tsx bench/claude-code-hooks.ts [rounds]     (DATABASE_URL, or the embedded server through npm run bench)
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { connect } from '../db/connection.js';
+import { migrate } from '../db/migrate.js';
+import { openDatabase } from '../db/index.js';
+import { createScratchDatabase } from '../db/scratch.js';
+import { createToken } from '../domain/tokens.js';
+import { buildApp } from '../server/app.js';
+import { ClaudeCodeHost } from '../bridge/claude-code/host.js';
+import { findClaudeBinary, launchClaude } from '../bridge/claude-code/launch.js';
+import { scriptPrompt, startScriptedAnthropic } from '../bridge/claude-code/scripted-model.js';
+
+const ROUNDS = Number(process.argv[2] ?? 5);
+const HOOK_N = Number(process.env.HOOK_N ?? 30);
+
+const pct = (xs: number[], p: number) => { const a = [...xs].sort((x, y) => x - y); return a[Math.min(a.length - 1, Math.floor(p * a.length))]; };
+const fmt = (xs: number[]) => `p50 ${pct(xs, 0.5).toFixed(1)} ms, p90 ${pct(xs, 0.9).toFixed(1)} ms (n=${xs.length})`;
+
+function timeHook(cmd: string, args: string[], input: unknown, env: NodeJS.ProcessEnv): Promise<{ ms: number; code: number | null; err: string }> {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    const c = spawn(cmd, args, { env, stdio: ['pipe', 'ignore', 'pipe'] });
+    let err = '';
+    c.stderr.on('data', (d) => { err += d; });
+    c.once('exit', (code) => resolve({ ms: performance.now() - t0, code, err }));
+    c.stdin.end(JSON.stringify(input));
+  });
+}
+
+async function main() {
+  const bin = findClaudeBinary();
+  if (!bin) throw new Error('no claude binary (npm ci installs @anthropic-ai/claude-code-linux-x64)');
+  const server = await openDatabase();
+  const scratch = await createScratchDatabase(server.url, 'gw_bench_cc_hooks');
+  const sql = connect(scratch.url, { max: 10 });
+  await migrate(sql);
+  const app = buildApp({ sql, gateway: { sweepIntervalMs: 1_000 } });
+  await app.start();
+  const admin = (await createToken(sql, { role: 'admin' })).secret;
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cc-'));
+  const repo = path.join(tmp, 'repo');
+  const home = path.join(tmp, 'home');
+  fs.mkdirSync(home);
+  fs.mkdirSync(repo);
+  const g = (...a: string[]) => execFileSync('git', a, { cwd: repo, stdio: 'pipe' });
+  g('init', '-q');
+  for (let i = 0; i < 200; i++) fs.writeFileSync(path.join(repo, `f${i}.txt`), `file ${i}\n`.repeat(50));
+  g('add', '.');
+  g('-c', 'user.email=b@e', '-c', 'user.name=b', 'commit', '-qm', 'c');
+  g('gc', '-q');
+  const model = await startScriptedAnthropic();
+  const dir = path.join(tmp, 'host');
+  const host = new ClaudeCodeHost({ gatewayUrl: app.url, hostToken: admin, dir });
+  await host.start();
+  const env = { ...process.env, HOME: home, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'sk-bench', DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1' };
+  const permissions = { permissions: { allow: ['Bash', 'Read', 'Write', 'Edit'] } };
+  const steps = [
+    ...[1, 2, 3].map((i) => ({ tools: [{ name: 'Bash', input: { command: `echo step ${i}`, description: `step ${i}` } }] })),
+    { text: 'done' },
+  ];
+  try {
+    // 2. Whole turns, with and without the host (alternating, so load drifts hit both alike).
+    const withHost: number[] = [];
+    const without: number[] = [];
+    const plain = path.join(tmp, 'plain-settings.json');
+    fs.writeFileSync(plain, JSON.stringify(permissions));
+    for (let r = 0; r < ROUNDS; r++) {
+      let t0 = performance.now();
+      const l = await launchClaude({ dir, args: ['-p', scriptPrompt(`bench ${r}`, steps)], cwd: repo, env, settings: permissions, stdio: 'pipe', detached: true, bin });
+      l.child.stdout!.resume();
+      l.child.stderr!.resume();
+      const x = await l.exited;
+      withHost.push(performance.now() - t0);
+      if (x.code !== 0) throw new Error(`claude with the host exited ${x.code}`);
+      await host.settled();
+      t0 = performance.now();
+      const c = spawn(bin, ['--settings', plain, '-p', scriptPrompt(`bench plain ${r}`, steps)], { cwd: repo, env, stdio: 'ignore' });
+      const code = await new Promise((res) => c.once('exit', res));
+      without.push(performance.now() - t0);
+      if (code !== 0) throw new Error(`claude without hooks exited ${code}`);
+    }
+
+    // 1. Each hook as Claude Code runs it, in a session the host fronts.
+    const script = path.join(dir, 'gateway-hook.sh');
+    const launch = await (await fetch(`http://127.0.0.1:${host.port}/launch`, { method: 'POST', body: JSON.stringify({ cwd: repo }) })).json() as { token: string };
+    await fetch(`http://127.0.0.1:${host.port}/launched`, { method: 'POST', body: JSON.stringify({ token: launch.token, pid: process.pid }) });
+    const henv = { ...process.env, GATEWAY_CLAUDE_LAUNCH: launch.token };
+    const sessionId = randomUUID();
+    const base = { session_id: sessionId, transcript_path: path.join(tmp, 'none.jsonl'), cwd: repo };
+    const hook = (ev: string, extra: Record<string, unknown>) => timeHook('bash', [script, ev, 'closed'], { ...base, hook_event_name: ev, ...extra }, henv);
+    const must = async (p: Promise<{ ms: number; code: number | null; err: string }>) => { const r = await p; if (r.code !== 0) throw new Error(`hook refused: ${r.err}`); return r.ms; };
+    await must(hook('SessionStart', { source: 'startup' }));
+    const figures: Record<string, number[]> = { UserPromptSubmit: [], 'PreToolUse Read': [], 'PreToolUse Bash': [], PostToolUse: [], Stop: [] };
+    for (let i = 0; i < HOOK_N; i++) {
+      const prompt_id = randomUUID();
+      fs.writeFileSync(path.join(repo, 'f0.txt'), `changed ${i}\n`);
+      figures.UserPromptSubmit.push(await must(hook('UserPromptSubmit', { prompt_id, prompt: `prompt ${i}` })));
+      figures['PreToolUse Read'].push(await must(hook('PreToolUse', { prompt_id, tool_name: 'Read', tool_input: { file_path: path.join(repo, 'f1.txt') }, tool_use_id: `toolu_r${i}` })));
+      figures['PreToolUse Bash'].push(await must(hook('PreToolUse', { prompt_id, tool_name: 'Bash', tool_input: { command: 'true', description: 'b' }, tool_use_id: `toolu_b${i}` })));
+      figures.PostToolUse.push(await must(hook('PostToolUse', { prompt_id, tool_name: 'Bash', tool_input: { command: 'true' }, tool_response: { stdout: '', interrupted: false }, tool_use_id: `toolu_b${i}` })));
+      figures.Stop.push(await must(hook('Stop', { prompt_id, last_assistant_message: '' })));
+      await host.settled();
+    }
+    const floor: number[] = [];
+    const down: number[] = [];
+    for (let i = 0; i < HOOK_N; i++) {
+      floor.push((await timeHook('bash', ['-c', 'cat >/dev/null'], base, henv)).ms);
+      down.push((await timeHook('bash', [script, 'PostToolUse', 'open'], base, { ...henv })).ms);
+    }
+    console.log(`hooks as Claude Code runs them (bash ${script.split('/').pop()}, loopback HTTP to the host):`);
+    for (const [k, v] of Object.entries(figures)) console.log(`  ${k.padEnd(18)} ${fmt(v)}`);
+    console.log(`  ${'bare bash hook'.padEnd(18)} ${fmt(floor)}  (a hook that does nothing: the floor)`);
+    console.log(`  ${'host reached, open'.padEnd(18)} ${fmt(down)}  (PostToolUse of an unknown session)`);
+    const m = (xs: number[]) => pct(xs, 0.5);
+    const hooks = 2 + 3 * 2 + 1; // SessionStart, UserPromptSubmit, 3 × (PreToolUse, PostToolUse), Stop (SessionEnd runs after the answer)
+    console.log(`whole turn (prompt, 3 Bash calls, answer; claude -p; ${ROUNDS} rounds): with the host ${fmt(withHost)}; without hooks ${fmt(without)}`);
+    console.log(`  difference of medians ${(m(withHost) - m(without)).toFixed(0)} ms over ${hooks} hooks = ${((m(withHost) - m(without)) / hooks).toFixed(1)} ms per hook`);
+  } finally {
+    await host.stop();
+    await model.close();
+    await app.stop();
+    await sql.end({ timeout: 1 });
+    await scratch.drop();
+    await server.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
