@@ -407,7 +407,8 @@ export class ClaudeCodeHost {
         this.wakeExits();
         for (const [cc, st] of this.sessions) {
           if (st.launch !== l.token) continue;
-          await this.enqueue(cc, async () => {
+          // Not awaited: the launcher (and so its user) does not wait for the host to finish the session's turn.
+          void this.enqueue(cc, async () => {
             const killed = this.killing.has(cc) || this.sessions.get(cc)!.fenced;
             await this.endRunning(cc, killed ? (this.sessions.get(cc)!.fenced ? 'seal' : 'signal') : body.signal ? 'signal' : Number(body.code) ? 'failed' : 'exit');
             // Shells still running when Claude Code went: killed with it by the host, else nobody saw their end.
@@ -415,7 +416,7 @@ export class ClaudeCodeHost {
           });
         }
         for (const [cc, st] of this.sessions) {
-          if (st.pendingEdits?.length) await this.enqueue(cc, () => this.applyEdits(cc));
+          if (st.pendingEdits?.length) void this.enqueue(cc, () => this.applyEdits(cc));
         }
         return json(res, 200, {});
       }
@@ -441,7 +442,9 @@ export class ClaudeCodeHost {
     if (!cc) return admitting && launchToken ? refuse('the hook input names no session_id') : allow;
     const launch = launchToken ? this.launches.get(launchToken) ?? null : null;
     if (launchToken && !launch && admitting) return refuse('unknown launch token: start Claude Code with `npx gateway claude-code`');
-    const d = await this.enqueue(cc, async (): Promise<Decision> => {
+    // Only prompts and tool calls wait for the host's decision; every other hook is answered at once (its work
+    // is queued in the session's order: Claude Code never waits for the host to mirror a turn or a session).
+    const decided = this.enqueue(cc, async (): Promise<Decision> => {
       let st = this.sessions.get(cc);
       if (st?.kind === 'launched' && !launch && admitting) {
         // A session the gateway fronts, run without its launcher (e.g. `claude --resume` with the host's hooks in
@@ -467,7 +470,7 @@ export class ClaudeCodeHost {
         case 'UserPromptSubmit': return this.admitPrompt(cc, input);
         case 'PreToolUse': return this.admitTool(cc, input);
         case 'PostToolUse': await this.toolEnded(cc, input); return allow;
-        case 'Stop': void this.enqueue(cc, () => this.finishTurn(cc, input)); return allow;
+        case 'Stop': await this.finishTurn(cc, input); return allow;
         case 'SessionEnd':
           if (st.kind === 'observed' && st.current) void this.enqueue(cc, () => this.endRunning(cc, 'exit'));
           if (st.kind === 'observed' && st.pendingEdits?.length) void this.afterExit(cc);
@@ -475,6 +478,7 @@ export class ClaudeCodeHost {
         default: return allow;
       }
     });
+    const d = admitting ? await decided : (decided.catch(() => {}), allow);
     if (d.exit === 2) this.stats.refused++;
     return d;
   }
