@@ -12,12 +12,14 @@ export interface ConnectOptions {
   applicationName?: string;
   /** Server settings for every connection of the pool (startup parameters). */
   settings?: Record<string, string>;
+  /** Called with each notice the server sends (dropped by default). */
+  onNotice?: (notice: { message?: string }) => void;
 }
 
 export function connect(url: string, opts: ConnectOptions = {}): Sql {
   return postgres(url, {
     max: opts.max ?? 10,
-    onnotice: () => {},
+    onnotice: opts.onNotice ?? (() => {}),
     // Rows come back with camelCase keys (session_id -> sessionId).
     transform: { column: { from: postgres.toCamel } },
     idle_timeout: 30,

@@ -132,14 +132,25 @@ export async function getHost(db: Db, hostID: string): Promise<HostRow | null> {
  * unfinished jobs LOST. Any instance may run it at any time: each session is handled in its own
  * transaction under the session lock (SKIP LOCKED, so two sweepers never wait on or double-apply the
  * same session), and the updates are guarded by the current status.
+ *
+ * `windowMs`: look only at hosts whose lease lapsed within that many milliseconds (null: every lapsed
+ * host). A host cannot start work once its lease has lapsed, so a host that lapsed longer ago than any
+ * starting transaction lasts has nothing left to mark after the sweeps of its window. The hosts are read
+ * first, from their own small table (a reference table on a cluster, read on the coordinator): with no
+ * host in the window, the sweep reads nothing of the history tables (no shard of a cluster).
  */
-export async function sweepExpiredLeases(sql: Sql): Promise<{ abandoned: number; lost: number }> {
+export async function sweepExpiredLeases(sql: Sql, opts: { windowMs?: number | null } = {}): Promise<{ abandoned: number; lost: number }> {
+  const windowMs = opts.windowMs ?? null;
+  const lapsed = (await sql<{ id: string }[]>`
+    SELECT id FROM hosts WHERE lease_expires_at < now()
+      AND (${windowMs}::float8 IS NULL OR lease_expires_at > now() - ${windowMs}::float8 * interval '1 millisecond')`).map((h) => h.id);
+  if (!lapsed.length) return { abandoned: 0, lost: 0 };
   const candidates = await sql<{ sessionId: string }[]>`
-    SELECT DISTINCT e.session_id FROM executions e JOIN hosts h ON h.id = e.host_id
-      WHERE e.status = 'RUNNING' AND h.lease_expires_at < now()
+    SELECT DISTINCT e.session_id FROM executions e
+      WHERE e.status = 'RUNNING' AND e.host_id = ANY(${lapsed}::text[])
     UNION
-    SELECT DISTINCT j.session_id FROM jobs j JOIN hosts h ON h.id = j.host_id
-      WHERE j.status IN ('RUNNING', 'CANCELLING') AND h.lease_expires_at < now()`;
+    SELECT DISTINCT j.session_id FROM jobs j
+      WHERE j.status IN ('RUNNING', 'CANCELLING') AND j.host_id = ANY(${lapsed}::text[])`;
   let abandoned = 0;
   let lost = 0;
   for (const { sessionId } of candidates) {

@@ -93,6 +93,8 @@ export function loadConfig(env: Env = process.env, projectDir = process.cwd()): 
     },
     gateway: {
       sweepIntervalMs: int('LEASE_SWEEP_MS', 1_000, 0, 3_600_000),
+      sweepWindowMs: int('LEASE_SWEEP_WINDOW_MS', 120_000, 0, 86_400_000),
+      sequencerSafetyMs: int('SEQUENCER_SAFETY_MS', 60_000, 0, 3_600_000),
       retentionIntervalMs: int('RETENTION_INTERVAL_MS', 600_000, 0, 86_400_000),
       feedPollMs: int('FEED_POLL_MS', 5_000, 0, 3_600_000),
       sealMaxTimeoutMs: int('SEAL_MAX_TIMEOUT_MS', 120_000, 1, 86_400_000),

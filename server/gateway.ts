@@ -16,6 +16,16 @@ import { log } from './logging.js';
 export interface GatewayConfig {
   /** How often this instance looks for hosts whose lease lapsed. */
   sweepIntervalMs: number;
+  /**
+   * After this instance's first sweep (every lapsed host), its sweeps look only at hosts whose lease
+   * lapsed within this many ms (0: every lapsed host, every time). Default 120000.
+   */
+  sweepWindowMs?: number;
+  /**
+   * The sequencer's safety pass (ms; 0 = off): staged notices and the listening connection's return
+   * wake it; this pass only covers what those could miss. Default 60000.
+   */
+  sequencerSafetyMs?: number;
   /** How often this instance applies the changeset retention policy (ms; 0 = off). Default 600000 (issue 3). */
   retentionIntervalMs?: number;
   /** Safety poll of the feeds while they have subscribers (ms; 0 = off). Default 5000. */
@@ -39,6 +49,8 @@ export class Gateway {
   private journals = new Map<string, Feed<JournalEvent>>();
   private sweeper: NodeJS.Timeout | null = null;
   private sweeping = false;
+  /** This instance has swept every lapsed host once (at its start); later sweeps look at recent lapses. */
+  private sweptAll = false;
   /** Aborted when the instance stops: waits such as a seal's end early (their state is persisted). */
   readonly stopping = new AbortController();
   /** Told of every sealSession's outcome (SessionSealed or the error's type) and duration (metrics). */
@@ -66,7 +78,7 @@ export class Gateway {
     this.bus = new PgBus(sql);
     this.revocations = new Revocations(sql, this.bus);
     // What this instance positions, its settlement feed hands out at once (not after the head notice, not read again).
-    this.sequencer = new Sequencer(sql, this.bus, 1_000, (rows, after) => this.settlements.offer(rows, after));
+    this.sequencer = new Sequencer(sql, this.bus, config.sequencerSafetyMs ?? 60_000, (rows, after) => this.settlements.offer(rows, after));
     this.settlements = new Feed<SettlementRow>(
       this.bus,
       'settlements',
@@ -134,7 +146,9 @@ export class Gateway {
     if (this.sweeping) return;
     this.sweeping = true;
     try {
-      const r = await sweepExpiredLeases(this.sql);
+      const windowMs = this.config.sweepWindowMs ?? 120_000;
+      const r = await sweepExpiredLeases(this.sql, { windowMs: this.sweptAll && windowMs > 0 ? windowMs : null });
+      this.sweptAll = true;
       if (r.abandoned || r.lost) log().info({ ...r }, 'lease sweep: executions abandoned, jobs lost');
     } catch (err) {
       log().warn({ err }, 'lease sweep failed (retried at the next tick)');

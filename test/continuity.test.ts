@@ -46,6 +46,20 @@ describe('continuity', () => {
     expect(await continuity(e.id)).toMatchObject({ __typename: 'ContinuityUnknown', reason: 'SETTLEMENT_UNCERTAIN' });
   });
 
+  it('a host that lapsed long before any instance swept (all were down) is swept by the next instance\'s first sweep', async () => {
+    const host = await registerHost(g, { leaseMs: 60_000 });
+    const s = await createSession(g, { directory: '/work/c3b' });
+    const e = await begin(g, host, s.id);
+    await g.app.gateway.sweep(); // this instance has swept (every lapsed host, at its start)
+    // Its lease lapsed an hour ago and no instance ran meanwhile: older than the window an instance
+    // sweeps once it has swept every lapsed host at its start.
+    await g.sql`UPDATE hosts SET lease_expires_at = now() - interval '1 hour' WHERE id = ${host.hostID}`;
+    await g.app.gateway.sweep();
+    expect(await continuity(e.id)).toMatchObject({ __typename: 'ContinuityUnknown', reason: 'NOT_SETTLED' });
+    await g.restart();
+    await expect.poll(async () => (await continuity(e.id)).reason, { timeout: 5000 }).toBe('SETTLEMENT_UNCERTAIN');
+  });
+
   it('is broken by a later execution, by interruption and by failure', async () => {
     const host = await registerHost(g);
     const s = await createSession(g, { directory: '/work/c4' });
