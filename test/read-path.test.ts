@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { execute, parse } from 'graphql';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { schema } from '../schema/index.js';
@@ -182,11 +182,15 @@ describe('the fast read path answers what graphql-js answers', () => {
         executions(first: $k, after: $after) { ${E} } ${extra} } } } }`;
       const one = await trips(q(''), v);
       const apart = await trips(q(`other: executions(first: 1) { ${counts} }`), v);
-      expect(one.trips).toBe(1);
+      // On a Citus cluster the pages are read in one statement of their own after the sessions: Citus cannot
+      // push each page's LIMIT down beside the list (resolvers/loaders.ts, executionPageAlongable).
+      expect(one.trips).toBe(inject('citus') ? 2 : 1);
       expect(apart.trips).toBe(3); // the sessions, then each of the two pages
       expect(one.data.sessions.edges.map((e: any) => e.node.executions)).toEqual(apart.data.sessions.edges.map((e: any) => e.node.executions));
       await both(q(''), v);
     }
+    // The rest checks the one-statement form itself, which a cluster never runs (executionPageAlongable).
+    if (inject('citus')) return;
     // The rows themselves (what the domain functions read of them: Dates, numbers, jsonb) are those postgres.js reads as rows.
     const cols = ['cost', 'id', 'input_tokens', 'sequence', 'session_id', 'settled_at', 'started_at', 'status'];
     const { sessions, pages } = await sessionsWithExecutions(g.sql, { where: g.sql`id <> ${S.sessions[99]}`, limit: 100, sessionColumns: ['created_at', 'id', 'title'],
@@ -269,7 +273,9 @@ describe('the fast read path answers what graphql-js answers', () => {
     }
   });
 
-  it('a read of one execution by ID settles on a generic plan: PostgreSQL stops planning it on every request', async () => {
+  // On a Citus cluster the statement is planned by Citus's router planner for the shard of each ID (a
+  // custom plan by design: it prunes to one shard by the parameter's value), not by PostgreSQL's plan cache.
+  it.skipIf(inject('citus'))('a read of one execution by ID settles on a generic plan: PostgreSQL stops planning it on every request', async () => {
     // One connection, so its prepared statements can be read back (pg_prepared_statements is per connection).
     // With the ID as an array parameter (`= ANY($1)`) PostgreSQL kept a custom plan for every execution,
     // planning 0.35 ms to run 0.09 ms; as a scalar (domain/shard.ts anyOf) it switches after five.
