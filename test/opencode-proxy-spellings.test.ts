@@ -7,19 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import git from 'isomorphic-git';
 import WebSocket from 'ws';
-import { startTestGateway, type TestGateway } from './harness.js';
-import { OpencodeClient } from '../bridge/opencode/client.js';
-import { FileBridgeStore } from '../bridge/opencode/store.js';
-import { findOpencodeBinary, startOpencode } from '../bridge/opencode/launch.js';
-import { startOpencodeFront, type OpencodeFront } from '../bridge/opencode/serve.js';
+import type { TestGateway } from './harness.js';
+import type { OpencodeClient } from '../bridge/opencode/client.js';
+import { findOpencodeBinary } from '../bridge/opencode/launch.js';
+import type { OpencodeFront } from '../bridge/opencode/serve.js';
+import { startFrontedOpencode, type FrontedOpencode } from './support/opencode-front.js';
 import { canonicalPath, readJsonBody, readTarget, sessionsNamed, type Target } from '../bridge/opencode/request-reading.js';
 import { promptAsync, until } from './support/opencode-kit.js';
-import { startScriptedModel, type ScriptedModel } from '../bridge/opencode/scripted-model.js';
 
 const ID = 'ses_dbe5910baffe30fBLy3cj7SWan';
 
@@ -169,8 +166,8 @@ const escapedJson = (value: unknown, mask: number) => JSON.stringify(value).repl
   [...m].map((c, i) => ((mask >> i) & 1 ? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}` : c)).join(''));
 
 describe.skipIf(!bin)('spellings of work routes through the admission proxy (real opencode-ai server)', { timeout: 900_000 }, () => {
+  let fx: FrontedOpencode;
   let gw: TestGateway;
-  let model: ScriptedModel;
   let front: OpencodeFront;
   let client: OpencodeClient;
   let tmp: string;
@@ -178,28 +175,11 @@ describe.skipIf(!bin)('spellings of work routes through the admission proxy (rea
   const forwarded: { method: string; target: string; sessions: string[] }[] = [];
 
   beforeAll(async () => {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'oc-spell-'));
-    project = path.join(tmp, 'project');
-    fs.mkdirSync(project);
-    fs.writeFileSync(path.join(project, 'a.txt'), 'one\n');
-    await git.init({ fs, dir: project });
-    model = await startScriptedModel();
-    gw = await startTestGateway();
-    front = await startOpencodeFront({
-      launch: (extra) => startOpencode({ bin: bin!, directory: project, home: path.join(tmp, 'oc'), modelUrl: model.url, ...extra }),
-      password: PASSWORD,
-      gatewayUrl: gw.url, hostToken: gw.admin, store: new FileBridgeStore(path.join(tmp, 'bridge.json')), leaseMs: 10_000,
-      onForward: (f) => forwarded.push(f),
-    });
-    client = new OpencodeClient(front.url, { password: PASSWORD });
+    fx = await startFrontedOpencode({ bin: bin!, password: PASSWORD, front: { onForward: (f) => forwarded.push(f) } });
+    ({ gw, front, client, tmp, project } = fx);
   }, 600_000);
 
-  afterAll(async () => {
-    await front?.stop().catch(() => {});
-    await model?.close().catch(() => {});
-    await gw?.stop().catch(() => {});
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-  });
+  afterAll(async () => { await fx?.stop(); });
 
   const mirrored = (oc: string) => until(`session ${oc} mirrored`, async () => front.bridge.gatewaySessionOf(oc), 60_000);
   const worktree = () => fs.readdirSync(project).sort().join(',');

@@ -3,18 +3,16 @@
 // admission; OpenCode's clients talk to the proxy only. Checked through real HTTP, SSE and WebSocket.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
-import git from 'isomorphic-git';
-import { startTestGateway, type TestGateway } from './harness.js';
-import { OpencodeClient } from '../bridge/opencode/client.js';
-import { FileBridgeStore } from '../bridge/opencode/store.js';
-import { findOpencodeBinary, startOpencode } from '../bridge/opencode/launch.js';
-import { startOpencodeFront, type OpencodeFront } from '../bridge/opencode/serve.js';
+import type { TestGateway } from './harness.js';
+import type { OpencodeClient } from '../bridge/opencode/client.js';
+import { findOpencodeBinary } from '../bridge/opencode/launch.js';
+import type { OpencodeFront } from '../bridge/opencode/serve.js';
+import { startFrontedOpencode, type FrontedOpencode } from './support/opencode-front.js';
 import { readTarget, sessionsNamed, type Target } from '../bridge/opencode/request-reading.js';
 import { until } from './support/opencode-kit.js';
-import { scriptPrompt, startScriptedModel, type ScriptedModel, type ScriptStep } from '../bridge/opencode/scripted-model.js';
+import { scriptPrompt, type ScriptStep } from '../bridge/opencode/scripted-model.js';
 
 const bin = findOpencodeBinary();
 const withTimeout = <T>(p: Promise<T>, ms: number, what: string) => Promise.race([p,
@@ -49,38 +47,24 @@ describe('policy (pure)', () => {
 });
 
 describe.skipIf(!bin)('OpenCode behind the admission proxy (real opencode-ai server)', { timeout: 600_000 }, () => {
+  let fx: FrontedOpencode;
   let gw: TestGateway;
-  let model: ScriptedModel;
   let front: OpencodeFront;
   let client: OpencodeClient;
-  let tmp: string;
   let project: string;
   const logs: string[] = [];
 
   beforeAll(async () => {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'oc-proxy-'));
-    project = path.join(tmp, 'project');
-    fs.mkdirSync(project);
-    fs.writeFileSync(path.join(project, 'a.txt'), 'one\n');
-    await git.init({ fs, dir: project });
-    model = await startScriptedModel();
-    gw = await startTestGateway();
-    front = await startOpencodeFront({
-      launch: (extra) => startOpencode({ bin: bin!, directory: project, home: path.join(tmp, 'oc'), modelUrl: model.url, ...extra }),
-      password: PASSWORD,
-      gatewayUrl: gw.url, hostToken: gw.admin, store: new FileBridgeStore(path.join(tmp, 'bridge.json')), leaseMs: 10_000,
+    fx = await startFrontedOpencode({ bin: bin!, password: PASSWORD, front: {
       maxBodyBytes: 4 * 1024 * 1024,
       log: (m) => { logs.push(m); if (process.env.BRIDGE_DEBUG) console.log(`[front] ${m}`); },
-    });
-    client = new OpencodeClient(front.url, { password: PASSWORD });
+    } });
+    ({ gw, front, client, project } = fx);
   }, 600_000); // loading a plugin, OpenCode first installs packages into its config dir: minutes on a loaded machine
 
   afterAll(async () => {
     if (process.env.BRIDGE_DEBUG && front) console.log(front.opencode.logs.join('').slice(-4000));
-    await front?.stop().catch(() => {});
-    await model?.close().catch(() => {});
-    await gw?.stop().catch(() => {});
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+    await fx?.stop();
   });
 
   const mirrored = (oc: string) => until(`session ${oc} mirrored`, async () => front.bridge.gatewaySessionOf(oc), 60_000);
