@@ -314,7 +314,7 @@ describe('config', () => {
   it('reads every option, with defaults, and names the variable of a bad one', () => {
     const c = loadConfig({}, '/srv/gw');
     expect(c).toMatchObject({ port: 4000, host: '127.0.0.1', dbPool: 20, dataDir: '/srv/gw/.data/pg', logLevel: 'info', metrics: { token: undefined, port: undefined } });
-    expect(c.gateway).toEqual({ sweepIntervalMs: 1000, retentionIntervalMs: 600000, feedPollMs: 5000, sealMaxTimeoutMs: 120000, hostRequestMaxTimeoutMs: 120000, hostRequestRetentionMs: 86400000 });
+    expect(c.gateway).toEqual({ sweepIntervalMs: 1000, sweepWindowMs: 120000, sequencerSafetyMs: 60000, retentionIntervalMs: 600000, feedPollMs: 5000, sealMaxTimeoutMs: 120000, hostRequestMaxTimeoutMs: 120000, hostRequestRetentionMs: 86400000 });
     const d = loadConfig({ PORT: '0', MAX_COST: '1000', TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'WARN', DATABASE_URL: 'postgres://u:p@db/x', LEASE_SWEEP_MS: '250' });
     expect(d).toMatchObject({ port: 0, logLevel: 'warn', databaseUrl: 'postgres://u:p@db/x', limits: { maxCost: 1000 }, tokenCache: { ttlMs: 0 }, gateway: { sweepIntervalMs: 250 } });
     for (const [env, msg] of [

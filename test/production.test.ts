@@ -159,7 +159,7 @@ describe('the production entry (node dist/cli/main.js)', () => {
         c.on('exit', (status) => resolve({ status, stderr }));
       });
       expect(r.status).toBe(1);
-      expect(r.stderr.trim()).toBe(`gateway: port ${port} on 127.0.0.1 is already in use (another gateway is running? set PORT, or METRICS_PORT)`);
+      expect(r.stderr.trim()).toBe(`gateway: port ${port} on 127.0.0.1 is already in use (another gateway is running? set PORT)`);
     } finally {
       blocker.close();
     }
