@@ -17,7 +17,8 @@ export const DISTRIBUTION_PLAN = {
   distributed: [
     { table: 'sessions', column: 'id', colocateWith: 'none' },
     ...['executions', 'messages', 'parts', 'jobs', 'journal', 'tombstones', 'settlements', 'host_commands',
-      'changesets', 'changeset_files', 'snapshots', 'admissions', 'compactions']
+      'changesets', 'changeset_files', 'snapshots', 'admissions', 'compactions',
+      'snapshot_changesets', 'snapshot_changeset_files']
       .map((table) => ({ table, column: 'session_id', colocateWith: 'sessions' })),
     { table: 'idempotency_keys', column: 'scope', colocateWith: 'sessions' },
     // File contents are shared between sessions (content-addressed): sharded by hash, with their holders.

@@ -338,7 +338,24 @@ export async function freezeChangeset(tx: Tx, e: { id: string; sessionId: string
   if (!end) return unavailable('EXPIRED', 'The end snapshot expired before the execution settled.');
   const policy = await readPolicy(tx);
 
-  // Contents of the stored files that differ (only those are read).
+  const contents = await differingContents(tx, start, end);
+  const c = computeChangeset(start, end, contents, policy);
+  await tx`INSERT INTO changesets (execution_id, session_id, coverage, omissions, file_count, additions, deletions, patch_bytes)
+    VALUES (${e.id}, ${e.sessionId}, ${c.omissions.length ? 'OMITTED' : 'COMPLETE'}, ${tx.json(c.omissions as any)},
+      ${c.files.length}, ${c.additions}, ${c.deletions}, ${c.patchBytes})`;
+  const rows = c.files.map((f, ord) => ({
+    execution_id: e.id, session_id: e.sessionId, ord, path: f.path, status: f.status,
+    additions: f.additions, deletions: f.deletions, binary: f.binary, patch: f.patch,
+  }));
+  await insertFileRows(tx, 'changeset_files', rows);
+}
+
+/**
+ * The stored contents of the files that differ between two manifests (only those are read), for
+ * computeChangeset. The caller holds the shared content lock (contentLockShared), so none is pruned
+ * underneath.
+ */
+export async function differingContents(tx: Tx, start: Manifest, end: Manifest): Promise<Map<string, Buffer>> {
   const A = new Map(start.files.map((f) => [f.p, f]));
   const need = new Set<string>();
   for (const b of end.files) {
@@ -355,19 +372,18 @@ export async function freezeChangeset(tx: Tx, e: { id: string; sessionId: string
     const rows = await tx<{ hash: string; data: Buffer }[]>`SELECT hash, data FROM contents WHERE hash = ANY(${list.slice(i, i + 500)})`;
     for (const r of rows) contents.set(r.hash, r.data);
   }
-  const c = computeChangeset(start, end, contents, policy);
-  await tx`INSERT INTO changesets (execution_id, session_id, coverage, omissions, file_count, additions, deletions, patch_bytes)
-    VALUES (${e.id}, ${e.sessionId}, ${c.omissions.length ? 'OMITTED' : 'COMPLETE'}, ${tx.json(c.omissions as any)},
-      ${c.files.length}, ${c.additions}, ${c.deletions}, ${c.patchBytes})`;
-  const rows = c.files.map((f, ord) => ({
-    execution_id: e.id, session_id: e.sessionId, ord, path: f.path, status: f.status,
-    additions: f.additions, deletions: f.deletions, binary: f.binary, patch: f.patch,
-  }));
-  // Batches bounded by rows and bytes (a parameterized statement carries at most 65535 parameters).
-  let batch: typeof rows = [];
+  return contents;
+}
+
+/**
+ * Inserts file rows in batches bounded by rows and bytes (a parameterized statement carries at most
+ * 65535 parameters).
+ */
+export async function insertFileRows(tx: Tx, table: string, rows: readonly ({ patch: string | null } & Record<string, unknown>)[]): Promise<void> {
+  let batch: (typeof rows)[number][] = [];
   let bytes = 0;
   const flush = async () => {
-    if (batch.length) await tx`INSERT INTO changeset_files ${tx(batch)}`;
+    if (batch.length) await tx`INSERT INTO ${tx(table)} ${tx(batch as Record<string, unknown>[])}`;
     batch = [];
     bytes = 0;
   };
@@ -548,7 +564,14 @@ export async function pruneChangesets(sql: Sql, opts: { batch?: number } = {}): 
           SELECT 1 FROM executions e LEFT JOIN changesets c ON c.session_id = e.session_id AND c.execution_id = e.id
           WHERE e.session_id = s.session_id AND (e.start_snapshot_id = s.id OR e.end_snapshot_id = s.id)
             AND (e.status = 'RUNNING' OR (c.execution_id IS NOT NULL AND c.pruned_at IS NULL)))
-      RETURNING s.id`;
+      RETURNING s.id, s.session_id`;
+    // Changesets between two snapshots (Session.changes, Execution.driftBefore) go with either of them.
+    if (used.length) {
+      const ids = used.map((u) => u.id as string);
+      await tx`DELETE FROM snapshot_changesets
+        WHERE session_id = ANY(${[...new Set(used.map((u) => u.sessionId as string))]})
+          AND (start_snapshot_id = ANY(${ids}) OR end_snapshot_id = ANY(${ids}))`;
+    }
     // Snapshots no execution used, older than the grace period.
     const unused = await tx`
       DELETE FROM snapshots s

@@ -8,9 +8,13 @@ import { sessionContexts, type ContextMessage } from '../domain/corrections.js';
 import type { ExecutionRow, JobRow, MessageRow, PartRow, SessionRow } from '../domain/rows.js';
 import { anyOf, carriedSessions, rowKeys } from '../domain/shard.js';
 import type { SnapshotRow } from '../domain/snapshots.js';
+import {
+  freezeSnapshotChangeset, incompleteExecutionsBetween, pairKey, snapshotChangesetFiles, snapshotChangesetFilesAt, snapshotChangesetRows,
+  type SnapshotChangesetFile, type SnapshotChangesetRow, type SnapshotPair,
+} from '../domain/snapshot-changes.js';
 import type { Context } from './context.js';
 import { decodeCursor, encodeCursor, type CursorKey, type CursorKind } from './cursors.js';
-import type { ChangesetAlong } from './lookahead.js';
+import type { ChangesetAlong, FileReads } from './lookahead.js';
 import { pageSize, toPage, type Page } from './pagination.js';
 
 /**
@@ -298,6 +302,67 @@ export const fileOfChangeset = perContext<{ executionId: string; path: string },
   async (keys, ctx) => byKey(keys.map((k) => `${k.executionId}\0${k.path}`), await changesetFilesAt(ctx.sql, keys), (r) => `${r.executionId}\0${r.path}`),
   { cacheKeyFn: (k) => `${k.executionId}\0${k.path}` },
 );
+
+// ---- changesets between snapshots (ranges of executions, drift) ------------------------------------
+
+/** A changeset between two snapshots as a request reads it: its stored row and, when asked, its files (null: not asked). */
+export interface BetweenRead { row: SnapshotChangesetRow; files: SnapshotChangesetFile[] | null }
+
+/**
+ * The changesets of snapshot pairs (domain/snapshot-changes.ts), with their files when the selection reads
+ * them ('list': without patches): the stored rows and files in one wave (two statements, on the pairs'
+ * shards); a pair not stored yet is computed and stored then (freezeSnapshotChangeset), once for every
+ * reader. Null: a snapshot of the pair has expired.
+ */
+export const changesBetween = perContext<{ pair: SnapshotPair; files: FileReads }, BetweenRead | null, string>(async (keys, ctx) => {
+  const pairs = [...new Map(keys.map((k) => [pairKey(k.pair), k.pair])).values()];
+  const withFiles = [...new Map(keys.filter((k) => k.files !== 'none').map((k) => [pairKey(k.pair), k.pair])).values()];
+  const patches = keys.some((k) => k.files === 'patches');
+  const [rows, files] = await Promise.all([snapshotChangesetRows(ctx.sql, pairs), snapshotChangesetFiles(ctx.sql, withFiles, patches)]);
+  const stored = new Map(rows.map((r) => [pairKey(r), r]));
+  const filesOf = new Map<string, SnapshotChangesetFile[]>();
+  for (const f of files) {
+    const k = pairKey(f as unknown as SnapshotPair);
+    if (!filesOf.has(k)) filesOf.set(k, []);
+    filesOf.get(k)!.push(f);
+  }
+  const out = new Map<string, BetweenRead | null>();
+  for (const p of pairs) {
+    const k = pairKey(p);
+    const row = stored.get(k);
+    if (row) { out.set(k, { row, files: filesOf.get(k) ?? [] }); continue; }
+    const frozen = await freezeSnapshotChangeset(ctx.sql, p);
+    out.set(k, frozen && { row: frozen.row, files: frozen.files });
+  }
+  return keys.map((key) => {
+    const r = out.get(pairKey(key.pair)) ?? null;
+    return r && { row: r.row, files: key.files === 'none' ? null : r.files };
+  });
+}, { cacheKeyFn: (k) => `${pairKey(k.pair)}|${k.files}` });
+
+/** One file of a changeset between snapshots by its path (null: it did not change). */
+export const fileBetween = perContext<SnapshotPair & { path: string }, SnapshotChangesetFile | null, string>(
+  async (keys, ctx) => byKey(keys.map((k) => `${pairKey(k)}\0${k.path}`), await snapshotChangesetFilesAt(ctx.sql, keys),
+    (r) => `${pairKey(r as unknown as SnapshotPair)}\0${r.path}`),
+  { cacheKeyFn: (k) => `${pairKey(k)}\0${k.path}` },
+);
+
+/** The executions from sequence `from` to `to` of a session whose own changesets are not complete (incompleteExecutionsBetween). */
+export const incompleteExecutions = perContext<{ sessionId: string; from: number; to: number }, ExecutionRow[], string>(async (keys, ctx) => {
+  const key = (k: { sessionId: string; from: number; to: number }) => `${k.sessionId}|${k.from}|${k.to}`;
+  const grouped = groupBy(keys.map(key), await incompleteExecutionsBetween<ExecutionRow>(ctx.sql, keys), key);
+  return grouped.map((g) => g.map((r) => r.execution));
+}, { cacheKeyFn: (k) => `${k.sessionId}|${k.from}|${k.to}` });
+
+/** The execution before each one in its session (by sequence; null for a session's first). */
+export const previousExecution = perContext<{ sessionId: string; sequence: number }, ExecutionRow | null, string>(async (keys, ctx) => {
+  const key = (k: { sessionId: string; sequence: number }) => `${k.sessionId}|${k.sequence}`;
+  const rows = await ctx.sql<ExecutionRow[]>`
+    SELECT e.* FROM executions e
+    JOIN unnest(${keys.map((k) => k.sessionId)}::text[], ${keys.map((k) => k.sequence - 1)}::int[]) AS k(s, seq) ON e.session_id = k.s AND e.sequence = k.seq
+    WHERE e.session_id = ${anyOf(ctx.sql, [...new Set(keys.map((k) => k.sessionId))])}`;
+  return byKey(keys.map(key), rows, (r) => `${r.sessionId}|${r.sequence + 1}`);
+}, { cacheKeyFn: (k) => `${k.sessionId}|${k.sequence}` });
 
 export const snapshotById = perContext<string, SnapshotRow | null>(async (ids, ctx) => byKey(ids, await ctx.sql<SnapshotRow[]>`
   SELECT id, session_id, host_id, captured_at, file_count, byte_size, pruned_at FROM snapshots WHERE ${rowKeys(ctx.sql, ids)}`, (r) => r.id));

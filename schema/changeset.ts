@@ -1,14 +1,17 @@
 import type { FieldNode, GraphQLResolveInfo } from 'graphql';
 import { builder, allow } from './builder.js';
 import { ContentMissingError, HostNotFoundError, InvalidRequestError, SessionNotFoundError } from './errors.js';
-import { ExecutionRef } from './refs.js';
+import { ExecutionRef, SessionRef } from './refs.js';
+import { ExecutionNotFoundError } from './errors.js';
+import type { SessionRow } from '../domain/rows.js';
+import { driftPair, rangePair, type PairOf, type SnapshotChangesetFile, type SnapshotChangesetRow, type SnapshotPair } from '../domain/snapshot-changes.js';
 import {
   boundaryOf, coverageOf, hasFiles,
   type BoundaryView, type BoundedExecution, type ChangesetCounts, type ChangesetFileRow, type ChangesetRow, type CoverageView, type Omission,
 } from '../domain/changesets.js';
 import type { Context } from '../resolvers/context.js';
 import { changesetFileReads, changesetRowReads, type FileReads } from '../resolvers/lookahead.js';
-import { changesetOfExecution, fileOfChangeset, filesOfChangeset, knownChangeset, knownChangesetCounts, knownFileList, snapshotById, type ListedFile } from '../resolvers/loaders.js';
+import { changesBetween, fileBetween, incompleteExecutions, previousExecution, changesetOfExecution, fileOfChangeset, filesOfChangeset, knownChangeset, knownChangesetCounts, knownFileList, snapshotById, type ListedFile } from '../resolvers/loaders.js';
 import { createSnapshot, missingContents, readPolicy, setPolicy, uploadContents, type Policy, type SnapshotRow } from '../domain/snapshots.js';
 
 /** What this selection of `Execution.changeset` reads of its files (computed once per field of the operation). */
@@ -76,18 +79,28 @@ const OmissionRef = builder.objectRef<Omission>('Omission').implement({
 type CC = Extract<CoverageView, { kind: 'complete' }>;
 type CO = Extract<CoverageView, { kind: 'omitted' }>;
 type CU = Extract<CoverageView, { kind: 'unavailable' }>;
-const CoverageComplete = builder.objectRef<CC>('CoverageComplete').implement({
+/** A coverage as a field reads it: with, for `Session.changes`, the executions of the range whose own changesets are not complete. */
+type WithIncomplete<T> = T & { incompleteExecutions?: readonly BoundedExecution[] };
+const INCOMPLETE_EXECUTIONS = 'Session.changes: the executions of the range (from and to included), in order, whose own changesets are not CoverageComplete (omitted, unavailable, expired, or still running): what they changed cannot all be told apart from the rest of the range, though the range itself is exactly what its coverage says. Empty for an execution\'s changeset and for driftBefore.';
+const CoverageComplete = builder.objectRef<WithIncomplete<CC>>('CoverageComplete').implement({
   description: 'Both boundaries exist and nothing relevant was left out. With an empty file list: the execution changed nothing.',
-  fields: (t) => ({ fileCount: t.exposeInt('fileCount') }),
+  fields: (t) => ({
+    fileCount: t.exposeInt('fileCount'),
+    incompleteExecutions: t.field({ type: [ExecutionRef], description: INCOMPLETE_EXECUTIONS, resolve: (c) => c.incompleteExecutions ?? [] }),
+  }),
 });
-const CoverageOmitted = builder.objectRef<CO>('CoverageOmitted').implement({
+const CoverageOmitted = builder.objectRef<WithIncomplete<CO>>('CoverageOmitted').implement({
   description: 'The changeset is real, but some evidence is missing: each omission says which path and why.',
-  fields: (t) => ({ omissions: t.expose('omissions', { type: [OmissionRef] }) }),
+  fields: (t) => ({
+    omissions: t.expose('omissions', { type: [OmissionRef] }),
+    incompleteExecutions: t.field({ type: [ExecutionRef], description: INCOMPLETE_EXECUTIONS, resolve: (c) => c.incompleteExecutions ?? [] }),
+  }),
 });
-const CoverageUnavailable = builder.objectRef<CU>('CoverageUnavailable').implement({
+const CoverageUnavailable = builder.objectRef<WithIncomplete<CU>>('CoverageUnavailable').implement({
   fields: (t) => ({
     reason: t.expose('reason', { type: CoverageReasonEnum }),
     detail: t.exposeString('detail'),
+    incompleteExecutions: t.field({ type: [ExecutionRef], description: INCOMPLETE_EXECUTIONS, resolve: (c) => c.incompleteExecutions ?? [] }),
   }),
 });
 const CoverageUnion = builder.unionType('Coverage', {
@@ -99,12 +112,13 @@ const CoverageUnion = builder.unionType('Coverage', {
  * The patch of a file row. A listed row (no patch) reaches a selection only when it reads no patch
  * (fileReads): one that did would be a bug of the look-ahead, answered as an error, never as null.
  */
-function patchOf(f: ChangesetFileRow | ListedFile): string | null {
+type FileRow = ChangesetFileRow | ListedFile | SnapshotChangesetFile;
+function patchOf(f: FileRow): string | null {
   if (!('patch' in f)) throw new Error(`the patch of ${f.path} was not read`);
-  return f.patch;
+  return f.patch ?? null;
 }
 
-const FileChangeRef = builder.objectRef<ChangesetFileRow | ListedFile>('FileChange').implement({
+const FileChangeRef = builder.objectRef<FileRow>('FileChange').implement({
   fields: (t) => ({
     path: t.exposeString('path'),
     status: t.expose('status', { type: FileChangeStatusEnum }),
@@ -123,12 +137,30 @@ const FileChangeRef = builder.objectRef<ChangesetFileRow | ListedFile>('FileChan
  * below is then a plain synchronous read; the counts are getters, exposed like a row's columns.
  */
 class ChangesetParent {
-  constructor(readonly execution: BoundedExecution, readonly row: ChangesetRow | ChangesetCounts | null, readonly files: (ChangesetFileRow | ListedFile)[] | null) {}
+  constructor(readonly execution: BoundedExecution, readonly row: ChangesetRow | ChangesetCounts | null, readonly files: (ChangesetFileRow | ListedFile)[] | null,
+    /** Session.changes of one execution (from = to): its own changeset, with the range's incomplete executions. */
+    readonly incomplete?: readonly BoundedExecution[]) {}
   get fileCount(): number { return readable(this)?.fileCount ?? 0; }
   get additions(): number { return readable(this)?.additions ?? 0; }
   get deletions(): number { return readable(this)?.deletions ?? 0; }
 }
 const readable = (c: ChangesetParent): ChangesetCounts | null => (c.execution.status !== 'RUNNING' && hasFiles(c.row) ? c.row : null);
+
+/**
+ * A changeset between two snapshots (Session.changes over several executions, Execution.driftBefore):
+ * `execution` is the one whose boundary ends it (`to`; the execution whose drift it is), `coverage` what
+ * the read found (the stored row's, or why there is none), `row` and `files` the stored changeset (null
+ * when unavailable; files null when the selection reads none).
+ */
+class BetweenParent {
+  constructor(readonly execution: BoundedExecution, readonly pair: SnapshotPair | null, readonly coverage: WithIncomplete<CoverageView>,
+    readonly row: SnapshotChangesetRow | null, readonly files: SnapshotChangesetFile[] | null) {}
+  get fileCount(): number { return this.row?.fileCount ?? 0; }
+  get additions(): number { return this.row?.additions ?? 0; }
+  get deletions(): number { return this.row?.deletions ?? 0; }
+}
+type AnyChangeset = ChangesetParent | BetweenParent;
+
 /**
  * The whole row, for a field that reads more than the counts. A row of counts reaches such a field only
  * through a bug of the look-ahead (COUNTS_FIELDS in resolvers/lookahead.ts), answered as an error, never
@@ -138,20 +170,35 @@ function wholeRow(c: ChangesetParent): ChangesetRow | null {
   if (c.row && !('omissions' in c.row)) throw new Error(`the changeset row of ${c.execution.id} was read as counts only`);
   return c.row as ChangesetRow | null;
 }
-const filesOf = (c: ChangesetParent): (ChangesetFileRow | ListedFile)[] => (readable(c) ? c.files ?? [] : []);
+const filesOf = (c: AnyChangeset): FileRow[] => (c instanceof BetweenParent ? (c.row ? c.files ?? [] : []) : readable(c) ? c.files ?? [] : []);
+const hasReadableFiles = (c: AnyChangeset): boolean => (c instanceof BetweenParent ? !!c.row : !!readable(c));
+function coverageOfChangeset(c: AnyChangeset): WithIncomplete<CoverageView> {
+  if (c instanceof BetweenParent) return c.coverage;
+  const view: WithIncomplete<CoverageView> = coverageOf(c.execution, c.execution.status === 'RUNNING' ? null : wholeRow(c));
+  if (c.incomplete) view.incompleteExecutions = c.incomplete;
+  return view;
+}
 
-const ChangesetRef = builder.objectRef<ChangesetParent>('Changeset').implement({
-  description: 'The file changes of one execution, frozen when it settled from its two boundary snapshots.',
+const ChangesetRef = builder.objectRef<AnyChangeset>('Changeset').implement({
+  description: 'The file changes of one execution, frozen when it settled from its two boundary snapshots; or, for Session.changes and Execution.driftBefore, the changes between two boundary snapshots of a session, computed from the stored snapshots once and stored.',
   fields: (t) => ({
-    execution: t.field({ type: ExecutionRef, resolve: (c) => c.execution }),
-    coverage: t.field({ type: CoverageUnion, resolve: (c) => coverageOf(c.execution, c.execution.status === 'RUNNING' ? null : wholeRow(c)) }),
+    execution: t.field({
+      type: ExecutionRef,
+      description: 'The execution whose changeset this is; for Session.changes the execution `to` (whose end boundary ends it); for driftBefore the execution whose start boundary ends it.',
+      resolve: (c) => c.execution,
+    }),
+    coverage: t.field({ type: CoverageUnion, resolve: coverageOfChangeset }),
     files: t.field({ type: [FileChangeRef], resolve: filesOf }),
     file: t.field({
       type: FileChangeRef,
       nullable: true,
       description: 'One file of the changeset by its path (null when it did not change, or coverage is unavailable): lets a client load each file\'s patch as it is opened instead of every patch at once.',
       args: { path: t.arg.string({ required: true }) },
-      resolve: (c, { path }, ctx) => (readable(c) ? fileOfChangeset(ctx).load({ executionId: c.execution.id, path }) : null),
+      resolve: (c, { path }, ctx) => {
+        if (!hasReadableFiles(c)) return null;
+        if (c instanceof BetweenParent) return fileBetween(ctx).load({ ...c.pair!, path });
+        return fileOfChangeset(ctx).load({ executionId: c.execution.id, path });
+      },
     }),
     fileCount: t.exposeInt('fileCount'),
     additions: t.exposeInt('additions'),
@@ -159,7 +206,7 @@ const ChangesetRef = builder.objectRef<ChangesetParent>('Changeset').implement({
     patch: t.string({
       nullable: true,
       description: 'The whole unified diff (the rendered file patches in path order); null when coverage is unavailable.',
-      resolve: (c) => (readable(c) ? filesOf(c).map((f) => patchOf(f) ?? '').join('') : null),
+      resolve: (c) => (hasReadableFiles(c) ? filesOf(c).map((f) => patchOf(f) ?? '').join('') : null),
     }),
   }),
 });
@@ -169,19 +216,19 @@ const ChangesetRef = builder.objectRef<ChangesetParent>('Changeset').implement({
  * the rows along, or their counts when that is all its selection reads: resolvers/loaders.ts),
  * synchronously, or one batched load of it; and of its files when selected.
  */
-function changesetOf(e: BoundedExecution, ctx: Context, info: GraphQLResolveInfo): ChangesetParent | Promise<ChangesetParent> {
-  if (e.status === 'RUNNING') return new ChangesetParent(e, null, null);
+function changesetOf(e: BoundedExecution, ctx: Context, info: GraphQLResolveInfo, incomplete?: readonly BoundedExecution[]): ChangesetParent | Promise<ChangesetParent> {
+  if (e.status === 'RUNNING') return new ChangesetParent(e, null, null, incomplete);
   const known = changesetRowReads(info.fragments, info.fieldNodes) === 'counts' ? knownChangesetCounts(ctx, e.id) : knownChangeset(ctx, e.id);
   const reads = fileReads(info);
   if (reads === 'none') {
-    if (known !== undefined) return new ChangesetParent(e, known, null);
-    return changesetOfExecution(ctx).load(e.id).then((row) => new ChangesetParent(e, row, null));
+    if (known !== undefined) return new ChangesetParent(e, known, null, incomplete);
+    return changesetOfExecution(ctx).load(e.id).then((row) => new ChangesetParent(e, row, null, incomplete));
   }
   // A list without patches the context read already (execution(id) brings it along), else the rows.
   const listed = reads === 'list' ? knownFileList(ctx, e.id) : undefined;
-  if (known !== undefined && listed) return new ChangesetParent(e, known, listed);
+  if (known !== undefined && listed) return new ChangesetParent(e, known, listed, incomplete);
   const row = known !== undefined ? known : changesetOfExecution(ctx).load(e.id);
-  return Promise.all([row, listed ?? filesOfChangeset(ctx).load(e.id)]).then(([row, files]) => new ChangesetParent(e, row, files));
+  return Promise.all([row, listed ?? filesOfChangeset(ctx).load(e.id)]).then(([row, files]) => new ChangesetParent(e, row, files, incomplete));
 }
 
 builder.objectFields(ExecutionRef, (t) => ({
@@ -194,6 +241,76 @@ builder.objectFields(ExecutionRef, (t) => ({
     },
   }),
   changeset: t.field({ type: ChangesetRef, resolve: (e, _a, ctx, info) => changesetOf(e, ctx, info) }),
+  driftBefore: t.field({
+    type: ChangesetRef,
+    nullable: true,
+    description: 'What changed in the worktree between the end boundary of the previous execution of the session (by sequence) and the start boundary of this one, while no execution of the session ran (the user editing, another tool): empty with CoverageComplete when nothing did; CoverageUnavailable when either boundary is missing or expired. Null for the first execution of a session, which has no previous boundary.',
+    resolve: (e, _a, ctx, info) => driftOf(e, ctx, info),
+  }),
+}));
+
+/** What a changeset between snapshots reads as: its stored row, or why there is none. */
+function betweenOf(execution: BoundedExecution, of: PairOf, ctx: Context, info: GraphQLResolveInfo, incomplete: readonly BoundedExecution[] | undefined): BetweenParent | Promise<BetweenParent> {
+  if (of.kind === 'unavailable') return new BetweenParent(execution, null, { kind: 'unavailable', reason: of.reason, detail: of.detail, incompleteExecutions: incomplete }, null, null);
+  return changesBetween(ctx).load({ pair: of.pair, files: fileReads(info) }).then((read) => {
+    if (!read) {
+      return new BetweenParent(execution, of.pair, {
+        kind: 'unavailable', reason: 'EXPIRED', detail: 'A boundary snapshot was pruned by the retention policy.', incompleteExecutions: incomplete,
+      }, null, null);
+    }
+    const { row } = read;
+    const coverage: WithIncomplete<CoverageView> = row.coverage === 'OMITTED'
+      ? { kind: 'omitted', omissions: row.omissions, incompleteExecutions: incomplete }
+      : { kind: 'complete', fileCount: row.fileCount, incompleteExecutions: incomplete };
+    return new BetweenParent(execution, of.pair, coverage, row, read.files);
+  });
+}
+
+/** Execution.driftBefore: the changeset from the previous execution's end boundary to this one's start (null for the first). */
+async function driftOf(e: BoundedExecution, ctx: Context, info: GraphQLResolveInfo): Promise<BetweenParent | null> {
+  if (e.sequence <= 1) return null;
+  const previous = await previousExecution(ctx).load({ sessionId: e.sessionId, sequence: e.sequence });
+  if (!previous) return null;
+  return betweenOf(e, driftPair(previous, e), ctx, info, undefined);
+}
+
+/**
+ * Session.changes(from, to): both executions of this session (else ExecutionNotFoundError when missing
+ * or outside the caller's scope, InvalidRequestError when of another session), `from` not after `to`. One
+ * execution (from = to) reads its own frozen changeset; a longer range the changeset between the start
+ * boundary of `from` and the end boundary of `to`. Either way with the range's incomplete executions.
+ */
+async function sessionChanges(s: SessionRow, fromID: string, toID: string, ctx: Context, info: GraphQLResolveInfo): Promise<AnyChangeset> {
+  const [from, to] = await ExecutionRef.getDataloader(ctx).loadMany([fromID, toID]);
+  if (!from || from instanceof Error) throw new ExecutionNotFoundError(fromID);
+  if (!to || to instanceof Error) throw new ExecutionNotFoundError(toID);
+  for (const [field, e] of [['from', from], ['to', to]] as const) {
+    if (e.sessionId !== s.id) throw new InvalidRequestError(field, `Execution ${e.id} belongs to another session than ${s.id}.`);
+  }
+  if (from.sequence > to.sequence) {
+    throw new InvalidRequestError('to', `Execution ${to.id} (sequence ${to.sequence}) comes before execution ${from.id} (sequence ${from.sequence}): a range goes from an execution to the same or a later one.`);
+  }
+  const incomplete = incompleteExecutions(ctx).load({ sessionId: s.id, from: from.sequence, to: to.sequence });
+  if (from.id === to.id) {
+    const [list, changeset] = await Promise.all([incomplete, changesetOf(to, ctx, info)]);
+    return new ChangesetParent(changeset.execution, changeset.row, changeset.files, list);
+  }
+  const [list, changeset] = await Promise.all([incomplete, betweenOf(to, rangePair(from, to), ctx, info, undefined)]);
+  changeset.coverage.incompleteExecutions = list;
+  return changeset;
+}
+
+builder.objectFields(SessionRef, (t) => ({
+  changes: t.field({
+    type: ChangesetRef,
+    description: 'The changes from the start boundary of execution `from` to the end boundary of execution `to` (both of this session, `from` not later than `to`; the same execution: its own changeset), computed from the stored snapshots, never the live worktree, and stored once. Coverage as for an execution: omissions of either boundary for changed paths, CoverageUnavailable when a boundary is missing (BOUNDARY_UNAVAILABLE), still running (NOT_SETTLED) or expired (EXPIRED); `incompleteExecutions` lists the executions of the range whose own changesets are not complete.',
+    errors: { types: [ExecutionNotFoundError, InvalidRequestError], union: { name: 'SessionChangesResult' } },
+    args: {
+      from: t.arg.id({ required: true, description: 'The first execution of the range (its start boundary).' }),
+      to: t.arg.id({ required: true, description: 'The last execution of the range (its end boundary).' }),
+    },
+    resolve: (s, { from, to }, ctx, info) => sessionChanges(s, String(from), String(to), ctx, info),
+  }),
 }));
 
 // ---- host protocol: contents and snapshots --------------------------------------------------------
