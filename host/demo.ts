@@ -14,7 +14,8 @@ export interface DemoResult {
   childID: string;
   /** Execution 1 (succeeded): edits greeting.txt, adds notes.md; coverage complete. */
   changedID: string;
-  /** Execution 2 (failed): edits greeting.txt and writes the ignored build.log; coverage omitted. */
+  /** Execution 2 (failed): edits greeting.txt and writes the ignored build.log; coverage omitted. Before it,
+   *  outside any execution, the user edits README.md: its driftBefore shows that edit. */
   omittedID: string;
   query: string;
 }
@@ -62,6 +63,11 @@ export async function runDemo(args: string[], out: (line: string) => void = (l) 
     await host.appendText(root.id, e1.id, 'greeting.txt now says "hello, world"; notes.md records it.');
     await host.settleExecution(e1.id, 'SUCCEEDED', { endSnapshot: await snap(root.id) });
 
+    // Between executions, the user edits README.md by hand: no execution of the session runs, so that edit
+    // is nobody's changeset but shows as the drift before execution 2 (and in the session's changes).
+    writeFileSync(path.join(worktree, 'README.md'), '# Demo worktree\n\nThe reference host edits greeting.txt here.\nThe user added this line between two executions.\n');
+    out('  the user edited README.md between executions 1 and 2');
+
     // Execution 2: a job that edits greeting.txt, writes an ignored log and fails.
     await host.appendText(root.id, null, 'Now run the build (it fails on purpose).', 'PROMPT');
     const e2: any = await host.beginExecution(root.id, 'PROMPT', { startSnapshot: await snap(root.id) });
@@ -88,12 +94,15 @@ export async function runDemo(args: string[], out: (line: string) => void = (l) 
 
     const query = `query {
     changed: execution(id: "${e1.id}") { ...Changes }
-    omitted: execution(id: "${e2.id}") { ...Changes }
+    omitted: execution(id: "${e2.id}") { ...Changes driftBefore { fileCount files { path status patch } } }
     continuity(executionID: "${e1.id}") { __typename ... on ContinuityBroken { reason cause { sequence } } }
     session(id: "${root.id}") {
       title status metadata
       children { edges { node { id title } } }
       executions { edges { node { id sequence status error jobs { edges { node { title status exitCode } } } } } }
+      changes(from: "${e1.id}", to: "${e2.id}") {
+        ... on Changeset { fileCount coverage { __typename } files { path status additions deletions } }
+      }
     }
   }
   fragment Changes on Execution {
@@ -106,8 +115,9 @@ export async function runDemo(args: string[], out: (line: string) => void = (l) 
   }`;
     out(`
 Done. The session ran three executions: 1 edited greeting.txt and added notes.md (coverage complete),
-2 edited greeting.txt again and wrote build.log, which .gitignore excludes (coverage omitted: IGNORED),
-3 was interrupted after a concurrent one was refused; the child's one execution changed nothing.
+2 edited greeting.txt again and wrote build.log, which .gitignore excludes (coverage omitted: IGNORED);
+before 2, outside any execution, README.md was edited: execution 2's driftBefore shows it, and the
+session's changes from 1 to 2 hold all three edits; 3 was interrupted after a concurrent one was refused; the child's one execution changed nothing.
 The worktree ${worktree} is removed now (--keep-worktree keeps it); the changesets stay on the gateway.
 Open ${values.url} in a browser (GraphiQL), put {"Authorization": "Bearer <token>"} in Headers, and run:
 

@@ -36,6 +36,8 @@ export const EXECUTION: Projection = {
     boundary: ['start_snapshot_id', 'end_snapshot_id'],
     // The changeset reads the execution's status and ID; `Changeset.execution` hands the row on whole.
     changeset: (nodes, info) => (selectedFields(info.fragments, nodes).has('execution') ? null : []),
+    // The drift reads the execution's start boundary (its session and sequence are key columns).
+    driftBefore: (nodes, info) => (selectedFields(info.fragments, nodes).has('execution') ? null : ['start_snapshot_id']),
   },
 };
 

@@ -38,6 +38,11 @@ it('prints a query whose answer shows a changeset with patches and CoverageCompl
   expect(omitted.changeset.coverage).toEqual({ __typename: 'CoverageOmitted', omissions: [{ path: 'build.log', reason: 'IGNORED' }] });
   expect(omitted.changeset.files.map((f: any) => f.path)).toEqual(['greeting.txt']);
   expect(omitted.changeset.files[0].patch).toContain('+hello, world!');
+  // The user's edit between executions 1 and 2: in neither changeset, but in the drift before 2 and in the range.
+  expect(omitted.driftBefore.files.map((f: any) => [f.path, f.status])).toEqual([['README.md', 'MODIFIED']]);
+  expect(omitted.driftBefore.files[0].patch).toContain('+The user added this line between two executions.');
+  expect(session.changes.coverage.__typename).toBe('CoverageOmitted');
+  expect(session.changes.files.map((f: any) => f.path)).toEqual(['README.md', 'greeting.txt', 'notes.md']);
 
   // What the README says it creates: a session with a child, four executions (succeeded, failed with
   // a failing job, interrupted), the child's one.

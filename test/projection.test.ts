@@ -44,6 +44,7 @@ const EXECUTION_FIELDS: Record<string, string> = {
   messages: 'messages(first: 2) { edges { node { id } } }', jobs: 'jobs(first: 2) { edges { node { id } } }',
   boundary: 'boundary { __typename ... on SnapshotBoundary { start { id fileCount } end { id } } ... on BoundaryUnavailable { reason detail } }',
   changeset: 'changeset { fileCount additions deletions coverage { __typename } files { path } patch }',
+  driftBefore: 'driftBefore { fileCount additions deletions coverage { __typename ... on CoverageUnavailable { reason detail } } files { path } patch }',
 };
 const SESSION_FIELDS: Record<string, string> = {
   __typename: '__typename', id: 'id', parentID: 'parentID', parent: 'parent { id title }', children: 'children(first: 2) { edges { node { id } } }',
