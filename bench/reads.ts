@@ -27,6 +27,14 @@
  * Before measuring, it checks that the three answer the same data for every query.
  * BENCH_LOG: the gateway's log level, `info` by default as with `npm start` (a JSON line per request, written
  * synchronously to /dev/null); `silent` measures it without its log lines.
+ * BASELINE_REF=<git ref>: also serves that commit's gateway (built into a temporary directory of its own,
+ * with the dependency patches it had: bench/support/baseline.ts) over the same database as a fourth server
+ * in the same rounds, and prints this gateway's throughput and p50 against it per query.
+ * HISTORY=<n> (n > 1): also a second database whose history is n times larger (the same rows, under
+ * SESSIONS × (n − 1) older sessions of 16 executions on average, each with a changeset and two messages
+ * of 5 parts: bench/support/history-data.ts), served by the gateway as another server in the same
+ * rounds; prints its p50 and p99 against the small history's per query (one page must cost the same:
+ * target <= 1.5). HISTORY_KEEP=1 keeps that database on the server between runs (reused when present).
  * BENCH_ALLOC=1: also samples this process's heap allocations during each run (V8's sampling heap
  * profiler, collected objects included) and prints the bytes allocated per request by each server: on
  * this machine a steadier figure than CPU time for changes of a few percent. Sampling costs CPU, so the
@@ -47,6 +55,8 @@ import type { ChangesetCounts, ChangesetFileRow, ChangesetRow } from '../domain/
 import type { ExecutionRow } from '../domain/rows.js';
 import { drive, median, type Run } from './support/drive.js';
 import { seedReads } from './support/reads-data.js';
+import { seedHistory } from './support/history-data.js';
+import { buildBaseline } from './support/baseline.js';
 import { ensureBuilt, gatewayModule } from './support/gateway-code.js';
 
 // The gateway, and the ceiling's use of its SQL and helpers, as `npm start` runs them: dist/ (built
@@ -103,6 +113,9 @@ const SESSIONS = Math.max(101, Number(process.env.SESSIONS ?? 120));
 const PAGES = [5, 20, 50, 100];
 /** Which servers to drive (all three unless profiling one). */
 const SERVERS = (process.env.SERVERS ?? 'gateway,postgraphile,ceiling').split(',');
+/** BASELINE_REF: another commit's gateway beside this one; HISTORY: a history that many times larger beside this one. */
+const BASELINE_REF = process.env.BASELINE_REF || null;
+const HISTORY = Number(process.env.HISTORY ?? 1);
 const QUERIES = (process.env.QUERIES ?? ['changeset50', ...PAGES.map((n) => `sessions${n}`), 'changeset500'].join(',')).split(',');
 
 // ---- the queries, as each server spells them ---------------------------------------------------------
@@ -265,6 +278,29 @@ async function post(url: string, headers: Record<string, string>, body: string):
 
 const listen = (s: Server) => new Promise<string>((r) => s.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(s.address() as { port: number }).port}/graphql`)));
 
+/** The database of a HISTORY run: a scratch one, or with HISTORY_KEEP=1 one kept on the server by its size (seeded once). */
+async function historyDatabase(serverUrl: string): Promise<{ url: string; fresh: boolean; drop(): Promise<void> }> {
+  if (process.env.HISTORY_KEEP !== '1') return { ...(await createScratchDatabase(serverUrl, 'gw_bench_history')), fresh: true };
+  const name = `gw_bench_history_${HISTORY}x_${SESSIONS}`;
+  const admin = connect(serverUrl, { max: 1 });
+  try {
+    const [row] = await admin<{ seeded: string | null }[]>`SELECT shobj_description(oid, 'pg_database') AS seeded FROM pg_database WHERE datname = ${name}`;
+    if (row && row.seeded === 'seeded') return { url: withDatabaseName(serverUrl, name), fresh: false, drop: async () => {} };
+    if (row) await admin.unsafe(`DROP DATABASE ${name} WITH (FORCE)`);
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+    // Marked `seeded` (its comment) once seeded: a run stopped half-way leaves one that the next drops.
+    return { url: withDatabaseName(serverUrl, name), fresh: true, drop: async () => {} };
+  } finally {
+    await admin.end();
+  }
+}
+
+function withDatabaseName(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
 async function main() {
   const db = await openDatabase();
   const scratch = await createScratchDatabase(db.url, 'gw_bench_reads');
@@ -281,6 +317,10 @@ async function main() {
   let pglServer: Server | null = null;
   let pgl: { release(): unknown } | null = null;
   let pglPool: import('pg').Pool | null = null;
+  // BASELINE_REF: the other commit's gateway over the same database, with its own modules and pool.
+  let base: { app: { url: string; start(): Promise<void>; stop(): Promise<void> }; sql: { end(o: { timeout: number }): Promise<void> }; commit: string } | null = null;
+  // HISTORY: the gateway over the larger history.
+  let hist: { app: ReturnType<typeof buildApp>; sql: Sql; db: Awaited<ReturnType<typeof historyDatabase>>; e50: string; e500: string; secret: string } | null = null;
   try {
     await migrate(sql);
     const { e50, e500 } = await seedReads(sql, SESSIONS);
@@ -292,6 +332,40 @@ async function main() {
     await counting.gateway.sequencer.stop();
     const reader = await createToken(sql, { role: 'reader' });
     const gwHeaders = { authorization: `Bearer ${reader.secret}` };
+
+    if (BASELINE_REF) {
+      const b = buildBaseline(BASELINE_REF);
+      const bConnect = (await import(b.module('db/connection.js'))).connect as typeof connect;
+      const bBuildApp = (await import(b.module('server/app.js'))).buildApp as (o: unknown) => NonNullable<typeof base>['app'];
+      const bLogging = await import(b.module('server/logging.js')) as typeof import('../server/logging.js');
+      if (BENCH_LOG !== 'silent') bLogging.setLogger(bLogging.createLogger(BENCH_LOG, pino.destination({ dest: '/dev/null', sync: true })));
+      const bSql = bConnect(scratch.url, { max: POOL });
+      base = { app: bBuildApp({ sql: bSql, gateway: { sweepIntervalMs: 0, retentionIntervalMs: 0 } }), sql: bSql, commit: b.commit };
+      await base.app.start();
+    }
+
+    if (HISTORY > 1) {
+      const hdb = await historyDatabase(db.url);
+      const hSql = connect(hdb.url, { max: POOL });
+      await migrate(hSql);
+      let h50: string, h500: string;
+      if (hdb.fresh) {
+        ({ e50: h50, e500: h500 } = await seedReads(hSql, SESSIONS));
+        const seeded = await seedHistory(hSql, SESSIONS * (HISTORY - 1));
+        if (process.env.HISTORY_KEEP === '1') await hSql.unsafe(`COMMENT ON DATABASE ${new URL(hdb.url).pathname.slice(1)} IS 'seeded'`);
+        console.log(`history ${HISTORY}x: ${SESSIONS * HISTORY} sessions, ${seeded.executions} executions, ${seeded.messages} messages, ${seeded.parts} parts, ` +
+          `${seeded.changesetFiles} changeset files (seeded in ${seeded.seconds.toFixed(0)} s)`);
+      } else {
+        const ids = await hSql<{ id: string }[]>`SELECT id FROM executions WHERE sequence IN (101, 102) ORDER BY sequence`;
+        [h50, h500] = ids.map((r) => r.id);
+        const [c] = await hSql<{ s: number; x: number; p: number }[]>`SELECT (SELECT count(*)::int FROM sessions) s, (SELECT count(*)::int FROM executions) x, (SELECT count(*)::int FROM parts) p`;
+        console.log(`history ${HISTORY}x (kept): ${c.s} sessions, ${c.x} executions, ${c.p} parts`);
+      }
+      const hToken = await createToken(hSql, { role: 'reader' });
+      const hApp = buildApp({ sql: hSql, gateway: { sweepIntervalMs: 0, retentionIntervalMs: 0 } });
+      hist = { app: hApp, sql: hSql, db: hdb, e50: h50, e500: h500, secret: hToken.secret };
+      await hApp.start();
+    }
 
     ceiling = ceilingServer(ceilSql);
     const ceilUrl = await listen(ceiling);
@@ -316,65 +390,76 @@ async function main() {
     const pglUrl = await listen(pglServer);
 
     type Q = { name: string; label: string; rows: number | null;
-      gateway: string; pgl: string; ceiling: string; normalize: (pglData: any) => unknown; comparable: (gwData: any) => unknown };
-    const changeset = (name: string, label: string, id: string, patch: boolean): Q => ({
+      gateway: string; pgl: string; ceiling: string; history: string; normalize: (pglData: any) => unknown; comparable: (gwData: any) => unknown };
+    const changesetBody = (id: string, patch: boolean) => JSON.stringify({ query: gatewayChangeset(patch), operationName: 'Changeset', variables: { id } });
+    const changeset = (name: string, label: string, id: string, historyId: string | undefined, patch: boolean): Q => ({
       name, label, rows: null,
-      gateway: JSON.stringify({ query: gatewayChangeset(patch), operationName: 'Changeset', variables: { id } }),
+      gateway: changesetBody(id, patch), history: changesetBody(historyId ?? id, patch),
       pgl: JSON.stringify({ query: pglChangeset(patch), operationName: 'Changeset', variables: { session: sessionOf(id), id } }),
       ceiling: JSON.stringify({ operationName: 'Changeset', variables: { id, patch } }),
       normalize: fromPglChangeset, comparable: (d) => d,
     });
     const all: Q[] = [
-      changeset('changeset50', 'execution(id) { changeset { counts coverage files (50) } }', e50, false),
-      ...PAGES.map((n): Q => ({
-        name: `sessions${n}`, label: `sessions(first: ${n}) { executions(first: 5) { changeset counts } }`, rows: n,
-        gateway: JSON.stringify({ query: gatewaySessions, operationName: 'Sessions', variables: { n } }),
-        pgl: JSON.stringify({ query: pglSessions, operationName: 'Sessions', variables: { n } }),
-        ceiling: JSON.stringify({ operationName: 'Sessions', variables: { n } }),
-        normalize: fromPglSessions, comparable: withoutCursors,
-      })),
-      changeset('changeset500', 'execution(id) { changeset { files (500) with patch } }', e500, true),
+      changeset('changeset50', 'execution(id) { changeset { counts coverage files (50) } }', e50, hist?.e50, false),
+      ...PAGES.map((n): Q => {
+        const gateway = JSON.stringify({ query: gatewaySessions, operationName: 'Sessions', variables: { n } });
+        return {
+          name: `sessions${n}`, label: `sessions(first: ${n}) { executions(first: 5) { changeset counts } }`, rows: n, gateway, history: gateway,
+          pgl: JSON.stringify({ query: pglSessions, operationName: 'Sessions', variables: { n } }),
+          ceiling: JSON.stringify({ operationName: 'Sessions', variables: { n } }),
+          normalize: fromPglSessions, comparable: withoutCursors,
+        };
+      }),
+      changeset('changeset500', 'execution(id) { changeset { files (500) with patch } }', e500, hist?.e500, true),
       // Not in the default set: the fixed cost of a request (HTTP, auth, the GraphQL pipeline), no SQL.
       { name: 'typename', label: '{ __typename } (no SQL)', rows: null,
-        gateway: JSON.stringify({ query: '{ __typename }' }), pgl: JSON.stringify({ query: '{ __typename }' }),
+        gateway: JSON.stringify({ query: '{ __typename }' }), history: JSON.stringify({ query: '{ __typename }' }), pgl: JSON.stringify({ query: '{ __typename }' }),
         ceiling: JSON.stringify({ operationName: 'Typename' }), normalize: (d) => d, comparable: (d) => d },
     ];
     const queries = all.filter((q) => QUERIES.includes(q.name));
+    const histHeaders: Record<string, string> = hist ? { authorization: `Bearer ${hist.secret}` } : {};
 
-    // Same data from all three, before any measuring.
+    // Same data from all of them, before any measuring (the larger history: the same shape, its own IDs).
     for (const q of queries) {
       const g = await post(app.url, gwHeaders, q.gateway);
       const c = await post(ceilUrl, {}, q.ceiling);
       const p = q.normalize(await post(pglUrl, {}, q.pgl));
       if (!isDeepStrictEqual(g, c)) throw new Error(`${q.name}: the ceiling's answer differs from the gateway's`);
       if (!isDeepStrictEqual(q.comparable(g), p)) throw new Error(`${q.name}: PostGraphile's answer differs from the gateway's`);
+      if (base && !isDeepStrictEqual(g, await post(base.app.url, gwHeaders, q.gateway))) throw new Error(`${q.name}: the baseline's answer differs from the gateway's`);
+      if (hist) {
+        const h = await post(hist.app.url, histHeaders, q.history);
+        if (JSON.stringify(h).length !== JSON.stringify(g).length) throw new Error(`${q.name}: the larger history's answer is not the same shape as the small one's`);
+      }
     }
-    console.log(`same data from the gateway, PostGraphile and the ceiling: ${queries.map((q) => q.name).join(', ')}`);
+    console.log(`same data from the gateway, PostGraphile and the ceiling${base ? `, the baseline (${BASELINE_REF} = ${base.commit})` : ''}` +
+      `${hist ? `; the larger history answers the same shape` : ''}: ${queries.map((q) => q.name).join(', ')}`);
 
     const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
-    console.log(`${CLIENTS} keep-alive clients, ${SECONDS} s per run after ${WARMUP} s warm-up, ${ROUNDS} rounds (three servers in rotating order), medians, pool ${POOL}, ` +
+    const who = { gateway: () => app!.url, postgraphile: () => pglUrl, ceiling: () => ceilUrl, baseline: () => base!.app.url, history: () => hist!.app.url };
+    const names = (Object.keys(who) as (keyof typeof who)[])
+      .filter((n) => SERVERS.includes(n) || (n === 'baseline' && base) || (n === 'history' && hist));
+    console.log(`${CLIENTS} keep-alive clients, ${SECONDS} s per run after ${WARMUP} s warm-up, ${ROUNDS} rounds (${names.length} servers in rotating order: ${names.join(', ')}), medians, pool ${POOL}, ` +
       `${db.embedded ? 'embedded' : 'DATABASE_URL'} PostgreSQL, NODE_ENV=${process.env.NODE_ENV}, gateway log level ${BENCH_LOG}; load average at start: ${load()}`);
     const opts = { clients: CLIENTS, warmupS: WARMUP, seconds: SECONDS };
     const f = (x: number) => x.toFixed(2);
-    const cpuOf: Record<string, Record<number, number>> = { gateway: {}, postgraphile: {}, ceiling: {} };
+    const cpuOf: Record<string, Record<number, number>> = { gateway: {}, postgraphile: {}, ceiling: {}, baseline: {}, history: {} };
+    const summary: string[] = [];
     for (const q of queries) {
-      const runs: Record<string, Measured[]> = { gateway: [], postgraphile: [], ceiling: [] };
+      const runs: Record<string, Measured[]> = { gateway: [], postgraphile: [], ceiling: [], baseline: [], history: [] };
       // Round trips per request, on the counting instance (warm: its statements prepared, types known).
       for (let i = 0; i < 3; i++) await post(counting.url, gwHeaders, q.gateway);
       const gwReqs = 20;
       const q0 = gatewayQueries;
       for (let i = 0; i < gwReqs; i++) await post(counting.url, gwHeaders, q.gateway);
       const gwQueries = gatewayQueries - q0;
-      const who = {
-        gateway: () => measured('gateway', () => drive(app!.url, gwHeaders, q.gateway, opts)),
-        postgraphile: () => measured('postgraphile', () => drive(pglUrl, {}, q.pgl, opts)),
-        ceiling: () => measured('ceiling', () => drive(ceilUrl, {}, q.ceiling, opts)),
-      };
-      const names = (Object.keys(who) as (keyof typeof who)[]).filter((n) => SERVERS.includes(n));
+      const run = (n: keyof typeof who) => measured(n, () => drive(who[n](),
+        n === 'gateway' || n === 'baseline' ? gwHeaders : n === 'history' ? histHeaders : {},
+        n === 'postgraphile' ? q.pgl : n === 'ceiling' ? q.ceiling : n === 'history' ? q.history : q.gateway, opts));
       for (let r = 0; r < ROUNDS; r++) {
         for (let k = 0; k < names.length; k++) {
           const n = names[(r + k) % names.length];
-          runs[n].push(await who[n]());
+          runs[n].push(await run(n));
         }
       }
       const fails = Object.values(runs).flat().filter((x) => x.failures);
@@ -387,20 +472,40 @@ async function main() {
           `${xs.every((x) => x.allocKB !== undefined) ? `allocated ${median(xs.map((x) => x.allocKB!)).toFixed(1).padStart(7)} KB/req   ` : ''}(rounds: ${xs.map((x) => x.rps.toFixed(0)).join(', ')} req/s)`;
       };
       const ratio = (a: string, b: string, m: (x: Run) => number) => runs[a].map((x, i) => m(x) / m(runs[b][i]));
+      const has = (n: string) => names.includes(n as keyof typeof who);
+      const rounds = (xs: number[]) => `${f(median(xs))} (rounds ${xs.map(f).join(', ')})`;
       console.log(`\n${q.label}   [load ${load()}]`);
       for (const n of names) console.log(line(n));
-      if (names.length < 3) continue;
-      const tc = ratio('gateway', 'ceiling', (x) => x.rps), tp = ratio('gateway', 'postgraphile', (x) => x.rps), cc = ratio('gateway', 'ceiling', (x) => x.cpuUs);
-      console.log(`  gateway/ceiling throughput ${f(median(tc))} (rounds ${tc.map(f).join(', ')}; target >= 0.8)   gateway/PostGraphile throughput ${f(median(tp))} (rounds ${tp.map(f).join(', ')}; target >= 1.2)`);
-      console.log(`  server CPU per request gateway/ceiling ${f(median(cc))}x (target <= 1.5)   gateway/PostGraphile ${f(median(ratio('gateway', 'postgraphile', (x) => x.cpuUs)))}x   gateway SQL round trips per request ${(gwQueries / Math.max(1, gwReqs)).toFixed(2)}`);
+      const sums: string[] = [];
+      if (has('postgraphile')) {
+        const tp = ratio('gateway', 'postgraphile', (x) => x.rps);
+        console.log(`  gateway/PostGraphile throughput ${rounds(tp)}; target >= 1.0   server CPU per request ${f(median(ratio('gateway', 'postgraphile', (x) => x.cpuUs)))}x`);
+        sums.push(`vs PostGraphile ${f(median(tp))}`);
+      }
+      if (has('ceiling')) {
+        const tc = ratio('gateway', 'ceiling', (x) => x.rps);
+        console.log(`  gateway/ceiling throughput ${rounds(tc)}   server CPU per request ${f(median(ratio('gateway', 'ceiling', (x) => x.cpuUs)))}x   gateway SQL round trips per request ${(gwQueries / Math.max(1, gwReqs)).toFixed(2)}`);
+      }
+      if (has('baseline')) {
+        const tb = ratio('gateway', 'baseline', (x) => x.rps), lb = ratio('gateway', 'baseline', (x) => x.p50);
+        console.log(`  gateway/baseline (${base!.commit}) throughput ${rounds(tb)}; target >= 0.8 (no more than 25% slower)   p50 ${rounds(lb)}`);
+        sums.push(`vs baseline ${f(median(tb))}`);
+      }
+      if (has('history')) {
+        const p50 = ratio('history', 'gateway', (x) => x.p50), p99 = ratio('history', 'gateway', (x) => x.p99), tput = ratio('history', 'gateway', (x) => x.rps);
+        console.log(`  history ${HISTORY}x / 1x: p50 ${rounds(p50)}   p99 ${rounds(p99)}; target <= 1.5   throughput ${rounds(tput)}`);
+        sums.push(`${HISTORY}x/1x p50 ${f(median(p50))} p99 ${f(median(p99))}`);
+      }
+      summary.push(`  ${q.name.padEnd(13)} ${sums.join('   ')}`);
       if (q.rows != null) for (const n of names) cpuOf[n][q.rows] = median(runs[n].map((x) => x.cpuUs));
     }
     const lo = Math.min(...PAGES), hi = Math.max(...PAGES);
-    if (cpuOf.gateway[lo] != null && cpuOf.gateway[hi] != null) {
+    if (cpuOf.gateway[lo] != null && cpuOf.gateway[hi] != null && names.includes('postgraphile') && names.includes('ceiling')) {
       const per = (n: string) => (cpuOf[n][hi] - cpuOf[n][lo]) / (hi - lo);
       console.log(`\nCPU per extra session (5 executions each, first ${lo} -> ${hi}): gateway ${per('gateway').toFixed(0)} µs, PostGraphile ${per('postgraphile').toFixed(0)} µs, ceiling ${per('ceiling').toFixed(0)} µs; ` +
-        `gateway/ceiling ${f(per('gateway') / per('ceiling'))}x (target <= 1.5)   [load ${load()}]`);
+        `gateway/ceiling ${f(per('gateway') / per('ceiling'))}x   [load ${load()}]`);
     }
+    if (summary.length) console.log(`\nmedian ratios (throughput; history: latency)   [load ${load()}]\n${summary.join('\n')}`);
   } finally {
     await new Promise<void>((r) => (ceiling ? ceiling.close(() => r()) : r()));
     pglServer?.closeAllConnections?.();
@@ -409,9 +514,14 @@ async function main() {
     await pglPool?.end().catch(() => {});
     await app?.stop().catch(() => {});
     await counting?.stop().catch(() => {});
+    await base?.app.stop().catch(() => {});
+    await hist?.app.stop().catch(() => {});
     await sql.end({ timeout: 1 });
     await countSql.end({ timeout: 1 });
     await ceilSql.end({ timeout: 1 });
+    await base?.sql.end({ timeout: 1 });
+    await hist?.sql.end({ timeout: 1 });
+    await hist?.db.drop();
     await scratch.drop();
     await db.stop();
   }
