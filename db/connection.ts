@@ -38,6 +38,20 @@ export function connect(url: string, opts: ConnectOptions = {}): Sql {
 }
 
 /**
+ * A LIMIT written into the statement's text instead of sent as a parameter, for the lists that read the
+ * first rows of a table that grows with the history (sessions, settlements, tokens). A prepared
+ * statement's generic plan takes a parameter LIMIT for a tenth of the rows, so once such a table holds a
+ * few thousand rows the plan cache finds the generic plan dearer than a custom one and plans every
+ * execution again (the newest sessions with their executions spent more on planning than on running).
+ * With the number in the text, each page size is a statement of its own with one cached plan. `n` must
+ * be an integer the caller has checked (a page size): it is never text from a client.
+ */
+export function literalLimit(sql: Db, n: number): postgres.PendingQuery<postgres.Row[]> {
+  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`a LIMIT must be a non-negative integer, got ${n}`);
+  return sql.unsafe(String(n));
+}
+
+/**
  * A separate single-connection client on the same server and database as `sql`, for LISTEN: the
  * notification bus can throw it away and make a new one when its connection stops answering.
  */

@@ -1,4 +1,4 @@
-import type { Db, Sql, Tx } from '../db/connection.js';
+import { literalLimit, type Db, type Sql, type Tx } from '../db/connection.js';
 import { scopeCondition, type Actor } from './access.js';
 import { noticeSql } from './notices.js';
 import { isDistributed } from '../db/cluster.js';
@@ -122,7 +122,7 @@ export async function readSettlements(
     WHERE pos > ${opts.after}
       ${opts.sessionID ? db`AND session_id = ${opts.sessionID}` : db``}
       AND ${scopeCondition(db, actor, 'directory')}
-    ORDER BY pos LIMIT ${opts.limit}`;
+    ORDER BY pos LIMIT ${literalLimit(db, opts.limit)}`;
   if (!rows.length) return rows;
   if (!opts.sessionID && actor.directory === null) {
     const run = rows.findIndex((r, i) => r.pos !== opts.after + i + 1);

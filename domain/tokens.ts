@@ -1,6 +1,6 @@
 import * as crypto from 'node:crypto';
 import { createHash, randomBytes } from 'node:crypto';
-import type { Db, Sql } from '../db/connection.js';
+import { literalLimit, type Db, type Sql } from '../db/connection.js';
 import { coversScope, ROLES, scopeCondition, SYSTEM, type Actor, type Role } from './access.js';
 import { InvalidRequestError } from './errors.js';
 import { newId } from './ids.js';
@@ -84,7 +84,7 @@ export async function listTokens(
     WHERE ${scopeCondition(db, actor, 'directory')}
       ${opts.includeRevoked ? db`` : db`AND revoked_at IS NULL`}
       ${opts.after ? db`AND id < ${opts.after}` : db``}
-    ORDER BY id DESC LIMIT ${opts.limit + 1}`;
+    ORDER BY id DESC LIMIT ${literalLimit(db, opts.limit + 1)}`;
 }
 
 export async function authenticate(db: Db, secret: string | null | undefined): Promise<Actor | null> {

@@ -2,6 +2,7 @@ import type DataLoader from 'dataloader';
 import { dataloaderGetter } from '@pothos/plugin-dataloader';
 import postgres from 'postgres';
 import { isDistributed } from '../db/cluster.js';
+import { literalLimit } from '../db/connection.js';
 import { scopeCondition } from '../domain/access.js';
 import { changesetFiles, changesetFilesAt, changesetRows, type ChangesetCounts, type ChangesetFileRow, type ChangesetRow } from '../domain/changesets.js';
 import { sessionContexts, type ContextMessage } from '../domain/corrections.js';
@@ -588,12 +589,12 @@ export async function sessionsWithExecutions(db: Context['sql'], q: { where: Fra
   const values = await db`
     SELECT ${db(q.sessionColumns.map((c) => `s.${c}`))}, ${db(page.columns.map((c) => `p.${c}`))}
       ${page.along ? db`, ${db(changesetKeys.map((k) => `p.cs_${postgres.fromCamel(k)}`))}` : db``}
-    FROM (SELECT ${db(q.sessionColumns as string[])} FROM sessions WHERE ${q.where} ORDER BY id DESC LIMIT ${q.limit}) s
+    FROM (SELECT ${db(q.sessionColumns as string[])} FROM sessions WHERE ${q.where} ORDER BY id DESC LIMIT ${literalLimit(db, q.limit)}) s
     LEFT JOIN LATERAL (
       SELECT ${db(page.columns.map((c) => `x.${c}`))} ${page.along ? db`, ${changesetColumns(db, page.along)}` : db``}
       FROM executions x ${page.along ? db`LEFT JOIN changesets c ON c.session_id = x.session_id AND c.execution_id = x.id` : db``}
       WHERE x.session_id = s.id AND ${page.after !== null ? db`x.sequence < ${page.after}` : db`true`}
-      ORDER BY x.sequence DESC LIMIT ${page.limit + 1}) p ON true
+      ORDER BY x.sequence DESC LIMIT ${literalLimit(db, page.limit + 1)}) p ON true
     ORDER BY s.id DESC, p.sequence DESC`.values();
   const sessions: SessionRow[] = [];
   const pages = new Map<string, { execution: ExecutionRow; changeset: ChangesetRow | ChangesetCounts | null }[]>();

@@ -1,4 +1,5 @@
 import type { GraphQLResolveInfo } from 'graphql';
+import { literalLimit } from '../db/connection.js';
 import { scopeCondition } from '../domain/access.js';
 import type { SessionRow } from '../domain/rows.js';
 import type { Context } from './context.js';
@@ -28,7 +29,7 @@ export async function listSessions(ctx: Context, args: { first?: number | null; 
   const page = info && executionPageOf(ctx, info, columns);
   const rows = page && columns
     ? await sessionsWithExecutionPages(ctx, { where, limit: limit + 1, sessionColumns: columns, page })
-    : await db<SessionRow[]>`SELECT ${columns ? db(columns as string[]) : db`*`} FROM sessions WHERE ${where} ORDER BY id DESC LIMIT ${limit + 1}`;
+    : await db<SessionRow[]>`SELECT ${columns ? db(columns as string[]) : db`*`} FROM sessions WHERE ${where} ORDER BY id DESC LIMIT ${literalLimit(db, limit + 1)}`;
   if (!columns) {
     const loader = SessionRef.getDataloader(ctx);
     for (const r of rows) loader.prime(r.id, r);
