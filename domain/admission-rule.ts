@@ -14,3 +14,11 @@ export function admissionsClosed(session: { sealRequestedAt: Date | null }): boo
 export function requireAdmissionsOpen(session: { id: string; sealRequestedAt: Date | null }): void {
   if (admissionsClosed(session)) throw new SessionSealedError(session.id);
 }
+
+/**
+ * The rule's end state: once SEALED nothing of the session runs any more, so nothing may write to it
+ * either, not even what a running execution would still report (SessionSealedError).
+ */
+export function requireNotSealed(session: { id: string; sealedAt: Date | null }): void {
+  if (session.sealedAt) throw new SessionSealedError(session.id);
+}

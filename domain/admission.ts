@@ -6,7 +6,7 @@ import { requireAdmissionsOpen } from './admission-rule.js';
 import { requireHost } from './hosts.js';
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
-import { lockSession } from './sessions.js';
+import { lockSession, lockSessionIfPresent } from './session-lock.js';
 import { checkText, requireId } from './validate.js';
 
 /**
@@ -39,7 +39,7 @@ export async function admitWork(sql: Sql, actor: Actor, input: AdmitWorkInput): 
   const hostID = requireId('host', input.hostID, 'hostID');
   const route = checkText(input.route ?? '', 'route', 500, { nonEmpty: true });
   return sql.begin(async (tx) => {
-    const s = await lockSession(tx, actor, sessionID);
+    const s = (await lockSession(tx, actor, sessionID)).session;
     requireAdmissionsOpen(s);
     const h = await requireHost(tx, actor, hostID, { live: true });
     if (!h.exclusiveAdmission) {
@@ -71,15 +71,15 @@ export async function requestAdmissionClose(tx: Tx, sessionID: string): Promise<
 /** The host acknowledges CLOSE_ADMISSIONS: it has quiesced the session, so its admissions there are closed. */
 export async function closeAdmissions(sql: Sql, _actor: Actor, c: HostCommandRow): Promise<HostCommandRow> {
   return sql.begin(async (tx) => {
-    const [s] = await tx`SELECT id FROM sessions WHERE id = ${c.sessionId} FOR UPDATE`;
+    const lock = await lockSessionIfPresent(tx, c.sessionId);
     const u = (await acknowledge(tx, c.id))!;
-    if (!s || c.acknowledgedAt) return u;
+    if (!lock || c.acknowledgedAt) return u;
     const closed = await tx`
       -- Every open one: none is granted once the seal has begun, and this command was issued after that.
       UPDATE admissions SET closed_at = statement_timestamp()
       WHERE session_id = ${c.sessionId} AND host_id = ${c.hostId} AND closed_at IS NULL
       RETURNING id`;
-    await commitEvent(tx, c.sessionId, 'session.admissions_closed', { hostID: c.hostId, commandID: c.id, closed: closed.length });
+    await commitEvent(lock, 'session.admissions_closed', { hostID: c.hostId, commandID: c.id, closed: closed.length });
     return u;
   });
 }

@@ -3,6 +3,7 @@ import type { Db, Sql, Tx } from '../db/connection.js';
 import type { ExecutionRow } from './rows.js';
 import { carriedSessions, rowKeys } from './shard.js';
 import { commitEvent } from './events/commit.js';
+import { lockSessionIfPresent } from './session-lock.js';
 import { CONTENT_LOCK, contentLockShared, readPolicy, type Manifest, type ManifestEntry, type Policy } from './snapshots.js';
 
 /**
@@ -528,15 +529,15 @@ export async function pruneChangesets(sql: Sql, opts: { batch?: number } = {}): 
   let changesets = 0;
   for (const sessionID of [...new Set(candidates.map((c) => c.sessionId))]) {
     changesets += await sql.begin(async (tx) => {
-      const [s] = await tx`SELECT id FROM sessions WHERE id = ${sessionID} FOR UPDATE SKIP LOCKED`;
-      if (!s) return 0;
+      const lock = await lockSessionIfPresent(tx, sessionID, { skipLocked: true });
+      if (!lock) return 0;
       const now = await clock(tx);
       const ids = (await prunableChangesets(tx, policy, sessionID, opts.batch ?? 1000, now)).map((r) => r.executionId);
       if (!ids.length) return 0;
       await tx`
         WITH c AS (UPDATE changesets SET pruned_at = ${now}::timestamptz WHERE session_id = ${sessionID} AND execution_id = ANY(${ids}))
         DELETE FROM changeset_files WHERE session_id = ${sessionID} AND execution_id = ANY(${ids})`;
-      for (const executionID of ids) await commitEvent(tx, sessionID, 'changeset.pruned', { executionID });
+      for (const executionID of ids) await commitEvent(lock, 'changeset.pruned', { executionID });
       return ids.length;
     });
   }

@@ -1,12 +1,11 @@
-import type { Db, Sql, Tx } from '../db/connection.js';
+import type { Db, Tx } from '../db/connection.js';
 import { ownsHost, scopeCondition, type Actor } from './access.js';
 import { commitEvent } from './events/commit.js';
 import { noticeSql } from './notices.js';
 import { HostNotFoundError, InvalidRequestError } from './errors.js';
 import { newId } from './ids.js';
-import { requireId } from './validate.js';
 import { rowKey } from './shard.js';
-import { closeAdmissions } from './admission.js';
+import type { SessionLock } from './session-lock.js';
 
 /**
  * Durable host commands (CONTRACT 1a/7): the gateway asks a host to cancel a job or interrupt an
@@ -53,10 +52,10 @@ export async function issueCommand(
  * Asks the job's host to cancel it: the job reads CANCELLING and a CANCEL_JOB command is issued.
  * Call under the session lock. Only a RUNNING job is affected (a CANCELLING one already has its command).
  */
-export async function requestJobCancel(tx: Tx, sessionId: string, job: { id: string; hostId: string; status: string }) {
+export async function requestJobCancel(lock: SessionLock, job: { id: string; hostId: string; status: string }) {
   if (job.status !== 'RUNNING') return null;
-  const cmd = await issueCommand(tx, { hostId: job.hostId, sessionId, kind: 'CANCEL_JOB', jobId: job.id });
-  await commitEvent(tx, sessionId, 'job.cancelling', { jobID: job.id, hostID: job.hostId, commandID: cmd.id, reason: 'SEAL' });
+  const cmd = await issueCommand(lock.tx, { hostId: job.hostId, sessionId: lock.id, kind: 'CANCEL_JOB', jobId: job.id });
+  await commitEvent(lock, 'job.cancelling', { jobID: job.id, hostID: job.hostId, commandID: cmd.id, reason: 'SEAL' });
   return cmd;
 }
 
@@ -119,17 +118,6 @@ export async function pendingCommands(db: Db, actor: Actor, hostID: string, limi
   return rows;
 }
 
-/** The host says it has obeyed (or dropped as moot) a command. Idempotent. */
-export async function acknowledgeCommand(sql: Sql, actor: Actor, input: { commandID: string }): Promise<HostCommandRow> {
-  const commandID = requireId('command', input.commandID, 'commandID');
-  const c = await findCommand(sql, actor, commandID);
-  if (!c) throw unknownCommand(commandID);
-  if (c.kind === 'CLOSE_ADMISSIONS') return closeAdmissions(sql, actor, c);
-  const u = await acknowledge(sql, commandID);
-  if (!u) throw unknownCommand(commandID); // removed with its session meanwhile
-  return u;
-}
-
 /**
  * Marks the command acknowledged now, unless it already is; answers the row (null when it is gone).
  * (Two statements rather than `coalesce(acknowledged_at, now())`: Citus refuses a non-immutable
@@ -152,10 +140,10 @@ export function unknownCommand(commandID: string): InvalidRequestError {
  * A job taken back by its host after a restart while its session is sealing: the host process that
  * took it back may never have seen the earlier cancel, so it gets a fresh one. Call under the session lock.
  */
-export async function cancelRestoredJob(tx: Tx, sessionId: string, job: { id: string; hostId: string; status: string }) {
-  if (job.status === 'RUNNING') return requestJobCancel(tx, sessionId, job);
+export async function cancelRestoredJob(lock: SessionLock, job: { id: string; hostId: string; status: string }) {
+  if (job.status === 'RUNNING') return requestJobCancel(lock, job);
   if (job.status !== 'CANCELLING') return null;
-  const cmd = await issueCommand(tx, { hostId: job.hostId, sessionId, kind: 'CANCEL_JOB', jobId: job.id });
-  await commitEvent(tx, sessionId, 'job.cancelling', { jobID: job.id, hostID: job.hostId, commandID: cmd.id, reason: 'SEAL' });
+  const cmd = await issueCommand(lock.tx, { hostId: job.hostId, sessionId: lock.id, kind: 'CANCEL_JOB', jobId: job.id });
+  await commitEvent(lock, 'job.cancelling', { jobID: job.id, hostID: job.hostId, commandID: cmd.id, reason: 'SEAL' });
   return cmd;
 }

@@ -12,7 +12,7 @@ import {
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
 import type { MessageRow, SessionRow } from './rows.js';
-import { lockSession } from './sessions.js';
+import { lockSession, type LockedSession } from './session-lock.js';
 import { checkText, LIMITS, requireId } from './validate.js';
 
 /**
@@ -58,7 +58,7 @@ type Admission = { kind: 'issued'; command: HostRequestRow } | { kind: 'wait'; c
 
 async function admit(sql: Sql, actor: Actor, sessionID: string, timeoutMs: number): Promise<Admission> {
   return sql.begin(async (tx) => {
-    const s = await lockSession(tx, actor, sessionID);
+    const s = (await lockSession(tx, actor, sessionID)).session;
     requireAdmissionsOpen(s);
     requireIdle(sessionID, await runningExecution(tx, sessionID));
     const [inFlight] = await tx<HostRequestRow[]>`
@@ -128,13 +128,14 @@ export async function replyCompaction(sql: Sql, actor: Actor, c: HostRequestRow,
     summary = checkText(r.summary, 'result.summary', LIMITS.textBytes, { nonEmpty: true });
   }
   return sql.begin(async (tx) => {
-    let s: SessionRow;
+    let lock: LockedSession;
     try {
-      s = await lockSession(tx, SYSTEM, c.sessionId);
+      lock = await lockSession(tx, SYSTEM, c.sessionId);
     } catch (e) {
       if (e instanceof SessionNotFoundError) throw new InvalidRequestError('commandID', `No command ${c.id} is known.`);
       throw e;
     }
+    const s = lock.session;
     if (summary === null) return markReplied(tx, c, { error, outcome: { kind: 'FAILED', error } });
     const p = c.payload as CompactPayload;
     if (admissionsClosed(s)) return markReplied(tx, c, { outcome: { kind: 'SEALED' } });
@@ -147,8 +148,8 @@ export async function replyCompaction(sql: Sql, actor: Actor, c: HostRequestRow,
       index: 0, type: 'TEXT' as const, text: summary, tool: null, input: null, output: null, status: null, path: null, mime: null,
       id: newId('part', c.sessionId),
     }];
-    await commitEvent(tx, s.id, 'message.appended', { messageID, executionID: null, role: 'ASSISTANT', origin: 'HOST', parts });
-    await commitEvent(tx, s.id, 'session.compacted', {
+    await commitEvent(lock, 'message.appended', { messageID, executionID: null, role: 'ASSISTANT', origin: 'HOST', parts });
+    await commitEvent(lock, 'session.compacted', {
       // messageID: the summary, so sessionEvents subscribers can read it from the event.
       commandID: c.id, hostID: c.hostId, messageID, summaryMessageID: messageID, throughPosition: p.throughPosition,
       compactedMessages, compactedMessageIDs: p.context.map((m) => m.messageID),

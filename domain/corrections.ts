@@ -6,8 +6,8 @@ import {
 } from './errors.js';
 import { requireIdle, runningExecution } from './busy-rule.js';
 import { commitEvent } from './events/commit.js';
-import type { MessageRow, PartRow, Role, SessionRow } from './rows.js';
-import { lockSessionHolding } from './sessions.js';
+import type { MessageRow, PartRow, Role } from './rows.js';
+import { lockSessionHolding, type LockedSession } from './session-lock.js';
 import { checkText, LIMITS, requireId } from './validate.js';
 
 /**
@@ -20,14 +20,14 @@ export const RETRACTION_PLACEHOLDER = '[This message was retracted.]';
  * Takes the session row lock of the message's session, then reads the message under it. A message of
  * a session outside the actor's scope is reported exactly like a missing one.
  */
-async function lockMessage(tx: Tx, actor: Actor, messageID: string): Promise<{ session: SessionRow; message: MessageRow }> {
+async function lockMessage(tx: Tx, actor: Actor, messageID: string): Promise<{ lock: LockedSession; message: MessageRow }> {
   // Read under the lock (sent with it): the session may have been removed (with its messages) meanwhile.
   const locked = await lockSessionHolding(tx, actor, 'messages', messageID, (sessionID) =>
     tx<MessageRow[]>`SELECT * FROM messages WHERE ${rowKey(tx, messageID)} AND session_id = ${sessionID}`);
   if (!locked) throw new MessageNotFoundError(messageID);
-  const [session, [message]] = locked;
+  const [lock, [message]] = locked;
   if (!message) throw new MessageNotFoundError(messageID);
-  return { session, message };
+  return { lock, message };
 }
 
 
@@ -47,7 +47,7 @@ export async function correctMessagePart(sql: Sql, actor: Actor, input: CorrectM
   if (typeof input.text !== 'string') throw new InvalidRequestError('text', 'text is required.');
   const text = checkText(input.text, 'text', LIMITS.textBytes, { nonEmpty: true });
   return sql.begin(async (tx) => {
-    const { session, message } = await lockMessage(tx, actor, messageID);
+    const { lock, message } = await lockMessage(tx, actor, messageID);
     if (message.retractedAt) {
       throw new InvalidRequestError('messageID', `Message ${messageID} is retracted; its parts can no longer be corrected.`);
     }
@@ -56,8 +56,8 @@ export async function correctMessagePart(sql: Sql, actor: Actor, input: CorrectM
     if (part.type !== 'TEXT') {
       throw new InvalidRequestError('partID', `Part ${partID} is a ${part.type} part; only TEXT parts can be corrected.`);
     }
-    requireIdle(session.id, await runningExecution(tx, session.id));
-    const { result: { message: m, part: p } } = await commitEvent(tx, session.id, 'message.part_corrected', {
+    requireIdle(lock.id, await runningExecution(tx, lock.id));
+    const { result: { message: m, part: p } } = await commitEvent(lock, 'message.part_corrected', {
       messageID, partID, text, revision: part.revision + 1, messageRevision: message.revision + 1,
     });
     return { message: m, part: p };
@@ -77,10 +77,10 @@ export async function retractMessage(sql: Sql, actor: Actor, input: RetractMessa
   const messageID = requireId('message', input.messageID, 'messageID');
   const reason = input.reason == null ? null : checkText(input.reason, 'reason', LIMITS.reason);
   return sql.begin(async (tx) => {
-    const { session, message } = await lockMessage(tx, actor, messageID);
+    const { lock, message } = await lockMessage(tx, actor, messageID);
     if (message.retractedAt) throw new InvalidRequestError('messageID', `Message ${messageID} is already retracted.`);
-    requireIdle(session.id, await runningExecution(tx, session.id));
-    const { result: m } = await commitEvent(tx, session.id, 'message.retracted', { messageID, reason, revision: message.revision + 1 });
+    requireIdle(lock.id, await runningExecution(tx, lock.id));
+    const { result: m } = await commitEvent(lock, 'message.retracted', { messageID, reason, revision: message.revision + 1 });
     return { message: m };
   });
 }

@@ -8,7 +8,7 @@ import { checkHost, hostFacts, hostOf, hostStanding, type HostFacts } from './ho
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
 import type { ExecutionRow, ExecutionStatus, InterruptReason, Trigger } from './rows.js';
-import { lockSessionHolding, lockSessionWith } from './sessions.js';
+import { lockSessionHolding, lockSessionWith } from './session-lock.js';
 import { recordSettlement } from './settlements.js';
 import { checkText, LIMITS, requireId } from './validate.js';
 import { requireBoundarySnapshot } from './snapshots.js';
@@ -99,12 +99,13 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
   return sql.begin(async (tx) => {
     // Every read of the checks sent with the lock (one wait for the server instead of five), then checked
     // in this order: a retried request, the seal, busy, the host, the start snapshot.
-    const [s, [previous, running, host, snapshot]] = await lockSessionWith(tx, actor, sessionID, () => Promise.all([
+    const [lock, [previous, running, host, snapshot]] = await lockSessionWith(tx, actor, sessionID, () => Promise.all([
       outcome(previousResult(tx, key)),
       runningExecution(tx, sessionID),
       hostStanding(tx, hostID),
       input.startSnapshot == null ? null : outcome(requireBoundarySnapshot(tx, input.startSnapshot, sessionID, 'startSnapshot')),
     ]));
+    const s = lock.session;
     if ('error' in previous) throw previous.error;
     if (previous.value) {
       checkHost(actor, hostID, host, { live: false });
@@ -118,7 +119,7 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
     const executionID = newId('execution', sessionID);
     // The key is remembered with the ID the event will carry: both writes sent together.
     const [{ result: e }] = await Promise.all([
-      commitEvent(tx, sessionID, 'execution.started', {
+      commitEvent(lock, 'execution.started', {
         executionID, sequence: s.executionCount + 1, hostID, trigger: input.trigger, startSnapshotID: snapshot?.value ?? null, startCaptureError,
         externalID: externalId, providerID: facts.providerId, modelID: facts.modelId, agent: facts.agent, mode: facts.mode,
       }),
@@ -183,7 +184,8 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
       SELECT e.*, ${hostFacts(tx, 'h')} FROM executions e LEFT JOIN hosts h ON h.id = e.host_id
       WHERE ${rowKey(tx, executionID, { alias: 'e' })}`);
     if (!locked) throw new ExecutionNotFoundError(executionID);
-    const [s, [read]] = locked;
+    const [lock, [read]] = locked;
+    const s = lock.session;
     if (!read) throw new ExecutionNotFoundError(executionID);
     const { host, row: e } = hostOf(read);
     try { checkHost(actor, e.hostId, host, { live: false }); } catch { throw new ExecutionNotFoundError(executionID); }
@@ -191,7 +193,7 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
       throw new InvalidRequestError('executionID', `Execution ${executionID} is not running (it is ${e.status}).`);
     }
     const endSnapshot = input.endSnapshot == null ? null : await requireBoundarySnapshot(tx, input.endSnapshot, s.id, 'endSnapshot');
-    const { result: settled } = await commitEvent(tx, s.id, 'execution.settled', {
+    const { result: settled } = await commitEvent(lock, 'execution.settled', {
       executionID, status: input.status as 'SUCCEEDED' | 'FAILED' | 'INTERRUPTED', interruptReason: input.interruptReason ?? null, error,
       endSnapshotID: endSnapshot, endCaptureError, providerID: facts.providerId, modelID: facts.modelId, agent: facts.agent, mode: facts.mode,
       finishReason, errorName, usage,

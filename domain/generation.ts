@@ -6,7 +6,7 @@ import {
   awaitRequest, checkReplyResult, checkTimeout, issueRequest, markReplied, requestHost, requireLive,
   type HostRequestOptions, type HostRequestRow,
 } from './host-requests.js';
-import { lockSession } from './sessions.js';
+import { shareSession } from './session-lock.js';
 import { checkText, LIMITS, requireId } from './validate.js';
 
 /**
@@ -56,7 +56,7 @@ export async function generate(sql: Sql, actor: Actor, input: GenerateInput, opt
   const deadline = Date.now() + timeoutMs;
   const command = await sql.begin(async (tx) => {
     // FOR SHARE: nothing of the session changes, but its removal waits for this admission.
-    const s = await lockSession(tx, actor, sessionID, 'share');
+    const s = await shareSession(tx, actor, sessionID);
     const h = await requestHost(tx, s, 'GENERATE');
     const offered = (h.models as { providerID: string; modelID: string }[]) ?? [];
     if (!offered.some((m) => m.providerID === model.providerID && m.modelID === model.modelID)) {

@@ -3,6 +3,7 @@ import { isUnscopedAdmin, ownsHost, type Actor } from './access.js';
 import { HostNotFoundError, InvalidRequestError } from './errors.js';
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
+import { lockSessionIfPresent } from './session-lock.js';
 import type { HostRow } from './rows.js';
 import { checkJson, checkText, LIMITS, optionalId, requireId } from './validate.js';
 import { recordSettlement } from './settlements.js';
@@ -155,8 +156,8 @@ export async function sweepExpiredLeases(sql: Sql, opts: { windowMs?: number | n
   let lost = 0;
   for (const { sessionId } of candidates) {
     await sql.begin(async (tx) => {
-      const [s] = await tx`SELECT id, directory FROM sessions WHERE id = ${sessionId} FOR UPDATE SKIP LOCKED`;
-      if (!s) return;
+      const lock = await lockSessionIfPresent(tx, sessionId, { skipLocked: true });
+      if (!lock) return;
       // Under the session lock nothing of the session changes meanwhile: these are exactly the rows to mark.
       const [execs, jobs] = await Promise.all([
         tx<{ id: string; hostId: string }[]>`
@@ -166,11 +167,11 @@ export async function sweepExpiredLeases(sql: Sql, opts: { windowMs?: number | n
           SELECT j.id, j.host_id FROM jobs j JOIN hosts h ON h.id = j.host_id
           WHERE j.session_id = ${sessionId} AND j.status IN ('RUNNING', 'CANCELLING') AND h.lease_expires_at < now() ORDER BY j.id`,
       ]);
-      for (const j of jobs) await commitEvent(tx, sessionId, 'job.lost', { jobID: j.id, hostID: j.hostId });
+      for (const j of jobs) await commitEvent(lock, 'job.lost', { jobID: j.id, hostID: j.hostId });
       for (const e of execs) {
-        const { result } = await commitEvent(tx, sessionId, 'execution.abandoned', { executionID: e.id, hostID: e.hostId });
+        const { result } = await commitEvent(lock, 'execution.abandoned', { executionID: e.id, hostID: e.hostId });
         // Staged in the settlement log; the sequencer gives it its position once this commits.
-        await recordSettlement(tx, { sessionId, executionId: e.id, status: 'ABANDONED', directory: s.directory, settledAt: result.settledAt! });
+        await recordSettlement(tx, { sessionId, executionId: e.id, status: 'ABANDONED', directory: lock.session.directory, settledAt: result.settledAt! });
       }
       abandoned += execs.length;
       lost += jobs.length;

@@ -8,7 +8,7 @@ import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
 import { cancelRestoredJob } from './commands.js';
 import type { JobKind, JobRow, JobStatus } from './rows.js';
-import { lockSessionHolding, lockSessionWith } from './sessions.js';
+import { lockSessionHolding, lockSessionWith } from './session-lock.js';
 import { idempotencyKey, previousResult, rememberResult } from './idempotency.js';
 import { checkText, LIMITS, optionalId, requireId } from './validate.js';
 
@@ -35,11 +35,12 @@ export async function startJob(sql: Sql, actor: Actor, input: StartJobInput): Pr
     { executionID, hostID, kind: input.kind, title, command, background: input.background ?? false });
   return sql.begin(async (tx) => {
     // Every read of the checks sent with the lock, then checked in order: a retried request, the seal, the host, the execution.
-    const [s, [previous, host, execution]] = await lockSessionWith(tx, actor, sessionID, () => Promise.all([
+    const [lock, [previous, host, execution]] = await lockSessionWith(tx, actor, sessionID, () => Promise.all([
       outcome(previousResult(tx, key)),
       hostStanding(tx, hostID),
       executionID ? tx<{ sessionId: string }[]>`SELECT session_id FROM executions WHERE ${rowKey(tx, executionID)}`.then((r) => r[0] ?? null) : null,
     ]));
+    const s = lock.session;
     if ('error' in previous) throw previous.error;
     if (previous.value) {
       checkHost(actor, hostID, host, { live: false });
@@ -53,7 +54,7 @@ export async function startJob(sql: Sql, actor: Actor, input: StartJobInput): Pr
     }
     const jobID = newId('job', sessionID);
     const [{ result: j }] = await Promise.all([
-      commitEvent(tx, sessionID, 'job.started', { jobID, executionID, hostID, kind: input.kind, title, command, background: input.background ?? false }),
+      commitEvent(lock, 'job.started', { jobID, executionID, hostID, kind: input.kind, title, command, background: input.background ?? false }),
       rememberResult(tx, key, jobID, sessionID),
     ]);
     return j;
@@ -66,12 +67,12 @@ async function lockJob(tx: Tx, actor: Actor, jobID: string) {
   const locked = await lockSessionHolding(tx, actor, 'jobs', jobID, () => tx<(JobRow & HostFacts)[]>`
     SELECT j.*, ${hostFacts(tx, 'h')} FROM jobs j LEFT JOIN hosts h ON h.id = j.host_id WHERE ${rowKey(tx, jobID, { alias: 'j' })}`);
   if (!locked) throw new JobNotFoundError(jobID);
-  const [s, [read]] = locked;
+  const [lock, [read]] = locked;
   if (!read) throw new JobNotFoundError(jobID);
   const { host, row } = hostOf(read);
   const j = row as JobRow;
   try { checkHost(actor, j.hostId, host, { live: false }); } catch { throw new JobNotFoundError(jobID); }
-  return { s, j };
+  return { lock, s: lock.session, j };
 }
 
 /**
@@ -81,11 +82,11 @@ async function lockJob(tx: Tx, actor: Actor, jobID: string) {
 export async function backgroundJob(sql: Sql, actor: Actor, input: { jobID: string }): Promise<JobRow> {
   const jobID = requireId('job', input.jobID, 'jobID');
   return sql.begin(async (tx) => {
-    const { s, j } = await lockJob(tx, actor, jobID);
+    const { lock, s, j } = await lockJob(tx, actor, jobID);
     requireAdmissionsOpen(s);
     if (j.status !== 'RUNNING') throw new InvalidRequestError('jobID', `Job ${jobID} is not running (it is ${j.status}).`);
     if (j.background) return j;
-    return (await commitEvent(tx, s.id, 'job.backgrounded', { jobID })).result;
+    return (await commitEvent(lock, 'job.backgrounded', { jobID })).result;
   });
 }
 
@@ -101,17 +102,17 @@ export async function finishJob(sql: Sql, actor: Actor, input: { jobID: string; 
   const jobID = requireId('job', input.jobID, 'jobID');
   if (!FINISH_STATUSES.includes(input.status)) throw new InvalidRequestError('status', `status must be one of ${FINISH_STATUSES.join(', ')}.`);
   return sql.begin(async (tx) => {
-    const { s, j } = await lockJob(tx, actor, jobID);
+    const { lock, j } = await lockJob(tx, actor, jobID);
     if (!['RUNNING', 'CANCELLING', 'LOST'].includes(j.status)) {
       throw new InvalidRequestError('jobID', `Job ${jobID} has already finished (${j.status}).`);
     }
     if (input.status === 'LOST') {
       if (j.status === 'LOST') return j; // already lost (the lease sweep, or an earlier report): nothing changes
       if (input.exitCode != null) throw new InvalidRequestError('exitCode', 'A LOST job has no exit code.');
-      return (await commitEvent(tx, s.id, 'job.lost', { jobID, hostID: j.hostId, reportedBy: 'host' })).result;
+      return (await commitEvent(lock, 'job.lost', { jobID, hostID: j.hostId, reportedBy: 'host' })).result;
     }
     const status = input.status as 'COMPLETED' | 'ERROR' | 'CANCELLED';
-    return (await commitEvent(tx, s.id, 'job.finished', { jobID, status, exitCode: input.exitCode ?? null })).result;
+    return (await commitEvent(lock, 'job.finished', { jobID, status, exitCode: input.exitCode ?? null })).result;
   });
 }
 
@@ -120,18 +121,18 @@ export async function restoreJob(sql: Sql, actor: Actor, input: { jobID: string;
   const jobID = requireId('job', input.jobID, 'jobID');
   const hostID = requireId('host', input.hostID, 'hostID');
   return sql.begin(async (tx) => {
-    const { s, j } = await lockJob(tx, actor, jobID);
+    const { lock, s, j } = await lockJob(tx, actor, jobID);
     await requireHost(tx, actor, hostID, { live: true });
     if (j.hostId !== hostID) throw new InvalidRequestError('hostID', `Job ${jobID} belongs to another host.`);
     // Seal (issue 4): a job taken back while its session is sealing is cancelled again.
     const resealed = async (r: JobRow) => {
       if (!admissionsClosed(s)) return r;
-      await cancelRestoredJob(tx, s.id, r);
+      await cancelRestoredJob(lock, r);
       return (await tx<JobRow[]>`SELECT * FROM jobs WHERE ${rowKey(tx, jobID)}`)[0];
     };
     if (j.status === 'RUNNING' || j.status === 'CANCELLING') return resealed(j);
     if (j.status !== 'LOST') throw new InvalidRequestError('jobID', `Job ${jobID} has finished (${j.status}); only a LOST job can be restored.`);
-    const { result: u } = await commitEvent(tx, s.id, 'job.restored', { jobID, hostID });
+    const { result: u } = await commitEvent(lock, 'job.restored', { jobID, hostID });
     return resealed(u);
   });
 }

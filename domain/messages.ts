@@ -1,12 +1,12 @@
 import type { Db, Sql } from '../db/connection.js';
 import { rowKey } from './shard.js';
 import { scopeCondition, type Actor } from './access.js';
-import { InvalidRequestError, outcome, SessionSealedError } from './errors.js';
-import { requireAdmissionsOpen } from './admission-rule.js';
+import { InvalidRequestError, outcome } from './errors.js';
+import { requireAdmissionsOpen, requireNotSealed } from './admission-rule.js';
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
 import type { MessageRow, Origin, PartRow, PartType, Role } from './rows.js';
-import { lockSessionWith } from './sessions.js';
+import { lockSessionWith } from './session-lock.js';
 import { idempotencyKey, previousResult, rememberResult } from './idempotency.js';
 import { checkJson, checkText, LIMITS, optionalId, requireId } from './validate.js';
 
@@ -146,18 +146,18 @@ export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessage
     { executionID, role: input.role, origin: input.origin, parts, ...(externalId ? { externalId } : {}) });
   return sql.begin(async (tx) => {
     // Both reads of the checks sent with the lock, then checked in order: a retried request, the seal, the execution.
-    const [s, [previous, execution]] = await lockSessionWith(tx, actor, sessionID, () => Promise.all([
+    const [lock, [previous, execution]] = await lockSessionWith(tx, actor, sessionID, () => Promise.all([
       outcome(previousResult(tx, key)),
       executionID ? tx<{ sessionId: string }[]>`SELECT session_id FROM executions WHERE ${rowKey(tx, executionID)}`.then((r) => r[0] ?? null) : null,
     ]));
+    const s = lock.session;
     if ('error' in previous) throw previous.error;
     if (previous.value) {
       const [m] = await tx<MessageRow[]>`SELECT * FROM messages WHERE ${rowKey(tx, previous.value)}`;
       return m;
     }
     if (ADMISSION_ORIGINS.includes(input.origin)) requireAdmissionsOpen(s);
-    // Once SEALED nothing of the session runs any more, so nothing may write to it either (issue 4).
-    if (s.sealedAt) throw new SessionSealedError(sessionID);
+    requireNotSealed(s);
     if (executionID && (!execution || execution.sessionId !== sessionID)) {
       throw new InvalidRequestError('executionID', `Execution ${executionID} is not an execution of session ${sessionID}.`);
     }
@@ -165,7 +165,7 @@ export async function appendMessage(sql: Sql, actor: Actor, input: AppendMessage
     const stored = parts.map((p) => ({ ...p, id: newId('part', sessionID) }));
     // The key is remembered with the ID the event will carry: both writes sent together.
     const [{ result: m }] = await Promise.all([
-      commitEvent(tx, sessionID, 'message.appended', {
+      commitEvent(lock, 'message.appended', {
         messageID, executionID, role: input.role, origin: input.origin, parts: stored, ...(externalId ? { externalID: externalId } : {}),
       }),
       rememberResult(tx, key, messageID, sessionID),

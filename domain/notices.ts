@@ -1,6 +1,5 @@
 import type postgres from 'postgres';
 import type { Db } from '../db/connection.js';
-import type { PositionedJson } from './settlements.js';
 
 /**
  * The notice catalogue: every notification the gateway sends on its one channel, its kind, its fields
@@ -14,6 +13,9 @@ import type { PositionedJson } from './settlements.js';
  * `settlement_positioned_at_commit`, kind `q`), which test/notices.test.ts checks against this catalogue.
  */
 export const CHANNEL = 'gateway_events';
+
+/** A settlement row as the sequencer writes it into JSON (keys as its columns; `settled_at` as text). */
+export interface PositionedJson { id: number; pos: number; session_id: string; execution_id: string; status: string; directory: string; settled_at: string }
 
 export type Notice =
   /** Journal event of session `s` at seq `q` (domain/events/commit.ts). */

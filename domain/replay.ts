@@ -1,6 +1,7 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
 import { CATALOGUE, JOURNAL_TABLES, readEvent, UnknownEventError, type EventDef, type JournalTable } from './events/catalogue.js';
 import { PayloadError, type Shape } from './events/shape.js';
+import { replayLock } from './session-lock.js';
 
 /**
  * Replay: rebuilding every table the journal owns (domain/events/catalogue.ts JOURNAL_TABLES:
@@ -94,7 +95,7 @@ async function applyStored(tx: Tx, e: StoredEvent, stats: ReplayStats): Promise<
   if (!d.opens) {
     await tx`UPDATE sessions SET last_seq = ${seq}${d.touches ? tx`, updated_at = ${e.at}::text::timestamptz` : tx``} WHERE id = ${e.sessionId}`;
   }
-  await d.project(tx, { sessionID: e.sessionId, seq, at: e.at, payload: read.payload });
+  await d.project(replayLock(tx, e.sessionId), { sessionID: e.sessionId, seq, at: e.at, payload: read.payload });
 }
 
 /** Folds the whole journal (in `live`), session by session, into the empty tables of `schema`. */

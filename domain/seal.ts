@@ -5,7 +5,7 @@ import { InvalidRequestError, SealTimeoutError, SealUnsupportedError, SessionNot
 import { commitEvent } from './events/commit.js';
 import type { Notice, Topic } from './notices.js';
 import type { SessionRow } from './rows.js';
-import { lockSession } from './sessions.js';
+import { lockSession } from './session-lock.js';
 import { requestAdmissionClose } from './admission.js';
 import { requireId } from './validate.js';
 import { Wake, type WakeBus } from './wake.js';
@@ -69,10 +69,11 @@ async function sealStep(sql: Sql, actor: Actor, sessionID: string): Promise<{ st
 
 async function decide(tx: Tx, actor: Actor, sessionID: string): Promise<Step> {
   {
-    let s = await lockSession(tx, actor, sessionID);
+    const lock = await lockSession(tx, actor, sessionID);
+    let s = lock.session;
     if (s.sealedAt) return s.sealUnproven ? await unprovenResult(tx, s) : { kind: 'sealed', sealed: await sealedResult(tx, s) };
     if (!s.sealRequestedAt) {
-      s = (await commitEvent(tx, sessionID, 'session.sealing', {})).result;
+      s = (await commitEvent(lock, 'session.sealing', {})).result;
     }
     const jobs = await tx<{ id: string; hostId: string; status: string; canCancel: boolean }[]>`
       SELECT j.id, j.host_id, j.status, h.can_cancel FROM jobs j JOIN hosts h ON h.id = j.host_id
@@ -83,11 +84,11 @@ async function decide(tx: Tx, actor: Actor, sessionID: string): Promise<Step> {
       FROM executions e JOIN hosts h ON h.id = e.host_id
       WHERE e.session_id = ${sessionID} AND e.status = 'RUNNING'`;
     for (const j of jobs) {
-      if (j.status === 'RUNNING' && j.canCancel) await requestJobCancel(tx, sessionID, j);
+      if (j.status === 'RUNNING' && j.canCancel) await requestJobCancel(lock, j);
     }
     if (exec && exec.canCancel && !exec.asked) {
       const cmd = await issueCommand(tx, { hostId: exec.hostId, sessionId: sessionID, kind: 'INTERRUPT_EXECUTION', executionId: exec.id });
-      await commitEvent(tx, sessionID, 'execution.interrupting', { executionID: exec.id, hostID: exec.hostId, commandID: cmd.id, reason: 'SEAL' });
+      await commitEvent(lock, 'execution.interrupting', { executionID: exec.id, hostID: exec.hostId, commandID: cmd.id, reason: 'SEAL' });
     }
     // Hosts that front their runtime (admitWork) quiesce the session before the seal can be proven.
     const quiescing = await requestAdmissionClose(tx, sessionID);
@@ -106,7 +107,7 @@ async function decide(tx: Tx, actor: Actor, sessionID: string): Promise<Step> {
           OR EXISTS (SELECT 1 FROM jobs j WHERE j.session_id = ${sessionID} AND j.host_id = h.id)
           OR EXISTS (SELECT 1 FROM executions e WHERE e.session_id = ${sessionID} AND e.host_id = h.id)) LIMIT 1`;
       const unproven = open ? 'ADMISSION_NOT_EXCLUSIVE' : null;
-      const { result: u } = await commitEvent(tx, sessionID, 'session.sealed', { unproven });
+      const { result: u } = await commitEvent(lock, 'session.sealed', { unproven });
       return unproven ? await unprovenResult(tx, u) : { kind: 'sealed', sealed: await sealedResult(tx, u) };
     }
     return { kind: 'pending', jobIDs: jobs.map((j) => j.id), executionID: exec?.id ?? null };

@@ -4,80 +4,13 @@ import { HostUnavailableError, InvalidRequestError, SessionNotFoundError } from 
 import { requireIdle } from './busy-rule.js';
 import { issueCommand } from './commands.js';
 import { awaitRequest, checkReplyResult, checkTimeout, issueRequest, markReplied, type HostRequestOptions, type HostRequestRow } from './host-requests.js';
-import { newId, sessionOf } from './ids.js';
+import { newId } from './ids.js';
 import { tombstoneKey } from './shard.js';
 import { commitEvent } from './events/commit.js';
+import { lockSession, lockSessionIfPresent, openSession, shareSession, type LockedSession } from './session-lock.js';
 import { GLOBAL_SCOPE, idempotencyKey, keyReused, lockKey, previousResult, rememberResult } from './idempotency.js';
 import type { HostRow, SessionRow } from './rows.js';
 import { checkDirectory, checkMetadata, checkText, LIMITS, optionalId, requireId } from './validate.js';
-
-/**
- * Takes the session's row lock for the rest of `tx`. Every state change of a session goes through
- * here first: admissions (executions, prompts, jobs), corrections, seal and removal are serialized
- * on this one lock, so there is no window between a check and a write. A session outside the
- * actor's directory scope is reported exactly like a missing one.
- */
-export async function lockSession(tx: Tx, actor: Actor, sessionID: string, mode: 'update' | 'share' = 'update'): Promise<SessionRow> {
-  return lockedIn(actor, sessionID, await lockStatement(tx, sessionID, mode));
-}
-
-function lockStatement(tx: Tx, sessionID: string, mode: 'update' | 'share') {
-  return mode === 'update'
-    ? tx<SessionRow[]>`SELECT * FROM sessions WHERE id = ${sessionID} FOR UPDATE`
-    : tx<SessionRow[]>`SELECT * FROM sessions WHERE id = ${sessionID} FOR SHARE`;
-}
-
-/** The session the lock statement found, if the actor may see it. */
-function lockedIn(actor: Actor, sessionID: string, rows: SessionRow[]): SessionRow {
-  const s = rows[0];
-  if (!s || !inScope(actor, s.directory)) throw new SessionNotFoundError(sessionID);
-  return s;
-}
-
-/**
- * lockSession, with the statements `reads` sends for the transaction's checks sent right behind the
- * lock statement: one wait for the server instead of two. A connection runs its statements one after
- * another, and in read committed each takes its snapshot when it starts, so they run once the lock is
- * granted and see what the holder before committed, exactly as if sent after the answer. `reads` must
- * only read: when the lock is refused (no such session within the actor's scope, or the statement
- * failed), that refusal is the answer and what the reads found is dropped.
- */
-export async function lockSessionWith<T>(tx: Tx, actor: Actor, sessionID: string, reads: () => Promise<T>): Promise<[SessionRow, T]> {
-  // The lock statement is handed to the connection before `reads` starts any statement. postgres.js
-  // hands a query over a microtask after it is first executed or awaited, and `await` on it (a promise
-  // of its own class) gets to that later than a statement `reads` executes at once, which would then
-  // run before the lock (seen: three concurrent handoffs of one job all reading it as not handed off;
-  // test/executions.test.ts 'reads under the session lock').
-  const lock = lockStatement(tx, sessionID, 'update').execute();
-  const read = reads();
-  read.catch(() => {}); // after a refused lock its failure (the transaction aborted) says nothing more
-  return [lockedIn(actor, sessionID, await lock), await read];
-}
-
-/**
- * Locks the session holding the row `id` of `table` (as lockSessionWith, with `reads` given that
- * session's ID) and answers it with what the reads found; null when no session within the actor's
- * scope holds the row. The session is the one the ID carries (domain/ids.ts sessionOf), so nothing is
- * read before the lock; an ID of the old shape is looked up first. Whether the row exists is for the
- * reads to find (after the lock: it may have changed meanwhile); an ID carrying a session that does not
- * hold it locks that session for nothing, and is answered as not found all the same.
- */
-export async function lockSessionHolding<T>(tx: Tx, actor: Actor, table: 'executions' | 'jobs' | 'messages', id: string,
-  reads: (sessionID: string) => Promise<T>): Promise<[SessionRow, T] | null> {
-  let sessionID = sessionOf(id);
-  if (!sessionID) {
-    const [found] = await tx<{ sessionId: string }[]>`SELECT session_id FROM ${tx(table)} WHERE id = ${id}`;
-    if (!found) return null;
-    sessionID = found.sessionId;
-  }
-  const holder = sessionID;
-  try {
-    return await lockSessionWith(tx, actor, holder, () => reads(holder));
-  } catch (e) {
-    if (e instanceof SessionNotFoundError) return null;
-    throw e;
-  }
-}
 
 export async function getSession(db: Db, actor: Actor, sessionID: string): Promise<SessionRow | null> {
   const [s] = await db<SessionRow[]>`SELECT * FROM sessions WHERE id = ${sessionID} AND ${scopeCondition(db, actor, 'directory')}`;
@@ -155,7 +88,7 @@ export async function createSession(sql: Sql, actor: Actor, input: CreateSession
     }
     if (parentID) {
       // FOR SHARE: a concurrent removal of the parent waits for us, or we see it gone.
-      const parent = await lockSession(tx, actor, parentID, 'share');
+      const parent = await shareSession(tx, actor, parentID);
       const host = hostID ? null : await managingHost(tx, parent);
       if (host && opts) {
         // Created in the host's runtime (a child there shares its parent's directory).
@@ -181,7 +114,7 @@ export async function createSession(sql: Sql, actor: Actor, input: CreateSession
       if (!h || !inScope({ tokenID: '', role: 'host', directory: h.scope }, directory)) throw new InvalidRequestError('hostID', `No host ${hostID} is registered for ${directory}.`);
     }
     const id = newId('session');
-    const { result: s } = await commitEvent(tx, id, 'session.created', {
+    const { result: s } = await commitEvent(openSession(tx, id), 'session.created', {
       parentID, title, directory, metadata, ...(hostID ? { hostID } : {}), ...(Object.keys(hostMetadata).length ? { hostMetadata } : {}),
     });
     await rememberResult(tx, key, id, null);
@@ -239,7 +172,8 @@ export async function updateSession(sql: Sql, actor: Actor, input: UpdateSession
   const title = input.title == null ? null : checkText(input.title, 'title', LIMITS.title);
   let metadata = input.metadata == null ? null : checkMetadata(input.metadata);
   return sql.begin(async (tx) => {
-    const before = await lockSession(tx, actor, sessionID);
+    const lock = await lockSession(tx, actor, sessionID);
+    const before = lock.session;
     if (metadata) {
       const owned = before.hostMetadata ?? {};
       for (const k of Object.keys(metadata)) {
@@ -256,7 +190,7 @@ export async function updateSession(sql: Sql, actor: Actor, input: UpdateSession
         await issueCommand(tx, { hostId: host.id, sessionId: sessionID, kind: 'RENAME_SESSION', reason: 'PLUGIN', payload: { title } });
       }
     }
-    const { seq, result: s } = await commitEvent(tx, sessionID, 'session.updated', { title, metadata });
+    const { seq, result: s } = await commitEvent(lock, 'session.updated', { title, metadata });
     return { ...s, lastSeq: seq };
   });
 }
@@ -279,13 +213,13 @@ export async function removeSession(sql: Sql, actor: Actor, input: { sessionID: 
     // parent: a parent is locked here before its children are read, so no new child can appear under
     // it afterwards. Each session is locked by its own statement (its own shard on a cluster), in ID
     // order within a level.
-    const locked = new Map<string, SessionRow>([[root.id, root]]);
+    const locked = new Map<string, LockedSession>([[root.id, root]]);
     for (let level = [root.id]; level.length; ) {
       const children = await tx<{ id: string }[]>`SELECT id FROM sessions WHERE parent_id = ANY(${level}) ORDER BY id`;
       level = [];
       for (const { id } of children) {
         if (locked.has(id)) continue;
-        const [c] = await tx<SessionRow[]>`SELECT * FROM sessions WHERE id = ${id} FOR UPDATE`;
+        const c = await lockSessionIfPresent(tx, id);
         if (!c) continue; // removed meanwhile by a removal of its own
         locked.set(id, c);
         level.push(id);
@@ -305,9 +239,9 @@ export async function removeSession(sql: Sql, actor: Actor, input: { sessionID: 
       await issueCommand(tx, { hostId: m.hostId, sessionId: m.id, kind: 'REMOVE_SESSION', reason: 'PLUGIN', payload: { rootSessionID: sessionID } });
     }
     // One session.removed per session, children before their parents (a parent's row goes last).
-    const depth = (id: string): number => { const p = locked.get(id)?.parentId; return p && locked.has(p) ? 1 + depth(p) : 0; };
+    const depth = (id: string): number => { const p = locked.get(id)?.session.parentId; return p && locked.has(p) ? 1 + depth(p) : 0; };
     for (const id of [...ids].sort((a, b) => depth(b) - depth(a) || (a < b ? -1 : 1))) {
-      await commitEvent(tx, id, 'session.removed', { rootSessionID: sessionID });
+      await commitEvent(locked.get(id)!, 'session.removed', { rootSessionID: sessionID });
     }
     return { sessionID, removedSessionIDs: ids };
   });

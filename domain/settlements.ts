@@ -1,6 +1,6 @@
 import { literalLimit, type Db, type Sql, type Tx } from '../db/connection.js';
 import { scopeCondition, type Actor } from './access.js';
-import { noticeSql } from './notices.js';
+import { noticeSql, type PositionedJson } from './notices.js';
 import { isDistributed } from '../db/cluster.js';
 
 /**
@@ -71,9 +71,6 @@ export function noticedSettlements(n: { p: number; r: readonly PositionedJson[] 
     && typeof r.directory === 'string' && typeof r.settled_at === 'string' && !Number.isNaN(Date.parse(r.settled_at)));
   return ok ? { after, rows: positionedRows(n.r) } : undefined;
 }
-
-/** A settlement row as migration 055 writes it into JSON (keys as its columns; `settled_at` as text). */
-export interface PositionedJson { id: number; pos: number; session_id: string; execution_id: string; status: string; directory: string; settled_at: string }
 
 /** The rows of a pass's JSON array (or of a head notice's `r`) as `readSettlements` reads them. */
 export function positionedRows(json: readonly PositionedJson[] | null | undefined): SettlementRow[] {

@@ -11,7 +11,7 @@ import { SYSTEM } from '../domain/access.js';
 import { noticedSettlements, readSettlements } from '../domain/settlements.js';
 import { pruneChangesets } from '../domain/changesets.js';
 import { pruneHostRequests } from '../domain/host-requests.js';
-import { log } from './logging.js';
+import { log, type Logger } from './logging.js';
 
 export interface GatewayConfig {
   /** How often this instance looks for hosts whose lease lapsed. */
@@ -40,6 +40,8 @@ export interface GatewayConfig {
 
 /** The services one gateway instance keeps besides its connections: the bus, its feeds, the lease sweeper. */
 export class Gateway {
+  /** The instance's logger, handed to the services below. */
+  readonly log: Logger;
   readonly bus: PgBus;
   readonly settlements: Feed<SettlementRow>;
   /** Ends subscriptions and WebSocket connections of revoked tokens. */
@@ -62,7 +64,7 @@ export class Gateway {
     const report = (outcome: string) => {
       const seconds = (performance.now() - t0) / 1000;
       this.onSeal?.(outcome, seconds);
-      log().info({ outcome, durationMs: Math.round(seconds * 1000) }, 'seal');
+      this.log.info({ outcome, durationMs: Math.round(seconds * 1000) }, 'seal');
     };
     try {
       const r = await run();
@@ -74,13 +76,15 @@ export class Gateway {
     }
   }
 
-  constructor(readonly sql: Sql, readonly config: GatewayConfig) {
-    this.bus = new PgBus(sql);
-    this.revocations = new Revocations(sql, this.bus);
+  constructor(readonly sql: Sql, readonly config: GatewayConfig, logger: Logger = log()) {
+    this.log = logger;
+    this.bus = new PgBus(sql, this.log);
+    this.revocations = new Revocations(sql, this.bus, this.log);
     // What this instance positions, its settlement feed hands out at once (not after the head notice, not read again).
-    this.sequencer = new Sequencer(sql, this.bus, config.sequencerSafetyMs ?? 60_000, (rows, after) => this.settlements.offer(rows, after));
+    this.sequencer = new Sequencer(sql, this.bus, this.log, config.sequencerSafetyMs ?? 60_000, (rows, after) => this.settlements.offer(rows, after));
     this.settlements = new Feed<SettlementRow>(
       this.bus,
+      this.log,
       'settlements',
       (after, limit) => readSettlements(sql, SYSTEM, { after, limit }),
       (r) => r.pos,
@@ -101,6 +105,7 @@ export class Gateway {
     if (!f) {
       f = new Feed<JournalEvent>(
         this.bus,
+        this.log,
         `journal:${sessionID}`,
         (after, limit) => readJournal(this.sql, sessionID, after, limit),
         (e) => e.seq,
@@ -129,12 +134,12 @@ export class Gateway {
       // Any instance may prune: concurrent runs on other instances skip (see pruneChangesets).
       this.retention = setInterval(() => {
         pruneChangesets(this.sql).then(
-          (r) => { if (r.changesets || r.snapshots || r.contents) log().info({ ...r }, 'retention: changesets pruned'); },
-          (err) => log().warn({ err }, 'retention: changesets not pruned (retried at the next tick)'),
+          (r) => { if (r.changesets || r.snapshots || r.contents) this.log.info({ ...r }, 'retention: changesets pruned'); },
+          (err) => this.log.warn({ err }, 'retention: changesets not pruned (retried at the next tick)'),
         );
         pruneHostRequests(this.sql, this.config.hostRequestRetentionMs).then(
-          (n) => { if (n) log().info({ requests: n }, 'retention: closed host requests deleted'); },
-          (err) => log().warn({ err }, 'retention: host requests not pruned (retried at the next tick)'),
+          (n) => { if (n) this.log.info({ requests: n }, 'retention: closed host requests deleted'); },
+          (err) => this.log.warn({ err }, 'retention: host requests not pruned (retried at the next tick)'),
         );
       }, retentionMs);
       this.retention.unref();
@@ -149,9 +154,9 @@ export class Gateway {
       const windowMs = this.config.sweepWindowMs ?? 120_000;
       const r = await sweepExpiredLeases(this.sql, { windowMs: this.sweptAll && windowMs > 0 ? windowMs : null });
       this.sweptAll = true;
-      if (r.abandoned || r.lost) log().info({ ...r }, 'lease sweep: executions abandoned, jobs lost');
+      if (r.abandoned || r.lost) this.log.info({ ...r }, 'lease sweep: executions abandoned, jobs lost');
     } catch (err) {
-      log().warn({ err }, 'lease sweep failed (retried at the next tick)');
+      this.log.warn({ err }, 'lease sweep failed (retried at the next tick)');
     } finally { this.sweeping = false; }
   }
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { listenerFor, type Sql } from '../db/connection.js';
 import { CHANNEL, noticeSql, parseNotice, topicOf, type Notice, type Topic } from '../domain/notices.js';
-import { log } from '../server/logging.js';
+import type { Logger } from 'pino';
 
 type Listener = (n: Notice) => void;
 
@@ -43,7 +43,7 @@ export class PgBus {
   /** The client whose one connection LISTENs; replaced when its pings stop coming back. */
   private listener: Sql | null = null;
 
-  constructor(private sql: Sql, private pingMs = 2_000) {}
+  constructor(private sql: Sql, private log: Logger, private pingMs = 2_000) {}
 
   async start(): Promise<void> {
     this.stopped = false;
@@ -110,7 +110,7 @@ export class PgBus {
 
   /** Notifications may be missed from now until LISTEN is in place again. */
   private lost() {
-    if (this.listening && !this.stopped) log().warn('bus: the listening connection was lost');
+    if (this.listening && !this.stopped) this.log.warn('bus: the listening connection was lost');
     this.listening = false;
     this.healthEpoch++;
   }
@@ -125,10 +125,10 @@ export class PgBus {
 
   private fireResync() {
     this.resyncs++;
-    log().info({ resyncs: this.resyncs }, 'bus: listening again; readers catch up from the database');
+    this.log.info({ resyncs: this.resyncs }, 'bus: listening again; readers catch up from the database');
     this.healthEpoch++;
     for (const fn of [...this.resync]) {
-      try { fn(); } catch (err) { log().error({ err }, 'bus: a resync reader failed'); /* its own failure: the others run */ }
+      try { fn(); } catch (err) { this.log.error({ err }, 'bus: a resync reader failed'); /* its own failure: the others run */ }
     }
   }
 
@@ -147,18 +147,18 @@ export class PgBus {
         // A fresh client: postgres.js keeps at most one LISTEN connection per client, and a client
         // whose re-subscription failed never tries again.
         this.relistens++;
-        log().warn({ relistens: this.relistens }, 'bus: no ping came back for three periods; listening anew');
+        this.log.warn({ relistens: this.relistens }, 'bus: no ping came back for three periods; listening anew');
         this.lost();
         this.lastPong = Date.now();
         const old = this.listener;
         this.listener = null;
-        old?.end({ timeout: 0 }).catch((err) => log().debug({ err }, 'bus: the old listening client did not end cleanly'));
+        old?.end({ timeout: 0 }).catch((err) => this.log.debug({ err }, 'bus: the old listening client did not end cleanly'));
         await withTimeout(this.listen(), 3 * this.pingMs);
         this.fireResync();
       }
       await this.sql`SELECT ${noticeSql(this.sql, { k: 'ping', b: this.id })}`;
     } catch (err) {
-      log().warn({ err }, 'bus: ping failed (the database is away?); the next ping tries again');
+      this.log.warn({ err }, 'bus: ping failed (the database is away?); the next ping tries again');
     } finally {
       this.pinging = false;
     }
@@ -184,7 +184,7 @@ export class PgBus {
     const set = this.topics.get(topic);
     if (!set) return;
     for (const fn of [...set]) {
-      try { fn(n); } catch (err) { log().error({ err, topic }, 'bus: a listener failed'); /* its own failure: the others run */ }
+      try { fn(n); } catch (err) { this.log.error({ err, topic }, 'bus: a listener failed'); /* its own failure: the others run */ }
     }
   }
 

@@ -1,6 +1,6 @@
 import type { PgBus } from './bus.js';
 import { whenAvailable } from '../db/connection.js';
-import { log } from '../server/logging.js';
+import type { Logger } from 'pino';
 import { Wake } from '../domain/wake.js';
 import type { Notice, Topic } from '../domain/notices.js';
 
@@ -59,6 +59,7 @@ export class Feed<T> {
 
   constructor(
     private bus: PgBus,
+    private log: Logger,
     private topic: Topic,
     private read: (after: number, limit: number) => Promise<T[]>,
     private cursorOf: (row: T) => number,
@@ -192,7 +193,7 @@ export class Feed<T> {
                 this.reads++;
               }
             } catch (err) {
-              log().warn({ err, feed: this.topic }, 'feed read failed; retried in 200 ms');
+              this.log.warn({ err, feed: this.topic }, 'feed read failed; retried in 200 ms');
               // Database unavailable: try again shortly (the bus will also resync when it is back).
               this.again = true;
               await new Promise((r) => setTimeout(r, 200).unref());
@@ -208,7 +209,7 @@ export class Feed<T> {
               if (c <= this.hw) continue;
               this.hw = c;
               for (const fn of this.subs) {
-                try { fn(r); } catch (err) { log().error({ err, feed: this.topic }, 'feed: a subscriber failed'); /* its own failure */ }
+                try { fn(r); } catch (err) { this.log.error({ err, feed: this.topic }, 'feed: a subscriber failed'); /* its own failure */ }
               }
               // A bounded number of deliveries per event-loop turn: the subscribers' streams send what
               // they were handed (microtasks) and the sockets are written (delivery.ts uncorks them in

@@ -1,7 +1,7 @@
 import type { Sql } from '../db/connection.js';
 import { sequenceSettlements, type SettlementRow } from '../domain/settlements.js';
 import type { PgBus } from './bus.js';
-import { log } from '../server/logging.js';
+import type { Logger } from 'pino';
 
 /**
  * Runs sequencer passes of the settlement log (see domain/settlements.ts) for this instance: on
@@ -37,7 +37,7 @@ export class Sequencer {
    * them out at once, without waiting for the head notice to come back through the listening
    * connection (one more process hop, late when the machine is busy) and without reading them again.
    */
-  constructor(private sql: Sql, private bus: PgBus, private intervalMs = 1_000, private onPositioned?: (rows: SettlementRow[], after: number) => void) {}
+  constructor(private sql: Sql, private bus: PgBus, private log: Logger, private intervalMs = 1_000, private onPositioned?: (rows: SettlementRow[], after: number) => void) {}
 
   start(): void {
     this.active = true;
@@ -100,8 +100,8 @@ export class Sequencer {
             this.passes++;
             this.busy = r.busy;
             if (r.count) {
-              log().debug({ positions: r.count, top: r.top }, 'sequencer: settlements positioned');
-              try { this.onPositioned?.(r.rows, r.top - r.count); } catch (err) { log().error({ err }, 'sequencer: a positioned listener failed'); }
+              this.log.debug({ positions: r.count, top: r.top }, 'sequencer: settlements positioned');
+              try { this.onPositioned?.(r.rows, r.top - r.count); } catch (err) { this.log.error({ err }, 'sequencer: a positioned listener failed'); }
             }
             if (r.more || r.busy) this.waiting.unshift(...batch);
             else for (const w of batch) w.resolve();
@@ -113,7 +113,7 @@ export class Sequencer {
           } catch (err) {
             // A waiting query fails as it would have failed reading (e.g. the database is away).
             for (const w of batch) w.reject(err as Error);
-            log().warn({ err }, 'sequencer pass failed (retried in 250 ms)');
+            this.log.warn({ err }, 'sequencer pass failed (retried in 250 ms)');
             if (!this.retry && this.active) {
               this.retry = setTimeout(() => { this.retry = null; this.poke(); }, 250);
               this.retry.unref();

@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { log } from '../server/logging.js';
+import type { Logger } from 'pino';
 import type { Sql } from '../db/connection.js';
 import type { PgBus } from './bus.js';
 
@@ -14,7 +14,7 @@ import type { PgBus } from './bus.js';
 export class Revocations {
   private watchers = new Map<string, Set<() => void>>();
 
-  constructor(private sql: Sql, bus: PgBus) {
+  constructor(private sql: Sql, bus: PgBus, private log: Logger) {
     bus.on('tokens', (n) => { if (n.k === 't') void this.check([n.id]); });
     bus.onResync(() => void this.check([...this.watchers.keys()]));
   }
@@ -46,7 +46,7 @@ export class Revocations {
       const rows = await this.sql<{ id: string }[]>`SELECT id FROM tokens WHERE id = ANY(${mine}) AND revoked_at IS NULL`;
       active = new Set(rows.map((r) => r.id));
     } catch (err) {
-      log().warn({ err }, 'revocations: tokens not checked; the resync after reconnect checks again');
+      this.log.warn({ err }, 'revocations: tokens not checked; the resync after reconnect checks again');
       return;
     }
     for (const id of mine) {

@@ -8,6 +8,7 @@ import { beginExecution, settleExecution } from '../domain/executions.js';
 import { appendMessage, type PartInput } from '../domain/messages.js';
 import { compareProjections, rebuildProjections, ReplayError, replayIntoSchema } from '../domain/replay.js';
 import { createSession, removeSession, updateSession } from '../domain/sessions.js';
+import { lockSession } from '../domain/session-lock.js';
 import type { Origin } from '../domain/rows.js';
 import { registerHost, renewHostLease, sweepExpiredLeases } from '../domain/hosts.js';
 import { backgroundJob, finishJob, restoreJob, startJob } from '../domain/jobs.js';
@@ -348,9 +349,9 @@ describe('replay', () => {
   it('checks every payload when it is written: a malformed event is refused and nothing is written', async () => {
     const s = await createSession(g.sql, SYSTEM, { directory: '/w' });
     const before = await g.sql`SELECT last_seq FROM sessions WHERE id = ${s.id}`;
-    await expect(g.sql.begin((tx) => commitEvent(tx, s.id, 'job.finished', { jobID: 'not-a-job', status: 'COMPLETED', exitCode: null })))
+    await expect(g.sql.begin(async (tx) => commitEvent(await lockSession(tx, SYSTEM, s.id), 'job.finished', { jobID: 'not-a-job', status: 'COMPLETED', exitCode: null })))
       .rejects.toThrow(PayloadError);
-    await expect(g.sql.begin((tx) => commitEvent(tx, s.id, 'session.updated', { title: null, metadata: null, extra: 1 } as never)))
+    await expect(g.sql.begin(async (tx) => commitEvent(await lockSession(tx, SYSTEM, s.id), 'session.updated', { title: null, metadata: null, extra: 1 } as never)))
       .rejects.toThrow(/extra: is not a field/);
     expect(await g.sql`SELECT last_seq FROM sessions WHERE id = ${s.id}`).toEqual(before);
     expect(await g.sql`SELECT seq FROM journal WHERE session_id = ${s.id}`).toHaveLength(1);

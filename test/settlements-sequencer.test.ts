@@ -9,7 +9,8 @@ import { noticedSettlements, readSettlements, recordSettlement, sequenceSettleme
 import { commitEvent } from '../domain/events/commit.js';
 import type { Notice } from '../domain/notices.js';
 import { beginExecution, settleExecution } from '../domain/executions.js';
-import { createSession, lockSession } from '../domain/sessions.js';
+import { createSession } from '../domain/sessions.js';
+import { lockSession } from '../domain/session-lock.js';
 import { registerHost, sweepExpiredLeases } from '../domain/hosts.js';
 import { SYSTEM } from '../domain/access.js';
 import { decodeCursor } from '../resolvers/cursors.js';
@@ -98,8 +99,9 @@ const settledPayload = (executionID: string) => ({
 async function settleManually(executionID: string, waitMs: string): Promise<void> {
   await g.sql.begin(async (tx) => {
     await tx`SELECT set_config('gateway.settlement_clock_wait_ms', ${waitMs}, true)`;
-    const s = await lockSession(tx, SYSTEM, sessionID);
-    const { result } = await commitEvent(tx, s.id, 'execution.settled', settledPayload(executionID));
+    const lock = await lockSession(tx, SYSTEM, sessionID);
+    const s = lock.session;
+    const { result } = await commitEvent(lock, 'execution.settled', settledPayload(executionID));
     await recordSettlement(tx, { sessionId: s.id, executionId: executionID, status: 'SUCCEEDED', directory: s.directory, settledAt: result.settledAt! });
   });
 }
@@ -550,8 +552,9 @@ describe.skipIf(inject('citus'))('a settlement positioned by its own commit (sin
               await g.sql.begin(async (tx) => {
                 // Commits that wait for a busy clock (migration 057) race with ones that skip it (056).
                 if (x.skipBusyClock) await tx`SET LOCAL gateway.settlement_clock_wait_ms = 0`;
-                const s = await lockSession(tx, SYSTEM, sessions[x.session].id);
-                const { result } = await commitEvent(tx, s.id, 'execution.settled', settledPayload(e.id));
+                const lock = await lockSession(tx, SYSTEM, sessions[x.session].id);
+                const s = lock.session;
+                const { result } = await commitEvent(lock, 'execution.settled', settledPayload(e.id));
                 await recordSettlement(tx, { sessionId: s.id, executionId: e.id, status: 'SUCCEEDED', directory: s.directory, settledAt: result.settledAt! });
                 if (x.holdMs) await new Promise((r) => setTimeout(r, x.holdMs));
               });

@@ -7,7 +7,7 @@ import { gql, onFeed, startTestGateway, subscribe, type TestGateway } from './ha
 import { readSettlements, recordSettlement, sequenceSettlements, type SettlementRow } from '../domain/settlements.js';
 import { decodeCursor, encodeCursor } from '../resolvers/cursors.js';
 import { commitEvent } from '../domain/events/commit.js';
-import { lockSession } from '../domain/sessions.js';
+import { lockSession } from '../domain/session-lock.js';
 import { SYSTEM } from '../domain/access.js';
 import { revokeToken } from '../domain/tokens.js';
 import { resumable } from '../subscriptions/feed.js';
@@ -164,8 +164,9 @@ describe('settlement cursor follows commit order', () => {
     const isStaged = new Promise<void>((r) => (staged = r));
     // Exactly settleExecution's statements, with the transaction held open after its last one.
     const slow = g.sql.begin(async (tx) => {
-      const s = await lockSession(tx, SYSTEM, slowSession);
-      const { result: e } = await commitEvent(tx, slowSession, 'execution.settled', settledPayload(slowExec));
+      const lock = await lockSession(tx, SYSTEM, slowSession);
+      const s = lock.session;
+      const { result: e } = await commitEvent(lock, 'execution.settled', settledPayload(slowExec));
       await recordSettlement(tx, { sessionId: slowSession, executionId: slowExec, status: 'SUCCEEDED', directory: s.directory, settledAt: e.settledAt! });
       staged();
       await gate;
@@ -203,8 +204,9 @@ describe('settlement cursor follows commit order', () => {
     let started!: () => void;
     const settledEarly = new Promise<void>((r) => (started = r));
     const slow = g.sql.begin(async (tx) => {
-      const s = await lockSession(tx, SYSTEM, slowSession);
-      const { result: e } = await commitEvent(tx, slowSession, 'execution.settled', settledPayload(slowExec));
+      const lock = await lockSession(tx, SYSTEM, slowSession);
+      const s = lock.session;
+      const { result: e } = await commitEvent(lock, 'execution.settled', settledPayload(slowExec));
       started();
       await gate; // slow work between the settling update and the log entry
       await recordSettlement(tx, { sessionId: slowSession, executionId: slowExec, status: 'SUCCEEDED', directory: s.directory, settledAt: e.settledAt! });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { pino } from 'pino';
 import { createTestDatabase } from './harness.js';
 import { connect, type Sql } from '../db/connection.js';
 import { CHANNEL, REPLY_TOPIC } from '../domain/notices.js';
@@ -20,7 +21,7 @@ let bus: PgBus;
 beforeAll(async () => {
   db = await createTestDatabase();
   sql = connect(db.url, { max: 2 });
-  bus = new PgBus(sql, 0);
+  bus = new PgBus(sql, pino({ level: 'silent' }), 0);
   await bus.start();
 });
 afterAll(async () => {

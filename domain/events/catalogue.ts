@@ -1,4 +1,4 @@
-import type { Tx } from '../../db/connection.js';
+import type { SessionLock } from '../session-lock.js';
 import * as P from './payloads.js';
 import * as project from './projectors.js';
 import type { Applied } from './projectors.js';
@@ -21,7 +21,7 @@ export interface EventDef<S extends Shape<any>, R> {
   readonly touches: boolean;
   /** The session's first event: no session row exists before its projector inserts it. */
   readonly opens?: boolean;
-  readonly project: (tx: Tx, e: Applied<Infer<S>>) => Promise<R>;
+  readonly project: (lock: SessionLock, e: Applied<Infer<S>>) => Promise<R>;
 }
 
 /** The tables the journal owns: replay rebuilds exactly these (parents before children). */

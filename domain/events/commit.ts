@@ -1,4 +1,4 @@
-import type { Tx } from '../../db/connection.js';
+import type { SessionLock } from '../session-lock.js';
 import { noticeSql } from '../notices.js';
 import { CATALOGUE, type EventDef, type EventType, type PayloadOf, type ResultOf } from './catalogue.js';
 import type { Shape } from './shape.js';
@@ -12,7 +12,8 @@ export interface Committed<T extends EventType> {
 }
 
 /**
- * The one way a session's state changes: inside `tx`, which holds the session's row lock (lockSession),
+ * The one way a session's state changes: inside the transaction that holds the session's row lock
+ * (`lock`, from domain/session-lock.ts),
  *  1. check the payload against the catalogue,
  *  2. append the event to the journal (gap-free `seq`: the row lock orders appends in commit order),
  *     bump the session (`last_seq`; `updated_at` for events that touch it) and queue the journal notice
@@ -21,7 +22,8 @@ export interface Committed<T extends EventType> {
  * The event's time is the database clock at the append; projectors stamp rows with it, so replay
  * rebuilds the same timestamps.
  */
-export async function commitEvent<T extends EventType>(tx: Tx, sessionID: string, type: T, payload: PayloadOf<T>): Promise<Committed<T>> {
+export async function commitEvent<T extends EventType>(lock: SessionLock, type: T, payload: PayloadOf<T>): Promise<Committed<T>> {
+  const { tx, id: sessionID } = lock;
   const d = CATALOGUE[type] as EventDef<Shape<PayloadOf<T>>, ResultOf<T>>;
   const checked = d.payload.check(payload, type);
   const notice = noticeSql(tx, { k: 'j', s: sessionID, q: tx`seq` });
@@ -46,6 +48,6 @@ export async function commitEvent<T extends EventType>(tx: Tx, sessionID: string
       SELECT seq, created_at::text AS at, ${notice} FROM j`;
   if (!row) throw new Error(`commitEvent: session ${sessionID} vanished inside its own transaction`);
   const seq = Number(row.seq);
-  const result = await d.project(tx, { sessionID, seq, at: row.at, payload: checked });
+  const result = await d.project(lock, { sessionID, seq, at: row.at, payload: checked });
   return { seq, at: row.at, result };
 }

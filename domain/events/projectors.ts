@@ -1,4 +1,4 @@
-import type { Tx } from '../../db/connection.js';
+import type { SessionLock } from '../session-lock.js';
 import type { ExecutionRow, JobRow, MessageRow, PartRow, SessionRow } from '../rows.js';
 import type { Infer } from './shape.js';
 import type * as P from './payloads.js';
@@ -21,11 +21,12 @@ export interface Applied<T> {
   payload: T;
 }
 
-type Projector<S, R> = (tx: Tx, e: Applied<Infer<S>>) => Promise<R>;
+/** A projector runs only under the session's lock (its `tx`), as commitEvent and replay hold it. */
+type Projector<S, R> = (lock: SessionLock, e: Applied<Infer<S>>) => Promise<R>;
 
 const none = async (): Promise<void> => {};
 
-export const sessionCreated: Projector<typeof P.SessionCreated, SessionRow> = async (tx, { sessionID, seq, at, payload: p }) => {
+export const sessionCreated: Projector<typeof P.SessionCreated, SessionRow> = async ({ tx }, { sessionID, seq, at, payload: p }) => {
   const [s] = await tx<SessionRow[]>`
     INSERT INTO sessions (id, parent_id, title, directory, metadata, host_id, host_metadata, last_seq, created_at, updated_at)
     VALUES (${sessionID}, ${p.parentID}, ${p.title}, ${p.directory}, ${tx.json(p.metadata as never)}, ${p.hostID ?? null},
@@ -34,7 +35,7 @@ export const sessionCreated: Projector<typeof P.SessionCreated, SessionRow> = as
   return s;
 };
 
-export const sessionUpdated: Projector<typeof P.SessionUpdated, SessionRow> = async (tx, { sessionID, payload: p }) => {
+export const sessionUpdated: Projector<typeof P.SessionUpdated, SessionRow> = async ({ tx }, { sessionID, payload: p }) => {
   const [s] = await tx<SessionRow[]>`
     UPDATE sessions SET title = coalesce(${p.title}, title),
       metadata = coalesce(${p.metadata === null ? null : tx.json(p.metadata as never)}::jsonb, metadata)
@@ -47,7 +48,7 @@ export const sessionUpdated: Projector<typeof P.SessionUpdated, SessionRow> = as
  * executions from then on. (Rows outside the journal, such as snapshots and changesets, go with the
  * session row by their foreign keys.)
  */
-export const sessionRemoved: Projector<typeof P.SessionRemoved, void> = async (tx, { sessionID, at }) => {
+export const sessionRemoved: Projector<typeof P.SessionRemoved, void> = async ({ tx }, { sessionID, at }) => {
   await tx`
     WITH t AS (
       INSERT INTO tombstones (id, kind, session_id, directory, removed_at)
@@ -67,24 +68,24 @@ export const sessionRemoved: Projector<typeof P.SessionRemoved, void> = async (t
     DELETE FROM sessions WHERE id = ${sessionID}`;
 };
 
-export const sessionSealing: Projector<typeof P.SessionSealing, SessionRow> = async (tx, { sessionID, at }) => {
+export const sessionSealing: Projector<typeof P.SessionSealing, SessionRow> = async ({ tx }, { sessionID, at }) => {
   const [s] = await tx<SessionRow[]>`UPDATE sessions SET seal_requested_at = ${at}::text::timestamptz WHERE id = ${sessionID} RETURNING *`;
   return s;
 };
 
-export const sessionSealed: Projector<typeof P.SessionSealed, SessionRow> = async (tx, { sessionID, at, payload: p }) => {
+export const sessionSealed: Projector<typeof P.SessionSealed, SessionRow> = async ({ tx }, { sessionID, at, payload: p }) => {
   const [s] = await tx<SessionRow[]>`
     UPDATE sessions SET sealed_at = ${at}::text::timestamptz, seal_unproven = ${p.unproven} WHERE id = ${sessionID} RETURNING *`;
   return s;
 };
 
-export const sessionCompacted: Projector<typeof P.SessionCompacted, void> = async (tx, { sessionID, seq, at, payload: p }) => {
+export const sessionCompacted: Projector<typeof P.SessionCompacted, void> = async ({ tx }, { sessionID, seq, at, payload: p }) => {
   await tx`
     INSERT INTO compactions (session_id, seq, summary_message_id, through_position, compacted_messages, command_id, created_at)
     VALUES (${sessionID}, ${seq}, ${p.summaryMessageID}, ${p.throughPosition}, ${p.compactedMessages}, ${p.commandID}, ${at}::text::timestamptz)`;
 };
 
-export const executionStarted: Projector<typeof P.ExecutionStarted, ExecutionRow> = async (tx, { sessionID, at, payload: p }) => {
+export const executionStarted: Projector<typeof P.ExecutionStarted, ExecutionRow> = async ({ tx }, { sessionID, at, payload: p }) => {
   const [e] = await tx<ExecutionRow[]>`
     WITH e AS (
       INSERT INTO executions (id, session_id, sequence, host_id, status, trigger, start_snapshot_id, start_capture_error,
@@ -99,7 +100,7 @@ export const executionStarted: Projector<typeof P.ExecutionStarted, ExecutionRow
   return e;
 };
 
-export const executionSettled: Projector<typeof P.ExecutionSettled, ExecutionRow> = async (tx, { sessionID, at, payload: p }) => {
+export const executionSettled: Projector<typeof P.ExecutionSettled, ExecutionRow> = async ({ tx }, { sessionID, at, payload: p }) => {
   const u = p.usage;
   const [e] = await tx<ExecutionRow[]>`
     UPDATE executions SET status = ${p.status}, interrupt_reason = ${p.interruptReason}, error = ${p.error}, settled_at = ${at}::text::timestamptz,
@@ -113,7 +114,7 @@ export const executionSettled: Projector<typeof P.ExecutionSettled, ExecutionRow
   return e;
 };
 
-export const executionAbandoned: Projector<typeof P.ExecutionAbandoned, ExecutionRow> = async (tx, { sessionID, at, payload: p }) => {
+export const executionAbandoned: Projector<typeof P.ExecutionAbandoned, ExecutionRow> = async ({ tx }, { sessionID, at, payload: p }) => {
   const [e] = await tx<ExecutionRow[]>`
     UPDATE executions SET status = 'ABANDONED', settled_at = ${at}::text::timestamptz
     WHERE session_id = ${sessionID} AND id = ${p.executionID} RETURNING *`;
@@ -121,7 +122,7 @@ export const executionAbandoned: Projector<typeof P.ExecutionAbandoned, Executio
 };
 
 /** Message and parts in one statement (the parts' foreign key is checked at its end). */
-export const messageAppended: Projector<typeof P.MessageAppended, MessageRow> = async (tx, { sessionID, seq, at, payload: p }) => {
+export const messageAppended: Projector<typeof P.MessageAppended, MessageRow> = async ({ tx }, { sessionID, seq, at, payload: p }) => {
   const [m] = await tx<MessageRow[]>`
     WITH m AS (
       INSERT INTO messages (id, session_id, execution_id, position, role, origin, external_id, created_at)
@@ -140,7 +141,7 @@ export const messageAppended: Projector<typeof P.MessageAppended, MessageRow> = 
   return m;
 };
 
-export const messagePartCorrected: Projector<typeof P.MessagePartCorrected, { message: MessageRow; part: PartRow }> = async (tx, { sessionID, at, payload: p }) => {
+export const messagePartCorrected: Projector<typeof P.MessagePartCorrected, { message: MessageRow; part: PartRow }> = async ({ tx }, { sessionID, at, payload: p }) => {
   const [part] = await tx<PartRow[]>`
     UPDATE parts SET text = ${p.text}, revision = revision + 1, corrected_at = ${at}::text::timestamptz
     WHERE session_id = ${sessionID} AND id = ${p.partID} RETURNING *`;
@@ -150,7 +151,7 @@ export const messagePartCorrected: Projector<typeof P.MessagePartCorrected, { me
 };
 
 /** The parts keep their rows and IDs; their content goes (the journal keeps the original event). */
-export const messageRetracted: Projector<typeof P.MessageRetracted, MessageRow> = async (tx, { sessionID, at, payload: p }) => {
+export const messageRetracted: Projector<typeof P.MessageRetracted, MessageRow> = async ({ tx }, { sessionID, at, payload: p }) => {
   const [m] = await tx<MessageRow[]>`
     WITH m AS (
       UPDATE messages SET retracted_at = ${at}::text::timestamptz, retraction_reason = ${p.reason}, revision = revision + 1
@@ -163,7 +164,7 @@ export const messageRetracted: Projector<typeof P.MessageRetracted, MessageRow> 
   return m;
 };
 
-export const jobStarted: Projector<typeof P.JobStarted, JobRow> = async (tx, { sessionID, at, payload: p }) => {
+export const jobStarted: Projector<typeof P.JobStarted, JobRow> = async ({ tx }, { sessionID, at, payload: p }) => {
   const [j] = await tx<JobRow[]>`
     INSERT INTO jobs (id, session_id, execution_id, host_id, kind, title, command, status, background, started_at)
     VALUES (${p.jobID}, ${sessionID}, ${p.executionID}, ${p.hostID}, ${p.kind}, ${p.title}, ${p.command}, 'RUNNING', ${p.background}, ${at}::text::timestamptz)
@@ -171,29 +172,29 @@ export const jobStarted: Projector<typeof P.JobStarted, JobRow> = async (tx, { s
   return j;
 };
 
-export const jobBackgrounded: Projector<typeof P.JobBackgrounded, JobRow> = async (tx, { sessionID, payload: p }) => {
+export const jobBackgrounded: Projector<typeof P.JobBackgrounded, JobRow> = async ({ tx }, { sessionID, payload: p }) => {
   const [j] = await tx<JobRow[]>`UPDATE jobs SET background = true WHERE session_id = ${sessionID} AND id = ${p.jobID} RETURNING *`;
   return j;
 };
 
-export const jobCancelling: Projector<typeof P.JobCancelling, JobRow> = async (tx, { sessionID, payload: p }) => {
+export const jobCancelling: Projector<typeof P.JobCancelling, JobRow> = async ({ tx }, { sessionID, payload: p }) => {
   const [j] = await tx<JobRow[]>`UPDATE jobs SET status = 'CANCELLING' WHERE session_id = ${sessionID} AND id = ${p.jobID} RETURNING *`;
   return j;
 };
 
-export const jobFinished: Projector<typeof P.JobFinished, JobRow> = async (tx, { sessionID, at, payload: p }) => {
+export const jobFinished: Projector<typeof P.JobFinished, JobRow> = async ({ tx }, { sessionID, at, payload: p }) => {
   const [j] = await tx<JobRow[]>`
     UPDATE jobs SET status = ${p.status}, exit_code = ${p.exitCode}, completed_at = ${at}::text::timestamptz
     WHERE session_id = ${sessionID} AND id = ${p.jobID} RETURNING *`;
   return j;
 };
 
-export const jobLost: Projector<typeof P.JobLost, JobRow> = async (tx, { sessionID, payload: p }) => {
+export const jobLost: Projector<typeof P.JobLost, JobRow> = async ({ tx }, { sessionID, payload: p }) => {
   const [j] = await tx<JobRow[]>`UPDATE jobs SET status = 'LOST' WHERE session_id = ${sessionID} AND id = ${p.jobID} RETURNING *`;
   return j;
 };
 
-export const jobRestored: Projector<typeof P.JobRestored, JobRow> = async (tx, { sessionID, payload: p }) => {
+export const jobRestored: Projector<typeof P.JobRestored, JobRow> = async ({ tx }, { sessionID, payload: p }) => {
   const [j] = await tx<JobRow[]>`
     UPDATE jobs SET status = 'RUNNING', restored = true WHERE session_id = ${sessionID} AND id = ${p.jobID} RETURNING *`;
   return j;
