@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readFileSync, rmSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { applyPatch } from 'diff';
@@ -9,6 +10,10 @@ import type { ReferenceHost } from '../host/host.js';
 import { WorktreeCapturer } from '../host/capture.js';
 import { setPolicy } from '../domain/snapshots.js';
 import { pruneChangesets } from '../domain/changesets.js';
+import { SYSTEM } from '../domain/access.js';
+import { incompleteExecutionsBetween, snapshotChangesetFiles, snapshotChangesetFilesAt, snapshotChangesetRows } from '../domain/snapshot-changes.js';
+import { previousExecution } from '../resolvers/loaders.js';
+import type { Context } from '../resolvers/context.js';
 
 /**
  * Session.changes (a range of executions, start boundary of `from` to end boundary of `to`) and
@@ -134,7 +139,44 @@ describe('Session.changes', () => {
     // The session, the two executions, and (in one wave) the stored row, its files and the range's incomplete executions.
     expect(secondLog.length).toBeLessThanOrEqual(5);
     expect(secondLog.length).toBeLessThan(firstLog.length);
+    // Every statement but the session's own names the session (on a cluster: its shard alone).
+    expect(secondLog.filter((q) => !/FROM sessions WHERE id = \$1/.test(q) && !/session_id" = \$1|session_id = \$\d/.test(q))).toEqual([]);
     expect(await stored()).toBe(1);
+  });
+
+  it.skipIf(!inject('citus'))('on Citus, the stored rows, their files, the incomplete executions and the previous execution are read on the session\'s shard alone', async () => {
+    const sessionID = await newSession();
+    const root = worktree({ 'x.txt': 'x\n' });
+    const cap = new WorktreeCapturer();
+    const e1 = await runExecution(sessionID, root, cap, () => write(root, 'x.txt', 'y\n'));
+    const e2 = await runExecution(sessionID, root, cap, () => write(root, 'x.txt', 'z\n'));
+    expect((await changes(sessionID, e1.id, e2.id)).fileCount).toBe(1);
+    const [placed] = await g.sql`SELECT count(*)::int AS n FROM pg_dist_partition WHERE logicalrelid::text IN ('snapshot_changesets', 'snapshot_changeset_files')`;
+    expect(placed.n).toBe(2);
+    const pair = { sessionId: sessionID, startSnapshotId: e1.start.id, endSnapshotId: e2.end.id };
+    const sent: { query: string; params: unknown[] }[] = [];
+    const spy = postgres(g.dbUrl, { max: 1, onnotice: () => {}, transform: { column: { from: postgres.toCamel } }, debug: (_c, query, params) => { sent.push({ query, params }); } });
+    const reads: Record<string, () => Promise<unknown>> = {
+      rows: () => snapshotChangesetRows(spy, [pair]),
+      files: () => snapshotChangesetFiles(spy, [pair], true),
+      file: () => snapshotChangesetFilesAt(spy, [{ ...pair, path: 'x.txt' }]),
+      incomplete: () => incompleteExecutionsBetween(spy, [{ sessionId: sessionID, from: 1, to: 2 }]),
+      previous: () => previousExecution({ sql: spy, actor: SYSTEM } as unknown as Context).load({ sessionId: sessionID, sequence: 2 }),
+    };
+    const tasks: Record<string, number[]> = {};
+    try {
+      for (const [name, read] of Object.entries(reads)) {
+        await read();
+        sent.length = 0;
+        expect(await read()).toBeTruthy();
+        expect(sent).toHaveLength(1);
+        const plan = await spy.unsafe(`EXPLAIN ${sent[0].query}`, sent[0].params as never[]);
+        tasks[name] = plan.flatMap((r) => /Task Count: (\d+)/.exec(String(Object.values(r)[0]))?.[1] ?? []).map(Number);
+      }
+    } finally {
+      await spy.end();
+    }
+    expect(tasks).toEqual(Object.fromEntries(Object.keys(reads).map((k) => [k, [1]])));
   });
 
   it('typed errors: unknown IDs, executions of another session, a reversed range', async () => {
