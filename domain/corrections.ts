@@ -1,5 +1,5 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
-import { rowKey } from './shard.js';
+import { anyOf, rowKey } from './shard.js';
 import type { Actor } from './access.js';
 import {
   InvalidRequestError, MessageNotFoundError, PartNotFoundError,
@@ -121,16 +121,20 @@ export interface ContextMessage {
  * it is the latest compaction's summary message, then the messages positioned after what it summarized.
  */
 export async function sessionContexts(db: Db, sessionIDs: readonly string[]): Promise<ContextMessage[][]> {
+  // Every table is filtered by the sessions themselves, not only through the join: Citus prunes each table
+  // by its own conditions, so the statement runs on the shards of these sessions alone.
+  const sessions = anyOf(db, sessionIDs);
   const rows = await db<{ sessionId: string; messageId: string; role: Role; retracted: boolean; text: string | null }[]>`
     SELECT m.session_id, m.id AS message_id, m.role, m.retracted_at IS NOT NULL AS retracted,
-      (SELECT string_agg(p.text, E'\n' ORDER BY p.index) FROM parts p WHERE p.session_id = m.session_id AND p.message_id = m.id AND p.type = 'TEXT') AS text
+      (SELECT string_agg(p.text, E'\n' ORDER BY p.index) FROM parts p
+        WHERE p.session_id = m.session_id AND p.session_id = ${sessions} AND p.message_id = m.id AND p.type = 'TEXT') AS text
     FROM messages m
-      -- Issue 8: after a compaction the context starts from its summary, then the messages after it.
+      -- After a compaction the context starts from its summary, then the messages after it.
       LEFT JOIN LATERAL (
         SELECT c.summary_message_id, c.through_position FROM compactions c
-        WHERE c.session_id = m.session_id ORDER BY c.seq DESC LIMIT 1
+        WHERE c.session_id = m.session_id AND c.session_id = ${sessions} ORDER BY c.seq DESC LIMIT 1
       ) k ON true
-    WHERE m.session_id = ANY(${[...sessionIDs]})
+    WHERE m.session_id = ${sessions}
       AND (k.through_position IS NULL OR m.position > k.through_position)
     ORDER BY m.session_id, (m.id = k.summary_message_id) IS NOT TRUE, m.position`;
   const by = new Map<string, ContextMessage[]>(sessionIDs.map((id) => [id, []]));

@@ -81,9 +81,13 @@ export function positionedRows(json: readonly PositionedJson[] | null | undefine
   }));
 }
 
-/** Whether some committed settlement still waits for its position (cheap: a partial index). */
-export async function hasUnsequenced(db: Db): Promise<boolean> {
-  const [r] = await db`SELECT EXISTS (SELECT 1 FROM settlements WHERE pos IS NULL) AS x`;
+/**
+ * Whether some committed settlement (of one session, if given: then on its shard alone) still waits for its
+ * position (cheap: a partial index).
+ */
+export async function hasUnsequenced(db: Db, sessionID?: string | null): Promise<boolean> {
+  const [r] = await db`SELECT EXISTS (SELECT 1 FROM settlements WHERE pos IS NULL
+    ${sessionID ? db`AND session_id = ${sessionID}` : db``}) AS x`;
   return r.x;
 }
 
@@ -114,6 +118,21 @@ export async function readSettlements(
   actor: Actor,
   opts: { after: number; limit: number; sessionID?: string | null },
 ): Promise<SettlementRow[]> {
+  if (opts.sessionID && isDistributed(db)) {
+    // One session's rows are on one shard, read in one snapshot of it. If none of them waits for its
+    // position there (not staged and unpositioned, not positioned by a pass whose commit has not reached
+    // this shard yet), every position of the session up to the last one seen is visible: no hole to look
+    // for, and no other shard to ask. Otherwise (a settlement of this session is between its commit and
+    // its position, a few milliseconds) the holes are looked for over the whole log, as below.
+    const rows = await db<(SettlementRow & { pending?: boolean })[]>`
+      SELECT s.*, EXISTS (SELECT 1 FROM settlements u WHERE u.session_id = ${opts.sessionID} AND u.pos IS NULL) AS pending
+      FROM settlements s
+      WHERE s.session_id = ${opts.sessionID} AND s.pos > ${opts.after} AND ${scopeCondition(db, actor, 's.directory')}
+      ORDER BY s.pos LIMIT ${opts.limit}`;
+    const pending = rows.length > 0 && rows[0].pending;
+    for (const r of rows) delete r.pending;
+    if (!pending) return rows;
+  }
   const rows = await db<SettlementRow[]>`
     SELECT * FROM settlements
     WHERE pos > ${opts.after}

@@ -50,7 +50,7 @@ builder.queryField('settlements', (t) =>
       const sessionID = sessionArg(args.sessionID);
       // Read your writes: a settlement committed before this query is in its answer, even if no
       // sequencer pass had given it a position yet (the instance's sequencer does; the query only reads).
-      if (await hasUnsequenced(ctx.sql)) await ctx.gateway.sequencer.caughtUp();
+      if (await hasUnsequenced(ctx.sql, sessionID)) await ctx.gateway.sequencer.caughtUp();
       const rows = await readSettlements(ctx.sql, ctx.actor, {
         after,
         limit: limit + 1,
@@ -68,7 +68,7 @@ builder.queryField('latestSettlementCursor', (t) =>
     resolve: async (_r, args, ctx) => {
       const sessionID = sessionArg(args.sessionID);
       // Read your writes, as `settlements` does: a settlement committed before this query is counted.
-      if (await hasUnsequenced(ctx.sql)) await ctx.gateway.sequencer.caughtUp();
+      if (await hasUnsequenced(ctx.sql, sessionID)) await ctx.gateway.sequencer.caughtUp();
       return encodeCursor('settlement', await latestSettlementPosition(ctx.sql, ctx.actor, { sessionID }));
     },
   }),

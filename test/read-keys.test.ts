@@ -1,6 +1,11 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startTestGateway, type TestGateway } from './harness.js';
+import { gql, startTestGateway, type TestGateway } from './harness.js';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { connect } from '../db/connection.js';
+import { buildApp } from '../server/app.js';
+import { encodeCursor } from '../resolvers/cursors.js';
 import { registerHost } from './fixtures.js';
 import { detectDistribution, isDistributed } from '../db/cluster.js';
 import { SYSTEM } from '../domain/access.js';
@@ -179,6 +184,88 @@ describe('reads by key', () => {
       }
     } finally {
       await spy2.end();
+    }
+  });
+
+  it.skipIf(!inject('citus'))('on Citus, every read by ID through the API runs on its session\'s shard alone (a connection that refuses multi-shard statements answers it)', async () => {
+    const sessionID = tree.parents[2];
+    const execs = (await g.sql<{ id: string }[]>`SELECT id FROM executions WHERE session_id = ${sessionID} ORDER BY sequence`).map((r) => r.id);
+    const e = execs.at(-1)!;
+    const [m] = await g.sql<{ id: string }[]>`SELECT id FROM messages WHERE session_id = ${sessionID} AND execution_id = ${e} LIMIT 1`;
+    const [j] = await g.sql<{ id: string }[]>`SELECT id FROM jobs WHERE session_id = ${sessionID} AND execution_id = ${e} LIMIT 1`;
+    // A frozen changeset with files and patches for the newest execution, as the settling transaction leaves one.
+    await g.sql`DELETE FROM changesets WHERE session_id = ${sessionID} AND execution_id = ${e}`;
+    await g.sql`INSERT INTO changesets (execution_id, session_id, coverage, file_count, additions) VALUES (${e}, ${sessionID}, 'COMPLETE', 2, 2)`;
+    await g.sql`INSERT INTO changeset_files (execution_id, session_id, ord, path, status, additions, patch) VALUES
+      (${e}, ${sessionID}, 0, 'a.txt', 'ADDED', 1, 'diff --git a/a.txt b/a.txt'), (${e}, ${sessionID}, 1, 'b.txt', 'ADDED', 1, 'diff --git a/b.txt b/b.txt')`;
+
+    // An instance of its own whose connections refuse any statement Citus would run on more than one shard,
+    // with nothing in the background (no sweeps, no sequencer or feed passes): what it runs is the requests'.
+    const refusing = connect(g.dbUrl, { max: 2, settings: { 'citus.multi_task_query_log_level': 'error' } });
+    const app = buildApp({ sql: refusing, gateway: { sweepIntervalMs: 0, sequencerSafetyMs: 0, retentionIntervalMs: 0, feedPollMs: 0 } });
+    await app.start();
+    const ws = createClient({ url: app.wsUrl, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${g.admin}` }, retryAttempts: 0, lazy: true });
+    try {
+      // The refusal is in force: a statement over every shard fails on this connection.
+      await expect(refusing`SELECT count(*) FROM executions`).rejects.toThrow(/multi-task|multi-shard|multiple shards|task/i);
+
+      const reads: Record<string, { query: string; check: (data: any) => void }> = {
+        'execution with changeset and files': {
+          query: `{ execution(id: "${e}") { id status sequence session { id title }
+            changeset { fileCount additions coverage { __typename } files { path status patch } file(path: "b.txt") { path patch } }
+            boundary { __typename } } }`,
+          check: (d) => expect(d.execution.changeset.files.map((f: any) => f.path)).toEqual(['a.txt', 'b.txt']),
+        },
+        'execution with its messages (and parts) and jobs': {
+          query: `{ execution(id: "${e}") { messages(first: 10) { edges { node { id role parts { __typename ... on TextPart { text } } } } }
+            jobs(first: 10) { edges { node { id command status } } } } }`,
+          check: (d) => { expect(d.execution.messages.edges).toHaveLength(3); expect(d.execution.jobs.edges).toHaveLength(1); },
+        },
+        'message with parts': {
+          query: `{ message(id: "${m.id}") { id execution { id } session { id } parts { __typename ... on TextPart { text } } } }`,
+          check: (d) => expect(d.message.parts).toHaveLength(1),
+        },
+        job: { query: `{ job(id: "${j.id}") { id command status execution { id } session { id } } }`, check: (d) => expect(d.job.id).toBe(j.id) },
+        'session with its pages': {
+          query: `{ session(id: "${sessionID}") { id title status eventsCursor parent { id } runningExecution { id } lastSettledExecution { id }
+            executions(first: 2) { edges { node { id changeset { fileCount } messages(first: 1) { edges { node { id } } } jobs(first: 1) { edges { node { id } } } } } }
+            messages(first: 3) { edges { node { id } } pageInfo { hasNextPage } }
+            jobs(first: 3) { edges { node { id } } } context { role } } }`,
+          check: (d) => { expect(d.session.executions.edges).toHaveLength(2); expect(d.session.lastSettledExecution.id).toBe(e); },
+        },
+        node: {
+          query: `{ s: node(id: "${sessionID}") { id } e: node(id: "${e}") { id } m: node(id: "${m.id}") { id } j: node(id: "${j.id}") { id } }`,
+          check: (d) => expect([d.s.id, d.e.id, d.m.id, d.j.id]).toEqual([sessionID, e, m.id, j.id]),
+        },
+        continuity: { query: `{ continuity(executionID: "${execs[0]}") { __typename } }`, check: (d) => expect(d.continuity.__typename).toMatch(/^Continuity/) },
+        'settlements of a session': {
+          query: `{ settlements(sessionID: "${sessionID}", first: 10) { edges { node { execution { id } } } } latestSettlementCursor(sessionID: "${sessionID}") }`,
+          check: (d) => expect(d.settlements.edges.map((x: any) => x.node.execution.id)).toEqual(execs),
+        },
+      };
+      for (const [name, { query, check }] of Object.entries(reads)) {
+        const r = await gql(app.url, g.admin, query);
+        expect({ name, errors: r.errors }).toEqual({ name, errors: undefined });
+        check(r.data);
+      }
+
+      // A session's events, replayed from its first over WebSocket, on the same connections. (A subscription
+      // to executionSettled joins the instance's one reader of the whole settlement log, which reads the
+      // log's head once when it starts; its replay of one session's settlements is `readSettlements`, the
+      // statement of the `settlements(sessionID)` query above.)
+      const journal = await g.sql<{ seq: number }[]>`SELECT seq FROM journal WHERE session_id = ${sessionID} ORDER BY seq`;
+      const events = await new Promise<any[]>((resolve, reject) => {
+        const got: any[] = [];
+        const stop = ws.subscribe({ query: `subscription { sessionEvents(sessionID: "${sessionID}", after: "${encodeCursor('journal', 0)}") { sequence } }` }, {
+          next: (v) => { if (v.errors) reject(new Error(JSON.stringify(v.errors))); got.push(v.data); if (got.length === journal.length) { stop(); resolve(got); } },
+          error: reject, complete: () => resolve(got),
+        });
+      });
+      expect(events.map((x) => x.sessionEvents.sequence)).toEqual(journal.map((r) => r.seq));
+    } finally {
+      await ws.dispose();
+      await app.stop();
+      await refusing.end({ timeout: 1 });
     }
   });
 
