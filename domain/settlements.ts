@@ -53,8 +53,16 @@ const SEQUENCE_BATCH = 5000;
  */
 export async function sequenceSettlements(sql: Sql, opts: { wait?: boolean } = {}): Promise<{ busy: boolean; count: number; top: number; more: boolean; rows: SettlementRow[] }> {
   // One statement in its own implicit transaction (postgres.js answers after its commit): see
-  // sequence_settlements() in migrations 005, 052 and 055.
-  const [r] = await sql`SELECT busy, n, top, positioned FROM sequence_settlements(${opts.wait ?? false}, ${SEQUENCE_BATCH})`;
+  // sequence_settlements() in migrations 005, 052, 055 and 060.
+  let r;
+  try {
+    [r] = await sql`SELECT busy, n, top, positioned FROM sequence_settlements(${opts.wait ?? false}, ${SEQUENCE_BATCH})`;
+  } catch (e) {
+    // On a cluster, a pass that read rows the previous pass had positioned on a worker whose commit had not
+    // landed yet rolls back (migration 060): busy, tried again once that pass is visible.
+    if ((e as { code?: string }).code === '55P03') return { busy: true, count: 0, top: 0, more: false, rows: [] };
+    throw e;
+  }
   return { busy: r.busy, count: r.n, top: Number(r.top), more: r.n >= SEQUENCE_BATCH, rows: positionedRows(r.positioned) };
 }
 
