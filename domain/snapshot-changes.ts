@@ -1,7 +1,7 @@
 import type { Db, Sql } from '../db/connection.js';
 import {
   computeChangeset, differingContents, insertFileRows,
-  type BoundedExecution, type ChangesetFileRow, type CoverageReason, type Omission,
+  type BoundaryReason, type BoundedExecution, type ChangesetFileRow, type CoverageReason, type Omission,
 } from './changesets.js';
 import { anyOf } from './shard.js';
 import { contentLockShared, readPolicy, type Manifest } from './snapshots.js';
@@ -40,19 +40,20 @@ export type SnapshotChangesetFile = Omit<ChangesetFileRow, 'executionId' | 'patc
 /** Where the pair of a range or a drift comes from, or why there is none. */
 export type PairOf =
   | { kind: 'pair'; pair: SnapshotPair }
-  | { kind: 'unavailable'; reason: CoverageReason; detail: string };
+  | { kind: 'unavailable'; reason: CoverageReason; boundaryReason: BoundaryReason; detail: string };
 
-const unavailable = (reason: CoverageReason, detail: string): PairOf => ({ kind: 'unavailable', reason, detail });
+const unavailable = (boundaryReason: BoundaryReason, detail: string): PairOf =>
+  ({ kind: 'unavailable', reason: boundaryReason === 'NOT_SETTLED' ? 'NOT_SETTLED' : 'BOUNDARY_UNAVAILABLE', boundaryReason, detail });
 
 /** Why an execution's end boundary is missing (null: it has one). */
 function endMissing(e: BoundedExecution): PairOf | null {
   if (e.status === 'RUNNING') return unavailable('NOT_SETTLED', `Execution ${e.sequence} is still running: its end boundary does not exist yet.`);
-  if (e.status === 'ABANDONED') return unavailable('BOUNDARY_UNAVAILABLE', `HOST_LOST: the host was lost before execution ${e.sequence} settled: it has no end boundary.`);
-  if (!e.endSnapshotId) return unavailable('BOUNDARY_UNAVAILABLE', `END_NOT_CAPTURED: the host did not capture a snapshot when execution ${e.sequence} settled.`);
+  if (e.status === 'ABANDONED') return unavailable('HOST_LOST', `HOST_LOST: the host was lost before execution ${e.sequence} settled: it has no end boundary.`);
+  if (!e.endSnapshotId) return unavailable('END_NOT_CAPTURED', `END_NOT_CAPTURED: the host did not capture a snapshot when execution ${e.sequence} settled.`);
   return null;
 }
 function startMissing(e: BoundedExecution): PairOf | null {
-  if (!e.startSnapshotId) return unavailable('BOUNDARY_UNAVAILABLE', `START_NOT_CAPTURED: the host did not capture a snapshot when execution ${e.sequence} began.`);
+  if (!e.startSnapshotId) return unavailable('START_NOT_CAPTURED', `START_NOT_CAPTURED: the host did not capture a snapshot when execution ${e.sequence} began.`);
   return null;
 }
 

@@ -154,7 +154,7 @@ const readable = (c: ChangesetParent): ChangesetCounts | null => (c.execution.st
  */
 class BetweenParent {
   constructor(readonly execution: BoundedExecution, readonly pair: SnapshotPair | null, readonly coverage: WithIncomplete<CoverageView>,
-    readonly row: SnapshotChangesetRow | null, readonly files: SnapshotChangesetFile[] | null) {}
+    readonly row: SnapshotChangesetRow | null, readonly files: SnapshotChangesetFile[] | null, readonly boundary: BoundaryView) {}
   get fileCount(): number { return this.row?.fileCount ?? 0; }
   get additions(): number { return this.row?.additions ?? 0; }
   get deletions(): number { return this.row?.deletions ?? 0; }
@@ -186,6 +186,11 @@ const ChangesetRef = builder.objectRef<AnyChangeset>('Changeset').implement({
       type: ExecutionRef,
       description: 'The execution whose changeset this is; for Session.changes the execution `to` (whose end boundary ends it); for driftBefore the execution whose start boundary ends it.',
       resolve: (c) => c.execution,
+    }),
+    boundary: t.field({
+      type: BoundaryUnion,
+      description: 'The two snapshots this changeset goes between (for an execution\'s changeset its own boundary; for Session.changes the start of `from` and the end of `to`; for driftBefore the end of the previous execution and the start of this one), or why there are none: with Snapshot.text, what a review page expands context from.',
+      resolve: (c) => (c instanceof BetweenParent ? c.boundary : boundaryOf(c.execution, c.execution.status === 'RUNNING' ? null : wholeRow(c))),
     }),
     coverage: t.field({ type: CoverageUnion, resolve: coverageOfChangeset }),
     files: t.field({ type: [FileChangeRef], resolve: filesOf }),
@@ -251,18 +256,21 @@ builder.objectFields(ExecutionRef, (t) => ({
 
 /** What a changeset between snapshots reads as: its stored row, or why there is none. */
 function betweenOf(execution: BoundedExecution, of: PairOf, ctx: Context, info: GraphQLResolveInfo, incomplete: readonly BoundedExecution[] | undefined): BetweenParent | Promise<BetweenParent> {
-  if (of.kind === 'unavailable') return new BetweenParent(execution, null, { kind: 'unavailable', reason: of.reason, detail: of.detail, incompleteExecutions: incomplete }, null, null);
+  if (of.kind === 'unavailable') {
+    return new BetweenParent(execution, null, { kind: 'unavailable', reason: of.reason, detail: of.detail, incompleteExecutions: incomplete }, null, null,
+      { kind: 'unavailable', reason: of.boundaryReason, detail: of.detail });
+  }
   return changesBetween(ctx).load({ pair: of.pair, files: fileReads(info) }).then((read) => {
     if (!read) {
-      return new BetweenParent(execution, of.pair, {
-        kind: 'unavailable', reason: 'EXPIRED', detail: 'A boundary snapshot was pruned by the retention policy.', incompleteExecutions: incomplete,
-      }, null, null);
+      const detail = 'A boundary snapshot was pruned by the retention policy.';
+      return new BetweenParent(execution, of.pair, { kind: 'unavailable', reason: 'EXPIRED', detail, incompleteExecutions: incomplete }, null, null,
+        { kind: 'unavailable', reason: 'EXPIRED', detail });
     }
     const { row } = read;
     const coverage: WithIncomplete<CoverageView> = row.coverage === 'OMITTED'
       ? { kind: 'omitted', omissions: row.omissions, incompleteExecutions: incomplete }
       : { kind: 'complete', fileCount: row.fileCount, incompleteExecutions: incomplete };
-    return new BetweenParent(execution, of.pair, coverage, row, read.files);
+    return new BetweenParent(execution, of.pair, coverage, row, read.files, { kind: 'snapshot', startId: of.pair.startSnapshotId, endId: of.pair.endSnapshotId });
   });
 }
 

@@ -43,12 +43,13 @@ const COVERAGE = `coverage { __typename
   ... on CoverageComplete { fileCount incompleteExecutions { id sequence } }
   ... on CoverageOmitted { omissions { path reason } incompleteExecutions { id sequence } }
   ... on CoverageUnavailable { reason detail incompleteExecutions { id sequence } } }`;
+const BOUNDARY = `boundary { __typename ... on SnapshotBoundary { start { id } end { id } } ... on BoundaryUnavailable { reason } }`;
 const CHANGES = `query($s: ID!, $from: ID!, $to: ID!) { session(id: $s) { changes(from: $from, to: $to) {
   __typename
-  ... on Changeset { execution { id } fileCount additions deletions patch ${COVERAGE} files { path status additions deletions binary patch } }
+  ... on Changeset { execution { id } ${BOUNDARY} fileCount additions deletions patch ${COVERAGE} files { path status additions deletions binary patch } }
   ... on ExecutionNotFoundError { executionID message }
   ... on InvalidRequestError { field message } } } }`;
-const DRIFT = `query($id: ID!) { execution(id: $id) { id driftBefore { execution { id } fileCount ${COVERAGE} files { path status patch } } } }`;
+const DRIFT = `query($id: ID!) { execution(id: $id) { id driftBefore { execution { id } ${BOUNDARY} fileCount ${COVERAGE} files { path status patch } } } }`;
 
 async function changes(sessionID: string, from: string, to: string, token?: string) {
   const r = await g.gql(CHANGES, { s: sessionID, from, to }, token);
@@ -85,6 +86,7 @@ describe('Session.changes', () => {
     const r = await changes(sessionID, e1.id, e3.id);
     expect(r.__typename).toBe('Changeset');
     expect(r.execution.id).toBe(e3.id);
+    expect(r.boundary).toEqual({ __typename: 'SnapshotBoundary', start: { id: e1.start.id }, end: { id: e3.end.id } });
     expect(r.coverage).toEqual({ __typename: 'CoverageComplete', fileCount: 3, incompleteExecutions: [] });
     expect(r.files.map((f: any) => [f.path, f.status])).toEqual([['a.txt', 'MODIFIED'], ['b.txt', 'ADDED'], ['c.txt', 'DELETED']]);
     const byPath = Object.fromEntries(r.files.map((f: any) => [f.path, f]));
@@ -106,6 +108,7 @@ describe('Session.changes', () => {
       const { changeset } = own[i];
       expect(one).toMatchObject({ fileCount: changeset.fileCount, additions: changeset.additions, deletions: changeset.deletions, patch: changeset.patch, files: changeset.files });
       expect(one.coverage).toEqual({ ...changeset.coverage, incompleteExecutions: [] });
+      expect(one.boundary).toEqual({ __typename: 'SnapshotBoundary', start: { id: e.start.id }, end: { id: e.end.id } });
     }
 
     // file(path): one file of the range, by path.
@@ -136,8 +139,9 @@ describe('Session.changes', () => {
     const secondLog = g.queries.requestLog();
     expect(second).toEqual(first);
     expect(secondLog.filter((q) => /manifest|FROM contents|INSERT/.test(q))).toEqual([]);
-    // The session, the two executions, and (in one wave) the stored row, its files and the range's incomplete executions.
-    expect(secondLog.length).toBeLessThanOrEqual(5);
+    // The session, the two executions, (in one wave) the stored row, its files and the range's incomplete
+    // executions, and the two boundary snapshots the selection reads (one statement).
+    expect(secondLog.map((q) => /FROM (\w+)/.exec(q)?.[1]).sort()).toEqual(['executions', 'executions', 'sessions', 'snapshot_changeset_files', 'snapshot_changesets', 'snapshots']);
     expect(secondLog.length).toBeLessThan(firstLog.length);
     // Every statement but the session's own names the session (on a cluster: its shard alone).
     expect(secondLog.filter((q) => !/FROM sessions WHERE id = \$1/.test(q) && !/session_id" = \$1|session_id = \$\d/.test(q))).toEqual([]);
@@ -238,11 +242,13 @@ describe('Session.changes', () => {
     const r23 = await changes(sessionID, e2.id, e3.id);
     expect(r23.coverage).toMatchObject({ __typename: 'CoverageUnavailable', reason: 'BOUNDARY_UNAVAILABLE', detail: expect.stringContaining('START_NOT_CAPTURED') });
     expect(r23.coverage.incompleteExecutions).toEqual([ref(e2, 2), ref(e3, 3)]);
+    expect(r23.boundary).toEqual({ __typename: 'BoundaryUnavailable', reason: 'START_NOT_CAPTURED' });
     expect([r23.files, r23.patch, r23.fileCount]).toEqual([[], null, 0]);
     // The end boundary of E4 is missing.
     const r14 = await changes(sessionID, e1.id, e4.id);
     expect(r14.coverage).toMatchObject({ __typename: 'CoverageUnavailable', reason: 'BOUNDARY_UNAVAILABLE', detail: expect.stringContaining('END_NOT_CAPTURED') });
     expect(r14.coverage.incompleteExecutions).toEqual([ref(e2, 2), ref(e3, 3), ref(e4, 4)]);
+    expect(r14.boundary).toEqual({ __typename: 'BoundaryUnavailable', reason: 'END_NOT_CAPTURED' });
     // Both boundaries exist: the range is exact (and omits the ignored path), though E2's own changeset is unavailable.
     const r13 = await changes(sessionID, e1.id, e3.id);
     expect(r13.coverage).toMatchObject({ __typename: 'CoverageOmitted', omissions: [{ path: 'build.log', reason: 'IGNORED' }] });
@@ -257,6 +263,7 @@ describe('Session.changes', () => {
     const e5: any = await host.beginExecution(sessionID, 'PROMPT', { startSnapshot: (await cap.snapshot(host.client, sessionID, root, host.id)).id });
     const r35 = await changes(sessionID, e3.id, e5.id);
     expect(r35.coverage).toMatchObject({ __typename: 'CoverageUnavailable', reason: 'NOT_SETTLED' });
+    expect(r35.boundary).toEqual({ __typename: 'BoundaryUnavailable', reason: 'NOT_SETTLED' });
     expect((await drift(e5.id)).coverage).toMatchObject({ __typename: 'CoverageUnavailable', reason: 'BOUNDARY_UNAVAILABLE', detail: expect.stringContaining('END_NOT_CAPTURED') });
     await host.settleExecution(e5.id, 'SUCCEEDED', { endSnapshot: (await cap.snapshot(host.client, sessionID, root, host.id)).id });
   });
@@ -276,6 +283,7 @@ describe('Execution.driftBefore', () => {
     expect(await drift(e1.id)).toBeNull();
     const d2 = await drift(e2.id);
     expect(d2.execution.id).toBe(e2.id);
+    expect(d2.boundary).toEqual({ __typename: 'SnapshotBoundary', start: { id: e1.end.id }, end: { id: e2.start.id } });
     expect(d2.coverage).toEqual({ __typename: 'CoverageComplete', fileCount: 2, incompleteExecutions: [] });
     expect(d2.files.map((f: any) => [f.path, f.status])).toEqual([['notes.md', 'MODIFIED'], ['user.txt', 'ADDED']]);
     expect(d2.files[0].patch).toContain('+written by the user');
@@ -337,7 +345,8 @@ describe('retention and compaction', () => {
     const range = await changes(sessionID, e1.id, e3.id);
     expect(range).toMatchObject({ fileCount: 0, files: [], patch: null, coverage: { __typename: 'CoverageUnavailable', reason: 'EXPIRED' } });
     expect(range.coverage.incompleteExecutions.map((e: any) => e.id)).toEqual([e1.id, e2.id]);
-    expect((await drift(e2.id)).coverage).toMatchObject({ __typename: 'CoverageUnavailable', reason: 'EXPIRED' });
+    expect(await drift(e2.id)).toMatchObject({ coverage: { __typename: 'CoverageUnavailable', reason: 'EXPIRED' }, boundary: { __typename: 'BoundaryUnavailable', reason: 'EXPIRED' } });
+    expect(range.boundary).toEqual({ __typename: 'BoundaryUnavailable', reason: 'EXPIRED' });
     // Nothing of the pruned pair was stored again; E3 alone still reads whole.
     expect(await stored()).toBe(0);
     expect((await changes(sessionID, e3.id, e3.id)).coverage.__typename).toBe('CoverageComplete');
