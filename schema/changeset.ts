@@ -24,7 +24,7 @@ function fileReads(info: GraphQLResolveInfo): FileReads {
 
 // ---- types ---------------------------------------------------------------------------------------
 
-const SnapshotRef = builder.objectRef<SnapshotRow>('Snapshot').implement({
+export const SnapshotRef = builder.objectRef<SnapshotRow>('Snapshot').implement({
   description: 'A manifest of a worktree captured by a host (path, content hash, size, mode, binary flag, and what was left out).',
   fields: (t) => ({
     id: t.exposeID('id'),

@@ -6,6 +6,7 @@ import './enums.js';
 import './session.js';
 import './execution.js';
 import './changeset.js';
+import './snapshot-text.js';
 import './job.js';
 import './message.js';
 import './host.js';

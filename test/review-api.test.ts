@@ -143,3 +143,27 @@ describe('Session.eventsCursor', () => {
     expect(ev.events.map((e) => e.sessionEvents.type)).toEqual(['session.sealing', 'session.sealed']);
   });
 });
+
+describe('Snapshot.text(path)', () => {
+  const q = `query($id: ID!, $p: String!) { execution(id: $id) { boundary { __typename ... on SnapshotBoundary { start { text(path: $p) } end { text(path: $p) } } } } }`;
+  it('answers the stored text of a file at either boundary, exactly; null for binary, ignored, absent and out-of-scope', async () => {
+    const sessionID = await session('/w/api/text');
+    const lines = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} ${i + 1}`).join('\n');
+    const root = kit.worktree({ '.gitignore': '*.log\n', 'a.txt': `${lines(40, 'old')}\n`, 'img.bin': Buffer.from([0, 1, 2]), 'x.log': 'ignored\n', 'nonl.txt': 'no newline' });
+    const cap = new WorktreeCapturer();
+    const e = await kit.runExecution(sessionID, root, cap, () => {
+      write(root, 'a.txt', `${lines(40, 'old').replace('old 20', 'new 20')}\n`);
+      write(root, 'b.txt', 'added\n');
+    });
+    const read = async (p: string, token?: string) => (await g.gql(q, { id: e.id, p }, token)).data.execution;
+    const a = (await read('a.txt')).boundary;
+    expect(a.start.text).toBe(`${lines(40, 'old')}\n`);
+    expect(a.end.text).toBe(`${lines(40, 'old').replace('old 20', 'new 20')}\n`);
+    expect((await read('b.txt')).boundary).toEqual({ __typename: 'SnapshotBoundary', start: { text: null }, end: { text: 'added\n' } });
+    expect((await read('nonl.txt')).boundary.end.text).toBe('no newline');
+    for (const p of ['img.bin', 'x.log', 'nope.txt', '']) expect((await read(p)).boundary).toEqual({ __typename: 'SnapshotBoundary', start: { text: null }, end: { text: null } });
+    // A token scoped elsewhere does not see the execution, so neither its snapshots.
+    expect(await read('a.txt', await g.token('reader', '/w/other'))).toBeNull();
+    expect((await read('a.txt', await g.token('reader', '/w/api'))).boundary.end.text).toContain('new 20');
+  });
+});
