@@ -7,17 +7,18 @@ import { ReferenceHost } from '../host/host.js';
 import { WorktreeCapturer } from '../host/capture.js';
 import { changesetKit, write } from './support/changeset-kit.js';
 import { setPolicy } from '../domain/snapshots.js';
-import { PROJECT_DIR } from '../db/index.js';
 import { ensureReviewBuilt } from '../server/review.js';
+import { TEST_OUTPUT } from './support/browser.js';
 import { createToken } from '../domain/tokens.js';
 import { BeginExecutionDocument, GatewayClient, SettleExecutionDocument } from '../client/index.js';
 
 /**
  * The review page in a real browser (Debian's chromium through playwright-core) against a gateway
  * with real data made by the reference host: the canonical E1/E2 case, an execution with every kind
- * of omission, an unavailable boundary, a sealed session, a 500-file changeset, live settlements.
+ * of omission, an unavailable boundary, a sealed session, a 500-file changeset, live settlements,
+ * expanded context, the session tree. Screenshots go to test-output/review/ (printed at the end).
  */
-const SHOTS = process.env.REVIEW_SCREENSHOTS ?? path.join(PROJECT_DIR, '.data', 'review-screenshots');
+const SHOTS = process.env.REVIEW_SCREENSHOTS ?? path.join(TEST_OUTPUT, 'review');
 const WAIT = 30_000;
 
 let g: TestGateway;
@@ -47,6 +48,11 @@ async function open(hash: string) {
   await page.goto(`${base()}/review/${hash}`);
 }
 const text = (sel: string) => page.locator(sel).allInnerTexts();
+/** The code of one file's rendered lines of a kind (ctx lines of the new side in a split table). */
+const codes = (file: string, kind: 'add' | 'del' | 'ctx') =>
+  text(`.file-card[data-path="${file}"] td.code[data-kind="${kind}"]${kind === 'ctx' ? ':is([data-side="new"],[data-side="both"])' : ''}`);
+const treePaths = () => page.locator('.file-tree .tree-file:not([hidden])').evaluateAll((li) => li.map((x) => (x as HTMLElement).dataset.path));
+const card = (file: string) => `.file-card[data-path="${file}"]`;
 
 beforeAll(async () => {
   rmSync(SHOTS, { recursive: true, force: true });
@@ -169,32 +175,43 @@ describe('the review page', () => {
     expect(await page.locator(`tr[data-job="${job.id}"]`).innerText()).toContain('COMPLETED');
     await shot('03-session-canonical');
 
-    // E1's changeset: exactly one -one +two, side by side and inline, with line numbers.
+    // E1's page: the timeline (prompt, what was said, the job), then exactly one -one +two, split and unified.
     await page.click(`tr[data-execution="${e1.id}"] a[href="#/execution/${e1.id}"] >> nth=0`);
     await page.locator('[data-coverage="COMPLETE"]').waitFor();
     expect(await page.locator('.coverage').innerText()).toContain('Coverage complete');
-    expect(await text('ol.files li .file-path')).toEqual(['a.txt']);
-    await page.locator('.diff-pane .d2h-file-wrapper').waitFor();
-    expect(await text('.diff-pane .d2h-del .d2h-code-line-ctn')).toEqual(['one']);
-    expect(await text('.diff-pane .d2h-ins .d2h-code-line-ctn')).toEqual(['two']);
-    expect(await page.locator('.diff-pane .d2h-files-diff').count()).toBe(1); // side by side
+    expect(await treePaths()).toEqual(['a.txt']);
+    await page.locator(`${card('a.txt')} table.diff`).waitFor();
+    expect(await codes('a.txt', 'del')).toEqual(['one']);
+    expect(await codes('a.txt', 'add')).toEqual(['two']);
+    expect(await page.locator(`${card('a.txt')} table.diff-split`).count()).toBe(1);
+    expect(await page.locator('.file-card .file-head').count()).toBe(1); // one header per file
     const boundary = await page.locator('.boundary').innerText();
     expect(boundary).toContain(s0.id);
     expect(boundary).toContain(s1.id);
-    await shot('04-changeset-e1-side-by-side');
-    await page.click('.layout-toggle button[data-layout="line-by-line"]');
-    await page.locator('.diff-pane .d2h-file-diff').waitFor();
-    expect(await page.locator('.diff-pane .d2h-files-diff').count()).toBe(0);
-    expect(await text('.diff-pane .d2h-code-linenumber.d2h-del')).toHaveLength(1);
-    expect((await text('.diff-pane .d2h-del .d2h-code-line-ctn'))).toEqual(['one']);
-    await shot('05-changeset-e1-inline');
-    await page.click('.layout-toggle button[data-layout="side-by-side"]');
+    await page.locator('ol.timeline li.tl').first().waitFor();
+    const tl = await page.locator('ol.timeline > li').evaluateAll((lis) => lis.map((li) => li.className.replace('tl ', '')));
+    expect(tl).toEqual(['tl-prompt', 'tl-text', 'tl-text retracted', 'tl-job']);
+    expect(await page.locator('ol.timeline li.tl-prompt pre.text').innerText()).toBe('Please change a.txt to two.');
+    expect(await page.locator(`ol.timeline li[data-message="${said.id}"] pre.text`).innerText()).toBe('I changed a.txt to two.');
+    expect(await page.locator(`ol.timeline li[data-message="${said.id}"]`).innerText()).toContain('corrected · rev 2');
+    expect(await page.locator(`ol.timeline li[data-message="${wrong.id}"]`).innerText()).not.toContain('The tests pass');
+    const jobEntry = await page.locator(`ol.timeline li.tl-job[data-job="${job.id}"]`).innerText();
+    expect(jobEntry).toContain('echo checking');
+    expect(jobEntry).toContain('COMPLETED');
+    expect(jobEntry).toContain('exit 0');
+    await shot('04-execution-e1-split');
+    await page.click('.layout-toggle button[data-layout="unified"]');
+    await page.locator(`${card('a.txt')} table.diff-unified`).waitFor();
+    expect(await page.locator(`${card('a.txt')} tr.ln-del td.num-old`).allInnerTexts()).toEqual(['1']);
+    expect(await codes('a.txt', 'del')).toEqual(['one']);
+    await shot('05-execution-e1-unified');
+    await page.click('.layout-toggle button[data-layout="split"]');
 
     // E2 through its deep link: two -> three.
     await open(`#/execution/${e2.id}/file/a.txt`);
-    await page.locator('.diff-pane[data-path="a.txt"] .d2h-file-wrapper').waitFor();
-    expect(await text('.diff-pane .d2h-del .d2h-code-line-ctn')).toEqual(['two']);
-    expect(await text('.diff-pane .d2h-ins .d2h-code-line-ctn')).toEqual(['three']);
+    await page.locator(`${card('a.txt')}.focused table.diff`).waitFor();
+    expect(await codes('a.txt', 'del')).toEqual(['two']);
+    expect(await codes('a.txt', 'add')).toEqual(['three']);
   });
 
   it('an execution with every kind of omission: the banner lists each path, reason and detail; files are marked', async () => {
@@ -231,8 +248,9 @@ describe('the review page', () => {
         return { path: t.dataset.path, reason: t.dataset.reason, detail: (t.children[2] as HTMLElement).innerText };
       }));
       expect(rows).toEqual(api.coverage.omissions);
-      expect(await text('ol.files li .file-path')).toEqual(api.files.map((f: any) => f.path));
-      const item = (p: string) => page.locator(`ol.files li[data-path="${p}"]`).innerText();
+      expect(await page.locator('.file-card').evaluateAll((c) => c.map((x) => (x as HTMLElement).dataset.path))).toEqual(api.files.map((f: any) => f.path));
+      expect((await treePaths()).sort()).toEqual(api.files.map((f: any) => f.path).sort());
+      const item = (p: string) => page.locator(`${card(p)} .file-head`).innerText();
       expect(await item('img.bin')).toContain('binary');
       expect(await item('img.bin')).toContain('omitted: BINARY');
       expect(await item('big.txt')).toContain('omitted: SIZE');
@@ -240,16 +258,18 @@ describe('the review page', () => {
       await shot('06-changeset-every-omission');
 
       // A rendered file is syntax-highlighted; an omitted one says why it is not rendered.
-      await page.click('ol.files li[data-path="src/app.ts"] a');
-      await page.locator('.diff-pane[data-path="src/app.ts"] .d2h-file-wrapper').waitFor();
-      expect(await page.locator('.diff-pane .d2h-ins .hljs-keyword').count()).toBeGreaterThan(0);
-      expect(await text('.diff-pane .d2h-ins .d2h-code-line-ctn')).toEqual(['export const answer: number = 42;']);
+      await page.click('.file-tree .tree-file[data-path="src/app.ts"] a');
+      await page.locator(`${card('src/app.ts')}.focused table.diff`).waitFor();
+      expect(await page.locator(`${card('src/app.ts')} td.code[data-kind="add"] .hljs-keyword`).count()).toBeGreaterThan(0);
+      expect(await codes('src/app.ts', 'add')).toEqual(['export const answer: number = 42;']);
+      // No highlight box over the row: the token's own background is the row's.
+      expect(await page.locator(`${card('src/app.ts')} td.code[data-kind="add"] .hljs-keyword`).first().evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgba(0, 0, 0, 0)');
       await shot('07-changeset-highlighted');
-      await page.click('ol.files li[data-path="long.txt"] a');
-      await page.locator('.diff-pane[data-path="long.txt"] .not-rendered').waitFor();
-      expect(await page.locator('.diff-pane .not-rendered').innerText()).toContain('TRUNCATED');
-      await page.click('ol.files li[data-path="img.bin"] a');
-      await page.locator('.diff-pane[data-path="img.bin"] [data-not-rendered="binary"]').waitFor();
+      await page.click('.file-tree .tree-file[data-path="long.txt"] a');
+      await page.locator(`${card('long.txt')} .not-rendered`).waitFor();
+      expect(await page.locator(`${card('long.txt')} .not-rendered`).innerText()).toContain('TRUNCATED');
+      await page.click('.file-tree .tree-file[data-path="img.bin"] a');
+      await page.locator(`${card('img.bin')} [data-not-rendered="binary"]`).waitFor();
       expect(page.url()).toContain(`#/execution/${e.id}/file/img.bin`);
       await shot('08-changeset-binary');
     } finally {
@@ -265,7 +285,7 @@ describe('the review page', () => {
     await page.locator('[data-coverage="UNAVAILABLE"]').waitFor();
     expect(await page.locator('.coverage h2').innerText()).toBe('✖ Coverage unavailable: BOUNDARY_UNAVAILABLE');
     expect(await page.locator('.boundary').innerText()).toContain('Boundary unavailable: START_NOT_CAPTURED');
-    expect(await page.locator('ol.files li').count()).toBe(0);
+    expect(await page.locator('.file-card').count()).toBe(0);
     await shot('09-changeset-unavailable');
   });
 
@@ -326,8 +346,8 @@ describe('the review page', () => {
     const end = await cap.snapshot(host.client, sessionID, root, host.id);
     await host.settleExecution(e.id, 'SUCCEEDED', { endSnapshot: end.id });
     await page.locator('[data-coverage="COMPLETE"]').waitFor();
-    await page.locator('.diff-pane[data-path="a.txt"] .d2h-file-wrapper').waitFor();
-    expect(await text('.diff-pane .d2h-ins .d2h-code-line-ctn')).toEqual(['after']);
+    await page.locator(`${card('a.txt')} table.diff`).waitFor();
+    expect(await codes('a.txt', 'add')).toEqual(['after']);
     expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
   });
 
@@ -350,7 +370,7 @@ describe('the review page', () => {
     expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
   });
 
-  it('a 500-file changeset: the list comes without patches, each patch is fetched when its file is opened, j/k move between files', async () => {
+  it('a 500-file changeset opens at once: the list without patches, each patch fetched as its file scrolls into view; viewed marks survive a reload; the tree filter hides files; j/k move', async () => {
     const sessionID = await session('five hundred files');
     const files: Record<string, string> = {};
     const name = (i: number) => `pkg/m${String(i).padStart(3, '0')}.ts`;
@@ -361,68 +381,226 @@ describe('the review page', () => {
       for (let i = 0; i < 500; i++) write(root, name(i), `export const v${i} = ${i + 1};\n`);
     });
     const patchRequests: string[] = [];
-    page.on('request', (r) => {
+    const onRequest = (r: any) => {
       const body = r.postData() ?? '';
       if (body.includes('ReviewFilePatch')) patchRequests.push(JSON.parse(body).variables.path);
-    });
-    const t0 = Date.now();
-    const listResponse = page.waitForResponse((r) => (r.request().postData() ?? '').includes('query ReviewChangeset'));
-    await open(`#/execution/${e.id}`);
-    const listBody = await (await listResponse).text();
-    await page.locator('ol.files li').nth(499).waitFor();
-    await page.locator(`.diff-pane[data-path="${name(0)}"] .d2h-file-wrapper`).waitFor();
-    const firstFileMs = Date.now() - t0;
-    expect(listBody).not.toContain('diff --git');
-    expect(await page.locator('.file-count').innerText()).toBe('500 files changed');
-    expect(patchRequests.length).toBeLessThanOrEqual(2); // the open file and the next one, prefetched
-    for (let i = 0; i < 3; i++) await page.keyboard.press('j');
-    await page.locator(`.diff-pane[data-path="${name(3)}"] .d2h-file-wrapper`).waitFor();
-    await page.keyboard.press('k');
-    await page.locator(`.diff-pane[data-path="${name(2)}"] .d2h-file-wrapper`).waitFor();
-    // The arrow keys move too while the file list has the focus.
-    await page.focus(`ol.files li[data-path="${name(2)}"] a`);
-    await page.keyboard.press('ArrowDown');
-    await page.locator(`.diff-pane[data-path="${name(3)}"] .d2h-file-wrapper`).waitFor();
-    expect(await page.evaluate(() => document.activeElement?.closest('li')?.dataset.path)).toBe(name(3));
-    await page.keyboard.press('ArrowUp');
-    await page.locator(`.diff-pane[data-path="${name(2)}"] .d2h-file-wrapper`).waitFor();
-    expect(await text('.diff-pane .d2h-ins .d2h-code-line-ctn')).toEqual(['export const v2 = 3;']);
-    expect(decodeURIComponent(page.url())).toContain(`#/execution/${e.id}/file/${name(2)}`);
-    expect(await page.locator(`ol.files li[data-path="${name(2)}"]`).getAttribute('aria-selected')).toBe('true');
-    expect(new Set(patchRequests).size).toBeLessThanOrEqual(6);
-    // A deep link to a file far down the list opens it.
-    await open(`#/execution/${e.id}/file/${encodeURIComponent(name(420))}`);
-    await page.locator(`.diff-pane[data-path="${name(420)}"] .d2h-file-wrapper`).waitFor();
-    console.log(`500-file changeset: list and first diff shown in ${firstFileMs} ms (list response ${listBody.length} bytes); ${new Set(patchRequests).size} patches fetched (5 files opened, each next one prefetched)`);
-    await shot('14-changeset-500-files');
+    };
+    page.on('request', onRequest);
+    try {
+      const t0 = Date.now();
+      const listResponse = page.waitForResponse((r) => (r.request().postData() ?? '').includes('query ReviewChangeset'));
+      await open(`#/execution/${e.id}`);
+      const listBody = await (await listResponse).text();
+      await page.locator('.file-card').nth(499).waitFor({ state: 'attached' });
+      const listMs = Date.now() - t0;
+      await page.locator(`${card(name(0))} table.diff`).waitFor();
+      const firstFileMs = Date.now() - t0;
+      expect(listBody).not.toContain('diff --git');
+      expect(await page.locator('.file-count').innerText()).toBe('500 files changed');
+      expect(await treePaths()).toHaveLength(500);
+      // Only the files near the viewport were fetched; the last one was not.
+      const early = new Set(patchRequests).size;
+      expect(early).toBeGreaterThan(0);
+      expect(early).toBeLessThan(60);
+      expect(patchRequests).not.toContain(name(499));
+      expect(await page.locator(`${card(name(499))} table.diff`).count()).toBe(0);
+      await shot('14-changeset-500-files');
+      // Jumping to the end fetches the files there, not the ones in between.
+      const t1 = Date.now();
+      await page.locator(card(name(499))).scrollIntoViewIfNeeded();
+      await page.locator(`${card(name(499))} table.diff`).waitFor();
+      const lastFileMs = Date.now() - t1;
+      expect(await codes(name(499), 'add')).toEqual(['export const v499 = 500;']);
+      expect(new Set(patchRequests).size).toBeLessThan(150);
+      expect(patchRequests).not.toContain(name(250));
+
+      // j / k move between files (the URL follows).
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.keyboard.press('j');
+      await page.locator(`${card(name(0))}.focused`).waitFor();
+      await page.keyboard.press('j');
+      await page.keyboard.press('j');
+      await page.locator(`${card(name(2))}.focused table.diff`).waitFor();
+      await page.keyboard.press('k');
+      await page.locator(`${card(name(1))}.focused`).waitFor();
+      expect(decodeURIComponent(page.url())).toContain(`#/execution/${e.id}/file/${name(1)}`);
+
+      // Viewed: the file folds, the tree ticks it, the count follows; all of it survives a reload.
+      await page.check(`${card(name(1))} .viewed-box`);
+      expect(await page.locator(`${card(name(1))} .file-body`).isHidden()).toBe(true);
+      expect(await page.locator('.viewed-progress').innerText()).toBe('1 / 500 files viewed');
+      await open(`#/execution/${e.id}`); // not the file's own link, which opens it
+      await page.reload();
+      await page.locator(`${card(name(1))}.is-viewed`).waitFor({ state: 'attached' });
+      expect(await page.locator(`${card(name(1))} .viewed-box`).isChecked()).toBe(true);
+      expect(await page.locator(`${card(name(1))} .file-body`).isHidden()).toBe(true);
+      expect(await page.locator(`.tree-file[data-path="${name(1)}"]`).getAttribute('class')).toContain('is-viewed');
+      expect(await page.locator('.viewed-progress').innerText()).toBe('1 / 500 files viewed');
+      expect(await page.locator(`${card(name(0))} .viewed-box`).isChecked()).toBe(false);
+      // Collapse by hand, and open again.
+      await page.click(`${card(name(0))} button.collapse`);
+      expect(await page.locator(`${card(name(0))} .file-body`).isHidden()).toBe(true);
+      await page.click(`${card(name(0))} button.collapse`);
+      await page.locator(`${card(name(0))} table.diff`).waitFor();
+      await page.uncheck(`${card(name(1))} .viewed-box`);
+      expect(await page.locator('.viewed-progress').innerText()).toBe('0 / 500 files viewed');
+
+      // The tree filter hides the other files, in the tree and in the stack.
+      await page.fill('.tree-filter', 'm42');
+      expect(await treePaths()).toEqual(Array.from({ length: 10 }, (_, i) => name(420 + i)));
+      expect(await page.locator('.file-card:not([hidden])').count()).toBe(10);
+      await shot('15-changeset-500-files-filtered');
+      await page.fill('.tree-filter', '');
+      expect(await page.locator('.file-card:not([hidden])').count()).toBe(500);
+
+      // A deep link to a file far down the stack opens it there.
+      const t2 = Date.now();
+      await open(`#/execution/${e.id}/file/${encodeURIComponent(name(420))}`);
+      await page.locator(`${card(name(420))}.focused table.diff`).waitFor();
+      const deepMs = Date.now() - t2;
+      expect(await page.evaluate((sel) => { const r = document.querySelector(sel)!.getBoundingClientRect(); return r.top < window.innerHeight && r.bottom > 0; }, card(name(420)))).toBe(true);
+      console.log(`500-file changeset: 500 files listed in ${listMs} ms, first diff drawn in ${firstFileMs} ms (list response ${listBody.length} bytes, no patches); ${early} patches fetched for the first screen; last file drawn ${lastFileMs} ms after jumping to it; deep link to file 421 drawn in ${deepMs} ms; ${new Set(patchRequests).size} patches fetched in all`);
+    } finally {
+      page.off('request', onRequest);
+    }
   });
 
-  it('pages the sessions list, newest first, and shows parents and children', async () => {
-    const parent = await session('paging parent');
-    const child = (await g.gql(`mutation($p: ID!) { createSession(input: { title: "paging child", parentID: $p }) { ... on Session { id } } }`, { p: parent })).data.createSession.id;
-    for (let i = 0; i < 21; i++) await session(`filler ${String(i).padStart(2, '0')}`);
-    const all: string[] = [];
-    let after: string | null = null;
-    for (;;) {
-      const r: any = (await g.gql(`query($a: String) { sessions(first: 100, after: $a) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`, { a: after })).data.sessions;
-      all.push(...r.edges.map((e: any) => e.node.id));
-      if (!r.pageInfo.hasNextPage) break;
-      after = r.pageInfo.endCursor;
-    }
+  it('expands context above and below each hunk with the exact lines of the stored file, until the whole file shows', async () => {
+    const sessionID = await session('expand context');
+    const before = Array.from({ length: 100 }, (_, i) => `line ${i + 1}`);
+    const after = [...before];
+    after[29] = 'changed 30';
+    after[69] = 'changed 70';
+    after.splice(85, 0, 'inserted after 85');
+    const root = kit.worktree({ 'ctx.ts': `${before.join('\n')}\n` });
+    const e = await kit.runExecution(sessionID, root, new WorktreeCapturer(), () => write(root, 'ctx.ts', `${after.join('\n')}\n`));
+    await page.evaluate(() => localStorage.setItem('gateway.review.layout', 'unified'));
+    await open(`#/execution/${e.id}`);
+    const c = card('ctx.ts');
+    await page.locator(`${c} table.diff-unified`).waitFor();
+    const rows = () => page.locator(`${c} tr.ln`).evaluateAll((trs) => trs.map((tr) => {
+      const n = (cls: string) => { const t = (tr.querySelector(cls) as HTMLElement).innerText; return t ? Number(t) : null; };
+      return { old: n('td.num-old'), new: n('td.num-new'), text: (tr.querySelector('td.code') as HTMLElement).innerText };
+    }));
+    const newSide = async () => (await rows()).filter((r) => r.new != null);
+    // Three hunks with three lines of context: new 27-33, 67-73, 83-89.
+    expect((await newSide()).map((r) => r.new)).toEqual([27, 28, 29, 30, 31, 32, 33, 67, 68, 69, 70, 71, 72, 73, 83, 84, 85, 86, 87, 88, 89]);
+    expect(await page.locator(`${c} tr.gap-row`).evaluateAll((r) => r.map((x) => (x as HTMLElement).dataset.gap))).toEqual(['0', '1', '2', '3']);
+    await shot('16-expand-before');
+
+    // ↑ over hunk 2: the 20 lines above it, numbered on both sides, exactly as stored.
+    await page.click(`${c} tr.gap-row[data-gap="1"] button.expand-up`);
+    await page.locator(`${c} tr.ln td.num-new >> text="47"`).waitFor();
+    const shown = (await rows()).filter((r) => r.new! >= 47 && r.new! <= 66);
+    expect(shown).toEqual(Array.from({ length: 20 }, (_, i) => ({ old: 47 + i, new: 47 + i, text: `line ${47 + i}` })));
+    // 13 lines left between hunks 1 and 2: one button shows them all, and the two hunks join.
+    await page.click(`${c} tr.gap-row[data-gap="1"] button.expand-all`);
+    await page.locator(`${c} tr.ln td.num-new >> text="34"`).waitFor();
+    expect(await page.locator(`${c} tr.gap-row[data-gap="1"]`).count()).toBe(0);
+    await page.click(`${c} tr.gap-row[data-gap="2"] button.expand-all`);
+    await page.locator(`${c} tr.ln td.num-new >> text="74"`).waitFor();
+    // ↓ under the last hunk: the end of the file (after the inserted line, old = new - 1).
+    await page.click(`${c} tr.gap-row[data-gap="3"] button.expand-down`);
+    await page.locator(`${c} tr.ln td.num-new >> text="101"`).waitFor();
+    expect((await rows()).filter((r) => r.new! >= 90)).toEqual(Array.from({ length: 12 }, (_, i) => ({ old: 89 + i, new: 90 + i, text: `line ${89 + i}` })));
+    expect(await page.locator(`${c} tr.gap-row[data-gap="3"]`).count()).toBe(0);
+    // ↑ over the first hunk twice: 20 lines, then the last 6.
+    await page.click(`${c} tr.gap-row[data-gap="0"] button.expand-up`);
+    await page.locator(`${c} tr.ln td.num-new >> text="7"`).waitFor();
+    await page.click(`${c} tr.gap-row[data-gap="0"] button`);
+    await page.locator(`${c} tr.ln td.num-new >> text="1"`).first().waitFor();
+    // The whole file now shows: the new side reads as the stored new file, the old side as the old one.
+    const all = await rows();
+    expect(all.filter((r) => r.new != null).map((r) => r.text)).toEqual(after);
+    expect(all.filter((r) => r.old != null).map((r) => r.text)).toEqual(before);
+    await shot('17-expand-after');
+    // The split layout keeps what was expanded.
+    await page.click('.layout-toggle button[data-layout="split"]');
+    await page.locator(`${c} table.diff-split`).waitFor();
+    expect(await page.locator(`${c} td.code[data-side="new"]:not([data-kind="empty"])`).allInnerTexts()).toEqual(after);
+    await page.evaluate(() => localStorage.removeItem('gateway.review.layout'));
+  });
+
+  it('an execution as a timeline: the prompt, reasoning, each tool call with its command, output, duration and job status, then the files it changed', async () => {
+    const sessionID = await session('timeline');
+    const root = kit.worktree({ 'a.txt': 'x\n' });
+    const cap = new WorktreeCapturer();
+    const start = await cap.snapshot(host.client, sessionID, root, host.id);
+    const e: any = await host.beginExecution(sessionID, 'PROMPT', { startSnapshot: start.id });
+    await host.appendText(sessionID, e.id, 'Replace x with y in a.txt.', 'PROMPT');
+    const command = `printf 'y\\n' > a.txt && echo replaced`;
+    const job = await host.runJob(sessionID, e.id, command, { title: 'replace' });
+    await job.done;
+    const t = Date.now();
+    await host.appendMessage({ sessionID, executionID: e.id, role: 'ASSISTANT', origin: 'MODEL', parts: [
+      { type: 'REASONING', text: 'The file has one line.\nA shell edit is enough.' },
+      { type: 'TOOL', tool: 'bash', title: 'replace x', status: 'completed', input: { command }, output: 'replaced\n',
+        startedAt: new Date(t - 1500).toISOString(), endedAt: new Date(t).toISOString() },
+      { type: 'TEXT', text: 'a.txt now reads y.' },
+    ] });
+    const end = await cap.snapshot(host.client, sessionID, root, host.id);
+    await host.settleExecution(e.id, 'SUCCEEDED', { endSnapshot: end.id });
+
+    await open(`#/execution/${e.id}`);
+    await page.locator('ol.timeline li.tl-tool').waitFor();
+    const kinds = await page.locator('ol.timeline > li').evaluateAll((lis) => lis.map((li) => li.className.replace('tl ', '')));
+    expect(kinds).toEqual(['tl-prompt', 'tl-reasoning', 'tl-tool', 'tl-text']);
+    const tool = page.locator('ol.timeline li.tl-tool');
+    expect(await tool.locator('pre.command').innerText()).toBe(command);
+    expect(await tool.locator('pre.output').innerText()).toBe('replaced');
+    expect(await tool.locator('.duration').innerText()).toBe('· 1.5 s');
+    expect(await tool.locator(`.job-facts[data-job="${job.id}"]`).innerText()).toContain('COMPLETED');
+    expect(await tool.locator('.job-facts').innerText()).toContain('exit 0');
+    // The reasoning folds; opened, it reads in full.
+    expect(await page.locator('ol.timeline li.tl-reasoning pre').isVisible()).toBe(false);
+    await page.click('ol.timeline li.tl-reasoning summary');
+    expect(await page.locator('ol.timeline li.tl-reasoning pre').innerText()).toBe('The file has one line.\nA shell edit is enough.');
+    // Then the change the tool call made, inline.
+    await page.locator(`${card('a.txt')} table.diff`).waitFor();
+    expect(await codes('a.txt', 'del')).toEqual(['x']);
+    expect(await codes('a.txt', 'add')).toEqual(['y']);
+    await shot('18-execution-timeline');
+  });
+
+  it('the session tree: children under their parents, collapsible; search by title or directory', async () => {
+    const create = async (title: string, directory: string, parentID?: string) =>
+      (await g.gql(`mutation($input: CreateSessionInput!) { createSession(input: $input) { ... on Session { id } } }`,
+        { input: { title, directory, parentID } })).data.createSession.id as string;
+    const parent = await create('tree parent', '/w/tree');
+    const child = await create('tree child', '/w/tree/sub', parent);
+    const grandchild = await create('tree grandchild', '/w/tree/sub/deeper', child);
+    const other = await create('unrelated work', '/w/elsewhere');
     await open('');
-    await page.locator('ul.sessions li').nth(19).waitFor();
-    const first = await page.locator('li.session-row').evaluateAll((li) => li.map((x) => (x as HTMLElement).dataset.session));
-    expect(first).toEqual(all.slice(0, 20));
-    await page.click('nav.pager a:has-text("Older")');
-    await page.locator(`li.session-row[data-session="${all[20]}"]`).waitFor();
-    const second = await page.locator('li.session-row').evaluateAll((li) => li.map((x) => (x as HTMLElement).dataset.session));
-    expect(second).toEqual(all.slice(20, 40));
-    expect(second).toContain(parent);
-    expect(await page.locator(`li.session-row[data-session="${parent}"] .children`).innerText()).toContain('paging child');
-    expect(await page.locator(`li.session-row[data-session="${child}"] .parent`).innerText()).toContain('paging parent');
-    await shot('17-sessions-second-page');
-    await page.click('nav.pager a:has-text("Newest")');
-    await page.locator(`li.session-row[data-session="${all[0]}"]`).waitFor();
+    const row = (id: string) => page.locator(`li.session-row[data-session="${id}"]`);
+    await page.locator(`ul.session-tree > li[data-session="${parent}"] li[data-session="${child}"] li[data-session="${grandchild}"]`).waitFor();
+    expect(await page.locator(`ul.session-tree > li[data-session="${child}"]`).count()).toBe(0);
+    expect(await page.locator(`ul.session-tree > li[data-session="${grandchild}"]`).count()).toBe(0);
+    await shot('19-session-tree');
+    // Collapse the parent: its children go; open it again: they come back.
+    await page.click(`li[data-session="${parent}"] > .row-main .tree-toggle`);
+    expect(await row(child).isVisible()).toBe(false);
+    expect(await page.locator(`li[data-session="${parent}"] > .row-main .tree-toggle`).getAttribute('aria-expanded')).toBe('false');
+    await page.click(`li[data-session="${parent}"] > .row-main .tree-toggle`);
+    expect(await row(child).isVisible()).toBe(true);
+    // Search by title: the match and its ancestors (opened), nothing else.
+    await page.click(`li[data-session="${parent}"] > .row-main .tree-toggle`);
+    await page.fill('.session-search', 'GRANDchild');
+    expect(await row(grandchild).isVisible()).toBe(true);
+    expect(await row(child).isVisible()).toBe(true);
+    expect(await row(parent).isVisible()).toBe(true);
+    expect(await row(other).isVisible()).toBe(false);
+    expect(await page.locator('.session-count').innerText()).toMatch(/^1 of \d+ sessions match$/);
+    await shot('20-session-tree-search');
+    // Search by directory.
+    await page.fill('.session-search', '/w/elsewhere');
+    expect(await row(other).isVisible()).toBe(true);
+    expect(await row(parent).isVisible()).toBe(false);
+    await page.fill('.session-search', '/w/tree/sub');
+    expect(await row(child).isVisible()).toBe(true);
+    expect(await row(grandchild).isVisible()).toBe(true);
+    expect(await row(other).isVisible()).toBe(false);
+    await page.fill('.session-search', '');
+    expect(await row(other).isVisible()).toBe(true);
   });
 
   it('pages a session\'s executions, newest first', async () => {
@@ -448,17 +626,25 @@ describe('the review page', () => {
       const { edges } = (await g.gql(`{ sessions(first: 100) { edges { node { title lastSettledExecution { id } } } } }`)).data.sessions;
       const id = edges.find((x: any) => x.node.title === 'every omission').node.lastSettledExecution.id;
       await open(`#/execution/${id}/file/src%2Fapp.ts`);
-      await page.locator('.diff-pane[data-path="src/app.ts"] .d2h-file-wrapper').waitFor();
-      const nav = (await page.locator('.file-nav').boundingBox())!;
-      const pane = (await page.locator('.diff-pane').boundingBox())!;
-      expect(pane.y).toBeGreaterThanOrEqual(nav.y + nav.height - 1);
-      expect(await page.locator('.diff-pane .d2h-files-diff').count()).toBe(0); // inline by default when narrow
+      await page.locator(`${card('src/app.ts')}.focused table.diff`).waitFor();
+      const tree = (await page.locator('.tree-box').boundingBox())!;
+      const stack = (await page.locator('.file-stack').boundingBox())!;
+      expect(stack.y).toBeGreaterThanOrEqual(tree.y + tree.height - 1); // one column: the tree above the files
+      expect(await page.locator('.tree-box').getAttribute('open')).toBeNull(); // folded on a phone
+      expect(await page.locator(`${card('src/app.ts')} table.diff-unified`).count()).toBe(1); // unified by default when narrow
       expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
-      await shot('15-narrow-changeset');
+      await shot('21-narrow-changeset');
+      const timelineID = edges.find((x: any) => x.node.title === 'timeline').node.lastSettledExecution.id;
+      await open(`#/execution/${timelineID}`);
+      await page.locator('ol.timeline li.tl-tool').waitFor();
+      await page.locator(card('a.txt')).scrollIntoViewIfNeeded();
+      await page.locator(`${card('a.txt')} table.diff`).waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
+      await shot('22-narrow-timeline');
       await open('');
       await page.locator('ul.sessions').waitFor();
       expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
-      await shot('16-narrow-sessions');
+      await shot('23-narrow-sessions');
     } finally {
       await page.setViewportSize({ width: 1400, height: 900 });
     }
@@ -480,8 +666,8 @@ describe('the review page', () => {
     const cap = new WorktreeCapturer();
     const x = await kit.runExecution(sessionID, root, cap, () => write(root, 'a.txt', '2\n'));
     await open(`#/execution/${x.id}/file/${encodeURIComponent('not/changed.txt')}`);
-    await page.locator('.diff-pane .error-box', { hasText: 'not/changed.txt did not change in this execution.' }).waitFor();
-    await shot('18-bad-input');
+    await page.locator('.changes-section .error-box', { hasText: 'not/changed.txt did not change in this execution.' }).waitFor();
+    await shot('24-bad-input');
 
     // A token revoked while the page is live: its subscriptions end (4401) and the page asks again.
     const t = await createToken(g.sql, { role: 'reader', label: 'revoked in the review test' });
@@ -492,7 +678,7 @@ describe('the review page', () => {
     expect(r.data.revokeToken).toBe(true);
     await page.locator('form.sign-in', { hasText: 'refused the token' }).waitFor();
     expect(await page.evaluate(() => sessionStorage.getItem('gateway.review.token'))).toBeNull();
-    await shot('19-revoked-token');
+    await shot('25-revoked-token');
     await page.evaluate((v) => sessionStorage.setItem('gateway.review.token', v), reader);
   });
 });

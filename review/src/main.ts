@@ -1,35 +1,33 @@
-import 'diff2html/bundles/css/diff2html.min.css';
-import 'highlight.js/styles/github.css';
 import './style.css';
 import { checkToken, gateway, isAuthFailure, onLiveState, signOut, storeToken, storedToken } from './api.js';
 import { errorBox, h } from './dom.js';
-import { ChangesetView } from './views/changeset.js';
+import { ExecutionView } from './views/execution.js';
 import { sessionView } from './views/session.js';
 import { sessionsView } from './views/sessions.js';
 
 type Route =
-  | { name: 'sessions'; after: string | null }
+  | { name: 'sessions' }
   | { name: 'session'; id: string }
   | { name: 'execution'; id: string; path: string | null };
 
-/** Hash routes: #/ · #/sessions?after=… · #/session/<id> · #/execution/<id> · #/execution/<id>/file/<path>. */
+/** Hash routes: #/ · #/session/<id> · #/execution/<id> · #/execution/<id>/file/<path>. */
 export function parseRoute(hash: string): Route {
   const raw = hash.replace(/^#\/?/, '');
-  const [pathPart, query = ''] = raw.split('?');
+  const [pathPart] = raw.split('?');
   const seg = pathPart.split('/');
   if (seg[0] === 'session' && seg[1]) return { name: 'session', id: decodeURIComponent(seg[1]) };
   if (seg[0] === 'execution' && seg[1]) {
     const path = seg[2] === 'file' && seg.length > 3 ? decodeURIComponent(seg.slice(3).join('/')) : null;
     return { name: 'execution', id: decodeURIComponent(seg[1]), path };
   }
-  return { name: 'sessions', after: new URLSearchParams(query).get('after') };
+  return { name: 'sessions' };
 }
 
 const app = document.getElementById('app')!;
 const live = document.getElementById('live')!;
 const signOutButton = document.getElementById('signout') as HTMLButtonElement;
 let closeView: (() => void) | null = null;
-let changeset: ChangesetView | null = null;
+let changeset: ExecutionView | null = null;
 
 function setLive(state: string, text = state) {
   live.dataset.state = state;
@@ -86,16 +84,16 @@ function route() {
   gateway();
   const r = parseRoute(location.hash);
   if (r.name === 'execution' && changeset?.executionID === r.id) {
-    if (r.path) void changeset.select(r.path);
+    if (r.path) changeset.select(r.path);
     return;
   }
   closeView?.();
   changeset = null;
   window.scrollTo(0, 0);
-  if (r.name === 'sessions') closeView = sessionsView(app, r.after);
+  if (r.name === 'sessions') closeView = sessionsView(app);
   else if (r.name === 'session') closeView = sessionView(app, r.id);
   else {
-    const v = new ChangesetView(app, r.id, r.path);
+    const v = new ExecutionView(app, r.id, r.path);
     changeset = v;
     closeView = () => v.close();
   }
