@@ -11,6 +11,7 @@ import { ensureReviewBuilt } from '../server/review.js';
 import { TEST_OUTPUT } from './support/browser.js';
 import { createToken } from '../domain/tokens.js';
 import { BeginExecutionDocument, GatewayClient, SettleExecutionDocument } from '../client/index.js';
+import { runDemo } from '../host/demo.js';
 
 /**
  * The review page in a real browser (Debian's chromium through playwright-core) against a gateway
@@ -528,7 +529,7 @@ describe('the review page', () => {
     const start = await cap.snapshot(host.client, sessionID, root, host.id);
     const e: any = await host.beginExecution(sessionID, 'PROMPT', { startSnapshot: start.id });
     await host.appendText(sessionID, e.id, 'Replace x with y in a.txt.', 'PROMPT');
-    const command = `printf 'y\\n' > a.txt && echo replaced`;
+    const command = `printf 'y\\n' > '${root}/a.txt' && echo replaced`;
     const job = await host.runJob(sessionID, e.id, command, { title: 'replace' });
     await job.done;
     const t = Date.now();
@@ -547,7 +548,7 @@ describe('the review page', () => {
     expect(kinds).toEqual(['tl-prompt', 'tl-reasoning', 'tl-tool', 'tl-text']);
     const tool = page.locator('ol.timeline li.tl-tool');
     expect(await tool.locator('pre.command').innerText()).toBe(command);
-    expect(await tool.locator('pre.output').innerText()).toBe('replaced');
+    expect(await tool.locator('pre.output').innerText()).toBe('replaced\n');
     expect(await tool.locator('.duration').innerText()).toBe('· 1.5 s');
     expect(await tool.locator(`.job-facts[data-job="${job.id}"]`).innerText()).toContain('COMPLETED');
     expect(await tool.locator('.job-facts').innerText()).toContain('exit 0');
@@ -617,6 +618,47 @@ describe('the review page', () => {
     await page.locator('tr.execution-row[data-sequence="1"]').waitFor();
     expect(await seqs()).toEqual(Array.from({ length: 23 }, (_, i) => 23 - i));
     expect(await page.locator('button.more:has-text("Older executions")').isHidden()).toBe(true);
+  });
+
+  it('the demo\'s data: the tree, the session, each execution\'s timeline with its jobs and changed files', async () => {
+    const demo = await runDemo(['--url', g.url, '--token', g.admin], () => {});
+    await open('');
+    await page.locator(`li.session-row[data-session="${demo.sessionID}"] li.session-row[data-session="${demo.childID}"]`).waitFor();
+    await page.fill('.session-search', 'Demo:');
+    await shot('30-demo-tree');
+    await page.click(`li.session-row[data-session="${demo.sessionID}"] > .row-main a`);
+    await page.locator(`tr.execution-row[data-execution="${demo.changedID}"]`).waitFor();
+    await shot('31-demo-session');
+
+    await open(`#/execution/${demo.changedID}`);
+    await page.locator('[data-coverage="COMPLETE"]').waitFor();
+    await page.locator('ol.timeline li.tl-job').waitFor();
+    const job = await page.locator('ol.timeline li.tl-job').innerText();
+    expect(job).toContain('edit greeting');
+    expect(job).toContain("printf 'hello, world\\n' > greeting.txt");
+    expect(job).toContain('COMPLETED');
+    expect(await page.locator('ol.timeline li.tl-prompt pre.text').innerText()).toBe('Please make greeting.txt friendlier and leave a note.');
+    expect(await page.locator('ol.timeline li.tl-prompt').innerText()).toContain('Sent before the execution began.');
+    expect(await page.locator('ol.timeline li.tl-text pre.text').innerText()).toBe('greeting.txt now says "hello, world"; notes.md records it.');
+    await page.locator(`${card('greeting.txt')} table.diff`).waitFor();
+    await page.locator(`${card('notes.md')} table.diff`).waitFor();
+    expect(await codes('greeting.txt', 'del')).toEqual(['hello']);
+    expect(await codes('greeting.txt', 'add')).toEqual(['hello, world']);
+    expect(await codes('notes.md', 'add')).toEqual(['# Notes', '', '- greeting updated']);
+    await shot('32-demo-execution-1');
+
+    await open(`#/execution/${demo.omittedID}`);
+    await page.locator('[data-coverage="OMITTED"]').waitFor();
+    expect(await page.locator('tr.omission').evaluateAll((r) => r.map((x) => `${(x as HTMLElement).dataset.path} ${(x as HTMLElement).dataset.reason}`))).toEqual(['build.log IGNORED']);
+    await page.locator('ol.timeline li.tl-job').waitFor();
+    const failed = await page.locator('ol.timeline li.tl-job').innerText();
+    expect(failed).toContain('failing build');
+    expect(failed).toContain('ERROR');
+    expect(failed).toContain('exit 3');
+    expect(await page.locator('ol.timeline li.tl-prompt pre.text').innerText()).toBe('Now run the build (it fails on purpose).');
+    await page.locator(`${card('greeting.txt')} table.diff`).waitFor();
+    expect(await codes('greeting.txt', 'add')).toEqual(['hello, world!']);
+    await shot('33-demo-execution-2');
   });
 
   it('is readable in a narrow window: one column, no horizontal scrolling of the page', async () => {
