@@ -658,7 +658,47 @@ describe('the review page', () => {
     expect(await page.locator('ol.timeline li.tl-prompt pre.text').innerText()).toBe('Now run the build (it fails on purpose).');
     await page.locator(`${card('greeting.txt')} table.diff`).waitFor();
     expect(await codes('greeting.txt', 'add')).toEqual(['hello, world!']);
-    await shot('33-demo-execution-2');
+    expect(await page.locator('.file-card').evaluateAll((c) => c.map((x) => (x as HTMLElement).dataset.path))).toEqual(['greeting.txt']);
+    // The user's edit of README.md between the two executions: not in execution 2's diff, but in a banner above it.
+    const drift = page.locator('.drift-banner[data-drift="CHANGED"]');
+    expect(await drift.locator('h2').innerText()).toBe('⚠ Changed outside any execution before this one: 1 file');
+    expect(await drift.innerText()).toContain('Between the end of execution #1 and the start of #2');
+    await shot('33-demo-execution-2-with-drift');
+    await drift.locator('a', { hasText: 'Review the drift' }).click();
+    await page.locator(`${card('README.md')} table.diff`).waitFor();
+    expect(await page.locator('h1').innerText()).toBe('Changed outside any execution before #2');
+    expect(await codes('README.md', 'add')).toEqual(['The user added this line between two executions.']);
+    expect(await codes('README.md', 'del')).toEqual([]);
+    expect(await page.locator('[data-coverage="COMPLETE"]').count()).toBe(1);
+    await shot('34-demo-drift');
+
+    // The session: the drift between #1 and #2 as a row of its own; #3 (no boundaries) cannot tell.
+    await open(`#/session/${demo.sessionID}`);
+    await page.locator('tr.drift-row[data-drift-before="2"]').waitFor();
+    expect(await page.locator('tr.drift-row[data-drift-before="2"]').innerText()).toContain('Changed outside any execution between #1 and #2: 1 file +1 −0');
+    expect(await page.locator('tr.drift-row[data-drift-before="3"]').innerText()).toContain('unknown');
+    expect(await page.locator('tr.drift-row').count()).toBe(2);
+    await shot('35-demo-session-drift-rows');
+
+    // The range from the start of #1 to the end of #2: both executions' edits and the user's, composed.
+    await page.selectOption('select.range-from', demo.changedID);
+    await page.selectOption('select.range-to', demo.omittedID);
+    await page.click('.range-picker button[type=submit]');
+    await page.locator('h1.range-title').waitFor();
+    expect(decodeURIComponent(page.url())).toContain(`#/session/${demo.sessionID}/changes/${demo.changedID}/${demo.omittedID}`);
+    expect(await page.locator('h1.range-title').innerText()).toContain('Changes from execution #1 to #2');
+    expect(await page.locator('.file-card').evaluateAll((c) => c.map((x) => (x as HTMLElement).dataset.path))).toEqual(['README.md', 'greeting.txt', 'notes.md']);
+    await page.locator(`${card('greeting.txt')} table.diff`).waitFor();
+    expect(await codes('greeting.txt', 'del')).toEqual(['hello']);
+    expect(await codes('greeting.txt', 'add')).toEqual(['hello, world!']); // one change from #1's start, not two
+    await page.locator(`${card('notes.md')} table.diff`).waitFor();
+    expect(await codes('notes.md', 'add')).toEqual(['# Notes', '', '- greeting updated']);
+    expect(await page.locator('tr.omission').evaluateAll((r) => r.map((x) => `${(x as HTMLElement).dataset.path} ${(x as HTMLElement).dataset.reason}`))).toEqual(['build.log IGNORED']);
+    expect(await page.locator('.incomplete-note').innerText()).toContain('#2');
+    await shot('36-demo-range-1-to-2');
+    // A bad range (reversed) says so.
+    await open(`#/session/${demo.sessionID}/changes/${demo.omittedID}/${demo.changedID}`);
+    await page.locator('.error-box[data-error]').waitFor();
   });
 
   it('is readable in a narrow window: one column, no horizontal scrolling of the page', async () => {

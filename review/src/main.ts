@@ -2,24 +2,32 @@ import './style.css';
 import { checkToken, gateway, isAuthFailure, onLiveState, signOut, storeToken, storedToken } from './api.js';
 import { errorBox, h } from './dom.js';
 import { ExecutionView } from './views/execution.js';
+import { DriftView, RangeView } from './views/range.js';
 import { sessionView } from './views/session.js';
 import { sessionsView } from './views/sessions.js';
 
 type Route =
   | { name: 'sessions' }
   | { name: 'session'; id: string }
+  | { name: 'range'; id: string; from: string; to: string; path: string | null }
+  | { name: 'drift'; id: string; path: string | null }
   | { name: 'execution'; id: string; path: string | null };
 
-/** Hash routes: #/ · #/session/<id> · #/execution/<id> · #/execution/<id>/file/<path>. */
+/**
+ * Hash routes: #/ · #/session/<id> · #/execution/<id>[/file/<path>] · #/execution/<id>/drift[/file/<path>]
+ * · #/session/<id>/changes/<from>/<to>[/file/<path>].
+ */
 export function parseRoute(hash: string): Route {
   const raw = hash.replace(/^#\/?/, '');
   const [pathPart] = raw.split('?');
   const seg = pathPart.split('/');
-  if (seg[0] === 'session' && seg[1]) return { name: 'session', id: decodeURIComponent(seg[1]) };
-  if (seg[0] === 'execution' && seg[1]) {
-    const path = seg[2] === 'file' && seg.length > 3 ? decodeURIComponent(seg.slice(3).join('/')) : null;
-    return { name: 'execution', id: decodeURIComponent(seg[1]), path };
+  const fileAt = (i: number) => (seg[i] === 'file' && seg.length > i + 1 ? decodeURIComponent(seg.slice(i + 1).join('/')) : null);
+  if (seg[0] === 'session' && seg[1] && seg[2] === 'changes' && seg[3] && seg[4]) {
+    return { name: 'range', id: decodeURIComponent(seg[1]), from: decodeURIComponent(seg[3]), to: decodeURIComponent(seg[4]), path: fileAt(5) };
   }
+  if (seg[0] === 'session' && seg[1]) return { name: 'session', id: decodeURIComponent(seg[1]) };
+  if (seg[0] === 'execution' && seg[1] && seg[2] === 'drift') return { name: 'drift', id: decodeURIComponent(seg[1]), path: fileAt(3) };
+  if (seg[0] === 'execution' && seg[1]) return { name: 'execution', id: decodeURIComponent(seg[1]), path: fileAt(2) };
   return { name: 'sessions' };
 }
 
@@ -27,7 +35,8 @@ const app = document.getElementById('app')!;
 const live = document.getElementById('live')!;
 const signOutButton = document.getElementById('signout') as HTMLButtonElement;
 let closeView: (() => void) | null = null;
-let changeset: ExecutionView | null = null;
+/** The open page of a changeset, with its key: a later route to one of its files only scrolls to it. */
+let changeset: { key: string; view: { select(path: string): void } } | null = null;
 
 function setLive(state: string, text = state) {
   live.dataset.state = state;
@@ -83,8 +92,9 @@ function route() {
   signOutButton.hidden = false;
   gateway();
   const r = parseRoute(location.hash);
-  if (r.name === 'execution' && changeset?.executionID === r.id) {
-    if (r.path) changeset.select(r.path);
+  const key = r.name === 'execution' ? `execution.${r.id}` : r.name === 'drift' ? `drift.${r.id}` : r.name === 'range' ? `range.${r.id}.${r.from}.${r.to}` : null;
+  if (key && changeset?.key === key) {
+    if ('path' in r && r.path) changeset.view.select(r.path);
     return;
   }
   closeView?.();
@@ -93,8 +103,10 @@ function route() {
   if (r.name === 'sessions') closeView = sessionsView(app);
   else if (r.name === 'session') closeView = sessionView(app, r.id);
   else {
-    const v = new ExecutionView(app, r.id, r.path);
-    changeset = v;
+    const v = r.name === 'execution' ? new ExecutionView(app, r.id, r.path)
+      : r.name === 'drift' ? new DriftView(app, r.id, r.path)
+        : new RangeView(app, r.id, r.from, r.to, r.path);
+    changeset = { key: key!, view: v };
     closeView = () => v.close();
   }
 }

@@ -8,6 +8,7 @@ import { badge, duration, h, link, loading, statusBadge, time } from '../dom.js'
 import { settlementStream } from '../live.js';
 import { coverageBanner, snapshotFacts } from './coverage.js';
 import { FilesView, type ChangesSource, type Omission } from './files.js';
+import { driftHref } from './range.js';
 
 type Execution = NonNullable<ReviewChangesetQuery['execution']>;
 type Job = NonNullable<ReviewTimelineQuery['execution']>['jobs']['edges'][number]['node'];
@@ -23,6 +24,22 @@ export async function boundaryText(executionID: string, atEnd: boolean, path: st
   const b = execution?.boundary;
   if (!b || b.__typename !== 'SnapshotBoundary') return null;
   return (atEnd ? b.end?.text : b.start?.text) ?? null;
+}
+
+/** Before the execution's own changes: what changed in the worktree since the previous execution ended, outside the agent. */
+function driftBanner(e: Execution): HTMLElement | null {
+  const d = e.driftBefore;
+  if (!d) return null;
+  if (d.coverage.__typename === 'CoverageUnavailable') {
+    return h('section', { class: 'drift-banner drift-unknown', 'data-drift': 'UNAVAILABLE', role: 'note' },
+      `Whether the worktree changed between execution #${e.sequence - 1} and this one is unknown: a boundary is missing or expired.`);
+  }
+  if (d.fileCount === 0) return null;
+  return h('section', { class: 'drift-banner', 'data-drift': 'CHANGED', role: 'alert' },
+    h('h2', {}, `⚠ Changed outside any execution before this one: ${d.fileCount} file${d.fileCount === 1 ? '' : 's'}`),
+    h('p', {}, `Between the end of execution #${e.sequence - 1} and the start of #${e.sequence} the worktree changed while no execution of this session ran (the user, another tool): `,
+      h('span', { class: 'add' }, `+${d.additions}`), ' ', h('span', { class: 'del' }, `−${d.deletions}`), '. These changes are not in the diff below. ',
+      link(driftHref(e.id), 'Review the drift →')));
 }
 
 function boundaryView(e: Execution): HTMLElement {
@@ -251,6 +268,7 @@ export class ExecutionView {
     this.root.replaceChildren(
       h('nav', { class: 'crumbs' }, link('#/', 'Sessions'), ' › ', link(`#/session/${e.session.id}`, e.session.title || e.session.id), ' › ', `Execution #${e.sequence}`),
       h('h1', {}, statusBadge(e.status), ` Execution #${e.sequence}`, h('span', { class: 'muted' }, ` · ${e.trigger} · `, time(e.startedAt), ` · ${duration(e.startedAt, e.settledAt)}`)),
+      driftBanner(e) ?? '',
       coverageBanner(cs.coverage),
       boundaryView(e),
       tl,

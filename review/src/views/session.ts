@@ -6,6 +6,7 @@ import {
 import { gateway } from '../api.js';
 import { badge, duration, h, link, loading, statusBadge, time } from '../dom.js';
 import { sessionEventStream, settlementStream } from '../live.js';
+import { driftHref, rangeHref } from './range.js';
 
 type Session = NonNullable<ReviewSessionQuery['session']>;
 type MessageNode = NonNullable<ReviewMessagesQuery['session']>['messages']['edges'][number]['node'];
@@ -68,10 +69,46 @@ function usageCell(e: ReviewExecutionRowFragment): HTMLElement {
     model);
 }
 
+/** Below an execution (newest first): what changed in the worktree between the one before it and it, when anything did. */
+function driftRow(e: ReviewExecutionRowFragment): HTMLElement | null {
+  const d = e.driftBefore;
+  if (!d || (d.fileCount === 0 && d.coverage.__typename !== 'CoverageUnavailable')) return null;
+  const unknown = d.coverage.__typename === 'CoverageUnavailable';
+  return h('tr', { class: `drift-row${unknown ? ' drift-unknown' : ''}`, 'data-drift-before': e.sequence },
+    h('td', { colspan: 9 },
+      unknown
+        ? h('span', { class: 'muted' }, `Between #${e.sequence - 1} and #${e.sequence}: whether the worktree changed outside the agent is unknown (a boundary is missing or expired).`)
+        : [h('strong', {}, '⚠ Changed outside any execution'), ` between #${e.sequence - 1} and #${e.sequence}: `,
+          link(driftHref(e.id), `${d.fileCount} file${d.fileCount === 1 ? '' : 's'}`), ' ',
+          h('span', { class: 'add' }, `+${d.additions}`), ' ', h('span', { class: 'del' }, `−${d.deletions}`)]));
+}
+
+function executionRows(rows: ReviewExecutionRowFragment[]): HTMLElement[] {
+  return rows.flatMap((e) => [executionRow(e), driftRow(e)].filter((x): x is HTMLElement => !!x));
+}
+
 function executionsTable(rows: ReviewExecutionRowFragment[]): HTMLTableElement {
   return h('table', { class: 'executions' },
     h('thead', {}, h('tr', {}, ...['Seq', 'Status', 'Trigger', 'Started', 'Settled', 'Duration', 'Tokens / cost', 'Continuity', 'Changeset'].map((t) => h('th', {}, t)))),
-    h('tbody', {}, ...rows.map(executionRow)));
+    h('tbody', {}, ...executionRows(rows)));
+}
+
+/** "Changes from execution #3 to #7": two of the executions read, oldest and newest by default. */
+function rangePicker(sessionID: string, rows: ReviewExecutionRowFragment[]): HTMLElement | null {
+  const settled = rows.filter((e) => e.status !== 'RUNNING').sort((a, b) => a.sequence - b.sequence);
+  if (settled.length < 1) return null;
+  const select = (name: string, chosen: string) => h('select', { name, class: `range-${name}` },
+    ...settled.map((e) => { const o = h('option', { value: e.id }, `#${e.sequence}`); o.selected = e.id === chosen; return o; }));
+  const from = select('from', settled[0].id);
+  const to = select('to', settled[settled.length - 1].id);
+  const form = h('form', { class: 'range-picker' },
+    h('strong', {}, 'Changes'), ' from the start of execution ', from, ' to the end of ', to, ' ',
+    h('button', { type: 'submit' }, 'Show changes'));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    location.hash = rangeHref(sessionID, from.value, to.value);
+  });
+  return form;
 }
 
 function partView(p: MessageNode['parts'][number], retracted: boolean): HTMLElement {
@@ -155,12 +192,12 @@ export function sessionView(root: HTMLElement, id: string): () => void {
       older.disabled = true;
       const next = (await gateway().request(ReviewSessionDocument, { id, executionsAfter: more.endCursor })).session;
       if (!next) return;
-      table.tBodies[0].append(...next.executions.edges.map((e) => executionRow(e.node)));
+      table.tBodies[0].append(...executionRows(next.executions.edges.map((e) => e.node)));
       more = next.executions.pageInfo;
       older.hidden = !more.hasNextPage;
       older.disabled = false;
     });
-    execSection.replaceChildren(h('h2', {}, 'Executions'), rows.length ? table : h('p', { class: 'muted' }, 'No executions yet.'), older);
+    execSection.replaceChildren(h('h2', {}, 'Executions'), rangePicker(id, rows) ?? '', rows.length ? table : h('p', { class: 'muted' }, 'No executions yet.'), older);
   }
 
   async function renderMessages() {

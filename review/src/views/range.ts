@@ -1,0 +1,144 @@
+import {
+  ReviewDriftDocument, ReviewDriftFileDocument, ReviewSessionChangesDocument, ReviewSessionChangesFileDocument,
+  type ReviewChangesetFactsFragment,
+} from '../../../client/index.js';
+import { gateway } from '../api.js';
+import { h, link, loading, statusBadge, time } from '../dom.js';
+import { coverageBanner } from './coverage.js';
+import { boundaryText } from './execution.js';
+import { FilesView, type ChangesSource } from './files.js';
+
+export const rangeHref = (sessionID: string, from: string, to: string, path?: string) =>
+  `#/session/${sessionID}/changes/${from}/${to}${path ? `/file/${encodeURIComponent(path)}` : ''}`;
+export const driftHref = (executionID: string, path?: string) =>
+  `#/execution/${executionID}/drift${path ? `/file/${encodeURIComponent(path)}` : ''}`;
+
+type Incomplete = { id: string; sequence: number; status: string };
+
+function incompleteNote(list: Incomplete[]): HTMLElement | null {
+  if (!list.length) return null;
+  return h('section', { class: 'incomplete-note', role: 'note' },
+    h('strong', {}, `${list.length} execution${list.length === 1 ? '' : 's'} of the range ${list.length === 1 ? 'has' : 'have'} no complete changeset of ${list.length === 1 ? 'its' : 'their'} own: `),
+    ...list.flatMap((e, i) => [i ? ', ' : '', link(`#/execution/${e.id}`, `#${e.sequence}`), ' ', statusBadge(e.status)]),
+    h('span', { class: 'muted' }, '. The range below is exactly what its coverage says; what those executions changed cannot all be told apart from the rest.'));
+}
+
+function sourceOf(key: string, cs: ReviewChangesetFactsFragment, patch: ChangesSource['patch'], newSide: (path: string) => Promise<string | null>, href: (p: string) => string): ChangesSource {
+  const patches = new Map<string, ReturnType<ChangesSource['patch']>>();
+  return {
+    key,
+    files: cs.files,
+    omissions: cs.coverage.__typename === 'CoverageOmitted' ? cs.coverage.omissions : [],
+    patch(path) {
+      let p = patches.get(path);
+      if (!p) {
+        p = patch(path);
+        p.catch(() => patches.delete(path));
+        patches.set(path, p);
+      }
+      return p;
+    },
+    text: (side, path) => (side === 'new' ? newSide(path) : Promise.resolve(null)),
+    href,
+  };
+}
+
+function filesSection(cs: ReviewChangesetFactsFragment, src: ChangesSource, path: string | null, what: string): { el: HTMLElement; view: FilesView | null } {
+  const totals = h('div', { class: 'totals' },
+    h('strong', { class: 'file-count' }, `${cs.fileCount} file${cs.fileCount === 1 ? '' : 's'} changed`), ' ',
+    h('span', { class: 'add' }, `+${cs.additions}`), ' ', h('span', { class: 'del' }, `−${cs.deletions}`));
+  const missing = path && !cs.files.some((f) => f.path === path) ? h('p', { class: 'error-box' }, `${path} did not change ${what}.`) : null;
+  const view = cs.files.length ? new FilesView(src, missing ? null : path) : null;
+  return {
+    el: h('section', { class: 'changes-section' }, h('h2', {}, 'Files changed'), totals, missing,
+      view ? view.el : h('p', { class: 'muted' }, cs.coverage.__typename === 'CoverageUnavailable' ? 'No files can be shown.' : 'No files changed.')),
+    view,
+  };
+}
+
+/** A page of one stacked changeset that is not an execution's own: a session's range, or the drift before an execution. */
+export abstract class ChangesPage {
+  protected files: FilesView | null = null;
+  protected closed = false;
+  constructor(protected root: HTMLElement, readonly key: string, path: string | null) {
+    root.replaceChildren(loading());
+    // After the subclass's constructor has set its own fields.
+    queueMicrotask(() => this.load(path).catch((e) => { if (!this.closed) root.dispatchEvent(new CustomEvent('view-error', { detail: e, bubbles: true })); }));
+  }
+  close() { this.closed = true; this.files?.destroy(); }
+  select(path: string) { if (this.files?.has(path)) this.files.focus(path); }
+  protected abstract load(path: string | null): Promise<void>;
+}
+
+/** "Changes from execution #3 to #7": the start boundary of one to the end boundary of a later one. */
+export class RangeView extends ChangesPage {
+  constructor(root: HTMLElement, private sessionID: string, private from: string, private to: string, path: string | null) {
+    super(root, `range.${sessionID}.${from}.${to}`, path);
+  }
+
+  protected async load(path: string | null) {
+    const { sessionID: id, from, to } = this;
+    const r = await gateway().request(ReviewSessionChangesDocument, { id, from, to });
+    if (this.closed) return;
+    const crumbs = h('nav', { class: 'crumbs' }, link('#/', 'Sessions'), ' › ', r.session ? link(`#/session/${id}`, r.session.title || id) : id, ' › ', 'Changes');
+    if (!r.session) {
+      this.root.replaceChildren(crumbs, h('p', { class: 'error-box' }, `No session ${id} (or not visible to this token).`));
+      return;
+    }
+    const c = r.session.changes;
+    if (c.__typename !== 'Changeset') {
+      this.root.replaceChildren(crumbs, h('p', { class: 'error-box', 'data-error': c.__typename }, `${c.__typename}: ${'message' in c ? c.message : ''}`));
+      return;
+    }
+    const a = r.first;
+    const b = r.last;
+    const src = sourceOf(this.key, c,
+      (p) => gateway().request(ReviewSessionChangesFileDocument, { id, from, to, path: p }).then((x) => (x.session?.changes.__typename === 'Changeset' ? x.session.changes.file ?? null : null)),
+      (p) => boundaryText(to, true, p),
+      (p) => rangeHref(id, from, to, p));
+    const files = filesSection(c, src, path, 'in this range');
+    this.files = files.view;
+    this.root.replaceChildren(crumbs,
+      h('h1', { class: 'range-title' }, `Changes from execution #${a?.sequence ?? '?'} to #${b?.sequence ?? '?'}`,
+        h('span', { class: 'muted' }, ' · from the start of ', a ? link(`#/execution/${a.id}`, `#${a.sequence}`) : '?', ' (', a ? time(a.startedAt) : '—',
+          ') to the end of ', b ? link(`#/execution/${b.id}`, `#${b.sequence}`) : '?', ' (', b ? time(b.settledAt) : '—', ')')),
+      coverageBanner(c.coverage, 'this range'),
+      incompleteNote('incompleteExecutions' in c.coverage ? c.coverage.incompleteExecutions : []) ?? '',
+      files.el);
+  }
+}
+
+/** What changed in the worktree between the previous execution's end and this one's start, outside the agent. */
+export class DriftView extends ChangesPage {
+  constructor(root: HTMLElement, readonly executionID: string, path: string | null) {
+    super(root, `drift.${executionID}`, path);
+  }
+
+  protected async load(path: string | null) {
+    const id = this.executionID;
+    const { execution: e } = await gateway().request(ReviewDriftDocument, { id });
+    if (this.closed) return;
+    if (!e) {
+      this.root.replaceChildren(h('nav', { class: 'crumbs' }, link('#/', 'Sessions')), h('p', { class: 'error-box' }, `No execution ${id} (or not visible to this token).`));
+      return;
+    }
+    const crumbs = h('nav', { class: 'crumbs' }, link('#/', 'Sessions'), ' › ', link(`#/session/${e.session.id}`, e.session.title || e.session.id), ' › ',
+      link(`#/execution/${id}`, `Execution #${e.sequence}`), ' › ', 'Drift before it');
+    const title = h('h1', {}, `Changed outside any execution before #${e.sequence}`);
+    const d = e.driftBefore;
+    if (!d) {
+      this.root.replaceChildren(crumbs, title, h('p', { class: 'muted' }, 'This is the session\'s first execution: there is no earlier boundary to compare with.'));
+      return;
+    }
+    const src = sourceOf(this.key, d,
+      (p) => gateway().request(ReviewDriftFileDocument, { id, path: p }).then((x) => x.execution?.driftBefore?.file ?? null),
+      (p) => boundaryText(id, false, p),
+      (p) => driftHref(id, p));
+    const files = filesSection(d, src, path, 'between the two executions');
+    this.files = files.view;
+    this.root.replaceChildren(crumbs, title,
+      h('p', { class: 'drift-explain' }, `From the end boundary of execution #${e.sequence - 1} to the start boundary of #${e.sequence}: no execution of this session ran, so these changes were made by someone or something else (the user, another tool).`),
+      coverageBanner(d.coverage, 'the worktree between the two executions'),
+      files.el);
+  }
+}
