@@ -15,7 +15,7 @@ import { appendMessage } from '../domain/messages.js';
 import { finishJob, startJob } from '../domain/jobs.js';
 import { correctMessagePart } from '../domain/corrections.js';
 import { ExecutionNotFoundError, JobNotFoundError, MessageNotFoundError } from '../domain/errors.js';
-import { sessionOf } from '../domain/ids.js';
+import { newId, sessionOf } from '../domain/ids.js';
 import { changesetFiles, changesetFilesAt, changesetRows } from '../domain/changesets.js';
 import { executionsById, executionsOfSession, jobsById, jobsOfExecution, messagesById, messagesOfExecution, messagesOfSession, sessionsById } from '../resolvers/loaders.js';
 import type { Context } from '../resolvers/context.js';
@@ -199,6 +199,17 @@ describe('reads by key', () => {
     await g.sql`INSERT INTO changeset_files (execution_id, session_id, ord, path, status, additions, patch) VALUES
       (${e}, ${sessionID}, 0, 'a.txt', 'ADDED', 1, 'diff --git a/a.txt b/a.txt'), (${e}, ${sessionID}, 1, 'b.txt', 'ADDED', 1, 'diff --git a/b.txt b/b.txt')`;
 
+    // Every execution between the same two snapshots, and the changesets between them stored (as a first read of
+    // Session.changes and Execution.driftBefore leaves them: computing one reads contents, sharded by hash).
+    const [sa, sb] = [newId('snapshot', sessionID), newId('snapshot', sessionID)];
+    await g.sql`INSERT INTO snapshots (id, session_id, host_id, file_count, byte_size, manifest) VALUES
+      (${sa}, ${sessionID}, ${hostID}, 0, 0, ${g.sql.json({ files: [], unscanned: [] })}), (${sb}, ${sessionID}, ${hostID}, 0, 0, ${g.sql.json({ files: [], unscanned: [] })})`;
+    await g.sql`UPDATE executions SET start_snapshot_id = ${sa}, end_snapshot_id = ${sb} WHERE session_id = ${sessionID}`;
+    await g.sql`INSERT INTO snapshot_changesets (session_id, start_snapshot_id, end_snapshot_id, coverage, file_count, additions) VALUES
+      (${sessionID}, ${sa}, ${sb}, 'COMPLETE', 1, 1), (${sessionID}, ${sb}, ${sa}, 'COMPLETE', 0, 0)`;
+    await g.sql`INSERT INTO snapshot_changeset_files (session_id, start_snapshot_id, end_snapshot_id, ord, path, status, additions, patch) VALUES
+      (${sessionID}, ${sa}, ${sb}, 0, 'a.txt', 'ADDED', 1, 'diff --git a/a.txt b/a.txt')`;
+
     // An instance of its own whose connections refuse any statement Citus would run on more than one shard,
     // with nothing in the background (no sweeps, no sequencer or feed passes): what it runs is the requests'.
     const refusing = connect(g.dbUrl, { max: 2, settings: { 'citus.multi_task_query_log_level': 'error' } });
@@ -232,6 +243,15 @@ describe('reads by key', () => {
             messages(first: 3) { edges { node { id } } pageInfo { hasNextPage } }
             jobs(first: 3) { edges { node { id } } } context { role } } }`,
           check: (d) => { expect(d.session.executions.edges).toHaveLength(2); expect(d.session.lastSettledExecution.id).toBe(e); },
+        },
+        'a session\'s changes over its executions, and the drift before one': {
+          query: `{ session(id: "${sessionID}") { changes(from: "${execs[0]}", to: "${e}") { ... on Changeset {
+              fileCount coverage { __typename ... on CoverageComplete { incompleteExecutions { id } } } files { path patch } file(path: "a.txt") { path } } } }
+            execution(id: "${e}") { driftBefore { fileCount files { path } coverage { __typename } } } }`,
+          check: (d) => {
+            expect(d.session.changes.files.map((f: any) => f.path)).toEqual(['a.txt']);
+            expect(d.execution.driftBefore).toEqual({ fileCount: 0, files: [], coverage: { __typename: 'CoverageComplete' } });
+          },
         },
         node: {
           query: `{ s: node(id: "${sessionID}") { id } e: node(id: "${e}") { id } m: node(id: "${m.id}") { id } j: node(id: "${j.id}") { id } }`,
