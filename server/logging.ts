@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pino, type DestinationStream, type Logger } from 'pino';
-import type { LogLevel } from './config.js';
+import { pino, type DestinationStream, type LevelWithSilent, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -12,7 +11,7 @@ export type { Logger };
  * Secrets never reach a line: bearer tokens, connection params and headers are not logged at all, and
  * `redactSecrets` is a second fence, applied to every line's object and to child loggers' bindings.
  */
-export function createLogger(level: LogLevel = 'info', destination?: DestinationStream): Logger {
+export function createLogger(level: LevelWithSilent = 'info', destination?: DestinationStream): Logger {
   const logger = pino(
     {
       level,
