@@ -6,6 +6,7 @@ import path from 'node:path';
 import { applyPatch } from 'diff';
 import fc from 'fast-check';
 import { startTestGateway, type TestGateway } from './harness.js';
+import { lapseLease } from './fixtures.js';
 import { ReferenceHost } from '../host/host.js';
 import { WorktreeCapturer } from '../host/capture.js';
 import { changesetKit, errorOf, write, CHANGESET } from './support/changeset-kit.js';
@@ -150,13 +151,13 @@ describe('coverage', () => {
 
   it('an execution whose host was lost reads HOST_LOST / BOUNDARY_UNAVAILABLE', async () => {
     const sessionID = await newSession();
-    const lost = new ReferenceHost({ url: g.url, token: await g.token('host'), leaseMs: 1_000 });
+    const lost = new ReferenceHost({ url: g.url, token: await g.token('host') });
     await lost.start();
     const root = worktree({ 'a.txt': 'x\n' });
     const s = await new WorktreeCapturer().snapshot(lost.client, sessionID, root, lost.id);
     const e: any = await lost.beginExecution(sessionID, 'PROMPT', { startSnapshot: s.id });
     await lost.stop({ crash: true });
-    await new Promise((r) => setTimeout(r, 1_300));
+    await lapseLease(g.sql, lost.id!);
     await sweepExpiredLeases(g.sql);
     const x = await read(e.id);
     expect(x.status).toBe('ABANDONED');

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
+import { lapseLease } from './fixtures.js';
 import { BIG, requestsKit } from './support/requests-kit.js';
 import { GatewayClient, ReplyHostCommandDocument, SealSessionDocument } from '../client/index.js';
 import { fakeAnswer } from './support/fake-llm.js';
@@ -108,10 +109,10 @@ describe('compactSession', () => {
     expect(await kit.compact(sessionID, 2_000)).toMatchObject({ __typename: 'UnsupportedError', code: 501, capability: 'COMPACT', hostID: plain.id });
     expect(await kit.counts(sessionID)).toEqual(c0);
 
-    const gone = await kit.host({ leaseMs: 1_000 });
+    const gone = await kit.host();
     const s2 = await kit.session(gone);
     await gone.stop({ crash: true });
-    await new Promise((res) => setTimeout(res, 1_100));
+    await lapseLease(g.sql, gone.id!);
     expect(await kit.compact(s2.sessionID, 2_000)).toMatchObject({ __typename: 'HostUnavailableError', reason: 'LEASE_EXPIRED', hostID: gone.id });
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { begin, createSession, ok, registerHost, settle } from './fixtures.js';
+import { begin, createSession, lapseLease, ok, registerHost, settle } from './fixtures.js';
 
 let g: TestGateway;
 beforeAll(async () => { g = await startTestGateway({ sweepIntervalMs: 100 }); });
@@ -25,20 +25,21 @@ describe('continuity', () => {
   });
 
   it('stays continuous when the host crashes while the session is idle', async () => {
-    const host = await registerHost(g, { leaseMs: 1000 });
+    const host = await registerHost(g);
     const s = await createSession(g, { directory: '/work/c2' });
     const e = await begin(g, host, s.id);
     await settle(g, host, e.id);
     // The host stops renewing (crash); its lease lapses and the sweep runs.
-    await new Promise((r) => setTimeout(r, 1500));
+    await lapseLease(g.sql, host.hostID);
     await g.app.gateway.sweep();
     expect(await continuity(e.id)).toMatchObject({ __typename: 'ContinuityContinuous' });
   });
 
   it('is unknown (SETTLEMENT_UNCERTAIN) when the host crashed before the terminal commit', async () => {
-    const host = await registerHost(g, { leaseMs: 1000 });
+    const host = await registerHost(g);
     const s = await createSession(g, { directory: '/work/c3' });
     const e = await begin(g, host, s.id);
+    await lapseLease(g.sql, host.hostID); // the host crashed: no renewal
     await expect.poll(async () => (await continuity(e.id)).reason, { timeout: 5000 }).toBe('SETTLEMENT_UNCERTAIN');
     // A late settle attempt of the crashed host does not turn it into success.
     await registerHost(g, { hostID: host.hostID, token: host.token });

@@ -8,7 +8,7 @@ import { appendMessage } from '../domain/messages.js';
 import { correctMessagePart } from '../domain/corrections.js';
 import { createSession as createSessionNow } from '../domain/sessions.js';
 import { registerHost as registerHostNow } from '../domain/hosts.js';
-import { appendText, begin, createSession, ok, registerHost, result, settle, snapshotCounts, startJob } from './fixtures.js';
+import { appendText, begin, createSession, lapseLease, ok, registerHost, result, settle, snapshotCounts, startJob } from './fixtures.js';
 
 let g: TestGateway;
 beforeAll(async () => { g = await startTestGateway({ sweepIntervalMs: 100 }); });
@@ -210,10 +210,11 @@ describe('jobs', () => {
 
 describe('lease expiry', () => {
   it('marks a lapsed host\'s running executions ABANDONED and jobs LOST, once, and lets it restore jobs', async () => {
-    const host = await registerHost(g, { leaseMs: 1000 });
+    const host = await registerHost(g);
     const s = await createSession(g, { directory: '/work/lease' });
     const e = await begin(g, host, s.id);
     const j = await startJob(g, host, s.id, { executionID: e.id, background: true });
+    await lapseLease(g.sql, host.hostID); // the host stops renewing
     // A second instance sweeps too: the effects must be applied exactly once.
     await g.startInstance();
     await expect.poll(async () => (await ok(g, `query($id: ID!) { execution(id: $id) { status } }`, { id: e.id })).status, { timeout: 5000 }).toBe('ABANDONED');

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { TestGateway } from './harness.js';
+import type { Sql } from '../db/connection.js';
 
 /** Small GraphQL helpers for tests: each returns the root field's value and fails loudly on GraphQL errors. */
 export async function ok<T = any>(g: TestGateway, query: string, variables?: Record<string, unknown>, token?: string): Promise<T> {
@@ -69,4 +70,14 @@ export async function snapshotCounts(g: TestGateway) {
   const r = Object.fromEntries(tables.map((t, i) => [t, counts[i]])) as Record<(typeof tables)[number], number> & { seqs: number };
   r.seqs = Number((await g.sql`SELECT coalesce(sum(last_seq), 0)::int AS n FROM sessions`)[0].n);
   return r;
+}
+
+/**
+ * The lease clock moved past the host's lease: its expiry is set just before the database's `now()`,
+ * which every lease check reads (domain/hosts.ts), exactly as if its lease time had passed without a
+ * renewal. Tests of a lapsed lease use it instead of a short lease and a wait.
+ */
+export async function lapseLease(sql: Sql, hostID: string): Promise<void> {
+  const r = await sql`UPDATE hosts SET lease_expires_at = now() - interval '1 millisecond' WHERE id = ${hostID} RETURNING id`;
+  if (r.length !== 1) throw new Error(`lapseLease: no host ${hostID}`);
 }

@@ -195,8 +195,9 @@ describe('settlement cursor follows commit order', () => {
 
   it('a transaction that settles first but stages its log row last is delivered after the faster ones, and a reader past them still gets it', async () => {
     const start = (await log()).at(-1)?.pos ?? 0;
+    const onB = B.gateway.settlements.subscribers;
     const sub = subscribe<Ev>(ws(B, g.admin), SUB, { after: start ? encodeCursor('settlement', start) : null });
-    await new Promise((r) => setTimeout(r, 200));
+    await onFeed(() => B.gateway.settlements.subscribers, onB + 1);
     const slowSession = sessions['/a/x'][0];
     const slowExec = await begin(A, slowSession);
     let release!: () => void;
@@ -331,8 +332,10 @@ describe('two instances, one Postgres', () => {
     await C.stop();
     expect(closes).toEqual([1001, 1001]);
     // Resume on A and B with the last cursor each got.
+    const [onA0, onB0] = [A.gateway.settlements.subscribers, B.gateway.settlements.subscribers];
     const resumed = onC.map((s, i) => subscribe<Ev>(ws(i ? B : A, tokens[i]), SUB, { after: s.events.at(-1)?.executionSettled.cursor ?? encodeCursor('settlement', start) }));
-    await new Promise((r) => setTimeout(r, 300));
+    await onFeed(() => A.gateway.settlements.subscribers, onA0 + 1);
+    await onFeed(() => B.gateway.settlements.subscribers, onB0 + 1);
     going = false;
     await producer;
     const expected = await log(start);
@@ -360,9 +363,9 @@ describe('resume and backfill', () => {
     expectExactly(sub.events, await log(mid.pos));
     sub.unsubscribe();
     // Resume at the very head (nothing to replay) and with a session filter.
+    const onA = A.gateway.settlements.subscribers;
     const s2 = subscribe<Ev>(ws(A, g.admin), SUB, { after: sub.events.at(-1)!.executionSettled.cursor, sessionID: sessions['/a/y'][0] });
-    await new Promise((r) => setTimeout(r, 200));
-    expect(s2.events).toEqual([]);
+    await onFeed(() => A.gateway.settlements.subscribers, onA + 1); // live (nothing to replay: what it gets below is all it gets)
     await settleMany(3, [sessions['/a/y'][0], sessions['/b/z'][0]], [B]);
     await s2.waitFor((e) => e.length >= 2);
     await new Promise((r) => setTimeout(r, 200));
@@ -485,7 +488,12 @@ describe('resources', () => {
     const first = it.next(); // registers on the feed
     await onFeed(() => A.gateway.settlements.subscribers, base + 1);
     await settleMany(11, all(), [A, B]);
-    await new Promise((r) => setTimeout(r, 300));
+    const head = (await log(start)).at(-1)!.pos;
+    // The feed has handed out all eleven (the queue of 3 overflowed) before the reader takes any.
+    for (const deadline = Date.now() + 10_000; A.gateway.settlements.cursor < head;) {
+      if (Date.now() > deadline) throw new Error(`the feed is at ${A.gateway.settlements.cursor}, not ${head}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
     const got: number[] = [(await first).value.pos];
     while (got.length < 11) got.push((await it.next()).value.pos);
     await it.return();
