@@ -478,13 +478,17 @@ BEGIN
     SELECT staged.session_id, staged.id, row_number() OVER (ORDER BY staged.id) AS rn
     FROM (SELECT t.session_id, t.id FROM settlements t WHERE t.pos IS NULL ORDER BY t.id LIMIT batch) staged
   ) todo
-  WHERE s.session_id = todo.session_id AND s.id = todo.id;
+  WHERE s.session_id = todo.session_id AND s.id = todo.id AND s.pos IS NULL;
   GET DIAGNOSTICS cnt = ROW_COUNT;
   IF cnt > 0 THEN
-    UPDATE clocks SET value = v + cnt WHERE name = 'settlement';
     SELECT json_agg(json_build_object('id', r.id, 'pos', r.pos, 'session_id', r.session_id, 'execution_id', r.execution_id,
         'status', r.status, 'directory', r.directory, 'settled_at', r.settled_at) ORDER BY r.pos)
       INTO got FROM settlements r WHERE r.pos > v AND r.pos <= v + cnt;
+    IF json_array_length(got) IS DISTINCT FROM cnt THEN
+      RAISE EXCEPTION 'a settlement this pass numbered was positioned by a pass not yet visible to it'
+        USING ERRCODE = 'lock_not_available';
+    END IF;
+    UPDATE clocks SET value = v + cnt WHERE name = 'settlement';
     PERFORM pg_notify('gateway_events', json_build_object('k', 's', 'p', v + cnt,
       'r', CASE WHEN octet_length(got::text) <= 7500 THEN got END)::text);
   END IF;
