@@ -1,5 +1,5 @@
 /**
- * Capture benchmark (issue 14, item 3): a warm capture of a worktree with up to 100 changed files
+ * Capture benchmark: a warm capture of a worktree with up to 100 changed files
  * against `git status --porcelain` on the same worktree, in the same run.
  *
  *   npx tsx bench/capture.ts                 (or: npm run bench -- capture)

@@ -1,5 +1,5 @@
 /**
- * Changeset benchmark (issue 3).
+ * Changeset benchmark.
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/changesets.ts
  *   FILES=10000 IGNORED=50000 CHANGED=500 SECONDS=5 npx tsx bench/changesets.ts

@@ -1,5 +1,5 @@
 /**
- * Claude Code hook latency (issue 39 item 8): what the host's hooks add to a prompt and to a tool call.
+ * Claude Code hook latency: what the host's hooks add to a prompt and to a tool call.
  *
  * 1. Each hook as Claude Code runs it: the hook script (`bash <dir>/gateway-hook.sh <event> closed`, the JSON on
  *    stdin) against a running host and gateway, timed from spawn to exit, which is exactly how long Claude Code

@@ -1,5 +1,5 @@
 /**
- * Read benchmark (issue 14, item 1): the same tables served three ways in one run.
+ * Read benchmark: the same tables served three ways in one run.
  *
  *   npx tsx bench/reads.ts
  *   CLIENTS=32 SECONDS=3 WARMUP=1 ROUNDS=5 QUERIES=changeset50,sessions20 npx tsx bench/reads.ts

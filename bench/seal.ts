@@ -1,5 +1,5 @@
 /**
- * Seal benchmark (issue 4): a session with 20 running background shell jobs (real processes run by
+ * Seal benchmark: a session with 20 running background shell jobs (real processes run by
  * the reference host) is sealed; repeated ROUNDS times on a fresh database of DATABASE_URL's server (the embedded one when unset).
  *
  * Prints, as medians over the rounds:

@@ -1,5 +1,5 @@
 /**
- * Settlement subscription benchmark (issue 6).
+ * Settlement subscription benchmark.
  *
  *   npx tsx bench/subscriptions.ts                      # 1,000 subscribers, then 5,000
  *   SUBS=1000,2000 RATE=200 SECONDS=30 npx tsx bench/subscriptions.ts

@@ -1,7 +1,7 @@
 import type { Sql, Tx } from './connection.js';
 
 /**
- * Where every table of the schema lives on a Citus cluster (issue 18). Every table of the public schema
+ * Where every table of the schema lives on a Citus cluster. Every table of the public schema
  * must be named here: `distribute()` refuses a table it does not know, so a migration's new table cannot
  * be left on the coordinator by oversight.
  */

@@ -10,7 +10,7 @@ import { lockSession, lockSessionIfPresent } from './session-lock.js';
 import { checkText, requireId } from './validate.js';
 
 /**
- * Admission through a host's front (issue 12, migration 013). A host that fronts its runtime (the
+ * Admission through a host's front (migration 013). A host that fronts its runtime (the
  * OpenCode admission proxy: OpenCode is reachable only through it) asks `admitWork` before it forwards
  * a request that can start work in a session. The check is beginExecution's: the session row lock,
  * then the seal. So a request admitted here committed before the seal's first commit, and one asked

@@ -14,9 +14,9 @@ import type { SessionLock } from './session-lock.js';
  * every pending command on (re)connect, then new ones live. Delivery is at-least-once: the host
  * treats a command it has already obeyed as a no-op.
  */
-export type CommandKind = 'CANCEL_JOB' | 'INTERRUPT_EXECUTION' | 'COMPACT_SESSION' | 'GENERATE' // issue 8 (domain/host-requests.ts)
-  | 'CREATE_SESSION' | 'RENAME_SESSION' | 'REMOVE_SESSION' // issue 12 (domain/sessions.ts)
-  | 'CLOSE_ADMISSIONS'; // issue 12 (domain/admission.ts)
+export type CommandKind = 'CANCEL_JOB' | 'INTERRUPT_EXECUTION' | 'COMPACT_SESSION' | 'GENERATE' // requests with a reply (domain/host-requests.ts)
+  | 'CREATE_SESSION' | 'RENAME_SESSION' | 'REMOVE_SESSION' // session mutations in the host's runtime (domain/sessions.ts)
+  | 'CLOSE_ADMISSIONS'; // a seal quiescing a host's front (domain/admission.ts)
 
 export interface HostCommandRow {
   id: string;
@@ -106,11 +106,11 @@ export async function pendingCommands(db: Db, actor: Actor, hostID: string, limi
     WHERE c.host_id = ${hostID} AND c.acknowledged_at IS NULL
       AND c.session_directory IS NOT NULL AND ${scopeCondition(db, actor, 'c.session_directory')}
       AND (j.status IN ('RUNNING', 'CANCELLING') OR e.status = 'RUNNING'
-        -- issue 12: session mutations applied in the host's runtime, pending until acknowledged
+        -- Session mutations applied in the host's runtime, pending until acknowledged
         OR c.kind IN ('RENAME_SESSION', 'REMOVE_SESSION')
-        -- issue 12: a seal waits for the host to quiesce the session (domain/admission.ts)
+        -- A seal waits for the host to quiesce the session (domain/admission.ts)
         OR c.kind = 'CLOSE_ADMISSIONS'
-        -- issue 8: a request (compaction, generation) is pending until replied, timed out or expired
+        -- A request (compaction, generation) is pending until replied, timed out or expired
         OR (c.expires_at IS NOT NULL AND c.replied_at IS NULL AND c.timed_out_at IS NULL AND c.expires_at > now()))
     -- In the order they were issued (IDs sort by time only within one session).
     ORDER BY c.created_at, c.id LIMIT ${limit}`;

@@ -16,7 +16,7 @@ import { lockSession, type LockedSession } from './session-lock.js';
 import { checkText, LIMITS, requireId } from './validate.js';
 
 /**
- * compactSession (issue 8): the session's host summarizes Session.context with its model; the gateway
+ * compactSession: the session's host summarizes Session.context with its model; the gateway
  * records the summary as a message (role ASSISTANT, origin HOST) and the compaction as the journal
  * event `session.compacted`, in the transaction that accepts the host's reply. From then on
  * Session.context is [summary, messages appended after the compacted ones...].

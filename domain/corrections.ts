@@ -117,7 +117,7 @@ export interface ContextMessage {
 /**
  * Session.context: what the next model request would see, per session, oldest first. The text of a
  * message is its TEXT parts joined by newlines (corrected text included); a retracted message is the
- * placeholder. One round trip for any number of sessions. After a compaction (issue 8, domain/compaction.ts)
+ * placeholder. One round trip for any number of sessions. After a compaction (domain/compaction.ts)
  * it is the latest compaction's summary message, then the messages positioned after what it summarized.
  */
 export async function sessionContexts(db: Db, sessionIDs: readonly string[]): Promise<ContextMessage[][]> {

@@ -74,7 +74,7 @@ export class ContentMissingError extends GatewayError {
   }
 }
 
-// Issue 8 (plugin-requested compaction and generation, run by the session's host).
+// Plugin-requested compaction and generation, run by the session's host.
 export type HostUnavailableReason = 'NO_HOST' | 'LEASE_EXPIRED' | 'HOST_FAILED';
 /** 503: no live host owns the session (none ever ran it, or its lease lapsed), or the host reported a failure. */
 export class HostUnavailableError extends GatewayError {

@@ -19,20 +19,20 @@ export interface BeginExecutionInput {
   sessionID: string;
   hostID: string;
   trigger: Trigger;
-  /** The snapshot the host captured at admission (issue 3); without it the boundary reads START_NOT_CAPTURED. */
+  /** The snapshot the host captured at admission; without it the boundary reads START_NOT_CAPTURED. */
   startSnapshot?: string | null;
   /** Why the host could not capture the start snapshot (then the boundary's detail says so). */
   startCaptureError?: string | null;
   /** Retrying with the same key answers the execution the first call admitted (domain/idempotency.ts). */
   idempotencyKey?: string | null;
-  /** Issue 12: the host's own ID of the step (OpenCode: its assistant message msg_…), model, agent, mode. */
+  /** The host's own ID of the step (OpenCode: its assistant message msg_…), model, agent, mode. */
   externalID?: string | null;
   model?: { providerID: string; modelID: string } | null;
   agent?: string | null;
   mode?: string | null;
 }
 
-/** What a host recorded about one step (issue 12): each optional, validated, as columns of `executions`. */
+/** What a host recorded about one step: each optional, validated, as columns of `executions`. */
 export interface StepUsage {
   inputTokens?: number | null;
   outputTokens?: number | null;
@@ -134,11 +134,11 @@ export interface SettleExecutionInput {
   status: ExecutionStatus;
   interruptReason?: InterruptReason | null;
   error?: string | null;
-  /** The snapshot the host captured at settlement (issue 3): the changeset is frozen from it. */
+  /** The snapshot the host captured at settlement: the changeset is frozen from it. */
   endSnapshot?: string | null;
   /** Why the host could not capture the end snapshot (then the boundary's detail says so). */
   endCaptureError?: string | null;
-  /** Issue 12 (optional): the step's usage, model, agent, mode, finish reason and error name. */
+  /** Optional: the step's usage, model, agent, mode, finish reason and error name. */
   usage?: StepUsage | null;
   model?: { providerID: string; modelID: string } | null;
   agent?: string | null;

@@ -10,7 +10,7 @@ import { shareSession } from './session-lock.js';
 import { checkText, LIMITS, requireId } from './validate.js';
 
 /**
- * generate (issue 8): a hidden completion run by the session's host with the model the caller names
+ * generate: a hidden completion run by the session's host with the model the caller names
  * and the session's context (Session.context, then the prompt as a user message). Nothing is written
  * to the session: no message, no journal event. The model must be one the host declared at
  * registerHost; otherwise ModelNotFoundError, never a fall-back to another model (a host that answers

@@ -13,7 +13,7 @@ import { checkJson, LIMITS, requireId } from './validate.js';
 import { Wake, type WakeBus } from './wake.js';
 
 /**
- * Requests to a session's host that expect a reply (issue 8): compactSession and generate. They ride
+ * Requests to a session's host that expect a reply: compactSession and generate. They ride
  * the durable host command channel of the seal (domain/commands.ts) as commands of kind
  * COMPACT_SESSION / GENERATE with reason PLUGIN, a `payload` and a deadline (`expires_at`).
  *

@@ -94,7 +94,7 @@ const FINISH_STATUSES: JobStatus[] = ['COMPLETED', 'ERROR', 'CANCELLED', 'LOST']
 
 /**
  * The host reports a job's end. Reporting twice is an error; a LOST job may still report its end.
- * LOST is the host's own "I can no longer see it" (issue 12: e.g. OpenCode restarted while its shell ran,
+ * LOST is the host's own "I can no longer see it" (e.g. OpenCode restarted while its shell ran,
  * and the shell may well still be running): never a claimed end. The job keeps no completedAt then, and
  * the host may report its real end later or restore it.
  */
@@ -124,7 +124,7 @@ export async function restoreJob(sql: Sql, actor: Actor, input: { jobID: string;
     const { lock, s, j } = await lockJob(tx, actor, jobID);
     await requireHost(tx, actor, hostID, { live: true });
     if (j.hostId !== hostID) throw new InvalidRequestError('hostID', `Job ${jobID} belongs to another host.`);
-    // Seal (issue 4): a job taken back while its session is sealing is cancelled again.
+    // Seal: a job taken back while its session is sealing is cancelled again.
     const resealed = async (r: JobRow) => {
       if (!admissionsClosed(s)) return r;
       await cancelRestoredJob(lock, r);

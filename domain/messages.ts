@@ -19,7 +19,7 @@ export interface PartInput {
   status?: string | null;
   path?: string | null;
   mime?: string | null;
-  /** Issue 12 (any part type, all optional): the host's own part ID, a title, metadata and timing. */
+  /** Any part type, all optional: the host's own part ID, a title, metadata and timing. */
   externalID?: string | null;
   title?: string | null;
   metadata?: unknown;

@@ -6,7 +6,7 @@ export interface SessionRow {
   title: string;
   directory: string;
   metadata: unknown;
-  /** Host-owned metadata (issue 12): shown inside Session.metadata, never changed by updateSession. */
+  /** Host-owned metadata: shown inside Session.metadata, never changed by updateSession. */
   hostMetadata: Record<string, unknown>;
   hostId: string | null;
   sealRequestedAt: Date | null;
@@ -36,7 +36,7 @@ export interface ExecutionRow {
   error: string | null;
   startedAt: Date;
   settledAt: Date | null;
-  /** Issue 12: what the host recorded about the step (all optional). */
+  /** What the host recorded about the step (all optional). */
   externalId: string | null;
   providerId: string | null;
   modelId: string | null;
@@ -120,7 +120,7 @@ export interface HostRow {
   canGenerate: boolean;
   /** False when the host's runtime can start work without the gateway's admission. */
   exclusiveAdmission: boolean;
-  /** Issue 12: session mutations of its sessions are routed to it (CREATE/RENAME/REMOVE_SESSION commands). */
+  /** Session mutations of its sessions are routed to it (CREATE/RENAME/REMOVE_SESSION commands). */
   canManageSessions: boolean;
   models: unknown;
   leaseMs: number;

@@ -31,7 +31,7 @@ export interface CreateSessionInput {
    */
   hostID?: string | null;
   /**
-   * Issue 12: metadata owned by the session's host (with hostID only), e.g. the OpenCode bridge's
+   * Metadata owned by the session's host (with hostID only), e.g. the OpenCode bridge's
    * `opencode` key. Shown inside Session.metadata; updateSession never changes or drops it.
    */
   hostMetadata?: unknown;

@@ -30,7 +30,7 @@ export interface ReferenceHostOptions {
    */
   onInterrupt?: (executionID: string, reason: 'SEAL') => void | Promise<void>;
   /**
-   * Issue 8: the OpenAI-compatible chat-completions endpoint used for COMPACT_SESSION and GENERATE
+   * The OpenAI-compatible chat-completions endpoint used for COMPACT_SESSION and GENERATE
    * commands (declare capabilities.compact / .generate and the models it offers).
    */
   llm?: LlmOptions;
@@ -208,7 +208,7 @@ export class ReferenceHost {
     await this.client.close();
   }
 
-  // ---- Seal (issue 4): the host command channel -------------------------------------------------
+  // ---- Seal: the host command channel -------------------------------------------------
 
   /**
    * Subscribes to this host's commands (graphql-ws; the client reconnects by itself and the gateway
@@ -225,19 +225,19 @@ export class ReferenceHost {
   private async handleCommand(c: HostCommand) {
     if (this.crashed) return;
     this.commands.push(c);
-    if (c.kind === 'COMPACT_SESSION' || c.kind === 'GENERATE') return this.handleRequest(c); // issue 8
+    if (c.kind === 'COMPACT_SESSION' || c.kind === 'GENERATE') return this.handleRequest(c); // requests with a reply
     if (c.kind === 'CANCEL_JOB' && c.jobID) {
       // A job admitted but not spawned yet is cancelled as soon as its process exists.
       if (!this.cancelJob(c.jobID)) this.cancelRequested.add(c.jobID);
     } else if (c.kind === 'INTERRUPT_EXECUTION' && c.executionID) {
-      const reason = c.reason as 'SEAL'; // interrupts are only issued by a seal (PLUGIN: issue 8's requests)
+      const reason = c.reason as 'SEAL'; // interrupts are only issued by a seal (PLUGIN: a plugin's requests)
       await this.opts.onInterrupt?.(c.executionID, reason);
       await this.settleExecution(c.executionID, 'INTERRUPTED', { interruptReason: reason }).catch(() => {});
     }
     await this.client.call(AcknowledgeHostCommandDocument, { input: { commandID: c.id } }).catch(() => {});
   }
 
-  // ---- Issue 8: compaction and generation requests ----------------------------------------------
+  // ---- Compaction and generation requests ------------------------------------------------------
 
   /** Requests being worked on (a reconnect redelivers pending commands: each runs once). */
   private requestsInFlight = new Set<string>();

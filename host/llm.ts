@@ -1,5 +1,5 @@
 /**
- * The reference host's model client (issue 8): any OpenAI-compatible chat-completions endpoint
+ * The reference host's model client: any OpenAI-compatible chat-completions endpoint
  * (POST {baseURL}/chat/completions, non-streaming). Used to summarize a session's context for
  * compactSession and to run generate's hidden completions.
  */

@@ -1,4 +1,4 @@
-// Issue 12: admission through a host's front (the OpenCode admission proxy). domain/admission.ts.
+// Admission through a host's front (the OpenCode admission proxy). domain/admission.ts.
 import { builder, allow } from './builder.js';
 import { HostNotFoundError, InvalidRequestError, SessionNotFoundError, SessionSealedError } from './errors.js';
 import { admitWork, type AdmissionRow } from '../domain/admission.js';

@@ -12,18 +12,18 @@ export const HostCommandKindEnum = builder.enumType('HostCommandKind', {
   values: {
     CANCEL_JOB: { description: 'Terminate the job (its whole process group: SIGTERM, SIGKILL after a grace period) and report its end with finishJob.' },
     INTERRUPT_EXECUTION: { description: 'Stop the execution and settle it INTERRUPTED with the command\'s reason.' },
-    // Issue 8: requests with a payload that the host answers with replyHostCommand (schema/compaction.ts).
+    // Requests with a payload that the host answers with replyHostCommand (schema/compaction.ts).
     COMPACT_SESSION: { description: 'Summarize payload.context with the host\'s model and reply { summary }.' },
     GENERATE: { description: 'Run a hidden completion of payload.prompt after payload.context with payload.model and reply { text, inputTokens, outputTokens }.' },
-    // Issue 12: session mutations of a host that manages sessions (capabilities.sessions).
+    // Session mutations of a host that manages sessions (capabilities.sessions).
     CREATE_SESSION: { description: 'Create a child of session payload.parentID in the host\'s runtime with payload.title, mirror it (createSession with hostID, metadata payload.metadata) and reply { sessionID }.' },
     RENAME_SESSION: { description: 'Set the session\'s title in the host\'s runtime to payload.title, then acknowledge.' },
     REMOVE_SESSION: { description: 'The session (already removed on the gateway) is removed: remove it in the host\'s runtime, stop following it, then acknowledge.' },
-    // Issue 12: a seal of a session the host admitted work in through admitWork (domain/admission.ts).
+    // A seal of a session the host admitted work in through admitWork (domain/admission.ts).
     CLOSE_ADMISSIONS: { description: 'Stop forwarding work for the session, wait for what was forwarded, stop everything it runs, and acknowledge once the runtime reports the session idle: the acknowledgement closes the host\'s admissions of the session.' },
   } as const,
 });
-export const HostCommandReasonEnum = builder.enumType('HostCommandReason', { values: ['SEAL', 'PLUGIN'] as const }); // PLUGIN: issue 8
+export const HostCommandReasonEnum = builder.enumType('HostCommandReason', { values: ['SEAL', 'PLUGIN'] as const }); // PLUGIN: asked for by a plugin (compaction, generation, session mutations)
 
 export const HostCommandRef = builder.objectRef<HostCommandRow>('HostCommand').implement({
   description: 'An order from the gateway to one host. Pending until the host acknowledges it; a reconnecting host receives it again.',

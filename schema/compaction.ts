@@ -14,7 +14,7 @@ import {
 import { isId } from '../domain/ids.js';
 import type { Context } from '../resolvers/context.js';
 
-/** The options of a request's wait, from the instance (issue 8). */
+/** The options of a request's wait, from the instance. */
 export function hostRequestOptions(ctx: Context) {
   return {
     bus: ctx.gateway.bus,

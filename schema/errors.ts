@@ -44,7 +44,7 @@ export {
   PartNotFoundError, SessionBusyError, SessionNotFoundError, SessionSealedError,
 };
 
-// Issue 3 (changesets).
+// Changesets.
 import { ContentMissingError } from '../domain/errors.js';
 errorType(ContentMissingError, 'ContentMissingError', (t) => ({
   sessionID: t.exposeID('sessionID', { nullable: true }),
@@ -52,7 +52,7 @@ errorType(ContentMissingError, 'ContentMissingError', (t) => ({
 }));
 export { ContentMissingError };
 
-// Issue 4 (seal).
+// Seal.
 import { SealTimeoutError, SealUnsupportedError } from '../domain/errors.js';
 import { ExecutionRef, existingJobs, JobRef } from './refs.js';
 import type { Context } from '../resolvers/context.js';
@@ -96,7 +96,7 @@ errorType(SealUnsupportedError, 'SealUnsupportedError', (t) => ({
 }));
 export { SealTimeoutError, SealUnsupportedError };
 
-// Issue 8 (compaction and generation).
+// Compaction and generation.
 import { CommandTimeoutError, HostUnavailableError, ModelNotFoundError, UnsupportedError } from '../domain/errors.js';
 export const HostUnavailableReasonEnum = builder.enumType('HostUnavailableReason', {
   values: {

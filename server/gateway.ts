@@ -26,13 +26,13 @@ export interface GatewayConfig {
    * wake it; this pass only covers what those could miss. Default 60000.
    */
   sequencerSafetyMs?: number;
-  /** How often this instance applies the changeset retention policy (ms; 0 = off). Default 600000 (issue 3). */
+  /** How often this instance applies the changeset retention policy (ms; 0 = off). Default 600000. */
   retentionIntervalMs?: number;
   /** Safety poll of the feeds while they have subscribers (ms; 0 = off). Default 5000. */
   feedPollMs?: number;
   /** Upper bound of sealSession's timeoutMs (ms). Default 120000. */
   sealMaxTimeoutMs?: number;
-  /** Upper bound of compactSession's and generate's timeoutMs (ms). Default 120000 (issue 8). */
+  /** Upper bound of compactSession's and generate's timeoutMs (ms). Default 120000. */
   hostRequestMaxTimeoutMs?: number;
   /** How long a closed compactSession / generate request keeps its prompt and reply (ms). Default 24 h. */
   hostRequestRetentionMs?: number;

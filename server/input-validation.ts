@@ -9,7 +9,7 @@ import { InvalidRequestError } from '../domain/errors.js';
 import { operationOf } from './access.js';
 
 /**
- * Bad bytes (issue 13): a NUL character or a lone UTF-16 surrogate in any string of a request's
+ * Bad bytes: a NUL character or a lone UTF-16 surrogate in any string of a request's
  * arguments (inline literals, variables, nested input objects, lists, JSON scalars, object keys) is
  * refused before any resolver runs, so it never reaches SQL (Postgres refuses NUL in text and jsonb,
  * and a lone surrogate would be stored as U+FFFD or refused in jsonb).

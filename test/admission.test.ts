@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, subscribe, type TestGateway } from './harness.js';
 import { sealKit, until } from './seal-fixtures.js';
 
-// Issue 12: admitWork (the admission of a host's front, e.g. the OpenCode proxy) and the seal's
+// admitWork (the admission of a host's front, e.g. the OpenCode proxy) and the seal's
 // CLOSE_ADMISSIONS round trip, against the real gateway over HTTP and WebSocket.
 let g: TestGateway;
 let kit: Awaited<ReturnType<typeof sealKit>>;

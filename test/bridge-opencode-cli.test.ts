@@ -1,4 +1,4 @@
-// Issue 12 item 7: a bridge a supervisor can run. `bin/gateway.mjs bridge opencode --serve` is one process
+// A bridge a supervisor can run. `bin/gateway.mjs bridge opencode --serve` is one process
 // (tsx loaded in-process; its only child is the private OpenCode), it serves OpenCode through the admission
 // proxy, survives a gateway restart, and stops cleanly on SIGTERM and SIGINT: exit code 0, no unhandled
 // rejection, its OpenCode gone with it.

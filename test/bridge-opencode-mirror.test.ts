@@ -1,4 +1,4 @@
-// End to end (issue 12, items 3, 4, 5, 6, 8): a real OpenCode server driven by the scripted model, mirrored by
+// End to end: a real OpenCode server driven by the scripted model, mirrored by
 // the bridge, checked through the gateway's GraphQL API: what OpenCode records is stored with its IDs, usage and
 // model; a message deleted in OpenCode is retracted; plugin session mutations reach OpenCode; a job whose end
 // nobody saw is LOST; compactSession and generate run through OpenCode.

@@ -326,7 +326,7 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
     // OpenCode also admits prompts from its other clients, so the bridge registers without exclusive
     // admission: the seal terminates everything (checked below) and says it cannot prove more.
     expect(r.data.sealSession).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'ADMISSION_NOT_EXCLUSIVE' });
-    // Issue 12: it names the shell it did cancel, and says why the seal is unproven, not that it "cannot cancel".
+    // It names the shell it did cancel, and says why the seal is unproven, not that it "cannot cancel".
     expect(r.data.sealSession.jobs).toEqual([{ kind: 'SHELL', status: 'CANCELLED' }]);
     expect(r.data.sealSession.message).not.toContain('cannot cancel');
     expect((await readSession()).status).toBe('SEALED');

@@ -319,7 +319,7 @@ describe('bad input: a typed error and nothing stored', () => {
     expect(r.data.setChangesetPolicy).toEqual({ __typename: 'InvalidRequestError', field: 'filePatchBytes' });
     r = await g.gql(`{ changesetPolicy { filePatchBytes retainExecutions } }`);
     expect(r.data.changesetPolicy).toEqual({ filePatchBytes: 2048, retainExecutions: 3 });
-    // Every role reads the policy (issue 13 item 8); only admins change it.
+    // Every role reads the policy; only admins change it.
     const read = await g.gql(`{ changesetPolicy { retainExecutions } }`, undefined, await g.token('plugin'));
     expect(read.data.changesetPolicy).toEqual({ retainExecutions: 3 });
     const denied = await g.gql(P, { input: { retainExecutions: 1 } }, await g.token('plugin'));

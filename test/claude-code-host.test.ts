@@ -1,4 +1,4 @@
-// End to end (issue 39): the real `claude` binary (npm @anthropic-ai/claude-code-linux-x64 2.1.332), offline
+// End to end: the real `claude` binary (npm @anthropic-ai/claude-code-linux-x64 2.1.332), offline
 // against a scripted local Messages API server, on a git repository with commits and packs, with the Claude
 // Code host (bridge/claude-code/) between it and a real in-process gateway on a real Postgres.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

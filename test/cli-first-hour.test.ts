@@ -1,4 +1,4 @@
-// What a new user meets on the command line (issue 37): --help on every command, a busy port reported
+// What a new user meets on the command line: --help on every command, a busy port reported
 // before the database starts, database errors naming DATABASE_URL and the host, a "stopped" log line, and
 // the demo's temporary worktree removed. The CLI runs from the sources (tsx), as `npm run dev` does.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

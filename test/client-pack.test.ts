@@ -1,4 +1,4 @@
-// The typed client as a user installs it (issue 37): `npm pack` of client/, the tarball installed into a
+// The typed client as a user installs it: `npm pack` of client/, the tarball installed into a
 // scratch project (dependencies from npm's cache when it has them), and scripts run there on this Node (20:
 // no global WebSocket, so subscriptions need the `ws` the package depends on): ESM, and CommonJS through
 // Node's require(esm).

@@ -9,7 +9,7 @@ import { openBrowser } from './support/browser.js';
 import { encodeCursor } from '../resolvers/cursors.js';
 
 /**
- * The typed client as an installed package (issue 15 item 7): `@agent-history/client` resolved by
+ * The typed client as an installed package: `@agent-history/client` resolved by
  * name through its `exports` (the workspace link), in Node 20 (no global WebSocket: `ws` loaded on
  * demand), in Chromium (the browser's WebSocket injected, no `ws` anywhere). The example OpenCode
  * plugins built on it are tested in a real OpenCode: test/opencode-plugins.test.ts.

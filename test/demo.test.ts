@@ -4,7 +4,7 @@ import { startTestGateway, type TestGateway } from './harness.js';
 import { openBrowser, screenshot, setEditor } from './support/browser.js';
 
 /**
- * The demo (issue 15 item 2) against a real gateway: it captures real boundary snapshots, so the
+ * The demo against a real gateway: it captures real boundary snapshots, so the
  * query it prints shows one changeset with patches and CoverageComplete and one with an IGNORED
  * omission; the same query in GraphiQL is screenshotted.
  */

@@ -7,7 +7,7 @@ import { DEFAULT_CAPS, ConfigError, loadEdgeConfig } from '../server/config.js';
 import { startTestGateway, subscribe, type TestGateway } from './harness.js';
 import { until } from './seal-fixtures.js';
 
-/** Issue 13 items 6 and 7: cross-origin access is closed unless configured; caps per client and per socket. */
+/** Cross-origin access is closed unless configured; caps per client and per socket. */
 let g: TestGateway;
 const apps: App[] = [];
 beforeAll(async () => { g = await startTestGateway({ app: { cors: { origins: ['http://review.example'] } } }); });

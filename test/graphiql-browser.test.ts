@@ -6,7 +6,7 @@ import { openBrowser, screenshot, setEditor as setEditorIn } from './support/bro
 import { encodeCursor } from '../resolvers/cursors.js';
 
 /**
- * GraphiQL in headless Chromium (issue 15 item 1): the page loads with the network cut off except the
+ * GraphiQL in headless Chromium: the page loads with the network cut off except the
  * gateway itself, the Docs pane loads once a token is typed into the Headers tab, a query answers and a
  * subscription (graphql-ws, authenticated with the Headers tab's Authorization) receives a settlement.
  */

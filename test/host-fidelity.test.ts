@@ -1,4 +1,4 @@
-// Issue 12 on the gateway side, for any host: the optional step facts, reasoning parts, part details and
+// On the gateway side, for any host: the optional step facts, reasoning parts, part details and
 // host IDs are stored, exposed and rebuilt by replay; bad values are typed errors that change nothing;
 // host-owned session metadata survives updateSession; a host's LOST report is not an end; session
 // mutations under a session whose host manages sessions go to that host.

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { isId, kindOf, newId, sessionOf, SESSION_KINDS } from '../domain/ids.js';
 
-/** IDs of a session's rows carry their session (issue 18): a by-ID read names the session's shard. */
+/** IDs of a session's rows carry their session: a by-ID read names the session's shard. */
 it('a session row\'s ID carries its session, keeps its prefix and sorts in creation order within the session', () => {
   const session = newId('session');
   expect(isId('session', session)).toBe(true);

@@ -7,7 +7,7 @@ import { fieldPath, generateCall, inject, renderCall, rootFields, type Leaf, typ
 import { isBadString } from '../server/input-validation.js';
 
 /**
- * Issue 13 item 5: NUL and lone surrogates in any string argument of any root field, generated from
+ * NUL and lone surrogates in any string argument of any root field, generated from
  * the schema, never reach SQL: a typed InvalidRequestError { field } where the mutation's result has
  * it, a BAD_USER_INPUT error otherwise; never INTERNAL_SERVER_ERROR, and nothing written.
  */

@@ -1,4 +1,4 @@
-// Issue 12 items 2 and 7: the gateway as OpenCode's admission authority. A real OpenCode (opencode-ai
+// The gateway as OpenCode's admission authority. A real OpenCode (opencode-ai
 // 1.18.33, scripted local model) runs privately behind the admission proxy; the bridge declares exclusive
 // admission; OpenCode's clients talk to the proxy only. Checked through real HTTP, SSE and WebSocket.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

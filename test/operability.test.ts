@@ -9,7 +9,7 @@ import { begin, createSession, registerHost, settle } from './fixtures.js';
 import { VERSION } from '../server/version.js';
 
 /**
- * Logs, request IDs, metrics, /ready and the config module (issue 15 items 3-5), against a real
+ * Logs, request IDs, metrics, /ready and the config module, against a real
  * server: every line is parsed as JSON, and no line may carry a secret.
  */
 const lines: any[] = [];

@@ -14,7 +14,7 @@ import { encodeCursor } from '../resolvers/cursors.js';
 import { pgBinDir, startPgCluster, type PgCluster } from './support/pg-cluster.js';
 
 /**
- * CONTRACT 9 / issue 13 items 1, 2, 10: an instance rides out the loss of all its database connections.
+ * CONTRACT 9: an instance rides out the loss of all its database connections.
  * Run twice, each against a database server of this file's own that the test can stop and start again:
  * - the embedded PostgreSQL (started with the default options, so it is also the check that the default
  *   server is durable);

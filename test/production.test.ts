@@ -8,7 +8,7 @@ import { PROJECT_DIR } from '../db/index.js';
 import { createTestDatabase } from './harness.js';
 
 /**
- * The production entry and `npm start` (issue 15 item 6, issue 13 item 9): the compiled gateway runs
+ * The production entry and `npm start`: the compiled gateway runs
  * with node alone as one process; a signal to whichever PID of `npm start` a supervisor holds (npm, or
  * node, which the script's shell `exec`s into) or to its process group (Ctrl-C) stops the gateway and
  * its embedded PostgreSQL, leaving nothing running; bad options and a port in use stop the start

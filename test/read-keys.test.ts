@@ -21,7 +21,7 @@ import { executionsById, executionsOfSession, jobsById, jobsOfExecution, message
 import type { Context } from '../resolvers/context.js';
 
 /**
- * The read paths by key (issue 18): a row found by its ID is found by (session, id), whatever the shape
+ * The read paths by key: a row found by its ID is found by (session, id), whatever the shape
  * of the ID, and the paged connections take one form per database (LATERAL … LIMIT on one Postgres, the
  * window form on Citus, resolvers/loaders.ts pageEach) with the same answers. Run on both: the embedded
  * Postgres by default, a Citus coordinator with CITUS_URL.

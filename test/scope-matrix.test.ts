@@ -11,7 +11,7 @@ const FROM_START = encodeCursor('settlement', 0);
 const JOURNAL_START = Buffer.from('journal:0').toString('base64url');
 
 /**
- * Issue 13 items 3, 4 and 8: the scope matrix. Every root field of Query, Mutation and Subscription
+ * The scope matrix. Every root field of Query, Mutation and Subscription
  * (taken from the schema, so a new field without a case fails the first test) is called with admin,
  * host, plugin and reader tokens scoped to A, on A's objects and on B's:
  * - a role the field does not allow (or, for an instance-wide field, any scoped token): FORBIDDEN;

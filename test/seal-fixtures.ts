@@ -4,7 +4,7 @@ import { GatewayClient, SealSessionDocument, type SealSessionMutation } from '..
 import { groupRunning, ReferenceHost, type ReferenceHostOptions } from '../host/host.js';
 import type { TestGateway } from './harness.js';
 
-/** Helpers shared by the seal tests (issue 4): real reference hosts, real processes, a plugin client. */
+/** Helpers shared by the seal tests: real reference hosts, real processes, a plugin client. */
 
 export type SealResult = SealSessionMutation['sealSession'];
 

@@ -6,7 +6,7 @@ import { groupAlive, sealKit } from './seal-fixtures.js';
 import { checkFence, planArb, sleep, type Admission } from './seal-fixtures.js';
 
 /**
- * Issue 4, late admission: admissions sent concurrently with the seal, in randomized interleavings.
+ * Late admission: admissions sent concurrently with the seal, in randomized interleavings.
  * Never is anything admitted after the seal's commit (journal order = commit order per session), and
  * never is a seal reported SessionSealed while admitted work still runs.
  */

@@ -3,7 +3,7 @@ import { GatewayCallError } from '../client/index.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { groupAlive, sealKit, until } from './seal-fixtures.js';
 
-/** Issue 4: reload and takeover. The seal is persisted; gateway and host restarts do not make it lie. */
+/** Reload and takeover. The seal is persisted; gateway and host restarts do not make it lie. */
 
 let g: TestGateway;
 let kit: Awaited<ReturnType<typeof sealKit>>;

@@ -20,7 +20,7 @@ const settledPayload = (executionID: string) => ({
 });
 
 /**
- * Settlement subscriptions across several gateway instances on one Postgres (issue 6). The instances
+ * Settlement subscriptions across several gateway instances on one Postgres. The instances
  * here run with the feeds' safety poll off, so every live delivery comes from LISTEN/NOTIFY or from
  * the catch-up after the listening connection came back.
  */

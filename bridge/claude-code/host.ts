@@ -1,4 +1,4 @@
-// Claude Code as a host of the gateway (issue 39). Claude Code has no server to follow: what the host sees of
+// Claude Code as a host of the gateway. Claude Code has no server to follow: what the host sees of
 // it are its hooks (bridge/claude-code/hook.ts: a bash script that forwards each hook's JSON to this process
 // over loopback HTTP and answers with the host's decision) and its transcript (transcript.ts). The host
 //

@@ -161,7 +161,7 @@ export function turnOf(lines: TranscriptLine[], promptId: string): Turn {
   return turn;
 }
 
-// ---- Rewriting (corrections and retractions, issue 39 item 6) ----
+// ---- Rewriting (corrections and retractions) ----
 
 /** Which transcript message a gateway message mirrors: a prompt (by promptId) or a model response (by message.id). */
 export type MessageKey = { prompt: string } | { step: string };

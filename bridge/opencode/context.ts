@@ -40,7 +40,7 @@ export interface BridgeOptions {
    */
   fenceDir?: string;
   /**
-   * Issue 12 (bridge/opencode/serve.ts): OpenCode is reachable only through the admission proxy, so the
+   * Behind the front (bridge/opencode/serve.ts): OpenCode is reachable only through the admission proxy, so the
    * bridge registers with capabilities.exclusiveAdmission (default false), and a seal's CLOSE_ADMISSIONS
    * command first calls `quiesce` (the proxy stops forwarding for the session and waits for what it
    * forwarded), then aborts the session and acknowledges once OpenCode reports it idle.

@@ -66,7 +66,7 @@ export class HostCommands {
   }
 
   /**
-   * CLOSE_ADMISSIONS (issue 12): the proxy stops forwarding for the session and waits for what it
+   * CLOSE_ADMISSIONS: the proxy stops forwarding for the session and waits for what it
    * forwarded; then abort until OpenCode reports the session idle, apply what the abort recorded, and
    * only then acknowledge: the acknowledgement tells the gateway that nothing admitted can still run.
    */

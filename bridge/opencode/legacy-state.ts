@@ -1,5 +1,5 @@
 // Upgrading a bridge that kept its state in the gateway's database (tables of migration 006, used by
-// versions before issue 12's split): `gateway bridge opencode --import-state-from <gateway database URL>`
+// versions that kept it in the gateway's database): `gateway bridge opencode --import-state-from <gateway database URL>`
 // copies that state (host ID, cursors, mapping state, message map) of one OpenCode server into the
 // bridge's own state file, once, read-only. Without it the upgraded bridge would register as a new host
 // and replay OpenCode's whole history under it: the gateway refuses the replayed calls (their idempotency

@@ -1,4 +1,4 @@
-// The gateway fronting OpenCode (issue 12 item 2): one process runs a private `opencode serve` (loopback,
+// The gateway fronting OpenCode: one process runs a private `opencode serve` (loopback,
 // random port, a random OPENCODE_SERVER_PASSWORD only this process knows), the bridge (a host that
 // declares exclusive admission) and the admission proxy that every OpenCode client talks to.
 import { randomBytes } from 'node:crypto';

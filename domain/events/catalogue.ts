@@ -40,7 +40,7 @@ export interface Upcast {
 
 const def = <S extends Shape<any>, R>(d: EventDef<S, R>) => d;
 
-/** Fields issue 12 added to executions, absent from version 1 payloads. */
+/** The step facts of executions, absent from version 1 payloads. */
 const noStepFacts = { externalID: null, providerID: null, modelID: null, agent: null, mode: null };
 
 export const CATALOGUE = {

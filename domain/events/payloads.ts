@@ -52,7 +52,7 @@ export const SessionCompacted = object({
   compactedMessageIDs: array(id('message')),
 });
 
-/** v2 adds the capture error and the step facts of issue 12 (v1 is read with them absent). */
+/** v2 adds the capture error and the step facts (v1 is read with them absent). */
 export const ExecutionStarted = object({
   executionID: id('execution'),
   sequence: int,
@@ -77,7 +77,7 @@ export const StepUsage = object({
 });
 
 /**
- * v2 adds what issue 12 records at settlement (v1 is read with them absent). providerID, modelID,
+ * v2 adds the step facts recorded at settlement (v1 is read with them absent). providerID, modelID,
  * agent and mode replace the start's values only when given (null: keep).
  */
 export const ExecutionSettled = object({

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A small OpenAI-compatible chat-completions server on 127.0.0.1 for the tests (issue 8). It answers
+ * A small OpenAI-compatible chat-completions server on 127.0.0.1 for the tests. It answers
  * deterministically and records every request (model and messages), so a test can check which model
  * was used and exactly what context reached it.
  *

@@ -6,7 +6,7 @@ import { ReferenceHost, type ReferenceHostOptions } from '../../host/host.js';
 import type { TestGateway } from '../harness.js';
 import { startFakeLlm, type FakeLlm } from './fake-llm.js';
 
-/** Shared by test/compaction.test.ts and test/generation.test.ts (issue 8). */
+/** Shared by test/compaction.test.ts and test/generation.test.ts. */
 export const BIG = { providerID: 'fake', modelID: 'big-model' };
 export const CHEAP = { providerID: 'fake', modelID: 'cheap-model' };
 

@@ -4,7 +4,7 @@ import {
 } from 'graphql';
 
 /**
- * Root-field calls generated from the schema itself (issue 13): every root field of Query, Mutation
+ * Root-field calls generated from the schema itself: every root field of Query, Mutation
  * and Subscription, with every argument and every input field (optional ones included) given a
  * schema-valid value, and the list of every string position in them (String and ID values, strings
  * and object keys inside JSON values). A field added to the schema is covered without touching this.
