@@ -328,13 +328,15 @@ export const changesBetween = perContext<{ pair: SnapshotPair; files: FileReads 
     filesOf.get(k)!.push(f);
   }
   const out = new Map<string, BetweenRead | null>();
-  for (const p of pairs) {
+  // Pairs not stored yet (a page's drifts on its first view): computed side by side, each in its own
+  // transaction (the pool bounds how many at once).
+  await Promise.all(pairs.map(async (p) => {
     const k = pairKey(p);
     const row = stored.get(k);
-    if (row) { out.set(k, { row, files: filesOf.get(k) ?? [] }); continue; }
+    if (row) { out.set(k, { row, files: filesOf.get(k) ?? [] }); return; }
     const frozen = await freezeSnapshotChangeset(ctx.sql, p);
     out.set(k, frozen && { row: frozen.row, files: frozen.files });
-  }
+  }));
   return keys.map((key) => {
     const r = out.get(pairKey(key.pair)) ?? null;
     return r && { row: r.row, files: key.files === 'none' ? null : r.files };
