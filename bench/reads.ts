@@ -111,7 +111,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const POOL = Number(process.env.DB_POOL ?? 20);
 const SESSIONS = Math.max(101, Number(process.env.SESSIONS ?? 120));
 const PAGES = [5, 20, 50, 100];
-/** Which servers to drive (all three unless profiling one). */
+/** Which servers to drive (all of them unless profiling one: gateway, postgraphile, ceiling, baseline, history). */
 const SERVERS = (process.env.SERVERS ?? 'gateway,postgraphile,ceiling').split(',');
 /** BASELINE_REF: another commit's gateway beside this one; HISTORY: a history that many times larger beside this one. */
 const BASELINE_REF = process.env.BASELINE_REF || null;
@@ -438,7 +438,7 @@ async function main() {
     const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
     const who = { gateway: () => app!.url, postgraphile: () => pglUrl, ceiling: () => ceilUrl, baseline: () => base!.app.url, history: () => hist!.app.url };
     const names = (Object.keys(who) as (keyof typeof who)[])
-      .filter((n) => SERVERS.includes(n) || (n === 'baseline' && base) || (n === 'history' && hist));
+      .filter((n) => (n === 'baseline' ? !!base : n === 'history' ? !!hist : true) && (SERVERS.includes(n) || (!process.env.SERVERS && (n === 'baseline' || n === 'history'))));
     console.log(`${CLIENTS} keep-alive clients, ${SECONDS} s per run after ${WARMUP} s warm-up, ${ROUNDS} rounds (${names.length} servers in rotating order: ${names.join(', ')}), medians, pool ${POOL}, ` +
       `${db.embedded ? 'embedded' : 'DATABASE_URL'} PostgreSQL, NODE_ENV=${process.env.NODE_ENV}, gateway log level ${BENCH_LOG}; load average at start: ${load()}`);
     const opts = { clients: CLIENTS, warmupS: WARMUP, seconds: SECONDS };
@@ -477,21 +477,21 @@ async function main() {
       console.log(`\n${q.label}   [load ${load()}]`);
       for (const n of names) console.log(line(n));
       const sums: string[] = [];
-      if (has('postgraphile')) {
+      if (has('postgraphile') && has('gateway')) {
         const tp = ratio('gateway', 'postgraphile', (x) => x.rps);
         console.log(`  gateway/PostGraphile throughput ${rounds(tp)}; target >= 1.0   server CPU per request ${f(median(ratio('gateway', 'postgraphile', (x) => x.cpuUs)))}x`);
         sums.push(`vs PostGraphile ${f(median(tp))}`);
       }
-      if (has('ceiling')) {
+      if (has('ceiling') && has('gateway')) {
         const tc = ratio('gateway', 'ceiling', (x) => x.rps);
         console.log(`  gateway/ceiling throughput ${rounds(tc)}   server CPU per request ${f(median(ratio('gateway', 'ceiling', (x) => x.cpuUs)))}x   gateway SQL round trips per request ${(gwQueries / Math.max(1, gwReqs)).toFixed(2)}`);
       }
-      if (has('baseline')) {
+      if (has('baseline') && has('gateway')) {
         const tb = ratio('gateway', 'baseline', (x) => x.rps), lb = ratio('gateway', 'baseline', (x) => x.p50);
         console.log(`  gateway/baseline (${base!.commit}) throughput ${rounds(tb)}; target >= 0.8 (no more than 25% slower)   p50 ${rounds(lb)}`);
         sums.push(`vs baseline ${f(median(tb))}`);
       }
-      if (has('history')) {
+      if (has('history') && has('gateway')) {
         const p50 = ratio('history', 'gateway', (x) => x.p50), p99 = ratio('history', 'gateway', (x) => x.p99), tput = ratio('history', 'gateway', (x) => x.rps);
         console.log(`  history ${HISTORY}x / 1x: p50 ${rounds(p50)}   p99 ${rounds(p99)}; target <= 1.5   throughput ${rounds(tput)}`);
         sums.push(`${HISTORY}x/1x p50 ${f(median(p50))} p99 ${f(median(p99))}`);

@@ -10,7 +10,7 @@ import type { Context } from '../resolvers/context.js';
 import { schema } from '../schema/index.js';
 import { useRoles } from './access.js';
 import { useInputValidation } from './input-validation.js';
-import { DEFAULT_LIMITS, useLimits, type Limits } from './limits.js';
+import { DEFAULT_LIMITS, useLimits, useRequestBodyLimit, type Limits } from './limits.js';
 import { Gateway, type GatewayConfig } from './gateway.js';
 import { useSharedSubscriptionExecution } from '../subscriptions/shared.js';
 import { TokenCache, type TokenCacheOptions } from './token-cache.js';
@@ -137,7 +137,10 @@ export function buildApp(opts: AppOptions): App {
     // GraphiQL is served by server/graphiql.ts (offline, subscriptions authenticated).
     graphiql: false,
     // The operation checks (record, roles, input validation, cost: in this order) run as one hook (server/operation-checks.ts).
-    plugins: guardRequestHooks([auth, ...inOrder([useOperationRecord(), useRoles(), useInputValidation(), costLimit]), armor, useSharedSubscriptionExecution(), useCompiledQueries()]),
+    plugins: guardRequestHooks([auth, ...inOrder([useOperationRecord(), useRoles(), useInputValidation(), costLimit]), armor, useSharedSubscriptionExecution(), useCompiledQueries(),
+      useRequestBodyLimit()]),
+    // The body limit is useRequestBodyLimit's (server/limits.ts): Yoga's answers, without a stream pipeline for every body.
+    maxRequestBodySize: false,
     context: ({ request, actor }) => {
       const who = actor ?? (request ? actors.get(request) : undefined);
       if (!who) throw new GraphQLError('Not authenticated.', { extensions: { code: 'UNAUTHENTICATED' } });
