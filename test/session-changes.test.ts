@@ -146,6 +146,17 @@ describe('Session.changes', () => {
     // Every statement but the session's own names the session (on a cluster: its shard alone).
     expect(secondLog.filter((q) => !/FROM sessions WHERE id = \$1/.test(q) && !/session_id" = \$1|session_id = \$\d/.test(q))).toEqual([]);
     expect(await stored()).toBe(1);
+
+    // Concurrent first reads of a pair not stored yet (the drift before E2) store it once and answer alike.
+    const drifts = await Promise.all(Array.from({ length: 6 }, () => drift(e2.id)));
+    for (const d of drifts) expect(d).toEqual(drifts[0]);
+    expect(await stored()).toBe(2);
+
+    // Removing the session removes what was stored for it.
+    const removed = await g.gql(`mutation($s: ID!) { removeSession(input: { sessionID: $s }) { __typename } }`, { s: sessionID });
+    expect(removed.data.removeSession.__typename).toBe('SessionRemoved');
+    expect(await stored()).toBe(0);
+    expect((await g.sql`SELECT count(*)::int AS n FROM snapshot_changeset_files WHERE session_id = ${sessionID}`)[0].n).toBe(0);
   });
 
   it.skipIf(!inject('citus'))('on Citus, the stored rows, their files, the incomplete executions and the previous execution are read on the session\'s shard alone', async () => {
