@@ -187,6 +187,7 @@ describe('the review page', () => {
     expect(await codes('a.txt', 'add')).toEqual(['two']);
     expect(await page.locator(`${card('a.txt')} table.diff-split`).count()).toBe(1);
     expect(await page.locator('.file-card .file-head').count()).toBe(1); // one header per file
+    expect(await page.locator(`${card('a.txt')} tr.gap-row[data-gap="1"]`).count()).toBe(0); // the file ends at the change
     const boundary = await page.locator('.boundary').innerText();
     expect(boundary).toContain(s0.id);
     expect(boundary).toContain(s1.id);
@@ -520,6 +521,12 @@ describe('the review page', () => {
     await page.click('.layout-toggle button[data-layout="split"]');
     await page.locator(`${c} table.diff-split`).waitFor();
     expect(await page.locator(`${c} td.code[data-side="new"]:not([data-kind="empty"])`).allInnerTexts()).toEqual(after);
+    // A range's context comes from the end of its last execution: the same lines.
+    await open(`#/session/${sessionID}/changes/${e.id}/${e.id}`);
+    await page.locator(`${c} table.diff`).waitFor();
+    await page.click(`${c} tr.gap-row[data-gap="1"] button.expand-up`);
+    await page.locator(`${c} td.num-new >> text="47"`).waitFor();
+    expect(await page.locator(`${c} td.code[data-side="new"][data-kind="ctx"]`).allInnerTexts()).toContain('line 47');
     await page.evaluate(() => localStorage.removeItem('gateway.review.layout'));
   });
 

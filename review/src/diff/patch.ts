@@ -57,6 +57,9 @@ const oldBefore = (h: Hunk) => (h.oldLines === 0 ? h.oldStart : h.oldStart - 1);
  */
 export interface Gap { index: number; from: number; to: number | null; delta: number }
 
+/** Lines of context the gateway renders around a change (domain/changesets.ts CONTEXT). */
+export const PATCH_CONTEXT = 3;
+
 export function gaps(hunks: Hunk[]): Gap[] {
   const out: Gap[] = [];
   let from = 1;
@@ -67,7 +70,13 @@ export function gaps(hunks: Hunk[]): Gap[] {
     from = newBefore(h) + h.newLines + 1;
     delta = oldBefore(h) + h.oldLines - (newBefore(h) + h.newLines);
   }
-  if (hunks.length) out.push({ index: hunks.length, from, to: null, delta });
+  if (hunks.length) {
+    // Fewer context lines after the last change than the gateway renders: the file ends there.
+    const lines = hunks[hunks.length - 1].lines;
+    let trailing = 0;
+    while (trailing < lines.length && lines[lines.length - 1 - trailing].kind === 'ctx') trailing++;
+    out.push({ index: hunks.length, from, to: trailing < PATCH_CONTEXT ? from - 1 : null, delta });
+  }
   return out;
 }
 

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { contextLines, gaps, parsePatch, splitLines, textMatches } from '../review/src/diff/patch.js';
+
+/** The review page's patch reading (review/src/diff/patch.ts): hunks, the gaps between them, exact context. */
+describe('review patch reading', () => {
+  const patch = [
+    'diff --git a/f.txt b/f.txt', '--- a/f.txt', '+++ b/f.txt',
+    '@@ -2,3 +2,3 @@ fn', ' two', '-three', '+THREE', ' four',
+    '@@ -9,2 +8,0 @@', '-nine', '-ten',
+    '@@ -14,3 +12,4 @@', ' fourteen', ' fifteen', ' sixteen', '+end',
+    '\\ No newline at end of file', '',
+  ].join('\n');
+  const before = Array.from({ length: 16 }, (_, i) => ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen'][i]);
+  const after = [...before];
+  after[2] = 'THREE';
+  after.splice(8, 2);
+  after.push('end');
+
+  it('numbers every line on its sides and marks a missing final newline', () => {
+    const hs = parsePatch(patch);
+    expect(hs.map((x) => [x.oldStart, x.oldLines, x.newStart, x.newLines, x.section])).toEqual([[2, 3, 2, 3, 'fn'], [9, 2, 8, 0, ''], [14, 3, 12, 4, '']]);
+    expect(hs[0].lines).toEqual([
+      { kind: 'ctx', text: 'two', old: 2, new: 2 }, { kind: 'del', text: 'three', old: 3, new: null },
+      { kind: 'add', text: 'THREE', old: null, new: 3 }, { kind: 'ctx', text: 'four', old: 4, new: 4 },
+    ]);
+    expect(hs[1].lines.map((l) => [l.old, l.new])).toEqual([[9, null], [10, null]]);
+    expect(hs[2].lines.at(-1)).toEqual({ kind: 'add', text: 'end', old: null, new: 15, noNewline: true });
+  });
+
+  it('finds the unchanged stretches between hunks (a pure deletion included) and fills them with the exact lines', () => {
+    const hs = parsePatch(patch);
+    const g = gaps(hs);
+    // new 1; 5-8 (old 5-8); 9-11 after the deletion (old 11-13); after the last change the file ends.
+    expect(g).toEqual([
+      { index: 0, from: 1, to: 1, delta: 0 }, { index: 1, from: 5, to: 8, delta: 0 },
+      { index: 2, from: 9, to: 11, delta: 2 }, { index: 3, from: 16, to: 15, delta: 1 },
+    ]);
+    const lines = splitLines(`${after.join('\n')}`);
+    expect(textMatches(hs, lines, 'new')).toBe(true);
+    expect(textMatches(hs, splitLines(`${before.join('\n')}\n`), 'new')).toBe(false);
+    const at = (n: number) => lines[n - 1];
+    expect(contextLines(at, g[2], 9, 11).map((l) => [l.old, l.new, l.text])).toEqual([[11, 9, 'eleven'], [12, 10, 'twelve'], [13, 11, 'thirteen']]);
+    expect(before[10]).toBe('eleven');
+  });
+
+  it('leaves the end open when the last hunk ends with full context, and reads a file without a final newline', () => {
+    const hs = parsePatch('@@ -1,4 +1,4 @@\n-a\n+b\n c\n d\n e\n');
+    expect(gaps(hs).at(-1)).toEqual({ index: 1, from: 5, to: null, delta: 0 });
+    expect(splitLines('x\ny')).toEqual(['x', 'y']);
+    expect(splitLines('x\ny\n')).toEqual(['x', 'y']);
+    expect(splitLines('')).toEqual([]);
+  });
+});
