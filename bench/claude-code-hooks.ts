@@ -15,6 +15,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -26,13 +27,14 @@ import { createToken } from '../domain/tokens.js';
 import { buildApp } from '../server/app.js';
 import { ClaudeCodeHost } from '../bridge/claude-code/host.js';
 import { findClaudeBinary, launchClaude } from '../bridge/claude-code/launch.js';
+import { writeHookScript } from '../bridge/claude-code/hook.js';
 import { scriptPrompt, startScriptedAnthropic } from '../bridge/claude-code/scripted-model.js';
 
-const ROUNDS = Number(process.argv[2] ?? 5);
-const HOOK_N = Number(process.env.HOOK_N ?? 30);
+const ROUNDS = Number(process.argv[2] ?? process.env.ROUNDS ?? 7);
+const HOOK_N = Number(process.env.HOOK_N ?? 50);
 
 const pct = (xs: number[], p: number) => { const a = [...xs].sort((x, y) => x - y); return a[Math.min(a.length - 1, Math.floor(p * a.length))]; };
-const fmt = (xs: number[]) => `p50 ${pct(xs, 0.5).toFixed(1)} ms, p90 ${pct(xs, 0.9).toFixed(1)} ms (n=${xs.length})`;
+const fmt = (xs: number[]) => `p50 ${pct(xs, 0.5).toFixed(1)} ms, p99 ${pct(xs, 0.99).toFixed(1)} ms (n=${xs.length})`;
 
 function timeHook(cmd: string, args: string[], input: unknown, env: NodeJS.ProcessEnv): Promise<{ ms: number; code: number | null; err: string }> {
   return new Promise((resolve) => {
@@ -122,15 +124,28 @@ async function main() {
       await host.settled();
     }
     const floor: number[] = [];
+    const open: number[] = [];
     const down: number[] = [];
+    // The host down: the same script beside a host.port naming a port nobody listens on.
+    const deadDir = path.join(tmp, 'dead');
+    const dead = writeHookScript(deadDir);
+    const probe = net.createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    fs.writeFileSync(path.join(deadDir, 'host.port'), `${(probe.address() as net.AddressInfo).port}\n`);
+    await new Promise((r) => probe.close(r));
     for (let i = 0; i < HOOK_N; i++) {
       floor.push((await timeHook('bash', ['-c', 'cat >/dev/null'], base, henv)).ms);
-      down.push((await timeHook('bash', [script, 'PostToolUse', 'open'], base, { ...henv })).ms);
+      open.push((await timeHook('bash', [script, 'PostToolUse', 'open'], { ...base, session_id: randomUUID() }, henv)).ms);
+      const r = await timeHook('bash', [dead, 'PreToolUse', 'closed'], base, henv);
+      if (r.code !== 2) throw new Error(`a fronted session's tool call went through with the host down (exit ${r.code})`);
+      down.push(r.ms);
     }
     console.log(`hooks as Claude Code runs them (bash ${script.split('/').pop()}, loopback HTTP to the host):`);
     for (const [k, v] of Object.entries(figures)) console.log(`  ${k.padEnd(18)} ${fmt(v)}`);
     console.log(`  ${'bare bash hook'.padEnd(18)} ${fmt(floor)}  (a hook that does nothing: the floor)`);
-    console.log(`  ${'host reached, open'.padEnd(18)} ${fmt(down)}  (PostToolUse of an unknown session)`);
+    console.log(`  ${'unknown session'.padEnd(18)} ${fmt(open)}  (PostToolUse of a session the host does not know: answered at once)`);
+    console.log(`  ${'host down'.padEnd(18)} ${fmt(down)}  (PreToolUse of a fronted session, connection refused: exit 2)`);
+    console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} (${os.cpus().length} cores)`);
     const m = (xs: number[]) => pct(xs, 0.5);
     const hooks = 2 + 3 * 2 + 1; // SessionStart, UserPromptSubmit, 3 × (PreToolUse, PostToolUse), Stop (SessionEnd runs after the answer)
     console.log(`whole turn (prompt, 3 Bash calls, answer; claude -p; ${ROUNDS} rounds): with the host ${fmt(withHost)}; without hooks ${fmt(without)}`);

@@ -5,11 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { ClaudeCodeHost, rewriteFileAtomically } from '../bridge/claude-code/host.js';
 import { findClaudeBinary, launchClaude } from '../bridge/claude-code/launch.js';
+import { hookSettings, writeHookScript } from '../bridge/claude-code/hook.js';
 import { scriptPrompt, startScriptedAnthropic, type ScriptedAnthropic, type ScriptStep } from '../bridge/claude-code/scripted-model.js';
 import { parseTranscript, turnOf } from '../bridge/claude-code/transcript.js';
 
@@ -350,6 +352,104 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     expect(r).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'ADMISSION_NOT_EXCLUSIVE' });
   });
 
+  it('a subagent (the Agent tool) is a child session with its own execution, messages and jobs', async () => {
+    const sub = scriptPrompt('sub task', [
+      { thinking: 'the subagent thinks', tools: [{ name: 'Bash', input: { command: 'echo in-sub', description: 'sub bash' } }], usage: { input_tokens: 21, output_tokens: 2 } },
+      { text: 'sub answer', usage: { input_tokens: 22, output_tokens: 3 } },
+    ]);
+    const r = await run(scriptPrompt('main', [{ tools: [{ name: 'Agent', input: { description: 'a subagent', prompt: sub, subagent_type: 'general-purpose' } }] }, { text: 'main done' }]));
+    expect(r.code, r.err).toBe(0);
+    const cc = r.result.session_id as string;
+    const id = host.gatewaySessionOf(cc)!;
+    const kids = await gw.sql`SELECT id FROM sessions WHERE parent_id = ${id}`;
+    expect(kids.length).toBe(1);
+    const child = await session(kids[0].id);
+    expect(child.metadata.claudeCode).toMatchObject({ sessionID: cc, agentType: 'general-purpose', launched: true });
+    expect(child.metadata.claudeCode.agentID).toMatch(/^a/);
+    const ex = child.executions.edges.map((e: any) => e.node);
+    expect(ex.map((e: any) => [e.status, e.trigger, e.boundary.__typename])).toEqual([['SUCCEEDED', 'SYNTHETIC', 'SnapshotBoundary']]);
+    expect(ex[0].jobs.edges.map((e: any) => e.node)).toMatchObject([{ kind: 'SHELL', status: 'COMPLETED', title: 'sub bash', command: 'echo in-sub' }]);
+    const msgs = child.messages.edges.map((e: any) => e.node);
+    expect(msgs.map((m: any) => `${m.role}/${m.origin}:${m.parts.map((p: any) => p.__typename).join(',')}`))
+      .toEqual(['USER/SYNTHETIC:TextPart', 'ASSISTANT/MODEL:ReasoningPart,ToolPart', 'ASSISTANT/MODEL:TextPart']);
+    expect(msgs[0].parts[0].text).toContain('sub task');
+    expect(msgs[1].parts[1]).toMatchObject({ tool: 'Bash', status: 'completed', output: 'in-sub' });
+    expect(msgs[2].parts[0].text).toBe('sub answer');
+    const [row] = await gw.sql`SELECT input_tokens, output_tokens FROM executions WHERE id = ${ex[0].id}`;
+    expect([Number(row.inputTokens), Number(row.outputTokens)]).toEqual([43, 5]);
+    // The parent keeps the Agent call; the subagent's shell is not a job of the parent.
+    const parent = await session(id);
+    const parts = parent.messages.edges.flatMap((e: any) => e.node.parts);
+    expect(parts.find((p: any) => p.tool === 'Agent')).toBeTruthy();
+    expect(parent.executions.edges.flatMap((e: any) => e.node.jobs.edges)).toEqual([]);
+  });
+
+  it('a host or gateway that is down: a fronted session is refused (no model request), an observed one runs', async () => {
+    const plainRun = async (settings: string, prompt: string, extraEnv: Record<string, string> = {}) => {
+      const child = spawn(bin!, ['--settings', settings, '-p', prompt, '--output-format', 'json'], { cwd: repo, env: { ...env(), ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout!.on('data', (d) => { out += d; });
+      child.stderr!.resume();
+      const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+      return { code, out };
+    };
+    // 1. The host itself is down: the hook script finds nobody at host.port.
+    const deadDir = path.join(tmp, 'dead-host');
+    const script = writeHookScript(deadDir);
+    const probe = net.createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    fs.writeFileSync(path.join(deadDir, 'host.port'), `${(probe.address() as net.AddressInfo).port}\n`);
+    await new Promise((r) => probe.close(r));
+    const settingsOf = (mode: 'open' | 'closed') => {
+      const f = path.join(deadDir, `s-${mode}.json`);
+      fs.writeFileSync(f, JSON.stringify(hookSettings(script, mode, permissions)));
+      return f;
+    };
+    let before = model.agentRequests().length;
+    const closed = await plainRun(settingsOf('closed'), scriptPrompt('host down, fronted', [{ text: 'must not be asked' }]));
+    expect(model.agentRequests().length).toBe(before);
+    expect(JSON.parse(closed.out.trim().split('\n').at(-1)!)).toMatchObject({ num_turns: 0, result: expect.stringContaining("the gateway's Claude Code host cannot be reached (connection refused)") });
+    const open = await plainRun(settingsOf('open'), scriptPrompt('host down, observed', [{ text: 'answered without the host' }]));
+    expect(open.code).toBe(0);
+    expect(JSON.parse(open.out.trim().split('\n').at(-1)!).result).toContain('answered without the host');
+    expect(model.agentRequests().length).toBe(before + 1);
+
+    // 2. The host runs but its gateway is down (a loopback relay to the gateway, closed).
+    const gwUrl = new URL(gw.url);
+    const sockets = new Set<net.Socket>();
+    const relay = net.createServer((c) => {
+      const u = net.connect(Number(gwUrl.port), gwUrl.hostname);
+      sockets.add(c).add(u);
+      c.pipe(u).pipe(c);
+      const end = () => { c.destroy(); u.destroy(); };
+      c.on('error', end).on('close', end);
+      u.on('error', end).on('close', end);
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    const dir2 = path.join(tmp, 'host-gw-down');
+    const host2 = new ClaudeCodeHost({ gatewayUrl: `http://127.0.0.1:${(relay.address() as net.AddressInfo).port}${gwUrl.pathname}`, hostToken: gw.admin, dir: dir2, leaseMs: 10_000,
+      log: (m) => { if (process.env.BRIDGE_DEBUG) console.log(`[claude-code 2] ${m}`); } });
+    await host2.start();
+    try {
+      const closed = new Promise((r) => relay.close(r));
+      for (const s of sockets) s.destroy();
+      await closed;
+      before = model.agentRequests().length;
+      const l = await launchClaude({ dir: dir2, args: ['-p', scriptPrompt('gateway down, fronted', [{ text: 'must not be asked' }])], cwd: repo, env: env(), settings: permissions, stdio: 'pipe', detached: true, bin: bin! });
+      l.child.stdout!.resume();
+      l.child.stderr!.resume();
+      await l.exited;
+      expect(model.agentRequests().length).toBe(before);
+      if (process.env.BRIDGE_DEBUG) console.log('fronted refused');
+      const observed = await plainRun(host2.settingsFile('observed', permissions), scriptPrompt('gateway down, observed', [{ text: 'answered while the gateway is down' }]));
+      expect(observed.code).toBe(0);
+      expect(JSON.parse(observed.out.trim().split('\n').at(-1)!).result).toContain('answered while the gateway is down');
+      expect(host2.gw.unreachableSince).not.toBeNull();
+    } finally {
+      await host2.stop();
+    }
+  });
+
   it('a prompt racing a seal is never admitted after the seal committed (many rounds)', async () => {
     const rounds = Number(process.env.CC_RACE_ROUNDS ?? 12);
     const results: string[] = [];
@@ -370,6 +470,8 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
       const lateAdmissions = await gw.sql`SELECT id FROM admissions WHERE session_id = ${id} AND admitted_at >= ${s.sealRequestedAt}`;
       expect(late).toEqual([]);
       expect(lateAdmissions).toEqual([]);
+      // A Bash call's admission is its startJob (the same lock and seal check).
+      expect(await gw.sql`SELECT id FROM jobs WHERE session_id = ${id} AND started_at >= ${s.sealRequestedAt}`).toEqual([]);
       const running2 = await gw.sql`SELECT id FROM executions WHERE session_id = ${id} AND status = 'RUNNING'`;
       expect(running2).toEqual([]);
       if (fs.existsSync(marker)) expect(fs.statSync(marker).mtime.getTime()).toBeLessThanOrEqual(new Date(s.sealedAt).getTime());

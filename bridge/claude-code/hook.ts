@@ -6,12 +6,13 @@
 // valid across host restarts), forwards the hook's JSON (stdin) to `POST /hook/<event>` with the launch token
 // (`GATEWAY_CLAUDE_LAUNCH`, set by `gateway claude-code`) and its parent's PID (Claude Code), and answers with
 // the host's decision: exit 0, or exit 2 with the reason on stderr (Claude Code blocks the prompt or the tool
-// call). When the host cannot be reached: `closed` (sessions the gateway fronts) refuses prompts and tool
-// calls, `open` (sessions it only observes) lets them through; other events never block.
+// call). When the host cannot be reached or does not answer within 100 s (Claude Code lets a hook through when
+// its own 120 s timeout kills it, so the script answers first): `closed` (sessions the gateway fronts) refuses
+// prompts and tool calls, `open` (sessions it only observes) lets them through; other events never block.
 import fs from 'node:fs';
 import path from 'node:path';
 
-export const HOOK_EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'SessionEnd'] as const;
+export const HOOK_EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'SubagentStart', 'SubagentStop', 'SessionEnd'] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
 const SCRIPT = `#!/usr/bin/env bash
@@ -32,10 +33,10 @@ down() {
   exit 0
 }
 read -r port < "$dir/host.port" 2>/dev/null || down "no host.port"
-exec 3<>"/dev/tcp/127.0.0.1/$port" 2>/dev/null || down "connection refused"
+{ exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null || down "connection refused"
 printf 'POST /hook/%s HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\nContent-Type: application/json\\r\\nX-Launch: %s\\r\\nX-Ppid: %s\\r\\nContent-Length: %d\\r\\n\\r\\n%s' \\
   "$ev" "\${GATEWAY_CLAUDE_LAUNCH:-}" "$PPID" "\${#body}" "$body" >&3 2>/dev/null || down "write failed"
-IFS= read -r status <&3 || down "no answer"
+IFS= read -t 100 -r status <&3 || down "no answer within 100 s"
 case "$status" in "HTTP/1."?" 200"*) ;; *) down "bad answer" ;; esac
 while IFS= read -r line <&3 && [ "\${line%$'\\r'}" != "" ]; do :; done
 IFS= read -r code <&3
@@ -66,7 +67,7 @@ export function hookSettings(script: string, mode: 'open' | 'closed', extra: Rec
   const hooks: Record<string, unknown[]> = {};
   for (const ev of HOOK_EVENTS) {
     const entry: Record<string, unknown> = { hooks: [{ type: 'command', command: `bash ${quote(script)} ${ev} ${mode}`, timeout: 120 }] };
-    if (ev === 'PreToolUse' || ev === 'PostToolUse') entry.matcher = '*';
+    if (ev === 'PreToolUse' || ev === 'PostToolUse' || ev === 'SubagentStart' || ev === 'SubagentStop') entry.matcher = '*';
     hooks[ev] = [entry];
   }
   return { ...extra, hooks };

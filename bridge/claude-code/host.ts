@@ -45,12 +45,12 @@ import { isPrompt, parseTranscript, rewriteTranscript, turnOf, type MessageKey, 
  * in 400 with a writer appending in a loop). As defence in depth, an append between the read and the rename is
  * detected (the size changed: read again) and one found in the old file after the rename is carried over.
  */
-export function rewriteFileAtomically(file: string, edits: TranscriptEdit[]): number {
+export function rewriteFileAtomically(file: string, edits: TranscriptEdit[], sidechain = false): number {
   for (let attempt = 0; attempt < 20; attempt++) {
     const fd = fs.openSync(file, 'r');
     try {
       const before = fs.readFileSync(fd);
-      const { text, applied } = rewriteTranscript(before.toString('utf8'), edits);
+      const { text, applied } = rewriteTranscript(before.toString('utf8'), edits, sidechain);
       if (!applied) return 0;
       const tmp = `${file}.gateway-${process.pid}.tmp`;
       const out = fs.openSync(tmp, 'w', fs.fstatSync(fd).mode & 0o777);
@@ -140,6 +140,9 @@ export interface SessionState {
   eventsSeq?: number;
   /** Corrections and retractions not written into the transcript yet (a Claude Code process of the session runs). */
   pendingEdits?: TranscriptEdit[];
+  /** A subagent's session (the Agent tool): the Claude Code session it runs in, and its agent ID. */
+  parent?: string;
+  agentId?: string;
 }
 
 type GatewayEvent = { cursor: string; sequence: number; type: string; messageID: string | null; partID: string | null; message: any };
@@ -161,6 +164,7 @@ export interface HookInput {
 }
 
 type Decision = { exit: 0 } | { exit: 2; reason: string };
+interface Ticket { answered: boolean }
 const allow: Decision = { exit: 0 };
 const refuse = (reason: string): Decision => ({ exit: 2, reason });
 
@@ -236,6 +240,7 @@ export class ClaudeCodeHost {
   private readonly pids = new Map<string, number>();
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly capturer: WorktreeCapturer;
+  private readonly warmed = new Set<string>();
   private server: http.Server | null = null;
   private exitWaiters: (() => void)[] = [];
   stopped = false;
@@ -320,6 +325,8 @@ export class ClaudeCodeHost {
     for (const u of this.watched.values()) u();
     await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
     this.server?.closeAllConnections();
+    // Queued work waiting for an unreachable gateway gives up (at its next retry) instead of holding the stop.
+    this.gw.stopped = true;
     await Promise.allSettled([...this.queues.values()]);
     for (const l of Object.values(this.leases)) await l.settle();
     await this.capturer.close();
@@ -444,6 +451,9 @@ export class ClaudeCodeHost {
     if (launchToken && !launch && admitting) return refuse('unknown launch token: start Claude Code with `npx gateway claude-code`');
     // Only prompts and tool calls wait for the host's decision; every other hook is answered at once (its work
     // is queued in the session's order: Claude Code never waits for the host to mirror a turn or a session).
+    // Set when the hook was answered without the task's decision (the gateway unreachable or too slow): what the
+    // task admits after that is undone in a fronted session (refused there), kept in an observed one (let through).
+    const ticket: Ticket = { answered: false };
     const decided = this.enqueue(cc, async (): Promise<Decision> => {
       let st = this.sessions.get(cc);
       if (st?.kind === 'launched' && !launch && admitting) {
@@ -453,7 +463,7 @@ export class ClaudeCodeHost {
       }
       if (ppid > 1 && !launch) { const p = claudeProcess(ppid); if (p) this.pids.set(cc, p); }
       if (!st) {
-        if (event === 'SessionEnd' || event === 'Stop' || event === 'PostToolUse') return allow;
+        if (event === 'SessionEnd' || event === 'Stop' || event === 'PostToolUse' || event === 'SubagentStop') return allow;
         if (event === 'PreToolUse' && !launch) return allow;
         st = { kind: launch ? 'launched' : 'observed', sessionID: null, cwd: String(input.cwd ?? ''), transcript: String(input.transcript_path ?? ''),
           launch: launch?.token ?? null, fenced: false, turns: {}, current: null };
@@ -465,22 +475,119 @@ export class ClaudeCodeHost {
         await this.persist(cc, st);
       }
       if (admitting && st.fenced) return refuse(`session ${st.sessionID} is sealed by the gateway: nothing more runs in it`);
+      // A subagent's hooks (they name its agent_id) are its own session's, a child of this one.
+      const agentId = typeof input.agent_id === 'string' && input.agent_id ? input.agent_id : null;
+      if (agentId && ['SubagentStart', 'PreToolUse', 'PostToolUse', 'SubagentStop'].includes(event)) return this.subagentHook(cc, agentId, event, input, ticket);
       switch (event) {
-        case 'SessionStart': await this.ensureSession(cc, input); return allow;
-        case 'UserPromptSubmit': return this.admitPrompt(cc, input);
-        case 'PreToolUse': return this.admitTool(cc, input);
+        case 'SessionStart': {
+          await this.ensureSession(cc, input);
+          // The worktree's first capture walks it, starts its watcher and uploads every content the gateway lacks:
+          // done now, while Claude Code starts up (a snapshot of the session's start), so the first prompt's
+          // capture reads and sends only what changed since.
+          const root = worktreeRoot(st.cwd);
+          if (!this.warmed.has(`${root}\0${cc}`)) { this.warmed.add(`${root}\0${cc}`); await this.snapshot(this.sessions.get(cc)!); }
+          return allow;
+        }
+        case 'UserPromptSubmit': return this.admitPrompt(cc, input, ticket);
+        case 'PreToolUse': return this.admitTool(cc, input, ticket);
         case 'PostToolUse': await this.toolEnded(cc, input); return allow;
         case 'Stop': await this.finishTurn(cc, input); return allow;
         case 'SessionEnd':
-          if (st.kind === 'observed' && st.current) void this.enqueue(cc, () => this.endRunning(cc, 'exit'));
+          if (st.kind === 'observed') for (const k of [cc, ...this.childrenOf(cc)]) if (this.sessions.get(k)?.current) void this.enqueue(cc, () => this.endRunning(k, 'exit'));
           if (st.kind === 'observed' && st.pendingEdits?.length) void this.afterExit(cc);
           return allow;
         default: return allow;
       }
     });
-    const d = admitting ? await decided : (decided.catch(() => {}), allow);
+    // A tool call of a session the gateway only observes is not held for the gateway (it fails open anyway):
+    // refused at once when the seal fenced the session, else let through while its job is recorded in order.
+    const known = this.sessions.get(cc);
+    const wait = event === 'UserPromptSubmit' || (event === 'PreToolUse' && (launch !== null || known?.kind === 'launched' || !known));
+    if (admitting && !wait && known?.fenced) { decided.catch(() => {}); this.stats.refused++; return refuse(`session ${known.sessionID} is sealed by the gateway: nothing more runs in it`); }
+    const strict = launch !== null || known?.kind === 'launched';
+    const d = wait ? await this.decide(decided, ticket, strict, event) : (decided.catch(() => {}), allow);
     if (d.exit === 2) this.stats.refused++;
     return d;
+  }
+
+  /**
+   * The decision of an admitting hook, or, when the gateway cannot be reached (a request found it so) or does
+   * not answer within admissionTimeoutMs, the fallback: refused in a session the gateway fronts (its seal must
+   * be able to prove nothing started without it), let through in one it only observes (never blocked by it).
+   * Claude Code lets a hook that exceeds its own timeout through, so the host always answers before it.
+   */
+  private async decide(decided: Promise<Decision>, ticket: Ticket, strict: boolean, event: string): Promise<Decision> {
+    const down = this.gw.whenUnreachable();
+    let timer: NodeJS.Timeout | undefined;
+    const fallback = new Promise<string>((r) => {
+      timer = setTimeout(() => r(`no answer from the gateway within ${this.opts.admissionTimeoutMs ?? 20_000} ms`), this.opts.admissionTimeoutMs ?? 20_000);
+      void down.promise.then(() => r('the gateway cannot be reached'));
+    });
+    try {
+      const r = await Promise.race([decided, fallback]);
+      if (typeof r !== 'string') return r;
+      ticket.answered = true;
+      decided.catch(() => {});
+      this.log(`${event}: ${r}: ${strict ? 'refused (a session the gateway fronts)' : 'let through (a session the gateway only observes)'}`);
+      return strict ? refuse(`the gateway did not admit this ${event === 'PreToolUse' ? 'tool call' : 'prompt'} (${r})`) : allow;
+    } finally {
+      clearTimeout(timer);
+      down.cancel();
+    }
+  }
+
+  /**
+   * A subagent (the Agent tool) is a child session of its Claude Code session (parentID), keyed by its agent ID;
+   * each run of it (one per parent prompt) an execution (trigger SYNTHETIC: its prompt is the parent model's),
+   * mirrored from its own transcript (`<session>/subagents/agent-<id>.jsonl`) at SubagentStop. Its tool calls are
+   * admitted against the parent session (whose seal stops the process they run in), its Bash calls are jobs of
+   * the child.
+   */
+  private async subagentHook(cc: string, agentId: string, event: string, input: HookInput, ticket: Ticket): Promise<Decision> {
+    const key = `${cc}:agent:${agentId}`;
+    const parent = await this.ensureSession(cc, input);
+    let ch = this.sessions.get(key);
+    const agentPath = typeof input.agent_transcript_path === 'string' ? input.agent_transcript_path
+      : path.join(path.dirname(parent.transcript), cc, 'subagents', `agent-${agentId}.jsonl`);
+    if (!ch) {
+      if (event === 'SubagentStop' || event === 'PostToolUse') {
+        // Started before the host saw it: mirrored from its transcript all the same.
+      }
+      const s = await this.gw.call(CreateSessionDocument, { input: {
+        title: typeof input.agent_type === 'string' ? `subagent ${input.agent_type}`.slice(0, 200) : 'subagent', parentID: parent.sessionID,
+        directory: parent.cwd, hostID: this.leases[parent.kind].hostID,
+        hostMetadata: { claudeCode: { sessionID: cc, agentID: agentId, agentType: input.agent_type ?? null, transcriptPath: agentPath, launched: parent.kind === 'launched' } },
+        idempotencyKey: `claude-code:subagent:${cc}:${agentId}`,
+      } }, 'plugin');
+      ch = { kind: parent.kind, sessionID: s.id, cwd: parent.cwd, transcript: agentPath, launch: parent.launch, fenced: parent.fenced, turns: {}, current: null, parent: cc, agentId };
+      await this.persist(key, ch);
+      this.watch(key);
+    } else if (ch.transcript !== agentPath || ch.launch !== parent.launch) {
+      ch = { ...ch, transcript: agentPath, launch: parent.launch };
+      await this.persist(key, ch);
+    }
+    const promptId = typeof input.prompt_id === 'string' && input.prompt_id ? input.prompt_id : `noid:${agentId}`;
+    if (!ch.turns[promptId] && event !== 'PostToolUse') {
+      const start = await this.snapshot(ch);
+      const e: any = await this.leases[ch.kind].call(BeginExecutionDocument, {
+        sessionID: ch.sessionID!, trigger: 'SYNTHETIC', externalID: agentId, idempotencyKey: `claude-code:turn:${key}:${promptId}`,
+        ...('id' in start ? { startSnapshot: start.id } : { startCaptureError: start.error }),
+      } as any);
+      const now = this.sessions.get(key)!;
+      ch = { ...now, current: promptId, turns: { ...now.turns, [promptId]: { promptId, executionID: e.id, settled: false, startedAt: Date.now() } } };
+      await this.persist(key, ch);
+    }
+    switch (event) {
+      case 'PreToolUse': return this.admitTool(key, input, ticket);
+      case 'PostToolUse': await this.toolEnded(key, input); return allow;
+      case 'SubagentStop': await this.finishTurn(key, input); return allow;
+      default: return allow;
+    }
+  }
+
+  /** The subagent sessions of Claude Code session `cc`. */
+  private childrenOf(cc: string): string[] {
+    return [...this.sessions.entries()].filter(([, st]) => st.parent === cc).map(([k]) => k);
   }
 
   /** The gateway session of a Claude Code session, created at its first hook (idempotent by key). */
@@ -572,11 +679,10 @@ export class ClaudeCodeHost {
   }
 
   /** UserPromptSubmit: the turn is an execution admitted by the gateway, or the prompt is refused. */
-  private async admitPrompt(cc: string, input: HookInput): Promise<Decision> {
+  private async admitPrompt(cc: string, input: HookInput, ticket: Ticket): Promise<Decision> {
     const promptId = typeof input.prompt_id === 'string' && input.prompt_id ? input.prompt_id : `noid:${Date.now()}`;
     let st = this.sessions.get(cc)!;
     const strict = st.kind === 'launched';
-    const timeout = this.opts.admissionTimeoutMs ?? 20_000;
     try {
       st = await this.ensureSession(cc, input);
       if (st.current && st.current !== promptId) await this.endRunning(cc, 'superseded');
@@ -592,31 +698,28 @@ export class ClaudeCodeHost {
       }
       const lease = this.leases[st.kind];
       const start = await this.snapshot(st);
-      const begin = lease.call(BeginExecutionDocument, {
+      const e: any = await lease.call(BeginExecutionDocument, {
         sessionID: st.sessionID!, trigger: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId, idempotencyKey: `claude-code:turn:${cc}:${promptId}`,
         ...('id' in start ? { startSnapshot: start.id } : { startCaptureError: start.error }),
       } as any);
-      let e: any;
-      try {
-        e = await within(begin, timeout, 'beginExecution');
-      } catch (err) {
-        if (err instanceof Timeout) {
-          // Refused now; if the gateway admits it later, that execution never ran: settled FAILED.
-          void begin.then((late: any) => this.gw.call(SettleExecutionDocument, { input: { executionID: late.id, status: 'FAILED', error: 'the prompt was refused: the gateway answered too late' } }))
-            .catch(() => {});
-        }
-        throw err;
+      if (ticket.answered && strict) {
+        // Refused meanwhile (the gateway answered too late): this execution never ran.
+        await this.gw.call(SettleExecutionDocument, { input: { executionID: e.id, status: 'FAILED', error: 'the prompt was refused: the gateway answered too late' } }).catch(() => {});
+        return refuse('late');
       }
       st = { ...this.sessions.get(cc)!, current: promptId, turns: { ...this.sessions.get(cc)!.turns, [promptId]: { promptId, executionID: e.id, settled: false, startedAt: Date.now() } } };
       await this.persist(cc, st);
       const text = typeof input.prompt === 'string' ? input.prompt : '';
-      if (text) {
-        const m: any = await within(this.gw.call(AppendMessageDocument, { input: {
-          sessionID: st.sessionID!, executionID: e.id, role: 'USER', origin: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId,
+      // The prompt's message is not part of the decision: queued next in the session's order (before any later
+      // hook's work), so Claude Code does not wait for it.
+      const sessionID = st.sessionID!;
+      if (text) void this.enqueue(cc, async () => {
+        const m: any = await this.gw.call(AppendMessageDocument, { input: {
+          sessionID, executionID: e.id, role: 'USER', origin: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId,
           idempotencyKey: `claude-code:prompt:${cc}:${promptId}`, parts: [{ type: 'TEXT', text }],
-        } }), timeout, 'appendMessage');
+        } });
         await this.remember(cc, m, { prompt: promptId });
-      }
+      });
       return allow;
     } catch (e: any) {
       if (e instanceof GatewayError && e.tag === 'SessionSealedError') {
@@ -634,26 +737,32 @@ export class ClaudeCodeHost {
    * PreToolUse: in a fronted session every tool call is admitted by the gateway (admitWork), failing closed.
    * A Bash call is a SHELL job (startJob, itself refused after a seal), in every session.
    */
-  private async admitTool(cc: string, input: HookInput): Promise<Decision> {
+  private async admitTool(cc: string, input: HookInput, ticket: Ticket): Promise<Decision> {
     const st = this.sessions.get(cc)!;
     const strict = st.kind === 'launched';
     if (!st.sessionID) return strict ? refuse('the session is not known to the gateway yet') : allow;
-    const timeout = this.opts.admissionTimeoutMs ?? 20_000;
     try {
-      if (strict) await within(this.leases.launched.call(AdmitWorkDocument, { sessionID: st.sessionID, route: `claude-code PreToolUse ${String(input.tool_name ?? '?')}`.slice(0, 400) } as any), timeout, 'admitWork');
       const toolUseId = typeof input.tool_use_id === 'string' ? input.tool_use_id : null;
       const turn = st.current ? st.turns[st.current] : undefined;
-      if (input.tool_name === 'Bash' && toolUseId && !st.jobs?.[toolUseId]) {
+      const job = input.tool_name === 'Bash' && toolUseId && !st.jobs?.[toolUseId];
+      // startJob is itself an admission (the session lock, then the seal: refused from the seal's first commit on),
+      // so a Bash call costs one round trip; any other tool call of a fronted session asks admitWork. A
+      // subagent's calls are admitted by its parent session (the one whose seal stops the process).
+      const admitIn = st.parent ? this.sessions.get(st.parent)?.sessionID ?? st.sessionID : st.sessionID;
+      if (strict && (!job || st.parent)) await this.leases.launched.call(AdmitWorkDocument, { sessionID: admitIn, route: `claude-code PreToolUse ${String(input.tool_name ?? '?')}`.slice(0, 400) } as any);
+      if (job && toolUseId) {
         const ti = input.tool_input ?? {};
         const background = ti.run_in_background === true;
-        const j = await within(this.leases[st.kind].call(StartJobDocument, {
+        const j: any = await this.leases[st.kind].call(StartJobDocument, {
           sessionID: st.sessionID, executionID: turn?.executionID ?? null, kind: 'SHELL', background,
           title: typeof ti.description === 'string' ? ti.description.slice(0, 500) : null,
           command: typeof ti.command === 'string' ? ti.command.slice(0, 10_000) : null,
           idempotencyKey: `claude-code:job:${cc}:${toolUseId}`,
-        } as any), timeout, 'startJob');
+        } as any);
         const now = this.sessions.get(cc)!;
         await this.persist(cc, { ...now, jobs: { ...now.jobs, [toolUseId]: { jobID: j.id, promptId: st.current ?? '', background, taskId: null, done: false } } });
+        // Refused meanwhile (the gateway answered too late): the shell never ran.
+        if (ticket.answered && strict) { await this.finishJob(cc, toolUseId, { status: 'CANCELLED', exitCode: null }); return refuse('late'); }
       }
       return allow;
     } catch (e: any) {
@@ -713,8 +822,10 @@ export class ClaudeCodeHost {
   }
 
   private async fence(cc: string) {
-    const st = this.sessions.get(cc);
-    if (st && !st.fenced) await this.persist(cc, { ...st, fenced: true });
+    for (const k of [cc, ...this.childrenOf(cc)]) {
+      const st = this.sessions.get(k);
+      if (st && !st.fenced) await this.persist(k, { ...st, fenced: true });
+    }
   }
 
   /** Reads the turn from the transcript; waits (bounded) until it holds the turn's last assistant message. */
@@ -723,7 +834,7 @@ export class ClaudeCodeHost {
     for (;;) {
       let text = '';
       try { text = fs.readFileSync(st.transcript, 'utf8'); } catch { /* not there (yet) */ }
-      const t = turnOf(parseTranscript(text).lines, promptId);
+      const t = turnOf(parseTranscript(text).lines, promptId, !!st.parent);
       const done = lastText !== null ? (t.lastText ?? '').trim() === lastText.trim() : t.finishReason !== null && t.finishReason !== 'tool_use';
       if (done || Date.now() >= deadline) return t;
       // Claude Code writes the transcript asynchronously: woken by the file changing, or after 100 ms.
@@ -812,7 +923,7 @@ export class ClaudeCodeHost {
     if (!st?.pendingEdits?.length || !st.transcript) return;
     if (this.claudeRunning(cc)) { this.log(`session ${cc}: ${st.pendingEdits.length} transcript edit(s) wait for Claude Code to exit`); return; }
     try {
-      const n = rewriteFileAtomically(st.transcript, st.pendingEdits);
+      const n = rewriteFileAtomically(st.transcript, st.pendingEdits, !!st.parent);
       if (n < st.pendingEdits.length) this.log(`session ${cc}: ${st.pendingEdits.length - n} edit(s) found no message in ${st.transcript}`);
     } catch (e: any) {
       this.log(`session ${cc}: transcript rewrite failed: ${e?.message ?? e}`);
@@ -838,6 +949,14 @@ export class ClaudeCodeHost {
     if (!ts || ts.settled) return;
     const last = typeof input.last_assistant_message === 'string' ? input.last_assistant_message : null;
     const t = await this.readTurn(st, promptId, last, 5_000);
+    if (st.parent && t.prompt) {
+      // A subagent's prompt (written by the parent's model) is in its transcript only.
+      const m: any = await this.gw.call(AppendMessageDocument, { input: {
+        sessionID: st.sessionID!, executionID: ts.executionID, role: 'USER', origin: 'SYNTHETIC', externalID: promptId,
+        idempotencyKey: `claude-code:prompt:${cc}:${promptId}`, parts: [{ type: 'TEXT', text: t.prompt }],
+      } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`subagent prompt: ${e.message}`); return null; });
+      if (m) await this.remember(cc, m, { prompt: promptId });
+    }
     await this.appendTurn(st, cc, ts, t);
     await this.finishTurnJobs(cc, t, null);
     const end = await this.snapshot(st);
@@ -932,10 +1051,13 @@ export class ClaudeCodeHost {
       sig(pid, 'SIGKILL');
       while (alive(pid)) await this.waitExit(50);
     }
-    await this.enqueue(cc, async () => {
-      await this.endRunning(cc, why);
-      // Killed with Claude Code's process group: CANCELLED. No process to stop (gone, or never known): LOST.
-      await this.finishAllJobs(cc, pid !== null ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
+    await this.enqueue(st.parent ?? cc, async () => {
+      // The session's subagents ran in the same process: stopped with it.
+      for (const k of [cc, ...this.childrenOf(cc)]) {
+        await this.endRunning(k, why);
+        // Killed with Claude Code's process group: CANCELLED. No process to stop (gone, or never known): LOST.
+        await this.finishAllJobs(k, pid !== null ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
+      }
     });
   }
 

@@ -56,10 +56,11 @@ export function pickStep(messages: Msg[]): ScriptStep | 'none' | 'done' {
     const m = messages[i];
     if (m.role !== 'user') continue;
     const t = textOf(m.content);
-    const at = t.lastIndexOf('SCRIPT:');
-    if (at < 0) continue;
+    // The first `SCRIPT:` that starts a line (a script may carry a subagent's prompt with a script of its own).
+    const at = /(^|\n)SCRIPT:/.exec(t);
+    if (!at) continue;
     let steps: ScriptStep[];
-    try { steps = JSON.parse(t.slice(at + 'SCRIPT:'.length).split('\n')[0]); } catch { continue; }
+    try { steps = JSON.parse(t.slice(at.index + at[0].length).split('\n')[0]); } catch { continue; }
     const n = messages.slice(i + 1).filter((x) => x.role === 'assistant').length;
     return n < steps.length ? steps[n] : 'done';
   }

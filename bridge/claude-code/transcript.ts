@@ -86,9 +86,12 @@ function resultText(content: unknown): string {
   return blocks(content).map((b) => (b.type === 'text' && typeof b.text === 'string' ? b.text : b.type ? `[${b.type}]` : '')).join('\n');
 }
 
-/** Whether a user line is a prompt (text the user typed), not tool results. */
-export function isPrompt(l: TranscriptLine): boolean {
-  if (l.type !== 'user' || l.isSidechain || !l.message) return false;
+/**
+ * Whether a user line is a prompt (text the user typed), not tool results. `sidechain`: of a subagent's own
+ * transcript (`<session>/subagents/agent-<id>.jsonl`, every line `isSidechain`), whose prompt is its task.
+ */
+export function isPrompt(l: TranscriptLine, sidechain = false): boolean {
+  if (l.type !== 'user' || !!l.isSidechain !== sidechain || !l.message) return false;
   const c = l.message.content;
   if (typeof c === 'string') return true;
   const b = blocks(c);
@@ -101,10 +104,11 @@ export function promptText(l: TranscriptLine): string {
 
 /**
  * The turn of prompt `promptId`: from its prompt line to the next prompt of another promptId. Subagent
- * (sidechain) lines are skipped. Tool results are joined to their tool call's part (output, status).
+ * (sidechain) lines are skipped, or, with `sidechain` (a subagent's own transcript), only they are read.
+ * Tool results are joined to their tool call's part (output, status).
  */
-export function turnOf(lines: TranscriptLine[], promptId: string): Turn {
-  const start = lines.findIndex((l) => isPrompt(l) && l.promptId === promptId);
+export function turnOf(lines: TranscriptLine[], promptId: string, sidechain = false): Turn {
+  const start = lines.findIndex((l) => isPrompt(l, sidechain) && l.promptId === promptId);
   const turn: Turn = { prompt: null, steps: [], model: null, finishReason: null, usage: null, lastText: null };
   if (start < 0) return turn;
   turn.prompt = promptText(lines[start]);
@@ -112,8 +116,8 @@ export function turnOf(lines: TranscriptLine[], promptId: string): Turn {
   const tools = new Map<string, PartInputLike>();
   for (let i = start + 1; i < lines.length; i++) {
     const l = lines[i];
-    if (l.isSidechain) continue;
-    if (isPrompt(l) && l.promptId !== promptId) break;
+    if (!!l.isSidechain !== sidechain) continue;
+    if (isPrompt(l, sidechain) && l.promptId !== promptId) break;
     const m = l.message;
     if (!m) continue;
     if (l.type === 'assistant') {
@@ -205,7 +209,7 @@ function stringsOf(v: unknown, out: string[] = []): string[] {
  * calls' inputs and replaces their results by the placeholder. Answers the new text and how many edits found
  * their message (an edit whose message or part the transcript does not have changes nothing).
  */
-export function rewriteTranscript(text: string, edits: TranscriptEdit[]): { text: string; applied: number } {
+export function rewriteTranscript(text: string, edits: TranscriptEdit[], sidechain = false): { text: string; applied: number } {
   const raw = text.split('\n');
   const parsed: (TranscriptLine | null)[] = raw.map((r) => { try { const o = JSON.parse(r); return o && typeof o === 'object' && !Array.isArray(o) ? o : null; } catch { return null; } });
   const changed = new Set<number>();
@@ -214,8 +218,8 @@ export function rewriteTranscript(text: string, edits: TranscriptEdit[]): { text
   for (const e of edits) {
     const idx: number[] = [];
     parsed.forEach((l, i) => {
-      if (!l || l.isSidechain) return;
-      if ('prompt' in e.key ? isPrompt(l) && l.promptId === e.key.prompt : l.type === 'assistant' && l.message?.id === e.key.step) idx.push(i);
+      if (!l || !!l.isSidechain !== sidechain) return;
+      if ('prompt' in e.key ? isPrompt(l, sidechain) && l.promptId === e.key.prompt : l.type === 'assistant' && l.message?.id === e.key.step) idx.push(i);
     });
     if (!idx.length) continue;
     if ('prompt' in e.key) {

@@ -48,16 +48,34 @@ export class Gateway {
     };
   }
 
+  /** Since when the last request found the gateway unreachable (no connection, 5xx); null once one got through. */
+  unreachableSince: number | null = null;
+  private readonly downWaiters = new Set<() => void>();
+
+  /** Resolves when a request finds the gateway unreachable (at once if the last one did); `cancel` forgets it. */
+  whenUnreachable(): { promise: Promise<void>; cancel: () => void } {
+    let f!: () => void;
+    const promise = new Promise<void>((r) => { f = r; });
+    if (this.unreachableSince !== null) f();
+    else this.downWaiters.add(f);
+    return { promise, cancel: () => this.downWaiters.delete(f) };
+  }
+
   /** Runs one operation; retries while the gateway is unreachable or answers 5xx (it restarts). */
   async request<TData, TVars extends Record<string, unknown>>(doc: TypedDocumentNode<TData, TVars>, variables: TVars, role: Role = 'host'): Promise<TData> {
     for (let attempt = 0; ; attempt++) {
       let why: string;
       try {
-        return await this.clients[role].request(doc, variables);
+        const r = await this.clients[role].request(doc, variables);
+        this.unreachableSince = null;
+        return r;
       } catch (e) {
-        if (e instanceof GraphQLRequestError && e.status < 500) throw new Error(`gateway ${rootField(doc)}: ${e.message}`);
+        if (e instanceof GraphQLRequestError && e.status < 500) { this.unreachableSince = null; throw new Error(`gateway ${rootField(doc)}: ${e.message}`); }
         if (this.stopped) throw e;
         why = e instanceof GraphQLRequestError ? `HTTP ${e.status}` : 'no connection';
+        this.unreachableSince ??= Date.now();
+        for (const w of this.downWaiters) w();
+        this.downWaiters.clear();
       }
       if (this.stopped) throw new Error('bridge stopped');
       if (attempt % 10 === 0) this.log(`gateway unreachable (${why}); retrying`);
@@ -129,7 +147,8 @@ export class Gateway {
 
   async close() {
     this.stopped = true;
-    await Promise.all(Object.values(this.clients).map((c) => c.close()));
+    // A socket that never connected (the gateway down) rejects its disposal with its close event: nothing to close.
+    await Promise.all(Object.values(this.clients).map((c) => c.close().catch(() => {})));
   }
 }
 
