@@ -119,11 +119,11 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     log: (m) => { if (process.env.BRIDGE_DEBUG) console.log(`[claude-code] ${m}`); } });
 
   /** One `claude -p` run through the launcher; answers its result JSON (session_id…) and exit. */
-  async function run(prompt: string, opts: { resume?: string; sessionId?: string; onStart?: (pid: number) => void } = {}) {
+  async function run(prompt: string, opts: { resume?: string; sessionId?: string; onStart?: (pid: number) => void; env?: Record<string, string> } = {}) {
     const args = ['-p', prompt, '--output-format', 'json'];
     if (opts.resume) args.push('--resume', opts.resume);
     if (opts.sessionId) args.push('--session-id', opts.sessionId);
-    const l = await launchClaude({ dir: hostDir, args, cwd: repo, env: env(), settings: permissions, stdio: 'pipe', detached: true, bin: bin! });
+    const l = await launchClaude({ dir: hostDir, args, cwd: repo, env: { ...env(), ...opts.env }, settings: permissions, stdio: 'pipe', detached: true, bin: bin! });
     let out = '';
     let err = '';
     l.child.stdout!.on('data', (d) => { out += d; });
@@ -382,6 +382,32 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     const parts = parent.messages.edges.flatMap((e: any) => e.node.parts);
     expect(parts.find((p: any) => p.tool === 'Agent')).toBeTruthy();
     expect(parent.executions.edges.flatMap((e: any) => e.node.jobs.edges)).toEqual([]);
+  });
+
+  it('a turn the Messages API fails is FAILED with its error; a turn the user interrupts is INTERRUPTED', async () => {
+    // Claude Code retries an overloaded API (529) and then gives up: StopFailure, and an API error line in the transcript.
+    const r = await run(scriptPrompt('fails', [{ tools: [{ name: 'Bash', input: { command: 'echo before', description: 'before' } }] }, { fail: 529 }]),
+      { env: { CLAUDE_CODE_MAX_RETRIES: '1' } });
+    const cc = r.result.session_id as string;
+    const id = host.gatewaySessionOf(cc)!;
+    const [row] = await gw.sql`SELECT status, error, error_name, model_id FROM executions WHERE session_id = ${id}`;
+    expect(row).toMatchObject({ status: 'FAILED', errorName: 'APIError', modelId: expect.not.stringContaining('synthetic') });
+    expect(row.error).toContain('API Error: 529');
+    const msgs = (await session(id)).messages.edges.map((e: any) => e.node);
+    // The tool step is mirrored; the API error line (Claude Code's, not the model's) is not a message.
+    expect(msgs.map((m: any) => m.role)).toEqual(['USER', 'ASSISTANT']);
+    expect(JSON.stringify(msgs)).not.toContain('API Error');
+
+    // Interrupted by the user (SIGINT to Claude Code while the model answers).
+    let pid = 0;
+    const sessionId = randomUUID();
+    const running = run(scriptPrompt('interrupt me', [{ text: 'never', gate: 'interrupt' }]), { sessionId, onStart: (p) => { pid = p; } });
+    await model.waitGate('interrupt');
+    process.kill(pid, 'SIGINT');
+    await running;
+    model.release('interrupt');
+    const [ex] = await gw.sql`SELECT status, interrupt_reason FROM executions WHERE session_id = ${host.gatewaySessionOf(sessionId)}`;
+    expect(ex).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'USER' });
   });
 
   it('a host or gateway that is down: a fronted session is refused (no model request), an observed one runs', async () => {

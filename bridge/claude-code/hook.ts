@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-export const HOOK_EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'SubagentStart', 'SubagentStop', 'SessionEnd'] as const;
+export const HOOK_EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'StopFailure', 'SubagentStart', 'SubagentStop', 'SessionEnd'] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
 const SCRIPT = `#!/usr/bin/env bash
@@ -67,7 +67,7 @@ export function hookSettings(script: string, mode: 'open' | 'closed', extra: Rec
   const hooks: Record<string, unknown[]> = {};
   for (const ev of HOOK_EVENTS) {
     const entry: Record<string, unknown> = { hooks: [{ type: 'command', command: `bash ${quote(script)} ${ev} ${mode}`, timeout: 120 }] };
-    if (ev === 'PreToolUse' || ev === 'PostToolUse' || ev === 'SubagentStart' || ev === 'SubagentStop') entry.matcher = '*';
+    if (ev === 'PreToolUse' || ev === 'PostToolUse' || ev === 'SubagentStart' || ev === 'SubagentStop' || ev === 'StopFailure') entry.matcher = '*';
     hooks[ev] = [entry];
   }
   return { ...extra, hooks };

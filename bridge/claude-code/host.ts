@@ -463,7 +463,7 @@ export class ClaudeCodeHost {
       }
       if (ppid > 1 && !launch) { const p = claudeProcess(ppid); if (p) this.pids.set(cc, p); }
       if (!st) {
-        if (event === 'SessionEnd' || event === 'Stop' || event === 'PostToolUse' || event === 'SubagentStop') return allow;
+        if (event === 'SessionEnd' || event === 'Stop' || event === 'StopFailure' || event === 'PostToolUse' || event === 'SubagentStop') return allow;
         if (event === 'PreToolUse' && !launch) return allow;
         st = { kind: launch ? 'launched' : 'observed', sessionID: null, cwd: String(input.cwd ?? ''), transcript: String(input.transcript_path ?? ''),
           launch: launch?.token ?? null, fenced: false, turns: {}, current: null };
@@ -491,7 +491,7 @@ export class ClaudeCodeHost {
         case 'UserPromptSubmit': return this.admitPrompt(cc, input, ticket);
         case 'PreToolUse': return this.admitTool(cc, input, ticket);
         case 'PostToolUse': await this.toolEnded(cc, input); return allow;
-        case 'Stop': await this.finishTurn(cc, input); return allow;
+        case 'Stop': case 'StopFailure': await this.finishTurn(cc, input); return allow;
         case 'SessionEnd':
           if (st.kind === 'observed') for (const k of [cc, ...this.childrenOf(cc)]) if (this.sessions.get(k)?.current) void this.enqueue(cc, () => this.endRunning(k, 'exit'));
           if (st.kind === 'observed' && st.pendingEdits?.length) void this.afterExit(cc);
@@ -550,9 +550,6 @@ export class ClaudeCodeHost {
     const agentPath = typeof input.agent_transcript_path === 'string' ? input.agent_transcript_path
       : path.join(path.dirname(parent.transcript), cc, 'subagents', `agent-${agentId}.jsonl`);
     if (!ch) {
-      if (event === 'SubagentStop' || event === 'PostToolUse') {
-        // Started before the host saw it: mirrored from its transcript all the same.
-      }
       const s = await this.gw.call(CreateSessionDocument, { input: {
         title: typeof input.agent_type === 'string' ? `subagent ${input.agent_type}`.slice(0, 200) : 'subagent', parentID: parent.sessionID,
         directory: parent.cwd, hostID: this.leases[parent.kind].hostID,
@@ -658,8 +655,9 @@ export class ClaudeCodeHost {
         if (id) await this.finishJob(cc, id, note.end);
       }
       const ended = t.finishReason !== null && t.finishReason !== 'tool_use';
+      const failure = this.failureOf(t, null);
       await this.settle(cc, ts, {
-        ...(ended ? { status: 'SUCCEEDED' } : { status: 'INTERRUPTED', interruptReason: 'USER' }),
+        ...(failure ? { status: 'FAILED', ...failure } : ended ? { status: 'SUCCEEDED' } : { status: 'INTERRUPTED', interruptReason: 'USER' }),
         ...this.usageInput(t), endCaptureError: why,
       });
     }
@@ -835,7 +833,7 @@ export class ClaudeCodeHost {
       let text = '';
       try { text = fs.readFileSync(st.transcript, 'utf8'); } catch { /* not there (yet) */ }
       const t = turnOf(parseTranscript(text).lines, promptId, !!st.parent);
-      const done = lastText !== null ? (t.lastText ?? '').trim() === lastText.trim() : t.finishReason !== null && t.finishReason !== 'tool_use';
+      const done = t.apiError !== null || (lastText !== null ? (t.lastText ?? '').trim() === lastText.trim() : t.finishReason !== null && t.finishReason !== 'tool_use');
       if (done || Date.now() >= deadline) return t;
       // Claude Code writes the transcript asynchronously: woken by the file changing, or after 100 ms.
       await new Promise<void>((r) => {
@@ -932,6 +930,19 @@ export class ClaudeCodeHost {
     await this.persist(cc, { ...this.sessions.get(cc)!, pendingEdits: [] });
   }
 
+  /** The turn's API failure: from the transcript's API error line, else the StopFailure hook's input. */
+  private failureOf(t: Turn, input: HookInput | null): { error: string; errorName: string } | null {
+    if (t.apiError) {
+      const what = [t.apiError.status, t.apiError.type].filter((x) => x !== null).join(' ');
+      return { error: `${t.apiError.text || 'API Error'}${what ? ` (${what})` : ''}`.slice(0, 4_000), errorName: 'APIError' };
+    }
+    if (input?.hook_event_name === 'StopFailure') {
+      const text = typeof input.last_assistant_message === 'string' && input.last_assistant_message ? input.last_assistant_message : 'API Error';
+      return { error: `${text}${typeof input.error === 'string' ? ` (${input.error})` : ''}`.slice(0, 4_000), errorName: 'APIError' };
+    }
+    return null;
+  }
+
   private usageInput(t: Turn) {
     return {
       ...(t.usage ? { usage: t.usage } : {}),
@@ -960,10 +971,11 @@ export class ClaudeCodeHost {
     await this.appendTurn(st, cc, ts, t);
     await this.finishTurnJobs(cc, t, null);
     const end = await this.snapshot(st);
-    // A turn that ended because the seal refused its tools is not a success.
-    const status = st.fenced ? 'INTERRUPTED' : 'SUCCEEDED';
+    // A turn that ended because the seal refused its tools is not a success; one the Messages API failed
+    // (Claude Code gave up retrying: StopFailure, and the transcript's API error line) FAILED with its error.
+    const failure = this.failureOf(t, input);
     await this.settle(cc, ts, {
-      status, ...(st.fenced ? { interruptReason: 'SEAL' } : {}), ...this.usageInput(t),
+      ...(st.fenced ? { status: 'INTERRUPTED', interruptReason: 'SEAL' } : failure ? { status: 'FAILED', ...failure } : { status: 'SUCCEEDED' }), ...this.usageInput(t),
       ...('id' in end ? { endSnapshot: end.id } : { endCaptureError: end.error }),
     });
   }

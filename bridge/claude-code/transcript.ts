@@ -66,6 +66,12 @@ export interface Turn {
   usage: Usage | null;
   /** The text of the last assistant message (what the Stop hook calls `last_assistant_message`). */
   lastText: string | null;
+  /**
+   * The Messages API's failure that ended the turn, as Claude Code records it: an assistant line with
+   * `isApiErrorMessage` (model "<synthetic>", its text "API Error: …", `apiErrorStatus`, `apiErrorType`),
+   * written after its retries gave up. Not a model step: no message, model or usage of the model comes from it.
+   */
+  apiError: { status: number | null; type: string | null; text: string } | null;
 }
 
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Math.max(0, Math.round(v)) : 0);
@@ -109,7 +115,7 @@ export function promptText(l: TranscriptLine): string {
  */
 export function turnOf(lines: TranscriptLine[], promptId: string, sidechain = false): Turn {
   const start = lines.findIndex((l) => isPrompt(l, sidechain) && l.promptId === promptId);
-  const turn: Turn = { prompt: null, steps: [], model: null, finishReason: null, usage: null, lastText: null };
+  const turn: Turn = { prompt: null, steps: [], model: null, finishReason: null, usage: null, lastText: null, apiError: null };
   if (start < 0) return turn;
   turn.prompt = promptText(lines[start]);
   const byID = new Map<string, Step>();
@@ -120,7 +126,13 @@ export function turnOf(lines: TranscriptLine[], promptId: string, sidechain = fa
     if (isPrompt(l, sidechain) && l.promptId !== promptId) break;
     const m = l.message;
     if (!m) continue;
+    if (l.type === 'assistant' && l.isApiErrorMessage === true) {
+      const text = blocks(m.content).filter((b) => b.type === 'text' && typeof b.text === 'string').map((b) => b.text).join('\n');
+      turn.apiError = { status: typeof l.apiErrorStatus === 'number' ? l.apiErrorStatus : null, type: typeof l.apiErrorType === 'string' ? l.apiErrorType : null, text };
+      continue;
+    }
     if (l.type === 'assistant') {
+      turn.apiError = null; // a later model answer: the failure was retried past
       const id = typeof m.id === 'string' ? m.id : `line:${l.uuid ?? i}`;
       let s = byID.get(id);
       if (!s) {
