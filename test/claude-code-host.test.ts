@@ -72,6 +72,13 @@ describe('the transcript reader', () => {
     expect(turnOf(lines, 'p2').steps).toEqual([]);
     expect(turnOf(lines, 'nope').prompt).toBeNull();
     expect(() => parseTranscript('\u0000{{{\n\n')).not.toThrow();
+    // A pasted image: a FILE part only where Claude Code wrote the path it saved it to.
+    const pasted = parseTranscript([
+      '{"type":"user","promptId":"p9","message":{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA=="}},{"type":"image","source":{"type":"base64","media_type":"image/jpeg","data":"AA=="}}]}}',
+      '{"type":"user","promptId":"p9","isMeta":true,"message":{"role":"user","content":[{"type":"text","text":"[Image: source: /tmp/x/images/1.png]"}]}}',
+      '{"type":"assistant","message":{"id":"m9","content":[{"type":"text","text":"seen"}],"stop_reason":"end_turn"}}',
+    ].join('\n')).lines;
+    expect(turnOf(pasted, 'p9').files).toEqual([{ path: '/tmp/x/images/1.png', mime: 'image/png' }]);
   });
 });
 
@@ -408,6 +415,21 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     model.release('interrupt');
     const [ex] = await gw.sql`SELECT status, interrupt_reason FROM executions WHERE session_id = ${host.gatewaySessionOf(sessionId)}`;
     expect(ex).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'USER' });
+  });
+
+  it('files a prompt attaches (@mentions) are FILE parts with the path and, for an image, the MIME type Claude Code gives', async () => {
+    fs.mkdirSync(path.join(repo, 'att'), { recursive: true });
+    fs.writeFileSync(path.join(repo, 'att', 'notes.txt'), 'hello notes\n');
+    fs.writeFileSync(path.join(repo, 'att', 'pic.png'), Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'));
+    const r = await run(scriptPrompt('read @att/notes.txt and @att/pic.png please', [{ text: 'seen' }]));
+    expect(r.code, r.err).toBe(0);
+    const q = `query($id: ID!) { session(id: $id) { messages(first: 10) { edges { node { role origin parts { __typename ... on TextPart { text } ... on FilePart { path mime } } } } } } }`;
+    const msgs = (await gw.gql(q, { id: host.gatewaySessionOf(r.result.session_id) })).data.session.messages.edges.map((e: any) => e.node);
+    expect(msgs.map((m: any) => `${m.role}:${m.parts.map((p: any) => p.__typename).join(',')}`)).toEqual(['USER:TextPart', 'USER:FilePart,FilePart', 'ASSISTANT:TextPart']);
+    expect(msgs[1].parts).toEqual([
+      { __typename: 'FilePart', path: path.join(repo, 'att', 'notes.txt'), mime: null },
+      { __typename: 'FilePart', path: path.join(repo, 'att', 'pic.png'), mime: 'image/png' },
+    ]);
   });
 
   it('a host or gateway that is down: a fronted session is refused (no model request), an observed one runs', async () => {

@@ -844,8 +844,16 @@ export class ClaudeCodeHost {
     }
   }
 
-  /** Appends the turn's assistant messages (one per step; idempotent by key). */
+  /** Appends the turn's assistant messages (one per step; idempotent by key), after the files its prompt attached. */
   private async appendTurn(st: SessionState, cc: string, ts: TurnState, t: Turn) {
+    if (t.files.length) {
+      // Claude Code writes a prompt's attachments as lines of their own after it: a USER message of FILE parts.
+      await this.gw.call(AppendMessageDocument, { input: {
+        sessionID: st.sessionID!, executionID: ts.executionID, role: 'USER', origin: 'PROMPT', externalID: `${ts.promptId}:files`,
+        idempotencyKey: `claude-code:files:${cc}:${ts.promptId}`,
+        parts: t.files.map((f) => ({ type: 'FILE', path: f.path, ...(f.mime ? { mime: f.mime } : {}) })) as any,
+      } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`files of ${ts.promptId}: ${e.message}`); });
+    }
     for (const s of t.steps) {
       if (!s.parts.length) continue;
       const m = await this.gw.call(AppendMessageDocument, { input: {

@@ -72,6 +72,13 @@ export interface Turn {
    * written after its retries gave up. Not a model step: no message, model or usage of the model comes from it.
    */
   apiError: { status: number | null; type: string | null; text: string } | null;
+  /**
+   * Files the prompt attached: `@path` mentions (attachment lines of type "file": the absolute path Claude Code
+   * read, an image's MIME type; a text file's type is not given, so null) and pasted images (image blocks of
+   * the prompt, with the path Claude Code saved each to, from its "[Image: source: …]" line; an image without
+   * such a line has no path and is left out).
+   */
+  files: { path: string; mime: string | null }[];
 }
 
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Math.max(0, Math.round(v)) : 0);
@@ -115,9 +122,27 @@ export function promptText(l: TranscriptLine): string {
  */
 export function turnOf(lines: TranscriptLine[], promptId: string, sidechain = false): Turn {
   const start = lines.findIndex((l) => isPrompt(l, sidechain) && l.promptId === promptId);
-  const turn: Turn = { prompt: null, steps: [], model: null, finishReason: null, usage: null, lastText: null, apiError: null };
+  const turn: Turn = { prompt: null, steps: [], model: null, finishReason: null, usage: null, lastText: null, apiError: null, files: [] };
   if (start < 0) return turn;
   turn.prompt = promptText(lines[start]);
+  const pasted = blocks(lines[start].message?.content).filter((b) => b.type === 'image');
+  const pastedPaths: string[] = [];
+  for (let i = start + 1; i < lines.length && lines[i].type !== 'assistant'; i++) {
+    const l = lines[i];
+    if (!!l.isSidechain !== sidechain) continue;
+    const a = l.attachment as any;
+    if (l.type === 'attachment' && a && a.type === 'file' && typeof a.filename === 'string' && a.filename) {
+      turn.files.push({ path: a.filename, mime: a.content?.type === 'image' && typeof a.content?.file?.type === 'string' ? a.content.file.type : null });
+    } else if (l.type === 'user' && l.isMeta === true) {
+      for (const b of blocks(l.message?.content)) {
+        const m = b.type === 'text' && typeof b.text === 'string' ? /^\[Image: source: (.+)\]$/.exec(b.text.trim()) : null;
+        if (m) pastedPaths.push(m[1]);
+      }
+    }
+  }
+  pasted.forEach((b, i) => {
+    if (pastedPaths[i]) turn.files.push({ path: pastedPaths[i], mime: typeof b.source?.media_type === 'string' ? b.source.media_type : null });
+  });
   const byID = new Map<string, Step>();
   const tools = new Map<string, PartInputLike>();
   for (let i = start + 1; i < lines.length; i++) {
