@@ -41,6 +41,8 @@ export class TokenCache {
   private busEpoch = -1;
   private readonly maxEntries: number;
   private readonly ttlMs: number;
+  /** The clock entries expire by (a test moves it past the TTL instead of waiting). */
+  now: () => number = Date.now;
   /** Counters (tests and the benchmark read them). */
   readonly stats = { hits: 0, misses: 0, clears: 0 };
 
@@ -61,7 +63,7 @@ export class TokenCache {
     if (this.usable()) {
       const e = this.entries.get(key);
       if (e) {
-        if (e.expires > Date.now()) {
+        if (e.expires > this.now()) {
           this.entries.delete(key); // most recently used last
           this.entries.set(key, e);
           this.stats.hits++;
@@ -110,7 +112,7 @@ export class TokenCache {
     const old = this.keyOf.get(actor.tokenID);
     if (old !== undefined && old !== key) this.entries.delete(old);
     this.entries.delete(key);
-    this.entries.set(key, { actor, expires: Date.now() + this.ttlMs });
+    this.entries.set(key, { actor, expires: this.now() + this.ttlMs });
     this.keyOf.set(actor.tokenID, key);
     while (this.entries.size > this.maxEntries) {
       const oldest = this.entries.keys().next().value as string;

@@ -200,8 +200,7 @@ describe('token cache', () => {
     try {
       await g.sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
         WHERE datname = current_database() AND query ILIKE 'listen%' AND pid <> pg_backend_pid()`;
-      await new Promise((r) => setTimeout(r, 300)); // well within two ping periods of the last pong
-      expect(B.gateway.bus.healthy).toBe(false);
+      await waitFor(() => !B.gateway.bus.healthy, 300); // the closed connection is noticed, well within two ping periods of the last pong
       expect(await status(B, t.secret)).toBe(401); // B's pool still has its connections
     } finally {
       await server.unsafe(`ALTER DATABASE ${db} ALLOW_CONNECTIONS true`);
@@ -231,7 +230,8 @@ describe('token cache', () => {
     // A revocation whose notice is lost holds at the latest after the TTL.
     await revokeSilently(t2.id);
     expect(await status(C, t2.secret)).toBe(200);
-    await new Promise((r) => setTimeout(r, 450));
+    const now = C.tokens.now;
+    C.tokens.now = () => now() + 400; // the TTL has passed
     misses = C.tokens.stats.misses;
     expect(await status(C, t2.secret)).toBe(401);
     expect(C.tokens.stats.misses).toBe(misses + 1);

@@ -112,6 +112,22 @@ function pos(e: Ev): number {
   return decodeCursor('settlement', e.executionSettled.cursor)!;
 }
 
+/**
+ * The positive signal that streams are quiet: one more settlement in `sessionID`, awaited on every
+ * subscriber. Each stream is in cursor order, so whatever was sent before it (a duplicate, a row out of
+ * place) is in their events by then. Answers each subscriber's events before the marker.
+ */
+async function beforeMarker(subs: { events: Ev[]; waitFor: (p: (e: Ev[]) => boolean, ms?: number) => Promise<Ev[]> }[], via: App, sessionID: string): Promise<Ev[][]> {
+  const marker = await settle(via, sessionID);
+  const out: Ev[][] = [];
+  for (const s of subs) {
+    const events = await s.waitFor((e) => e.some((x) => x.executionSettled.executionID === marker));
+    expect(events.at(-1)!.executionSettled.executionID).toBe(marker);
+    out.push(events.slice(0, -1));
+  }
+  return out;
+}
+
 /** Every event once, in strictly increasing cursor order, exactly the expected executions. */
 function expectExactly(events: Ev[], expected: SettlementRow[]) {
   const got = events.map((e) => [pos(e), e.executionSettled.executionID]);
@@ -181,14 +197,14 @@ describe('settlement cursor follows commit order', () => {
     release();
     await slow;
     await sub.waitFor((e) => e.length >= 4);
-    await new Promise((r) => setTimeout(r, 300));
     polling = false;
     await poller;
     const expected = await log(start);
     expect(expected).toHaveLength(4);
     expect(expected.at(-1)!.executionId).toBe(slowExec); // committed last, so positioned last
     expect(expected.at(-1)!.settledAt.getTime()).toBeLessThan(expected[0].settledAt.getTime()); // a timestamp cursor would skip it
-    expectExactly(sub.events, expected);
+    const [got] = await beforeMarker([sub], A, sessions['/a/y'][0]);
+    expectExactly(got, expected);
     expect(polled.map((e) => e.node.executionID)).toEqual(expected.map((r) => r.executionId));
     sub.unsubscribe();
   });
@@ -308,8 +324,8 @@ describe('two instances, one Postgres', () => {
     await settle(B, sessions['/a/y'][0]);
     const expected2 = await log(start);
     for (const s of subs) await s.waitFor((e) => e.length >= 41);
-    await new Promise((r) => setTimeout(r, 200));
-    for (const s of subs) { expectExactly(s.events, expected2); s.unsubscribe(); }
+    const got = await beforeMarker(subs, A, sessions['/a/y'][0]);
+    for (const [i, s] of subs.entries()) { expectExactly(got[i], expected2); s.unsubscribe(); }
   });
 
   it('one instance stopped mid-stream: clients close with 1001 and resume on the other with their last cursor', async () => {
@@ -340,10 +356,10 @@ describe('two instances, one Postgres', () => {
     await producer;
     const expected = await log(start);
     const want = [expected, expected.filter(under('/a'))];
+    for (let i = 0; i < 2; i++) await resumed[i].waitFor((e) => onC[i].events.length + e.length >= want[i].length, 30_000);
+    const got = await beforeMarker(resumed, B, sessions['/a/x'][0]); // visible to both tokens
     for (let i = 0; i < 2; i++) {
-      await resumed[i].waitFor((e) => onC[i].events.length + e.length >= want[i].length, 30_000);
-      await new Promise((r) => setTimeout(r, 100));
-      expectExactly([...onC[i].events, ...resumed[i].events], want[i]);
+      expectExactly([...onC[i].events, ...got[i]], want[i]);
       resumed[i].unsubscribe();
     }
   });
@@ -359,17 +375,20 @@ describe('resume and backfill', () => {
     await sub.waitFor((e) => e.length >= 7);
     await settleMany(6, all(), [A, B]);
     await sub.waitFor((e) => e.length >= 13);
-    await new Promise((r) => setTimeout(r, 200));
-    expectExactly(sub.events, await log(mid.pos));
+    const expected = await log(mid.pos);
+    const [got] = await beforeMarker([sub], A, sessions['/a/y'][0]);
+    expectExactly(got, expected);
+    const markerCursor = sub.events.at(-1)!.executionSettled.cursor;
     sub.unsubscribe();
     // Resume at the very head (nothing to replay) and with a session filter.
     const onA = A.gateway.settlements.subscribers;
-    const s2 = subscribe<Ev>(ws(A, g.admin), SUB, { after: sub.events.at(-1)!.executionSettled.cursor, sessionID: sessions['/a/y'][0] });
+    const s2 = subscribe<Ev>(ws(A, g.admin), SUB, { after: markerCursor, sessionID: sessions['/a/y'][0] });
     await onFeed(() => A.gateway.settlements.subscribers, onA + 1); // live (nothing to replay: what it gets below is all it gets)
     await settleMany(3, [sessions['/a/y'][0], sessions['/b/z'][0]], [B]);
     await s2.waitFor((e) => e.length >= 2);
-    await new Promise((r) => setTimeout(r, 200));
-    expectExactly(s2.events, (await log(pos(sub.events.at(-1)!))).filter((r) => r.sessionId === sessions['/a/y'][0]));
+    const expected2 = (await log(pos(sub.events.at(-1)!))).filter((r) => r.sessionId === sessions['/a/y'][0]);
+    const [got2] = await beforeMarker([s2], B, sessions['/a/y'][0]);
+    expectExactly(got2, expected2);
     s2.unsubscribe();
   });
 
@@ -446,8 +465,7 @@ describe('access', () => {
     for (let i = 0; i < 50 && closes.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
     expect(closes).toEqual([4401, 4401]);
     await settle(B, sessions['/a/x'][0]);
-    await control.waitFor((e) => e.length >= 2);
-    await new Promise((r) => setTimeout(r, 200));
+    await control.waitFor((e) => e.length >= 2); // delivered after the revocation; the revoked sockets are closed (above)
     expect(onA.events).toHaveLength(1);
     expect(onB.events).toHaveLength(1);
     // And a new connection with it is refused.
