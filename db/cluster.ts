@@ -18,7 +18,20 @@ export async function detectDistribution(sql: Sql): Promise<boolean> {
     d = x.d;
   }
   distributed.set(sql, d);
+  if (d) distributedSeen = true;
   return d;
+}
+
+let distributedSeen = false;
+
+/**
+ * Whether `detectDistribution` has found distributed tables on any pool of this process, for the few
+ * statements that run inside a transaction (whose handle is not the pool): they may take their cluster form
+ * then. Such a form must be correct on one Postgres too (a process of the test suite may hold both kinds);
+ * only its cost differs.
+ */
+export function distributedInProcess(): boolean {
+  return distributedSeen;
 }
 
 /** What `detectDistribution` found for this pool (false before it ran). */

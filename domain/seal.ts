@@ -80,7 +80,7 @@ async function decide(tx: Tx, actor: Actor, sessionID: string): Promise<Step> {
       WHERE j.session_id = ${sessionID} AND j.status IN ('RUNNING', 'CANCELLING', 'LOST') ORDER BY j.id`;
     const [exec] = await tx<{ id: string; hostId: string; canCancel: boolean; asked: boolean }[]>`
       SELECT e.id, e.host_id, h.can_cancel,
-        EXISTS (SELECT 1 FROM host_commands c WHERE c.session_id = e.session_id AND c.execution_id = e.id AND c.kind = 'INTERRUPT_EXECUTION') AS asked
+        EXISTS (SELECT 1 FROM host_commands c WHERE c.session_id = ${sessionID} AND c.execution_id = e.id AND c.kind = 'INTERRUPT_EXECUTION') AS asked
       FROM executions e JOIN hosts h ON h.id = e.host_id
       WHERE e.session_id = ${sessionID} AND e.status = 'RUNNING'`;
     for (const j of jobs) {
@@ -137,11 +137,11 @@ async function unprovenResult(tx: Tx, s: SessionRow): Promise<Step> {
 async function needsStep(sql: Sql, sessionID: string): Promise<boolean> {
   const [r] = await sql`
     SELECT s.sealed_at IS NOT NULL AS sealed,
-      EXISTS (SELECT 1 FROM jobs j WHERE j.session_id = s.id AND j.status IN ('RUNNING', 'LOST')) AS act,
-      EXISTS (SELECT 1 FROM jobs j WHERE j.session_id = s.id AND j.status = 'CANCELLING') AS cancelling,
-      EXISTS (SELECT 1 FROM executions e WHERE e.session_id = s.id AND e.status = 'RUNNING'
-        AND NOT EXISTS (SELECT 1 FROM host_commands c WHERE c.session_id = e.session_id AND c.execution_id = e.id AND c.kind = 'INTERRUPT_EXECUTION')) AS exec_unasked,
-      EXISTS (SELECT 1 FROM executions e WHERE e.session_id = s.id AND e.status = 'RUNNING') AS exec_running
+      EXISTS (SELECT 1 FROM jobs j WHERE j.session_id = ${sessionID} AND j.status IN ('RUNNING', 'LOST')) AS act,
+      EXISTS (SELECT 1 FROM jobs j WHERE j.session_id = ${sessionID} AND j.status = 'CANCELLING') AS cancelling,
+      EXISTS (SELECT 1 FROM executions e WHERE e.session_id = ${sessionID} AND e.status = 'RUNNING'
+        AND NOT EXISTS (SELECT 1 FROM host_commands c WHERE c.session_id = ${sessionID} AND c.execution_id = e.id AND c.kind = 'INTERRUPT_EXECUTION')) AS exec_unasked,
+      EXISTS (SELECT 1 FROM executions e WHERE e.session_id = ${sessionID} AND e.status = 'RUNNING') AS exec_running
     FROM sessions s WHERE s.id = ${sessionID}`;
   if (!r) return true; // removed: let the step say so
   return r.sealed || r.act || r.execUnasked || (!r.cancelling && !r.execRunning);

@@ -9,11 +9,12 @@ import { encodeCursor } from '../resolvers/cursors.js';
 import { registerHost } from './fixtures.js';
 import { detectDistribution, isDistributed } from '../db/cluster.js';
 import { SYSTEM } from '../domain/access.js';
-import { createSession } from '../domain/sessions.js';
+import { createSession, updateSession } from '../domain/sessions.js';
 import { beginExecution, settleExecution } from '../domain/executions.js';
 import { appendMessage } from '../domain/messages.js';
 import { finishJob, startJob } from '../domain/jobs.js';
-import { correctMessagePart } from '../domain/corrections.js';
+import { correctMessagePart, retractMessage } from '../domain/corrections.js';
+import { sealSession } from '../domain/seal.js';
 import { ExecutionNotFoundError, JobNotFoundError, MessageNotFoundError } from '../domain/errors.js';
 import { newId, sessionOf } from '../domain/ids.js';
 import { changesetFiles, changesetFilesAt, changesetRows } from '../domain/changesets.js';
@@ -331,6 +332,33 @@ describe('reads by key', () => {
 });
 
 describe('writes by key', () => {
+  it.skipIf(!inject('citus'))('on Citus, every write of a session runs on its shard alone (a pool that refuses multi-shard statements makes them all)', async () => {
+    const refusing = connect(g.dbUrl, { max: 2, settings: { 'citus.multi_task_query_log_level': 'error' } });
+    try {
+      await expect(refusing`SELECT count(*) FROM journal`).rejects.toThrow(/multi-task|multi-shard|task/i);
+      const parent = await createSession(refusing, SYSTEM, { directory: '/read-keys/w', title: 'parent' });
+      const s = await createSession(refusing, SYSTEM, { directory: '/read-keys/w', title: 'child', parentID: parent.id });
+      await updateSession(refusing, SYSTEM, { sessionID: s.id, title: 'renamed', metadata: { k: 1 } });
+      const e = await beginExecution(refusing, SYSTEM, { sessionID: s.id, hostID, trigger: 'PROMPT' });
+      const m = await appendMessage(refusing, SYSTEM, { sessionID: s.id, executionID: e.id, role: 'ASSISTANT', origin: 'MODEL', parts: [{ type: 'TEXT', text: 'a secret' }] });
+      const [part] = await g.sql<{ id: string }[]>`SELECT id FROM parts WHERE session_id = ${s.id} AND message_id = ${m.id}`;
+      const m2 = await appendMessage(refusing, SYSTEM, { sessionID: s.id, executionID: e.id, role: 'USER', origin: 'PROMPT', parts: [{ type: 'TEXT', text: 'oops' }] });
+      const job = await startJob(refusing, SYSTEM, { sessionID: s.id, executionID: e.id, hostID, kind: 'SHELL', command: 'make' });
+      await finishJob(refusing, SYSTEM, { jobID: job.id, status: 'COMPLETED', exitCode: 0 });
+      await settleExecution(refusing, SYSTEM, { executionID: e.id, status: 'SUCCEEDED' });
+      await correctMessagePart(refusing, SYSTEM, { messageID: m.id, partID: part.id, text: 'redacted' });
+      await retractMessage(refusing, SYSTEM, { messageID: m2.id, reason: 'typo' });
+      // A running job: the seal closes admissions, asks the host to cancel it and, not waiting, answers that it runs.
+      await startJob(refusing, SYSTEM, { sessionID: s.id, hostID, kind: 'SHELL', command: 'sleep' });
+      await expect(sealSession(refusing, SYSTEM, { sessionID: s.id, timeoutMs: 0 }, { bus: g.app.gateway.bus })).rejects.toThrow();
+      const events = await g.sql<{ type: string }[]>`SELECT type FROM journal WHERE session_id = ${s.id} ORDER BY seq`;
+      expect(events.map((x) => x.type)).toEqual(['session.created', 'session.updated', 'execution.started', 'message.appended', 'message.appended',
+        'job.started', 'job.finished', 'execution.settled', 'message.part_corrected', 'message.retracted', 'job.started', 'session.sealing', 'job.cancelling']);
+    } finally {
+      await refusing.end({ timeout: 1 });
+    }
+  });
+
   it('settle, finish and correct find rows of the old shape (looked up before the lock), and answer not found for made-up ones', async () => {
     // Running rows of the old shape, as an older gateway left them mid-execution.
     const s = await createSession(g.sql, SYSTEM, { directory: '/read-keys', title: 'old, running' });

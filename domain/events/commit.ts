@@ -1,3 +1,5 @@
+import type { Tx } from '../../db/connection.js';
+import { distributedInProcess } from '../../db/cluster.js';
 import type { SessionLock } from '../session-lock.js';
 import { noticeSql } from '../notices.js';
 import { CATALOGUE, type EventDef, type EventType, type PayloadOf, type ResultOf } from './catalogue.js';
@@ -17,7 +19,7 @@ export interface Committed<T extends EventType> {
  *  1. check the payload against the catalogue,
  *  2. append the event to the journal (gap-free `seq`: the row lock orders appends in commit order),
  *     bump the session (`last_seq`; `updated_at` for events that touch it) and queue the journal notice
- *     (delivered at commit): one statement,
+ *     (delivered at commit): one statement on one Postgres, two or three on Citus (`appendOnCluster`),
  *  3. apply the event's projector to the readable tables (usually one more statement).
  * The event's time is the database clock at the append; projectors stamp rows with it, so replay
  * rebuilds the same timestamps.
@@ -28,7 +30,9 @@ export async function commitEvent<T extends EventType>(lock: SessionLock, type: 
   const checked = d.payload.check(payload, type);
   const notice = noticeSql(tx, { k: 'j', s: sessionID, q: tx`seq` });
   const value = tx.json(checked as never);
-  const [row] = d.opens
+  const [row] = distributedInProcess() && !d.opens
+    ? await appendOnCluster(tx, sessionID, type, d.version, value, d.touches, notice)
+    : d.opens
     ? await tx<{ seq: string; at: string }[]>`
       WITH j AS (
         INSERT INTO journal (session_id, seq, type, version, payload, created_at)
@@ -50,4 +54,28 @@ export async function commitEvent<T extends EventType>(lock: SessionLock, type: 
   const seq = Number(row.seq);
   const result = await d.project(lock, { sessionID, seq, at: row.at, payload: checked });
   return { seq, at: row.at, result };
+}
+
+/**
+ * The append of an event after the first on Citus, where the one-statement form's modifying CTEs (the
+ * session's bump feeding the journal's insert) are planned as intermediate results shipped over a second
+ * connection to the worker: a two-phase commit for every event. Here each statement is routed to the
+ * session's shard over one connection (the notice is the coordinator's own), so a session's transaction
+ * commits on its worker in one phase. Citus refuses volatile functions in an UPDATE, hence the event's time
+ * taken by the journal's insert and then given to the session. Correct on one Postgres too, only dearer.
+ */
+async function appendOnCluster(tx: Tx, sessionID: string, type: string, version: number, value: unknown, touches: boolean,
+  notice: ReturnType<typeof noticeSql>): Promise<{ seq: string; at: string }[]> {
+  const [s] = await tx<{ lastSeq: string }[]>`UPDATE sessions SET last_seq = last_seq + 1 WHERE id = ${sessionID} RETURNING last_seq`;
+  if (!s) return [];
+  const rows = await tx<{ seq: string; at: string }[]>`
+    WITH j AS (
+      INSERT INTO journal (session_id, seq, type, version, payload, created_at)
+      VALUES (${sessionID}, ${s.lastSeq}, ${type}, ${version}, ${value as never}, clock_timestamp())
+      RETURNING seq, created_at
+    )
+    SELECT seq, created_at::text AS at, ${notice} FROM j`;
+  // (Sent as text: a parameter typed timestamptz would go through a JavaScript Date, to the millisecond.)
+  if (touches) await tx`UPDATE sessions SET updated_at = ${rows[0].at}::text::timestamptz WHERE id = ${sessionID}`;
+  return rows;
 }
