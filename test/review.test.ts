@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { availableParallelism, loadavg } from 'node:os';
+import { gzipSync } from 'node:zlib';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { ReferenceHost } from '../host/host.js';
@@ -97,6 +99,13 @@ describe('the review page', () => {
     const asset = /\/review\/(assets\/[^"]+\.js)/.exec(html)![1];
     const js = await fetch(`${base()}/review/${asset}`);
     expect([js.status, js.headers.get('content-type'), js.headers.get('cache-control')]).toEqual([200, 'text/javascript; charset=utf-8', 'public, max-age=31536000, immutable']);
+    // The page's own bundle stays small: highlight.js's languages are chunks of their own, loaded on demand.
+    const css = /\/review\/(assets\/[^"]+\.css)/.exec(html)![1];
+    const jsBytes = Buffer.from(await js.arrayBuffer());
+    const cssBytes = Buffer.from(await (await fetch(`${base()}/review/${css}`)).arrayBuffer());
+    const kb = (b: Buffer) => (gzipSync(b, { level: 9 }).length / 1024).toFixed(1);
+    console.log(`review bundle: ${asset} ${(jsBytes.length / 1024).toFixed(1)} KB (${kb(jsBytes)} KB gzip), ${css} ${(cssBytes.length / 1024).toFixed(1)} KB (${kb(cssBytes)} KB gzip)`);
+    expect(gzipSync(jsBytes, { level: 9 }).length).toBeLessThan(60 * 1024);
     expect((await fetch(`${base()}/review/`, { method: 'POST' })).status).toBe(405);
     expect((await fetch(`${base()}/review/nope.js`)).status).toBe(404);
     expect((await fetch(`${base()}/review/../package.json`)).status).toBe(404);
@@ -462,7 +471,7 @@ describe('the review page', () => {
       await page.locator(`${card(name(420))}.focused table.diff`).waitFor();
       const deepMs = Date.now() - t2;
       expect(await page.evaluate((sel) => { const r = document.querySelector(sel)!.getBoundingClientRect(); return r.top < window.innerHeight && r.bottom > 0; }, card(name(420)))).toBe(true);
-      console.log(`500-file changeset: 500 files listed in ${listMs} ms, first diff drawn in ${firstFileMs} ms (list response ${listBody.length} bytes, no patches); ${early} patches fetched for the first screen; last file drawn ${lastFileMs} ms after jumping to it; deep link to file 421 drawn in ${deepMs} ms; ${new Set(patchRequests).size} patches fetched in all`);
+      console.log(`500-file changeset (load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} on ${availableParallelism()} cores): 500 files listed in ${listMs} ms, first diff drawn in ${firstFileMs} ms (list response ${listBody.length} bytes, no patches); ${early} patches fetched for the first screen; last file drawn ${lastFileMs} ms after jumping to it; deep link to file 421 drawn in ${deepMs} ms; ${new Set(patchRequests).size} patches fetched in all`);
     } finally {
       page.off('request', onRequest);
     }

@@ -1,26 +1,43 @@
 import hljs from 'highlight.js/lib/core';
-import bash from 'highlight.js/lib/languages/bash';
-import c from 'highlight.js/lib/languages/c';
-import cpp from 'highlight.js/lib/languages/cpp';
-import css from 'highlight.js/lib/languages/css';
-import go from 'highlight.js/lib/languages/go';
-import ini from 'highlight.js/lib/languages/ini';
-import java from 'highlight.js/lib/languages/java';
-import javascript from 'highlight.js/lib/languages/javascript';
-import json from 'highlight.js/lib/languages/json';
-import markdown from 'highlight.js/lib/languages/markdown';
-import python from 'highlight.js/lib/languages/python';
-import rust from 'highlight.js/lib/languages/rust';
-import sql from 'highlight.js/lib/languages/sql';
-import typescript from 'highlight.js/lib/languages/typescript';
-import xml from 'highlight.js/lib/languages/xml';
-import yaml from 'highlight.js/lib/languages/yaml';
 import { h } from '../dom.js';
 import { contextLines, gaps, type Gap, type Hunk, type Line } from './patch.js';
 
-for (const [name, lang] of Object.entries({ bash, c, cpp, css, go, ini, java, javascript, json, markdown, python, rust, sql, typescript, xml, yaml })) {
-  hljs.registerLanguage(name, lang);
+/**
+ * highlight.js's core with its languages loaded on demand (each its own small chunk, fetched from the
+ * gateway when a file of that language is first drawn), so the page's bundle carries none of them.
+ */
+const LANGUAGES: Record<string, () => Promise<{ default: Parameters<typeof hljs.registerLanguage>[1] }>> = {
+  bash: () => import('highlight.js/lib/languages/bash'),
+  c: () => import('highlight.js/lib/languages/c'),
+  cpp: () => import('highlight.js/lib/languages/cpp'),
+  css: () => import('highlight.js/lib/languages/css'),
+  go: () => import('highlight.js/lib/languages/go'),
+  ini: () => import('highlight.js/lib/languages/ini'),
+  java: () => import('highlight.js/lib/languages/java'),
+  javascript: () => import('highlight.js/lib/languages/javascript'),
+  json: () => import('highlight.js/lib/languages/json'),
+  markdown: () => import('highlight.js/lib/languages/markdown'),
+  python: () => import('highlight.js/lib/languages/python'),
+  rust: () => import('highlight.js/lib/languages/rust'),
+  sql: () => import('highlight.js/lib/languages/sql'),
+  typescript: () => import('highlight.js/lib/languages/typescript'),
+  xml: () => import('highlight.js/lib/languages/xml'),
+  yaml: () => import('highlight.js/lib/languages/yaml'),
+};
+const loading = new Map<string, Promise<boolean>>();
+
+/** Loads a file's language (once); false when it has none or the load failed (then the code is plain text). */
+export function loadLanguageOf(path: string): Promise<boolean> {
+  const lang = languageOf(path);
+  if (!lang) return Promise.resolve(false);
+  let p = loading.get(lang);
+  if (!p) {
+    p = LANGUAGES[lang]().then((m) => { hljs.registerLanguage(lang, m.default); return true; }, () => false);
+    loading.set(lang, p);
+  }
+  return p;
 }
+
 const BY_EXT: Record<string, string> = {
   ts: 'typescript', tsx: 'typescript', mts: 'typescript', cts: 'typescript', js: 'javascript', jsx: 'javascript', mjs: 'javascript', cjs: 'javascript',
   json: 'json', css: 'css', scss: 'css', html: 'xml', xml: 'xml', svg: 'xml', vue: 'xml', md: 'markdown', py: 'python', sh: 'bash', bash: 'bash',
@@ -36,7 +53,7 @@ export function languageOf(path: string): string | null {
 /** One line's code, highlighted line by line (highlight.js escapes the text it returns). */
 function codeSpan(text: string, lang: string | null): HTMLElement {
   const span = h('span', { class: 'code-text' });
-  if (lang && text.length < 2_000) span.innerHTML = hljs.highlight(text, { language: lang, ignoreIllegals: true }).value;
+  if (lang && text.length < 2_000 && hljs.getLanguage(lang)) span.innerHTML = hljs.highlight(text, { language: lang, ignoreIllegals: true }).value;
   else span.textContent = text;
   return span;
 }

@@ -1,6 +1,6 @@
 import { badge, h } from '../dom.js';
 import { parsePatch, splitLines, textMatches } from '../diff/patch.js';
-import { DiffTable, type Layout } from '../diff/render.js';
+import { DiffTable, loadLanguageOf, type Layout } from '../diff/render.js';
 
 export interface FileEntry { path: string; status: string; additions: number; deletions: number; binary: boolean }
 export interface Omission { path: string; reason: string; detail: string }
@@ -213,7 +213,7 @@ export class FilesView {
       card.state = 'loading';
       this.inFlight++;
       card.body.replaceChildren(h('p', { class: 'muted loading' }, 'Loading the diff…'));
-      this.src.patch(card.file.path).then((p) => this.draw(card, p), (e) => {
+      Promise.all([this.src.patch(card.file.path), loadLanguageOf(card.file.path)]).then(([p]) => this.draw(card, p), (e) => {
         card.state = 'idle';
         card.body.replaceChildren(h('p', { class: 'error-box' }, `The diff could not be loaded: ${e instanceof Error ? e.message : String(e)}`));
       }).finally(() => { this.inFlight--; this.pump(); });
