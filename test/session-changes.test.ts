@@ -6,6 +6,9 @@ import { applyPatch } from 'diff';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { requestsKit } from './support/requests-kit.js';
 import { changesetKit, write } from './support/changeset-kit.js';
+import { lapseLease, ok, registerHost } from './fixtures.js';
+import { sweepExpiredLeases } from '../domain/hosts.js';
+import { GatewayClient } from '../client/index.js';
 import type { ReferenceHost } from '../host/host.js';
 import { WorktreeCapturer } from '../host/capture.js';
 import { setPolicy } from '../domain/snapshots.js';
@@ -277,6 +280,41 @@ describe('Session.changes', () => {
     expect(r35.boundary).toEqual({ __typename: 'BoundaryUnavailable', reason: 'NOT_SETTLED' });
     expect((await drift(e5.id)).coverage).toMatchObject({ __typename: 'CoverageUnavailable', reason: 'BOUNDARY_UNAVAILABLE', detail: expect.stringContaining('END_NOT_CAPTURED') });
     await host.settleExecution(e5.id, 'SUCCEEDED', { endSnapshot: (await cap.snapshot(host.client, sessionID, root, host.id)).id });
+  });
+});
+
+describe('a lost host', () => {
+  it('its abandoned execution has no end boundary: the drift after it reads HOST_LOST, a range across it is whole', async () => {
+    const h = await registerHost(g, { leaseMs: 600_000 });
+    const client = new GatewayClient({ url: g.url, token: h.token });
+    try {
+      const sessionID = await newSession();
+      const root = worktree({ 'a.txt': 'a\n' });
+      const cap = new WorktreeCapturer();
+      const beginWith = async (startSnapshot: string) => (await ok(g, `mutation($i: BeginExecutionInput!) { beginExecution(input: $i) { ... on Execution { id } } }`,
+        { i: { sessionID, hostID: h.hostID, trigger: 'PROMPT', startSnapshot } }, h.token)).id as string;
+      const e1 = await beginWith((await cap.snapshot(client, sessionID, root, h.hostID)).id);
+      write(root, 'a.txt', 'lost\n');
+      await lapseLease(g.sql, h.hostID);
+      expect((await sweepExpiredLeases(g.sql)).abandoned).toBeGreaterThan(0);
+      await registerHost(g, { hostID: h.hostID, token: h.token, leaseMs: 600_000 });
+      const e2 = await beginWith((await cap.snapshot(client, sessionID, root, h.hostID)).id);
+      write(root, 'a.txt', 'done\n');
+      await ok(g, `mutation($i: SettleExecutionInput!) { settleExecution(input: $i) { ... on Execution { id } } }`,
+        { i: { executionID: e2, status: 'SUCCEEDED', endSnapshot: (await cap.snapshot(client, sessionID, root, h.hostID)).id } }, h.token);
+
+      const d2 = await drift(e2);
+      expect(d2.coverage).toMatchObject({ __typename: 'CoverageUnavailable', reason: 'BOUNDARY_UNAVAILABLE', detail: expect.stringContaining('HOST_LOST') });
+      expect(d2.boundary).toEqual({ __typename: 'BoundaryUnavailable', reason: 'HOST_LOST' });
+      const own = await changes(sessionID, e1, e1);
+      expect(own.boundary).toEqual({ __typename: 'BoundaryUnavailable', reason: 'HOST_LOST' });
+      expect(own.coverage).toMatchObject({ __typename: 'CoverageUnavailable', reason: 'BOUNDARY_UNAVAILABLE', incompleteExecutions: [{ id: e1, sequence: 1 }] });
+      const range = await changes(sessionID, e1, e2);
+      expect(range.coverage).toEqual({ __typename: 'CoverageComplete', fileCount: 1, incompleteExecutions: [{ id: e1, sequence: 1 }] });
+      expect(apply('a\n', range.files[0].patch)).toBe('done\n');
+    } finally {
+      await client.close();
+    }
   });
 });
 
