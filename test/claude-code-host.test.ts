@@ -122,7 +122,7 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', CLAUDE_BIN: '',
   });
   const permissions = { permissions: { allow: ['Bash', 'Write', 'Edit', 'Read'] } };
-  const newHost = () => new ClaudeCodeHost({ gatewayUrl: gw.url, hostToken: gw.admin, dir: hostDir, leaseMs: 10_000,
+  const newHost = () => new ClaudeCodeHost({ gatewayUrl: gw.url, hostToken: gw.admin, dir: hostDir, leaseMs: 10_000, claudeEnv: env(), claudeBin: bin!,
     log: (m) => { if (process.env.BRIDGE_DEBUG) console.log(`[claude-code] ${m}`); } });
 
   /** One `claude -p` run through the launcher; answers its result JSON (session_id…) and exit. */
@@ -430,6 +430,36 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
       { __typename: 'FilePart', path: path.join(repo, 'att', 'notes.txt'), mime: null },
       { __typename: 'FilePart', path: path.join(repo, 'att', 'pic.png'), mime: 'image/png' },
     ]);
+  });
+
+  it('compaction is Claude Code\'s own /compact on --resume (the next request carries its summary); generation is a hidden claude -p with the model asked for', async () => {
+    const r1 = await run(scriptPrompt('remember PINEAPPLE-77', [{ text: 'noted PINEAPPLE-77' }]));
+    expect(r1.code, r1.err).toBe(0);
+    const cc = r1.result.session_id as string;
+    const id = host.gatewaySessionOf(cc)!;
+    const c = await gw.gql(`mutation($i: CompactSessionInput!) { compactSession(input: $i) { __typename
+      ... on SessionCompacted { summary { parts { ... on TextPart { text } } } } ... on Error { message } } }`, { i: { sessionID: id, timeoutMs: 60_000 } });
+    expect(c.data.compactSession.__typename, JSON.stringify(c)).toBe('SessionCompacted');
+    expect(c.data.compactSession.summary.parts[0].text).toContain('SCRIPTED SUMMARY');
+    expect(c.data.compactSession.summary.parts[0].text).toContain('PINEAPPLE-77');
+    // The compaction run is the host's own: no execution, no message of it mirrored as a turn.
+    expect((await session(id)).executions.edges.length).toBe(1);
+    const before = model.agentRequests().length;
+    const r2 = await run(scriptPrompt('after compaction', [{ text: 'ok' }]), { resume: cc });
+    expect(r2.code, r2.err).toBe(0);
+    const next = JSON.stringify(model.agentRequests()[before].body.messages);
+    expect(next).toContain('SCRIPTED SUMMARY');
+
+    const G = `mutation($i: GenerateInput!) { generate(input: $i) { __typename ... on Generation { text providerID modelID }
+      ... on ModelNotFoundError { message } ... on Error { message } } }`;
+    const n = model.requests.length;
+    const g = await gw.gql(G, { i: { sessionID: id, prompt: 'REPLY:generated text', model: { providerID: 'anthropic', modelID: 'claude-sonnet-5-5' }, timeoutMs: 60_000 } });
+    expect(g.data.generate, JSON.stringify(g)).toMatchObject({ __typename: 'Generation', text: 'generated text', modelID: 'claude-sonnet-5-5' });
+    expect(model.requests.slice(n).map((q) => q.body?.model)).toContain('claude-sonnet-5-5');
+    expect(model.requests.slice(n).every((q) => q.body?.model === 'claude-sonnet-5-5' || !(q.body?.tools?.length))).toBe(true);
+    const missing = await gw.gql(G, { i: { sessionID: id, prompt: 'x', model: { providerID: 'anthropic', modelID: 'claude-nonexistent-1' } } });
+    expect(missing.data.generate.__typename).toBe('ModelNotFoundError');
+    expect((await session(id)).executions.edges.length).toBe(2);
   });
 
   it('a host or gateway that is down: a fronted session is refused (no model request), an observed one runs', async () => {

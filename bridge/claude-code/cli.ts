@@ -10,7 +10,7 @@ import { ClaudeCodeHost } from './host.js';
 import { hookSettings, writeHookScript } from './hook.js';
 import { launchClaude } from './launch.js';
 
-const USAGE = 'usage: host claude-code [--dir <dir>] [--gateway <graphql url>] --token <host token> [--plugin-token <token>] [--port <n>]\n'
+const USAGE = 'usage: host claude-code [--dir <dir>] [--gateway <graphql url>] --token <host token> [--plugin-token <token>] [--port <n>] [--models <id,id…>]\n'
   + '       host claude-code --print-settings [--dir <dir>]   (the hooks to merge into ~/.claude/settings.json: observed sessions)\n'
   + '       claude-code [--dir <dir>] [claude arguments…]      (Claude Code with the hooks in force: sessions the gateway fronts)';
 
@@ -23,7 +23,7 @@ export async function runHostCommand(args: string[]): Promise<void> {
     args: rest,
     options: {
       dir: { type: 'string' }, gateway: { type: 'string' }, token: { type: 'string' }, 'plugin-token': { type: 'string' },
-      port: { type: 'string' }, 'lease-ms': { type: 'string' }, 'print-settings': { type: 'boolean' },
+      port: { type: 'string' }, 'lease-ms': { type: 'string' }, 'print-settings': { type: 'boolean' }, models: { type: 'string' },
     },
   });
   const dir = path.resolve(values.dir ?? defaultDir());
@@ -38,6 +38,7 @@ export async function runHostCommand(args: string[]): Promise<void> {
     gatewayUrl: values.gateway ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:4000/graphql', hostToken: token,
     pluginToken: values['plugin-token'], dir, port: values.port ? Number(values.port) : undefined,
     leaseMs: values['lease-ms'] ? Number(values['lease-ms']) : undefined, log,
+    models: values.models ? values.models.split(',').map((m) => m.trim()).filter(Boolean) : undefined,
   });
   await host.start();
   log(`ready: run Claude Code with \`npx gateway claude-code …\` (directory ${dir})`);

@@ -23,6 +23,8 @@ const SCRIPT = `#!/usr/bin/env bash
 # by cat (one process, ~30 ms) and the small ones (prompt, stop, session) by read.
 LC_ALL=C
 ev=$1 fail=$2
+# A run the host makes itself (compaction, a hidden completion): not mirrored, never refused.
+[ -n "\${GATEWAY_CLAUDE_HIDDEN:-}" ] && exit 0
 dir=\${BASH_SOURCE[0]%/*}
 case "$ev" in PreToolUse|PostToolUse) body=$(cat) ;; *) IFS= read -r -d '' body ;; esac
 down() {

@@ -20,14 +20,16 @@
 // (hooks merged into the user's settings) is served by one that does not (its seal answers
 // SealUnsupportedError(ADMISSION_NOT_EXCLUSIVE): Claude Code can run it without the hooks). A session started
 // by the launcher stays fronted: a hook of it that comes without a valid launch token is refused.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
   AcknowledgeHostCommandDocument, AdmitWorkDocument, AppendMessageDocument, BeginExecutionDocument, CreateSessionDocument,
-  FinishJobDocument, SettleExecutionDocument, StartJobDocument, TranscriptEventsDocument,
+  FinishJobDocument, ReplyHostCommandDocument, SettleExecutionDocument, StartJobDocument, TranscriptEventsDocument,
 } from '../../client/index.js';
 import { WorktreeCapturer, type CaptureOptions } from '../../host/capture.js';
 import { HostLease, type Command, type HostIdentity } from '../common/host-lease.js';
@@ -35,6 +37,7 @@ import { Gateway, GatewayError } from '../opencode/gateway.js';
 import { bridgeTransport } from '../opencode/snapshot-sink.js';
 import { FileBridgeStore } from '../opencode/store.js';
 import { hookSettings, writeHookScript } from './hook.js';
+import { findClaudeBinary } from './launch.js';
 import { isPrompt, parseTranscript, rewriteTranscript, turnOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
 
 /**
@@ -73,6 +76,13 @@ export function rewriteFileAtomically(file: string, edits: TranscriptEdit[], sid
   throw new Error(`${file} kept changing while it was being rewritten`);
 }
 
+/** The model IDs Claude Code 2.1.332 resolves its aliases opus, sonnet and haiku to (measured: `--model <alias>`). */
+export const CLAUDE_CODE_MODELS = ['claude-opus-5-5', 'claude-sonnet-5-5', 'claude-haiku-5-5'];
+
+/** The built-in tools of Claude Code 2.1.332 a hidden completion runs without. */
+const ALL_TOOLS = ['Agent', 'Bash', 'Edit', 'ListAgents', 'Read', 'ReportFindings', 'ScheduleWakeup', 'Skill', 'ToolSearch', 'Workflow', 'Write',
+  'Glob', 'Grep', 'NotebookEdit', 'WebFetch', 'WebSearch', 'TodoWrite', 'Monitor', 'SendMessage', 'TaskStop', 'EnterWorktree', 'ExitWorktree', 'CronCreate', 'CronDelete', 'CronList'];
+
 export interface ClaudeCodeHostOptions {
   gatewayUrl: string;
   hostToken: string;
@@ -86,6 +96,14 @@ export interface ClaudeCodeHostOptions {
   capture?: CaptureOptions;
   /** How long an admission (prompt, tool call) may wait for the gateway before it is refused. Default 20 s. */
   admissionTimeoutMs?: number;
+  /**
+   * The models the host offers for generation (registered with the gateway: any other is ModelNotFoundError).
+   * Default: what Claude Code 2.1.332's aliases opus, sonnet and haiku resolve to (CLAUDE_CODE_MODELS).
+   */
+  models?: string[];
+  /** The environment of the `claude` runs the host makes itself (compaction, generation). Default: its own. */
+  claudeEnv?: NodeJS.ProcessEnv;
+  claudeBin?: string;
   log?: (m: string) => void;
 }
 
@@ -262,8 +280,9 @@ export class ClaudeCodeHost {
       name: () => `claude-code ${kind} ${opts.dir}`,
       // Launched: Claude Code runs with the host's hooks in force (fail closed) and the seal can stop it, so
       // nothing of the session starts without the gateway's admission. Observed: it can run without them.
-      capabilities: () => ({ cancel: true, compact: false, generate: false, exclusiveAdmission: kind === 'launched', sessions: false }),
-      models: async () => [],
+      // compact: Claude Code's own `/compact` on `--resume`; generate: a hidden `claude -p --model` run.
+      capabilities: () => ({ cancel: true, compact: true, generate: true, exclusiveAdmission: kind === 'launched', sessions: false }),
+      models: async () => (opts.models ?? CLAUDE_CODE_MODELS).map((modelID) => ({ providerID: 'anthropic', modelID })),
       storedHostID: async () => (kind === 'launched' ? this.store.hostID() : ((await this.store.sessions()).find((s) => s.ocSessionID === '@observed-host')?.state as any)?.hostID ?? null),
       storeHostID: async (id) => {
         if (kind === 'launched') return this.store.setHostID(id);
@@ -1021,6 +1040,7 @@ export class ClaudeCodeHost {
 
   private async command(c: Command) {
     if (!c) return;
+    if (c.kind === 'COMPACT_SESSION' || c.kind === 'GENERATE') return this.reply(c, () => (c.kind === 'GENERATE' ? this.generate(c) : this.compact(c)));
     try {
       const cc = this.byGateway.get(c.sessionID);
       if (cc && (c.kind === 'INTERRUPT_EXECUTION' || c.kind === 'CLOSE_ADMISSIONS' || c.kind === 'CANCEL_JOB')) {
@@ -1035,6 +1055,86 @@ export class ClaudeCodeHost {
   }
 
   private enqueueFence(cc: string) { return this.fence(cc); }
+
+  /** Runs a request and sends its result (or its error) with replyHostCommand (not acknowledged: the reply is the answer). */
+  private async reply(c: Command, fn: () => Promise<Record<string, unknown>>) {
+    let result: Record<string, unknown> | null = null;
+    let error: string | null = null;
+    try { result = await fn(); } catch (e: any) {
+      if (this.stopped) return;
+      error = String(e?.message ?? e).slice(0, 2_000) || 'failed';
+      this.log(`${c.kind} ${c.id}: ${error}`);
+    }
+    await this.gw.call(ReplyHostCommandDocument, { input: { commandID: c.id, ...(error !== null ? { error } : { result }) } as any })
+      .catch((e) => this.log(`reply ${c.id}: ${e.message}`));
+  }
+
+  /** A `claude` run of the host's own: its hooks answer at once (GATEWAY_CLAUDE_HIDDEN), nothing of it is mirrored. */
+  private runClaude(args: string[], cwd: string): Promise<{ code: number | null; out: string; err: string }> {
+    const bin = this.opts.claudeBin ?? findClaudeBinary();
+    if (!bin) return Promise.reject(new Error('the claude binary was not found (install @anthropic-ai/claude-code, or set CLAUDE_BIN)'));
+    const env: NodeJS.ProcessEnv = { ...(this.opts.claudeEnv ?? process.env), GATEWAY_CLAUDE_HIDDEN: '1' };
+    delete env.GATEWAY_CLAUDE_LAUNCH;
+    return new Promise((resolve, reject) => {
+      const child = spawn(bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout!.on('data', (d) => { out += d; });
+      child.stderr!.on('data', (d) => { err += d; });
+      child.once('error', reject);
+      child.once('exit', (code) => resolve({ code, out, err }));
+    });
+  }
+
+  /**
+   * COMPACT_SESSION: Claude Code's own compaction, `claude -p /compact --resume <session>`, while no Claude Code
+   * process of the session runs. Claude Code writes a compact boundary and its summary into the transcript (the
+   * context the next `--resume` sends); the summary line's text is the reply. The gateway's context is not used:
+   * Claude Code summarizes its transcript (with the corrections the host wrote into it).
+   */
+  private async compact(c: Command): Promise<Record<string, unknown>> {
+    const cc = this.byGateway.get(c.sessionID);
+    const st = cc ? this.sessions.get(cc) : undefined;
+    if (!cc || !st) throw new Error(`session ${c.sessionID} is not a Claude Code session of this host`);
+    if (st.parent) throw new Error('a subagent\'s transcript cannot be compacted by Claude Code (only a session can be resumed)');
+    if (this.claudeRunning(cc) || st.current) throw new Error('Claude Code is running this session: compaction waits until it is idle');
+    const r = await this.runClaude(['-p', '/compact', '--resume', cc, '--output-format', 'json'], st.cwd || os.tmpdir());
+    if (r.code !== 0) throw new Error(`claude /compact exited ${r.code}: ${(r.out + r.err).slice(-500)}`);
+    const { lines } = parseTranscript(fs.readFileSync(st.transcript, 'utf8'));
+    const boundary = lines.map((l) => l.type === 'system' && l.subtype === 'compact_boundary').lastIndexOf(true);
+    const summary = boundary >= 0 ? lines.slice(boundary + 1).find((l) => l.type === 'user' && l.message) : undefined;
+    const text = summary ? (typeof summary.message!.content === 'string' ? summary.message!.content
+      : (summary.message!.content as any[]).filter((b) => b?.type === 'text').map((b) => b.text).join('\n')) : '';
+    if (!text.trim()) throw new Error(`Claude Code wrote no compaction summary into ${st.transcript}`);
+    return { summary: text };
+  }
+
+  /**
+   * GENERATE: a hidden completion, `claude -p --model <id> --no-session-persistence` in an empty directory with
+   * every built-in tool disallowed, the gateway's context and the prompt as its prompt. The model must be one
+   * the host offers (the gateway refuses others with ModelNotFoundError); Claude Code's report of the model it
+   * used is checked against it.
+   */
+  private async generate(c: Command): Promise<Record<string, unknown>> {
+    const p = c.payload as { prompt: string; model: { providerID: string; modelID: string }; context?: { role: string; text: string }[] };
+    const context = (p.context ?? []).map((m) => `${m.role}: ${m.text}`).join('\n\n');
+    const prompt = context ? `Conversation so far:\n\n${context}\n\n---\n\n${p.prompt}` : p.prompt;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-generate-'));
+    try {
+      const r = await this.runClaude(['-p', prompt, '--model', p.model.modelID, '--no-session-persistence', '--output-format', 'json', '--disallowedTools', ...ALL_TOOLS], dir);
+      let out: any = null;
+      try { out = JSON.parse(r.out.trim().split('\n').at(-1) ?? ''); } catch { /* below */ }
+      if (!out || r.code !== 0 || out.is_error) throw new Error(`claude -p exited ${r.code}: ${String(out?.result ?? r.err).slice(0, 500)}`);
+      const used = Object.keys(out.modelUsage ?? {});
+      if (used.length && !used.includes(p.model.modelID)) throw new Error(`Claude Code answered with ${used.join(', ')}, not the model asked for`);
+      return {
+        text: String(out.result ?? ''), inputTokens: Math.round(Number(out.usage?.input_tokens ?? 0)), outputTokens: Math.round(Number(out.usage?.output_tokens ?? 0)),
+        providerID: 'anthropic', modelID: p.model.modelID,
+      };
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
 
   /**
    * Stops the Claude Code process running the session's turn (its process group when the launcher started it

@@ -136,6 +136,13 @@ export async function startScriptedAnthropic(opts: { log?: (m: string) => void }
       const messages: Msg[] = Array.isArray(body?.messages) ? body.messages : [];
       const streaming = !!body?.stream;
       const tools = Array.isArray(body?.tools) && body.tools.length > 0;
+      // Claude Code's compaction request (its last user message asks for a <summary> block): the summary
+      // quotes every earlier user and assistant text, so a test sees what the compaction was given.
+      const lastUser = textOf(messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+      if (/<summary>/.test(lastUser) && /summar/i.test(lastUser)) {
+        const seen = messages.slice(0, -1).map((m) => textOf(m.content)).filter(Boolean).join(' | ').replace(/\s+/g, ' ').slice(0, 2_000);
+        return plain(res, model, `<analysis>scripted</analysis>\n<summary>SCRIPTED SUMMARY of: ${seen}</summary>`, streaming);
+      }
       const step = tools ? pickStep(messages) : 'none';
       if (step === 'none' || step === 'done') {
         const last = textOf(messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
