@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { createSession, ok } from './fixtures.js';
@@ -7,6 +8,11 @@ import { GatewayCallError } from '../client/index.js';
 let g: TestGateway;
 beforeAll(async () => { g = await startTestGateway(); });
 afterAll(async () => { await g?.stop(); });
+
+/** How many processes are in the process group `pgid`. */
+function groupSize(pgid: number): number {
+  try { return execFileSync('pgrep', ['-g', String(pgid)], { encoding: 'utf8' }).trim().split('\n').length; } catch { return 0; }
+}
 
 function alive(pid: number) {
   try { process.kill(pid, 0); return true; } catch { return false; }
@@ -52,7 +58,8 @@ describe('reference host', () => {
     const s = await createSession(g, { directory: '/work/ref3' });
     // A job that starts a grandchild: the whole group must go.
     const j = await host.runJob(s.id, null, 'sleep 30 & sleep 30; wait');
-    await new Promise((r) => setTimeout(r, 100));
+    // Both sleeps are running in the job's process group before the host stops.
+    await expect.poll(() => groupSize(j.pid), { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
     await host.stop();
     expect(await j.done).toMatchObject({ status: 'CANCELLED' });
     expect(alive(j.pid)).toBe(false);
