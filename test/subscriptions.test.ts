@@ -197,6 +197,7 @@ describe('settlement cursor follows commit order', () => {
     release();
     await slow;
     await sub.waitFor((e) => e.length >= 4);
+    await expect.poll(() => polled.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(4); // the poller has paged past it too
     polling = false;
     await poller;
     const expected = await log(start);
