@@ -125,7 +125,7 @@ export function sessionsView(root: HTMLElement): () => void {
     const gw = gateway();
     // The cursor first, the sessions second: whatever settles after they were read is delivered.
     const { latestSettlementCursor } = await gw.request(ReviewLatestSettlementCursorDocument, {});
-    await loadPages(FIRST_PAGES);
+    await loadPages(1);
     if (closed) return;
     root.replaceChildren(h('h1', {}, 'Sessions'), h('div', { class: 'session-tools' }, search, count), notice,
       nodes.size ? rootsList : h('p', { class: 'muted' }, 'No sessions yet.'), more);
@@ -138,6 +138,8 @@ export function sessionsView(root: HTMLElement): () => void {
         }, () => {});
       }));
     }
+    // The rest of the first pages after the newest are shown (search covers them as they come).
+    if (!more.hidden) loadPages(FIRST_PAGES - 1).catch(fail);
     stops.push(settlementStream(null, latestSettlementCursor, (ev: ReviewSettlementsSubscription['executionSettled']) => {
       const s = ev.execution?.session;
       const n = nodes.get(ev.sessionID);
