@@ -1030,8 +1030,10 @@ export class ClaudeCodeHost {
     const end = await this.snapshot(st);
     const reason = st.fenced || why === 'seal' ? 'SEAL' : why === 'superseded' ? 'SUPERSEDED' : why === 'failed' ? 'SHUTDOWN' : 'USER';
     const failed = why === 'failed' && !st.fenced;
+    // An exit seen before the StopFailure hook: the transcript's API error line still says why the turn failed.
+    const failure = failed ? this.failureOf(t, null) ?? { error: 'Claude Code exited with an error before the turn ended' } : null;
     await this.settle(cc, ts, {
-      ...(failed ? { status: 'FAILED', error: 'Claude Code exited with an error before the turn ended' } : { status: 'INTERRUPTED', interruptReason: reason }),
+      ...(failure ? { status: 'FAILED', ...failure } : { status: 'INTERRUPTED', interruptReason: reason }),
       ...this.usageInput(t), ...('id' in end ? { endSnapshot: end.id } : { endCaptureError: end.error }),
     });
   }
