@@ -215,6 +215,33 @@ describe('settlement sequencer', () => {
     }
   });
 
+  it.skipIf(!inject('citus'))('on Citus, a read of one session\'s settlements stays on its shard, and while one of its settlements waits for a position it does not move past a hole', async () => {
+    await sequenceSettlements(g.sql, { wait: true });
+    await g.app.gateway.sequencer.stop();
+    const head = await clock();
+    const row = (pos: number | null, executionID: string) => g.sql`
+      INSERT INTO settlements (session_id, execution_id, status, directory, settled_at, pos)
+      VALUES (${sessionID}, ${executionID}, 'SUCCEEDED', '/seq', now(), ${pos})`;
+    try {
+      // Nothing of the session waits: its own shard answers. Position head + 1 is not visible (another
+      // session's, on another shard, or not yet committed there): it cannot be this session's.
+      await g.sql`UPDATE clocks SET value = ${head + 2} WHERE name = 'settlement'`;
+      await row(head + 2, 'exe_visible');
+      expect((await readSettlements(g.sql, SYSTEM, { after: head, limit: 10, sessionID })).map((r) => r.pos)).toEqual([head + 2]);
+      // One of its settlements waits for a position (staged, or positioned by a pass not visible here yet):
+      // the whole log is read, and the read ends before the first position it cannot see.
+      await row(null, 'exe_waiting');
+      expect(await readSettlements(g.sql, SYSTEM, { after: head, limit: 10, sessionID })).toEqual([]);
+      // The hole fills (here with a settlement of the session itself): the read goes on past it.
+      await row(head + 1, 'exe_first');
+      expect((await readSettlements(g.sql, SYSTEM, { after: head, limit: 10, sessionID })).map((r) => r.executionId)).toEqual(['exe_first', 'exe_visible']);
+    } finally {
+      await g.sql`DELETE FROM settlements WHERE execution_id IN ('exe_visible', 'exe_waiting', 'exe_first')`;
+      await g.sql`UPDATE clocks SET value = ${head} WHERE name = 'settlement'`;
+      g.app.gateway.sequencer.start();
+    }
+  });
+
   it('a reader never moves past a position it cannot see yet (a cluster shows one shard\'s commit before another\'s)', async () => {
     // What a reader of a cluster can meet for a moment: position p+2 visible, p+1 not yet. Made here
     // by writing the log's rows directly, the way two shards' commits of one pass could become visible.
