@@ -20,6 +20,8 @@ export const DISTRIBUTION_PLAN = {
       'changesets', 'changeset_files', 'snapshots', 'admissions', 'compactions',
       'snapshot_changesets', 'snapshot_changeset_files']
       .map((table) => ({ table, column: 'session_id', colocateWith: 'sessions' })),
+    // A session's children are kept on its own shard (removeSession reads them under its lock).
+    { table: 'session_children', column: 'parent_id', colocateWith: 'sessions' },
     { table: 'idempotency_keys', column: 'scope', colocateWith: 'sessions' },
     // File contents are shared between sessions (content-addressed): sharded by hash, with their holders.
     { table: 'contents', column: 'hash', colocateWith: 'none' },

@@ -327,6 +327,13 @@ CREATE TABLE schema_migrations (
   CONSTRAINT schema_migrations_pkey PRIMARY KEY (version)
 );
 
+CREATE TABLE session_children (
+  parent_id text NOT NULL,
+  child_id text NOT NULL,
+  CONSTRAINT session_children_pkey PRIMARY KEY (parent_id, child_id),
+  CONSTRAINT session_children_parent_id_fkey FOREIGN KEY (parent_id) REFERENCES sessions(id) ON DELETE CASCADE
+);
+
 CREATE TABLE sessions (
   id text NOT NULL,
   parent_id text,

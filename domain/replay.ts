@@ -5,7 +5,7 @@ import { replayLock } from './session-lock.js';
 
 /**
  * Replay: rebuilding every table the journal owns (domain/events/catalogue.ts JOURNAL_TABLES:
- * sessions, executions, jobs, messages and parts, compactions, tombstones; seal state lives on
+ * sessions and their children, executions, jobs, messages and parts, compactions, tombstones; seal state lives on
  * sessions) from the journal alone, with the projectors of the live write path. The projectors name
  * tables unqualified, so replay sets `search_path` to a scratch schema holding empty copies of those
  * tables and runs them there, one session at a time, in seq order (every projector touches only its
@@ -22,7 +22,7 @@ export class ReplayError extends Error {}
 
 /** What names a row of each journal table in a difference (`ProjectionDiff.key`). */
 const KEYS: Record<JournalTable, readonly string[]> = {
-  sessions: ['id'], executions: ['id'], jobs: ['id'], messages: ['id'], parts: ['id'], compactions: ['session_id', 'seq'], tombstones: ['id'],
+  sessions: ['id'], session_children: ['parent_id', 'child_id'], executions: ['id'], jobs: ['id'], messages: ['id'], parts: ['id'], compactions: ['session_id', 'seq'], tombstones: ['id'],
 };
 
 /**
@@ -30,7 +30,7 @@ const KEYS: Record<JournalTable, readonly string[]> = {
  * on a cluster distributed by session (README "Scaling") the live side of a match is read by its key.
  */
 const MATCH: Record<JournalTable, readonly string[]> = {
-  sessions: ['id'], executions: ['session_id', 'id'], jobs: ['session_id', 'id'], messages: ['session_id', 'id'], parts: ['session_id', 'id'],
+  sessions: ['id'], session_children: ['parent_id', 'child_id'], executions: ['session_id', 'id'], jobs: ['session_id', 'id'], messages: ['session_id', 'id'], parts: ['session_id', 'id'],
   compactions: ['session_id', 'seq'], tombstones: ['session_id', 'id'],
 };
 const match = (t: JournalTable, a: string, b: string) => MATCH[t].map((k) => `${a}."${k}" = ${b}."${k}"`).join(' AND ');
@@ -146,7 +146,7 @@ export async function replayIntoSchema(sql: Sql, schema: string): Promise<Replay
 
 /** The session of a row of `table` (the column that says which session it belongs to). */
 const SESSION_COLUMN: Record<JournalTable, string> = {
-  sessions: 'id', executions: 'session_id', jobs: 'session_id', messages: 'session_id', parts: 'session_id', compactions: 'session_id',
+  sessions: 'id', session_children: 'child_id', executions: 'session_id', jobs: 'session_id', messages: 'session_id', parts: 'session_id', compactions: 'session_id',
   tombstones: 'session_id',
 };
 
@@ -241,9 +241,10 @@ export async function rebuildProjections(sql: Sql): Promise<RebuildStats> {
       const values = cols.filter((c) => !MATCH[t].includes(c));
       const set = values.map((c) => `"${c}" = r."${c}"`).join(', ');
       // Rows compared column by column, not through to_jsonb: Citus refuses a function of the row's
-      // columns in a distributed UPDATE (every column type here has an equality).
+      // columns in a distributed UPDATE (every column type here has an equality). A table that is all
+      // key (session_children) has nothing to update.
       const row = (a: string) => `ROW(${values.map((c) => `${a}."${c}"`).join(', ')})`;
-      changed.updated += count(await tx.unsafe(`
+      if (values.length) changed.updated += count(await tx.unsafe(`
         UPDATE "${t}" l SET ${set} FROM "${schema}"."${t}" r
         WHERE ${match(t, 'r', 'l')} AND ${row('l')} IS DISTINCT FROM ${row('r')} AND ${exactRows(t, 'l', stats.inexact)}`));
       const list = cols.map((c) => `"${c}"`).join(', ');

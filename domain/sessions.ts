@@ -209,20 +209,21 @@ export async function removeSession(sql: Sql, actor: Actor, input: { sessionID: 
   const sessionID = requireId('session', input.sessionID, 'sessionID');
   return sql.begin(async (tx) => {
     const root = await lockSession(tx, actor, sessionID);
-    // Lock the whole subtree, level by level. Children created concurrently hold FOR SHARE on their
-    // parent: a parent is locked here before its children are read, so no new child can appear under
-    // it afterwards. Each session is locked by its own statement (its own shard on a cluster), in ID
-    // order within a level.
+    // Lock the whole subtree, level by level. A child's creation holds FOR SHARE on its parent and records
+    // the child on the parent's shard (session_children): a parent is locked here before its children are
+    // read, so no new child can appear under it afterwards. Each session is locked by its own statement
+    // (its own shard on a cluster), in ID order within a level.
     const locked = new Map<string, LockedSession>([[root.id, root]]);
     for (let level = [root.id]; level.length; ) {
-      const children = await tx<{ id: string }[]>`SELECT id FROM sessions WHERE parent_id = ANY(${level}) ORDER BY id`;
+      const children = await tx<{ childId: string }[]>`
+        SELECT child_id FROM session_children WHERE parent_id = ANY(${level}) ORDER BY child_id`;
       level = [];
-      for (const { id } of children) {
-        if (locked.has(id)) continue;
-        const c = await lockSessionIfPresent(tx, id);
+      for (const { childId } of children) {
+        if (locked.has(childId)) continue;
+        const c = await lockChild(tx, childId);
         if (!c) continue; // removed meanwhile by a removal of its own
-        locked.set(id, c);
-        level.push(id);
+        locked.set(childId, c);
+        level.push(childId);
       }
     }
     const ids = [...locked.keys()];
@@ -245,6 +246,32 @@ export async function removeSession(sql: Sql, actor: Actor, input: { sessionID: 
     }
     return { sessionID, removedSessionIDs: ids };
   });
+}
+
+/** How long a removal waits for a child recorded on its parent's shard to be visible on its own (see lockChild). */
+const CHILD_VISIBLE_WITHIN_MS = 10_000;
+
+/**
+ * The lock of a child session a removal found in session_children; null when the child has been removed
+ * (its tombstone is there). On one Postgres the child's row is visible with its record. On a Citus cluster
+ * the child's creation commits on two workers in two phases, and the parent's (with the record) may
+ * commit before the child's (with its row): the child then is neither present nor removed for a moment,
+ * and this waits for its row, re-reading with growing pauses. A worker that never commits its part
+ * (down in the middle of the commit) fails the removal after CHILD_VISIBLE_WITHIN_MS rather than leave
+ * the child behind without its parent.
+ */
+async function lockChild(tx: Tx, childID: string): Promise<LockedSession | null> {
+  const deadline = Date.now() + CHILD_VISIBLE_WITHIN_MS;
+  for (let pause = 2; ; pause = Math.min(pause * 2, 100)) {
+    const c = await lockSessionIfPresent(tx, childID);
+    if (c) return c;
+    const [removed] = await tx`SELECT 1 FROM tombstones WHERE ${tombstoneKey(tx, childID)}`;
+    if (removed) return null;
+    if (Date.now() > deadline) {
+      throw new Error(`session ${childID} is recorded as a child but its row is not visible after ${CHILD_VISIBLE_WITHIN_MS} ms (a node has not committed its part of the child's creation); try the removal again`);
+    }
+    await new Promise((res) => setTimeout(res, pause));
+  }
 }
 
 export type SessionStatus = 'IDLE' | 'BUSY' | 'SEALING' | 'SEALED';

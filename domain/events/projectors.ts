@@ -8,7 +8,8 @@ import type * as P from './payloads.js';
  * (domain/events/commit.ts) and replay (domain/replay.ts) run these same functions, the latter with
  * `search_path` set to a scratch schema, so every table here is named unqualified and every statement
  * touches only the event's own session (`WHERE session_id = …`: one shard on Citus, and replay folds
- * one session at a time). Every timestamp a projector writes is the event's `at`.
+ * one session at a time), except a child's row in `session_children`, kept on its parent's shard and
+ * written by the child's creation and removal. Every timestamp a projector writes is the event's `at`.
  *
  * The session row's journal bookkeeping (`last_seq`, and `updated_at` for the events that touch the
  * session) is done by the commit itself, not here.
@@ -32,6 +33,9 @@ export const sessionCreated: Projector<typeof P.SessionCreated, SessionRow> = as
     VALUES (${sessionID}, ${p.parentID}, ${p.title}, ${p.directory}, ${tx.json(p.metadata as never)}, ${p.hostID ?? null},
       ${tx.json((p.hostMetadata ?? {}) as never)}, ${seq}, ${at}::text::timestamptz, ${at}::text::timestamptz)
     RETURNING *`;
+  // A child is also recorded on its parent's shard, under the parent's share lock that createSession holds
+  // (removeSession finds the children of a session there).
+  if (p.parentID !== null) await tx`INSERT INTO session_children (parent_id, child_id) VALUES (${p.parentID}, ${sessionID})`;
   return s;
 };
 
@@ -49,7 +53,7 @@ export const sessionUpdated: Projector<typeof P.SessionUpdated, SessionRow> = as
  * session row by their foreign keys.)
  */
 export const sessionRemoved: Projector<typeof P.SessionRemoved, void> = async ({ tx }, { sessionID, at }) => {
-  await tx`
+  const [gone] = await tx<{ parentId: string | null }[]>`
     WITH t AS (
       INSERT INTO tombstones (id, kind, session_id, directory, removed_at)
       SELECT id, 'session', id, directory, ${at}::text::timestamptz FROM sessions WHERE id = ${sessionID}
@@ -64,8 +68,11 @@ export const sessionRemoved: Projector<typeof P.SessionRemoved, void> = async ({
       e AS (DELETE FROM executions WHERE session_id = ${sessionID}),
       -- Keys of work inside the session go with it (idempotency_keys has no foreign key: it is keyed by
       -- scope, and createSession's global scope outlives the sessions it created).
-      k AS (DELETE FROM idempotency_keys WHERE scope = ${sessionID})
-    DELETE FROM sessions WHERE id = ${sessionID}`;
+      k AS (DELETE FROM idempotency_keys WHERE scope = ${sessionID}),
+      l AS (DELETE FROM session_children WHERE parent_id = ${sessionID})
+    DELETE FROM sessions WHERE id = ${sessionID} RETURNING parent_id`;
+  // Its own record as a child, on the parent's shard.
+  if (gone?.parentId) await tx`DELETE FROM session_children WHERE parent_id = ${gone.parentId} AND child_id = ${sessionID}`;
 };
 
 export const sessionSealing: Projector<typeof P.SessionSealing, SessionRow> = async ({ tx }, { sessionID, at }) => {
