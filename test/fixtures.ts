@@ -65,7 +65,7 @@ export async function appendText(g: TestGateway, host: { token: string }, sessio
 export async function snapshotCounts(g: TestGateway) {
   // One count per statement: also on a cluster, where each is a query of its own across the shards.
   const count = async (table: string) => Number((await g.sql.unsafe(`SELECT count(*)::int AS n FROM ${table}`))[0].n);
-  const tables = ['sessions', 'executions', 'messages', 'parts', 'jobs', 'journal', 'tombstones', 'settlements'] as const;
+  const tables = ['sessions', 'session_children', 'executions', 'messages', 'parts', 'jobs', 'journal', 'tombstones', 'settlements'] as const;
   const counts = await Promise.all(tables.map(count));
   const r = Object.fromEntries(tables.map((t, i) => [t, counts[i]])) as Record<(typeof tables)[number], number> & { seqs: number };
   r.seqs = Number((await g.sql`SELECT coalesce(sum(last_seq), 0)::int AS n FROM sessions`)[0].n);
