@@ -159,14 +159,32 @@ describe('sealSession', () => {
     expect(Date.now() - started).toBeLessThan(30_000);
     await viaCapped.close();
     await capped.stop();
-    // A second call keeps waiting for the same work, and answers only once it is gone.
-    const second = kit.seal(s, 10_000);
+    // A second call keeps waiting for the same work, and answers only once it is gone. The order is
+    // made certain with the session's row lock held here: the second call's step queues on it, then
+    // the stubborn job's end report (after the kill) queues behind the step; on release the step
+    // finds the job still cancelling and waits, and the report's commit is what wakes it (long before
+    // the call's deadline, when a last step would also find the job gone).
     await quick.done;
-    await new Promise((res) => setTimeout(res, 200));
-    process.kill(-stubborn.pid, 'SIGKILL');
+    let second!: Promise<Awaited<ReturnType<typeof kit.seal>>>;
+    await g.sql.begin(async (tx) => {
+      const [{ holder }] = await tx`SELECT pg_backend_pid() AS holder FROM sessions WHERE id = ${s} FOR UPDATE`;
+      const blockedBy = async (pid: number) =>
+        (await g.sql<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE ${pid}::int = ANY(pg_blocking_pids(pid))`).map((r) => r.pid);
+      second = kit.seal(s, 30_000);
+      const [step] = await until(async () => { const b = await blockedBy(holder); return b.length ? b : null; }, 10_000, "the second call's step queued on the session");
+      expect(groupAlive(stubborn.pid)).toBe(true);
+      process.kill(-stubborn.pid, 'SIGKILL');
+      await until(async () => (await blockedBy(step)).length > 0, 10_000, "the job's end report queued behind the step");
+    });
+    const released = Date.now();
     const r2 = await second;
+    expect(Date.now() - released).toBeLessThan(15_000);
     expect(groupAlive(stubborn.pid)).toBe(false);
     expect(r2.__typename).toBe('SessionSealed');
+    const journal = await kit.journal(s);
+    const ended = journal.findIndex((e) => e.type === 'job.finished' && e.payload.jobID === stubborn.id);
+    expect(ended).toBeGreaterThan(-1);
+    expect(journal.findIndex((e) => e.type === 'session.sealed')).toBeGreaterThan(ended);
     if (r2.__typename === 'SessionSealed') expect(r2.cancelledJobs.map((j) => j.id).sort()).toEqual([stubborn.id, quick.id].sort());
   });
 
