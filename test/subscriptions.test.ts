@@ -191,17 +191,22 @@ describe('settlement cursor follows commit order', () => {
     // Later settlements through both instances commit while the slow one is open, and are delivered.
     const laterIds = await Promise.all(others.map((s, i) => settle(i % 2 ? A : B, s)));
     await sub.waitFor((e) => e.length >= 3);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(sub.events.map((e) => e.executionSettled.executionID).sort()).toEqual([...laterIds].sort());
-    expect(new Set(polled.map((e) => e.node.executionID))).toEqual(new Set(laterIds));
+    // While the slow one is open, a marker settled behind the later ones: the stream and the poller,
+    // each in cursor order, have everything positioned before it once they have the marker.
+    const [meanwhile] = await beforeMarker([sub], A, sessions['/a/y'][0]);
+    const marker = sub.events.at(-1)!.executionSettled.executionID;
+    expect(meanwhile.map((e) => e.executionSettled.executionID).sort()).toEqual([...laterIds].sort());
+    await expect.poll(() => polled.some((e) => e.node.executionID === marker), { timeout: 10_000 }).toBe(true);
+    expect(new Set(polled.map((e) => e.node.executionID))).toEqual(new Set([...laterIds, marker]));
     release();
     await slow;
-    await sub.waitFor((e) => e.length >= 4);
-    await expect.poll(() => polled.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(4); // the poller has paged past it too
+    await sub.waitFor((e) => e.length >= 5);
+    await expect.poll(() => polled.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(5); // the poller has paged past it too
     polling = false;
     await poller;
     const expected = await log(start);
-    expect(expected).toHaveLength(4);
+    expect(expected).toHaveLength(5);
+    expect(expected.at(-2)!.executionId).toBe(marker);
     expect(expected.at(-1)!.executionId).toBe(slowExec); // committed last, so positioned last
     expect(expected.at(-1)!.settledAt.getTime()).toBeLessThan(expected[0].settledAt.getTime()); // a timestamp cursor would skip it
     const [got] = await beforeMarker([sub], A, sessions['/a/y'][0]);
@@ -267,16 +272,28 @@ describe('two instances, one Postgres', () => {
     expect(expected).toHaveLength(30);
     // Sequencer passes of both instances: unique, contiguous positions.
     expect(expected.map((r) => r.pos)).toEqual(expected.map((_r, i) => start + 1 + i));
+    // The positive signal that the streams are quiet: two markers settled after them, one under /a (the
+    // scoped readers see it), then one in sessionB's session. Each stream is in cursor order, so once it
+    // has the last marker it may see, it has everything before it (a duplicate, a row out of scope).
+    // scopedOtherSession may see neither: it is on instance A's feed with adminA, which offers every row
+    // to all of its streams in one pass, so a row it took would have been sent by the time adminA has
+    // the last marker.
+    await settle(A, sessions['/a/x'][0]);
+    await settle(B, sessions['/b/z'][0]);
+    const withMarkers = await log(start);
+    expect(withMarkers).toHaveLength(32);
     const want = {
-      adminA: expected,
-      adminB: expected,
-      scopedA: expected.filter(under('/a')),
-      scopedB: expected.filter(under('/a')),
-      sessionB: expected.filter((r) => r.sessionId === sessions['/b/z'][0]),
+      adminA: withMarkers,
+      adminB: withMarkers,
+      scopedA: withMarkers.filter(under('/a')),
+      scopedB: withMarkers.filter(under('/a')),
+      sessionB: withMarkers.filter((r) => r.sessionId === sessions['/b/z'][0]),
       scopedOtherSession: [] as SettlementRow[],
     };
-    for (const [k, s] of Object.entries(subs)) await s.waitFor((e) => e.length >= want[k as keyof typeof want].length, 30_000);
-    await new Promise((r) => setTimeout(r, 300));
+    for (const [k, s] of Object.entries(subs)) {
+      const last = want[k as keyof typeof want].at(-1);
+      if (last) await s.waitFor((e) => e.some((x) => x.executionSettled.executionID === last.executionId), 30_000);
+    }
     for (const [k, s] of Object.entries(subs)) {
       expectExactly(s.events, want[k as keyof typeof want]);
       expect(s.errors).toEqual([]);
