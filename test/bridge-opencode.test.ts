@@ -218,8 +218,22 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
   it('mirrors an edit made in OpenCode as one gateway correction (after the running step), without echoes either way', async () => {
     // From the start of the session's journal (cursor of sequence 0), then live.
     const fromStart = Buffer.from('journal:0').toString('base64url');
-    const events = subscribe<{ sessionEvents: { type: string; partID: string | null } }>(gw.ws(), EVENTS_SUB, { s: gwSession, a: fromStart });
-    const corrections = (partID: string) => events.events.filter((e) => e.sessionEvents.type === 'message.part_corrected' && e.sessionEvents.partID === partID).length;
+    const events = subscribe<{ sessionEvents: { sequence: number; type: string; partID: string | null } }>(gw.ws(), EVENTS_SUB, { s: gwSession, a: fromStart });
+    const correctionsOf = (partID: string) => events.events.filter((e) => e.sessionEvents.type === 'message.part_corrected' && e.sessionEvents.partID === partID);
+    const corrections = (partID: string) => correctionsOf(partID).length;
+    const bridgeState = async () => (await store.sessions()).find((r) => r.ocSessionID === ocSession)!.state;
+    /**
+     * The positive signal that a correction's round trip is over: the bridge's stored cursor of the
+     * gateway's events is past `sequence` (whatever it PATCHed into OpenCode for them is done), then it
+     * has applied everything OpenCode recorded (the echo of such a PATCH), and the subscription here has
+     * every event the journal holds. An echo loop would have committed its next correction by then.
+     */
+    const roundTripDone = async (sequence: number) => {
+      await until('the bridge handled the gateway events', async () => ((await bridgeState()).eventsSeq ?? 0) >= sequence);
+      await bridge.settled();
+      const [{ head }] = await gw.sql<{ head: number }[]>`SELECT coalesce(max(seq), 0)::int AS head FROM journal WHERE session_id = ${gwSession}`;
+      await events.waitFor((e) => e.some((x) => x.sessionEvents.sequence >= head));
+    };
     const s = await readSession();
     const user = s.messages.edges.map((e: any) => e.node).find((m: any) => m.role === 'USER' && !m.retraction);
     const gwPart = user.parts.find((p: any) => p.__typename === 'TextPart');
@@ -240,7 +254,7 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
       (await gw.gql(MESSAGE_Q, { id: user.id })).data.message.parts.find((p: any) => p.id === gwPart.id).text === 'edited in OpenCode');
     await bridge.settled();
     await events.waitFor(() => corrections(gwPart.id) >= 1);
-    await new Promise((r) => setTimeout(r, 500)); // an echo loop would show up by now
+    await roundTripDone(correctionsOf(gwPart.id)[0].sessionEvents.sequence);
     let m = (await gw.gql(MESSAGE_Q, { id: user.id })).data.message;
     expect(m.parts.find((p: any) => p.id === gwPart.id)).toMatchObject({ text: 'edited in OpenCode', revision: rev0 + 1 });
     expect(corrections(gwPart.id)).toBe(1);
@@ -251,8 +265,10 @@ describe.skipIf(!bin)('OpenCode bridge (real opencode-ai server)', { timeout: 24
     expect(c.data.correctMessagePart.__typename).toBe('MessagePartCorrected');
     const ocText = async () => (await client.messages(ocSession)).flatMap((x) => x.parts).find((p) => p.id === ocPart.id)?.text;
     await until('gateway correction visible in OpenCode', async () => (await ocText()) === 'corrected on the gateway');
-    await bridge.settled();
-    await new Promise((r) => setTimeout(r, 500));
+    await events.waitFor(() => corrections(gwPart.id) >= 2);
+    await roundTripDone(correctionsOf(gwPart.id)[1].sessionEvents.sequence);
+    // OpenCode's echo of the PATCH came back and was taken for what it is.
+    expect((await bridgeState()).echoes?.[ocPart.id]).toBeUndefined();
     m = (await gw.gql(MESSAGE_Q, { id: user.id })).data.message;
     expect(m.parts.find((p: any) => p.id === gwPart.id)).toMatchObject({ text: 'corrected on the gateway', revision: rev0 + 2 });
     expect(corrections(gwPart.id)).toBe(2);
