@@ -24,6 +24,7 @@ import { beginExecution, settleExecution } from '../domain/executions.js';
 import { registerHost } from '../domain/hosts.js';
 import { createSession } from '../domain/sessions.js';
 import { Gateway, type GatewayConfig } from '../server/gateway.js';
+import { silentLogger } from '../server/logging.js';
 import { median } from './support/drive.js';
 
 const SECONDS = Number(process.env.SECONDS) || 10;
@@ -65,7 +66,7 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 ? Object.keys(MODES).reverse() : Object.keys(MODES);
     for (const mode of order) {
-      const gateway = new Gateway(sql, MODES[mode]);
+      const gateway = new Gateway(sql, MODES[mode], silentLogger());
       await gateway.start();
       await gateway.sweep(); // its start (a first sweep of every lapsed host, a first sequencer pass) is not idling
       await gateway.sequencer.caughtUp();

@@ -69,12 +69,12 @@ const { changesetFiles, coverageOf, hasFiles } = await import(gatewayModule('dom
 const { executionsWithChangesets, sessionsWithExecutions } = await import(gatewayModule('resolvers/loaders.js')) as typeof import('../resolvers/loaders.js');
 const { encodeCursor } = await import(gatewayModule('resolvers/cursors.js')) as typeof import('../resolvers/cursors.js');
 const { sessionOf } = await import(gatewayModule('domain/ids.js')) as typeof import('../domain/ids.js');
-const { createLogger, setLogger } = await import(gatewayModule('server/logging.js')) as typeof import('../server/logging.js');
+const { createLogger } = await import(gatewayModule('server/logging.js')) as typeof import('../server/logging.js');
 
 // The gateway logs as `npm start` does (a line per request at info), into /dev/null with synchronous writes
 // (pino's default for stdout); BENCH_LOG=silent: no lines, another level: that level.
 const BENCH_LOG = (process.env.BENCH_LOG ?? 'info') as Parameters<typeof createLogger>[0];
-if (BENCH_LOG !== 'silent') setLogger(createLogger(BENCH_LOG, pino.destination({ dest: '/dev/null', sync: true })));
+const benchLogger = BENCH_LOG === 'silent' ? undefined : createLogger(BENCH_LOG, pino.destination({ dest: '/dev/null', sync: true }));
 
 /** A run, with its server's allocation per request when BENCH_ALLOC=1. */
 type Measured = Run & { allocKB?: number };
@@ -324,9 +324,9 @@ async function main() {
   try {
     await migrate(sql);
     const { e50, e500 } = await seedReads(sql, SESSIONS);
-    app = buildApp({ sql, gateway: { sweepIntervalMs: 0, retentionIntervalMs: 0 } });
+    app = buildApp({ sql, gateway: { sweepIntervalMs: 0, retentionIntervalMs: 0 }, logger: benchLogger });
     await app.start();
-    counting = buildApp({ sql: countSql, gateway: { sweepIntervalMs: 0, retentionIntervalMs: 0 } });
+    counting = buildApp({ sql: countSql, gateway: { sweepIntervalMs: 0, retentionIntervalMs: 0 }, logger: benchLogger });
     await counting.start();
     // Its sequencer's safety pass (once a second) would be counted with the requests: reads need none.
     await counting.gateway.sequencer.stop();
@@ -337,10 +337,13 @@ async function main() {
       const b = buildBaseline(BASELINE_REF);
       const bConnect = (await import(b.module('db/connection.js'))).connect as typeof connect;
       const bBuildApp = (await import(b.module('server/app.js'))).buildApp as (o: unknown) => NonNullable<typeof base>['app'];
-      const bLogging = await import(b.module('server/logging.js')) as typeof import('../server/logging.js');
-      if (BENCH_LOG !== 'silent') bLogging.setLogger(bLogging.createLogger(BENCH_LOG, pino.destination({ dest: '/dev/null', sync: true })));
+      // Its own logger, given as the commit takes it: `buildApp({ logger })`, or its module's setLogger
+      // (commits before the logger was passed in).
+      const bLogging = await import(b.module('server/logging.js')) as typeof import('../server/logging.js') & { setLogger?: (l: unknown) => void };
+      const bLogger = BENCH_LOG === 'silent' ? undefined : bLogging.createLogger(BENCH_LOG, pino.destination({ dest: '/dev/null', sync: true }));
+      if (bLogger) bLogging.setLogger?.(bLogger);
       const bSql = bConnect(scratch.url, { max: POOL });
-      base = { app: bBuildApp({ sql: bSql, gateway: { sweepIntervalMs: 0, retentionIntervalMs: 0 } }), sql: bSql, commit: b.commit };
+      base = { app: bBuildApp({ sql: bSql, gateway: { sweepIntervalMs: 0, retentionIntervalMs: 0 }, logger: bLogger }), sql: bSql, commit: b.commit };
       await base.app.start();
     }
 
@@ -362,7 +365,7 @@ async function main() {
         console.log(`history ${HISTORY}x (kept): ${c.s} sessions, ${c.x} executions, ${c.p} parts`);
       }
       const hToken = await createToken(hSql, { role: 'reader' });
-      const hApp = buildApp({ sql: hSql, gateway: { sweepIntervalMs: 0, retentionIntervalMs: 0 } });
+      const hApp = buildApp({ sql: hSql, gateway: { sweepIntervalMs: 0, retentionIntervalMs: 0 }, logger: benchLogger });
       hist = { app: hApp, sql: hSql, db: hdb, e50: h50, e500: h500, secret: hToken.secret };
       await hApp.start();
     }

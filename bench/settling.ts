@@ -30,6 +30,7 @@ import { beginExecution, settleExecution } from '../domain/executions.js';
 import { registerHost } from '../domain/hosts.js';
 import { createSession } from '../domain/sessions.js';
 import { Gateway } from '../server/gateway.js';
+import { silentLogger } from '../server/logging.js';
 import { median } from './support/drive.js';
 
 const SESSIONS = Number(process.env.SESSIONS) || 50;
@@ -61,7 +62,7 @@ async function main() {
   let gateway: Gateway | null = null;
   try {
     await migrate(admin);
-    gateway = new Gateway(admin, { sweepIntervalMs: 0, retentionIntervalMs: 0, feedPollMs: 0 });
+    gateway = new Gateway(admin, { sweepIntervalMs: 0, retentionIntervalMs: 0, feedPollMs: 0 }, silentLogger());
     await gateway.start();
     const host = await registerHost(admin, SYSTEM, { name: 'bench', leaseMs: 600_000, capabilities: { cancel: true } });
     const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => createSession(admin, SYSTEM, { directory: '/bench' })));

@@ -117,7 +117,7 @@ function shortPath(p: string): string {
 async function serve() {
   // Imported here so the other commands (the bridge, token, migrate) start without them.
   const { ConfigError, loadConfig } = await import('../server/config.js');
-  const { createLogger, setLogger } = await import('../server/logging.js');
+  const { createLogger } = await import('../server/logging.js');
   let config: Config;
   try {
     config = loadConfig(process.env, PROJECT_DIR);
@@ -125,8 +125,8 @@ async function serve() {
     if (e instanceof ConfigError) throw new StartError(`configuration: ${e.message}`, 2);
     throw e;
   }
+  // The process' one logger: every line of the gateway goes through it (buildApp hands it down).
   const logger = createLogger(config.logLevel);
-  setLogger(logger);
   // Signals count from here: one that arrives while starting stops the start and whatever it started.
   const cleanup: (() => Promise<unknown>)[] = [];
   let stopping = false;
@@ -162,7 +162,7 @@ async function serve() {
   const { buildApp } = await import('../server/app.js');
   const app = buildApp({
     sql, port: config.port, host: config.host, limits: config.limits, gateway: config.gateway,
-    tokenCache: config.tokenCache, metricsToken: config.metrics.token, metricsPort: config.metrics.port,
+    tokenCache: config.tokenCache, metricsToken: config.metrics.token, metricsPort: config.metrics.port, logger,
   });
   try {
     await app.start();

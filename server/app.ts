@@ -22,7 +22,7 @@ import { ClientCaps } from './caps.js';
 import { maskSubscriptionErrors, refuseUpgrade } from './ws-guards.js';
 import { isGraphiQLAsset, serveGraphiQL, serveGraphiQLAsset, wantsGraphiQL } from './graphiql.js';
 import { serveGraphQLWs } from '../subscriptions/delivery.js';
-import { log, logUnexpected, markUnexpected, reportUnexpected, newRequestRecord, requestIDFor, resultOf, type RequestRecord } from './logging.js';
+import { logUnexpected, markUnexpected, reportUnexpected, newRequestRecord, requestIDFor, resultOf, silentLogger, type Logger, type RequestRecord } from './logging.js';
 import { Metrics } from './metrics.js';
 import { VERSION } from './version.js';
 import { operationOf, useOperationRecord } from './operations.js';
@@ -45,6 +45,8 @@ export interface AppOptions {
   metricsToken?: string;
   /** Serve `/metrics` (no token) on a port of its own, on the same host. */
   metricsPort?: number;
+  /** Where the instance's log lines go (server/logging.ts createLogger); none: nowhere. */
+  logger?: Logger;
 }
 
 export interface App {
@@ -87,7 +89,8 @@ const UNAUTHENTICATED = {
  */
 export function buildApp(opts: AppOptions): App {
   const { sql } = opts;
-  const gateway = new Gateway(sql, { sweepIntervalMs: 1_000, ...opts.gateway });
+  const log = opts.logger ?? silentLogger();
+  const gateway = new Gateway(sql, { sweepIntervalMs: 1_000, ...opts.gateway }, log);
   const tokens = new TokenCache(sql, gateway.bus, opts.tokenCache);
   const actors = new WeakMap<Request, Actor>();
   const edge = loadEdgeConfig();
@@ -129,15 +132,15 @@ export function buildApp(opts: AppOptions): App {
     // Yoga's own log lines go to pino; its error lines at debug, since maskError above logs each
     // unexpected error once, with its stack and request ID.
     logging: {
-      debug: (...a: unknown[]) => log().debug({ yoga: a.map(String) }, 'graphql-yoga'),
-      info: (...a: unknown[]) => log().debug({ yoga: a.map(String) }, 'graphql-yoga'),
-      warn: (...a: unknown[]) => log().warn({ yoga: a.map(String) }, 'graphql-yoga'),
-      error: (...a: unknown[]) => log().debug({ yoga: a.map(String) }, 'graphql-yoga'),
+      debug: (...a: unknown[]) => log.debug({ yoga: a.map(String) }, 'graphql-yoga'),
+      info: (...a: unknown[]) => log.debug({ yoga: a.map(String) }, 'graphql-yoga'),
+      warn: (...a: unknown[]) => log.warn({ yoga: a.map(String) }, 'graphql-yoga'),
+      error: (...a: unknown[]) => log.debug({ yoga: a.map(String) }, 'graphql-yoga'),
     },
     // GraphiQL is served by server/graphiql.ts (offline, subscriptions authenticated).
     graphiql: false,
     // The operation checks (record, roles, input validation, cost: in this order) run as one hook (server/operation-checks.ts).
-    plugins: guardRequestHooks([auth, ...inOrder([useOperationRecord(), useRoles(), useInputValidation(), costLimit]), armor, useSharedSubscriptionExecution(), useCompiledQueries(),
+    plugins: guardRequestHooks([auth, ...inOrder([useOperationRecord(log), useRoles(), useInputValidation(), costLimit]), armor, useSharedSubscriptionExecution(), useCompiledQueries(),
       useRequestBodyLimit()]),
     // The body limit is useRequestBodyLimit's (server/limits.ts): Yoga's answers, without a stream pipeline for every body.
     maxRequestBodySize: false,
@@ -157,7 +160,7 @@ export function buildApp(opts: AppOptions): App {
       const seconds = (performance.now() - rec.start) / 1000;
       const result = resultOf(rec, res.statusCode);
       metrics.observe('http', rec.operationName, rec.operationType, result, seconds);
-      log().info({
+      log.info({
         requestID: rec.requestID, transport: 'http', method: req.method, status: res.statusCode,
         operationName: rec.operationName ?? null, operationType: rec.operationType, role: rec.role, tokenID: rec.tokenID,
         result, errors: rec.errors, durationMs: Math.round(seconds * 10_000) / 10,
@@ -175,7 +178,7 @@ export function buildApp(opts: AppOptions): App {
     if (path === '/ready') {
       // Ready: the database answers and the LISTEN connection is known to hear every notification.
       const r = await readiness(sql);
-      if (r.status !== 200) log().warn({ status: r.status }, 'ready: the database does not answer');
+      if (r.status !== 200) log.warn({ status: r.status }, 'ready: the database does not answer');
       if (r.status === 200 && !gateway.bus.healthy) {
         res.writeHead(503, { 'content-type': 'application/json' }).end('{"status":"not listening: notifications may be missed"}');
         return;
@@ -229,7 +232,7 @@ export function buildApp(opts: AppOptions): App {
     const seconds = (performance.now() - op.start) / 1000;
     const result = ending === 'error' && !op.failed ? 'errors' : resultOf(op);
     metrics.observe('ws', op.operationName, op.operationType, result, seconds);
-    log().info({
+    log.info({
       requestID: op.requestID, transport: 'ws', operationName: op.operationName ?? null, operationType: op.operationType,
       role: op.role, tokenID: op.tokenID, result, ending, errors: op.errors, deliveries: op.subscription ? op.deliveries : undefined,
       durationMs: Math.round(seconds * 10_000) / 10,
@@ -261,20 +264,20 @@ export function buildApp(opts: AppOptions): App {
         ctx.extra.unwatch = gateway.revocations.watch(actor.tokenID, () => socket.close(4401, 'Unauthorized: token revoked'), { checkNow: true });
         ctx.extra.counted = true;
         metrics.wsConnections.inc();
-        log().debug({ requestID: ctx.extra.connectionID, role: actor.role, tokenID: actor.tokenID }, 'ws connected');
+        log.debug({ requestID: ctx.extra.connectionID, role: actor.role, tokenID: actor.tokenID }, 'ws connected');
         return true;
       },
       onClose: (ctx, code) => {
         ctx.extra.unwatch?.();
         for (const id of [...(ctx.extra.ops?.keys() ?? [])]) finishOp(ctx.extra, id, 'closed');
         if (ctx.extra.counted) metrics.wsConnections.dec();
-        log().debug({ requestID: ctx.extra.connectionID, code }, 'ws closed');
+        log.debug({ requestID: ctx.extra.connectionID, code }, 'ws closed');
       },
       execute: (args: any) => args.rootValue.execute(args),
       subscribe: (args: any) => args.rootValue.subscribe(args),
       onNext: (ctx, id, _payload, _args, result) => {
         const op = ctx.extra.ops?.get(id);
-        reportUnexpected(result, op, 'graphql');
+        reportUnexpected(log, result, op, 'graphql');
         if (op?.subscription) { op.deliveries++; (op.delivered ??= metrics.deliveryCount(op.operationName)).n++; }
         caps.closeIfSlow((ctx.extra as any).socket);
       },
@@ -282,7 +285,7 @@ export function buildApp(opts: AppOptions): App {
       onError: (ctx, id, _payload, errors) => {
         const op = ctx.extra.ops?.get(id);
         if (op) op.errors = (op.errors ?? 0) + errors.length;
-        reportUnexpected({ errors }, op, 'graphql');
+        reportUnexpected(log, { errors }, op, 'graphql');
         finishOp(ctx.extra, id, 'error');
         return maskSubscriptionErrors(errors);
       },
@@ -334,13 +337,13 @@ export function buildApp(opts: AppOptions): App {
         } catch (e) {
           // Parse and limit errors are the client's; anything else is masked like over HTTP.
           if (e instanceof GraphQLError) return [e];
-          logUnexpected(e, 'ws subscribe', rec);
+          logUnexpected(log, e, 'ws subscribe', rec);
           return maskSubscriptionErrors([e]);
         }
       },
     },
     wss,
-    { onInternalError: (err, where) => log().error({ err, where }, 'graphql-ws: internal error') },
+    { onInternalError: (err, where) => log.error({ err, where }, 'graphql-ws: internal error') },
   );
 
   const app: App = {

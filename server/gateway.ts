@@ -11,7 +11,7 @@ import { SYSTEM } from '../domain/access.js';
 import { noticedSettlements, readSettlements } from '../domain/settlements.js';
 import { pruneChangesets } from '../domain/changesets.js';
 import { pruneHostRequests } from '../domain/host-requests.js';
-import { log, type Logger } from './logging.js';
+import type { Logger } from './logging.js';
 
 export interface GatewayConfig {
   /** How often this instance looks for hosts whose lease lapsed. */
@@ -76,7 +76,7 @@ export class Gateway {
     }
   }
 
-  constructor(readonly sql: Sql, readonly config: GatewayConfig, logger: Logger = log()) {
+  constructor(readonly sql: Sql, readonly config: GatewayConfig, logger: Logger) {
     this.log = logger;
     this.bus = new PgBus(sql, this.log);
     this.revocations = new Revocations(sql, this.bus, this.log);

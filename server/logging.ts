@@ -5,9 +5,11 @@ import { pino, type DestinationStream, type LevelWithSilent, type Logger } from 
 export type { Logger };
 
 /**
- * JSON-line logs (pino). One line per HTTP request and per WebSocket operation (`server/app.ts`
- * calls `requestLine` / `operationLine`), background work of the instance (sweeps, retention,
- * relistens, the sequencer) through `log()`, unexpected errors with their stack (never in a response).
+ * JSON-line logs (pino). One line per HTTP request and per WebSocket operation (`server/app.ts`),
+ * background work of the instance (sweeps, retention, relistens, the sequencer), unexpected errors
+ * with their stack (never in a response). The logger is made once where the process starts (`gateway
+ * serve`: cli/main.ts) and handed down: `buildApp({ logger })` gives it to the Gateway, which gives it
+ * to its services; without one an app logs nothing (library use, the tests).
  * Secrets never reach a line: bearer tokens, connection params and headers are not logged at all, and
  * `redactSecrets` is a second fence, applied to every line's object and to child loggers' bindings.
  */
@@ -80,11 +82,10 @@ function redactedChild(v: object): object {
   return copy;
 }
 
-// The process' logger: silent until `gateway serve` (or a test) sets one, so library use and the test
-// suite print nothing.
-let root: Logger = pino({ level: 'silent' });
-export function log(): Logger { return root; }
-export function setLogger(l: Logger): void { root = l; }
+/** A logger that writes nothing: an app or instance given none. */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}
 
 /**
  * What one HTTP request or WebSocket operation carries while it runs: its log line and metrics.
@@ -130,14 +131,14 @@ export function markUnexpected(masked: Error, original: unknown): void {
 }
 
 /** Logs each unexpected error of a result (marked by markUnexpected) once, tagged with its request. */
-export function reportUnexpected(result: unknown, rec: RequestRecord | undefined, where: string): void {
+export function reportUnexpected(log: Logger, result: unknown, rec: RequestRecord | undefined, where: string): void {
   const errors = (result as { errors?: readonly unknown[] } | null | undefined)?.errors;
   if (!errors?.length) return;
   for (const e of errors) {
     if (e === null || typeof e !== 'object' || !unexpected.has(e)) continue;
     const original = unexpected.get(e);
     unexpected.delete(e); // a result seen twice (batched, or a handed-over request) logs once
-    logUnexpected(original, where, rec);
+    logUnexpected(log, original, where, rec);
   }
 }
 
@@ -159,7 +160,7 @@ export function resultOf(rec: RequestRecord, status?: number): string {
 }
 
 /** Logs an unexpected error with its stack, tagged with the request it happened in. */
-export function logUnexpected(err: unknown, where: string, rec?: RequestRecord): void {
+export function logUnexpected(log: Logger, err: unknown, where: string, rec?: RequestRecord): void {
   if (rec) rec.failed = true;
-  log().error({ err, requestID: rec?.requestID, operationName: rec?.operationName ?? undefined, where }, 'unexpected error');
+  log.error({ err, requestID: rec?.requestID, operationName: rec?.operationName ?? undefined, where }, 'unexpected error');
 }

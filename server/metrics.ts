@@ -3,7 +3,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Sql } from '../db/connection.js';
 import type { Gateway } from './gateway.js';
-import { log } from './logging.js';
 
 const DURATIONS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120];
 
@@ -44,7 +43,7 @@ export class Metrics {
       name: 'gateway_seal_duration_seconds', help: 'sealSession by outcome (SessionSealed or the error type).',
       labelNames: ['outcome'], buckets: DURATIONS, registers,
     });
-    const bus = gateway.bus;
+    const { bus, log } = gateway;
     new Gauge({ name: 'gateway_bus_healthy', help: '1 while the LISTEN connection is known to hear every notification.', registers, collect() { this.set(bus.healthy ? 1 : 0); } });
     new Gauge({ name: 'gateway_bus_relistens', help: 'Times the bus subscribed anew because its pings stopped (a counter).', registers, collect() { this.set(bus.relistens); } });
     new Gauge({ name: 'gateway_bus_resyncs', help: 'Times the listening connection came back and readers caught up (a counter).', registers, collect() { this.set(bus.resyncs); } });
@@ -58,14 +57,14 @@ export class Metrics {
         try {
           const [{ head }] = await sql`SELECT coalesce(max(pos), 0) AS head FROM settlements`;
           this.set(Math.max(0, Number(head) - gateway.settlements.cursor));
-        } catch (err) { log().warn({ err }, 'metrics: feed lag not read'); }
+        } catch (err) { log.warn({ err }, 'metrics: feed lag not read'); }
       },
     });
     new Gauge({
       name: 'gateway_settlements_unsequenced', help: 'Committed settlements still waiting for a position.', registers,
       async collect() {
         try { this.set(Number((await sql`SELECT count(*) AS n FROM settlements WHERE pos IS NULL`)[0].n)); }
-        catch (err) { log().warn({ err }, 'metrics: unsequenced settlements not read'); }
+        catch (err) { log.warn({ err }, 'metrics: unsequenced settlements not read'); }
       },
     });
     const poolMax = opts.poolMax ?? Number((sql.options as { max?: number }).max ?? 0);
@@ -82,7 +81,7 @@ export class Metrics {
           this.set({ state: 'active' }, 0);
           this.set({ state: 'idle' }, 0);
           for (const r of rows) this.set({ state: String(r.state) }, Number(r.n)); // 'active' counts this query too
-        } catch (err) { log().warn({ err }, 'metrics: pool usage not read'); }
+        } catch (err) { log.warn({ err }, 'metrics: pool usage not read'); }
       },
     });
   }

@@ -1,6 +1,6 @@
 import type { DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { recordOf, reportUnexpected, type RequestRecord } from './logging.js';
+import { recordOf, reportUnexpected, type Logger, type RequestRecord } from './logging.js';
 import { isAsyncIterable, mapAsyncIterator } from 'graphql-yoga';
 import { operationOf as operationNode } from './access.js';
 
@@ -14,10 +14,10 @@ export function operationOf(document: DocumentNode, operationName?: string | nul
  * Fills the record of the request (server/logging.ts) a GraphQL operation runs in, found in its
  * context, with what its log line and metrics need: operation name and type, the caller's role and
  * token ID (never the secret), the count of GraphQL errors. Over HTTP through Yoga it also logs the
- * unexpected errors of the result (masked by then) with the request (WebSocket operations do that
- * where they send the result).
+ * unexpected errors of the result (masked by then) with the request to `log` (WebSocket operations
+ * do that where they send the result).
  */
-export function useOperationRecord(): Plugin {
+export function useOperationRecord(log: Logger): Plugin {
   const fill = (args: { document: DocumentNode; operationName?: string | null; contextValue: any }) => {
     const rec = recordOf(args.contextValue);
     if (!rec) return;
@@ -53,10 +53,10 @@ export function useOperationRecord(): Plugin {
       const rec = recordOf(context);
       if (!rec) return;
       if (isAsyncIterable(result)) {
-        setResult(mapAsyncIterator(result, (r) => { reportUnexpected(r, rec, 'graphql'); return r; }) as typeof result);
+        setResult(mapAsyncIterator(result, (r) => { reportUnexpected(log, r, rec, 'graphql'); return r; }) as typeof result);
       } else if (Array.isArray(result)) {
-        for (const r of result) reportUnexpected(r, rec, 'graphql');
-      } else reportUnexpected(result, rec, 'graphql');
+        for (const r of result) reportUnexpected(log, r, rec, 'graphql');
+      } else reportUnexpected(log, result, rec, 'graphql');
     },
   };
 }

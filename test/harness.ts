@@ -7,11 +7,11 @@ import { migrate } from '../db/migrate.js';
 import { createToken } from '../domain/tokens.js';
 import { buildApp, type App, type AppOptions } from '../server/app.js';
 import type { Role } from '../domain/access.js';
-import { createLogger, setLogger } from '../server/logging.js';
+import { createLogger } from '../server/logging.js';
 
-// TEST_LOG=error (or warn, info, debug) prints the gateway's log while the tests run: the cause of a
-// masked "Unexpected error." is there.
-if (process.env.TEST_LOG) setLogger(createLogger(process.env.TEST_LOG as never));
+// TEST_LOG=error (or warn, info, debug) prints the log of the gateways startTestGateway starts while the
+// tests run: the cause of a masked "Unexpected error." is there.
+export const testLogger = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG as never) : undefined;
 
 /** A database of its own for one test file, on the run's server (embedded or DATABASE_URL). */
 export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
@@ -82,7 +82,7 @@ export async function startTestGateway(opts: { sweepIntervalMs?: number; dbUrl?:
   }
   const extra: { app: App; sql: Sql }[] = [];
   const gatewayConfig = { sweepIntervalMs: opts.sweepIntervalMs ?? 200 };
-  let app = buildApp({ ...opts.app, sql, gateway: gatewayConfig });
+  let app = buildApp({ logger: testLogger, ...opts.app, sql, gateway: gatewayConfig });
   await app.start();
   const admin = (await createToken(sql, { role: 'admin', label: 'test' })).secret;
   const clients: Client[] = [];
@@ -112,7 +112,7 @@ export async function startTestGateway(opts: { sweepIntervalMs?: number; dbUrl?:
     },
     async startInstance() {
       const s2 = connect(db.url, { max: TEST_POOL });
-      const a = buildApp({ ...opts.app, sql: s2, gateway: gatewayConfig });
+      const a = buildApp({ logger: testLogger, ...opts.app, sql: s2, gateway: gatewayConfig });
       await a.start();
       extra.push({ app: a, sql: s2 });
       return a;
@@ -123,7 +123,7 @@ export async function startTestGateway(opts: { sweepIntervalMs?: number; dbUrl?:
       try {
         await whileDown?.();
       } finally {
-        app = buildApp({ ...opts.app, sql, port, gateway: gatewayConfig });
+        app = buildApp({ logger: testLogger, ...opts.app, sql, port, gateway: gatewayConfig });
         await app.start();
       }
     },

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { buildApp, type App } from '../server/app.js';
-import { createLogger, log, REDACTED, setLogger } from '../server/logging.js';
+import { createLogger, REDACTED } from '../server/logging.js';
 import { loadConfig } from '../server/config.js';
 import { startTestGateway, subscribe, TEST_POOL, type TestGateway } from './harness.js';
 import { begin, createSession, registerHost, settle } from './fixtures.js';
@@ -15,6 +15,8 @@ import { VERSION } from '../server/version.js';
 const lines: any[] = [];
 const waiters: (() => void)[] = [];
 const sink = { write(s: string) { for (const l of s.split('\n')) if (l) lines.push(JSON.parse(l)); waiters.splice(0).forEach((w) => w()); } };
+/** The log of both instances here (as `gateway serve` makes it, at debug), parsed into `lines`. */
+const logger = createLogger('debug', sink);
 
 async function line(pred: (l: any) => boolean, what: string, timeoutMs = 15_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
@@ -33,9 +35,8 @@ let app: App;
 let url: string;
 
 beforeAll(async () => {
-  setLogger(createLogger('debug', sink));
-  g = await startTestGateway({ sweepIntervalMs: 100 });
-  app = buildApp({ sql: g.sql, metricsToken: METRICS_TOKEN, metricsPort: 0 });
+  g = await startTestGateway({ sweepIntervalMs: 100, app: { logger } });
+  app = buildApp({ sql: g.sql, metricsToken: METRICS_TOKEN, metricsPort: 0, logger });
   await app.start();
   url = app.url;
 });
@@ -43,7 +44,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.stop();
   await g?.stop();
-  setLogger(createLogger('silent'));
   // Whatever happened, no line carried a bearer token.
   expect(JSON.stringify(lines)).not.toMatch(/gw_[A-Za-z0-9_-]{20,}/);
 });
@@ -228,7 +228,7 @@ describe('the second fence: secret-named keys never reach a line', () => {
       fence: 1, token: 'top-token-1', authorization: 'Bearer top-auth-1', connectionParams: { authorization: 'Bearer cp-1' },
       headers: { authorization: 'Bearer nested-auth-1', host: 'example' }, err, kept: { note: 'nothing secret' },
     };
-    log().warn(logged, 'fence line');
+    logger.warn(logged, 'fence line');
     const l = await line((x) => x.msg === 'fence line', 'the fence line');
     expect(l).toMatchObject({
       fence: 1, token: REDACTED, authorization: REDACTED, connectionParams: REDACTED,
@@ -241,10 +241,10 @@ describe('the second fence: secret-named keys never reach a line', () => {
     expect(logged.headers.authorization).toBe('Bearer nested-auth-1');
     expect(err.secret).toBe('err-secret-1');
 
-    log().child({ fence: 2, token: 'child-token-1' }).child({ nested: { secret: 'grandchild-secret-1' } }).warn('fence child line');
+    logger.child({ fence: 2, token: 'child-token-1' }).child({ nested: { secret: 'grandchild-secret-1' } }).warn('fence child line');
     const c = await line((x) => x.msg === 'fence child line', 'the child line');
     expect(c).toMatchObject({ fence: 2, token: REDACTED, nested: { secret: REDACTED } });
-    log().error(err, 'fence error line');
+    logger.error(err, 'fence error line');
     const e = await line((x) => x.msg === 'fence error line', 'the error line');
     expect(e.err).toMatchObject({ message: 'fence boom', secret: REDACTED });
     expect(JSON.stringify(lines)).not.toMatch(/top-token-1|top-auth-1|cp-1|nested-auth-1|err-secret-1|child-token-1|grandchild-secret-1/);
