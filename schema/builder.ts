@@ -3,6 +3,7 @@ import DataloaderPlugin from '@pothos/plugin-dataloader';
 import ErrorsPlugin from '@pothos/plugin-errors';
 import RelayPlugin from '@pothos/plugin-relay';
 import MutationFreshnessPlugin from './mutation-freshness.js';
+import PageReadsPlugin, { PAGE_READ } from './page-reads.js';
 import { GraphQLError, Kind, type ValueNode } from 'graphql';
 import type { Context } from '../resolvers/context.js';
 import type { Role } from '../domain/access.js';
@@ -36,7 +37,8 @@ export const builder = new SchemaBuilder<{
     DateTime: { Input: Date; Output: Date | string };
   };
 }>({
-  plugins: [ErrorsPlugin, RelayPlugin, DataloaderPlugin, MutationFreshnessPlugin],
+  // PageReadsPlugin first: it sees each resolver as the other plugins left it (schema/page-reads.ts).
+  plugins: [PageReadsPlugin, ErrorsPlugin, RelayPlugin, DataloaderPlugin, MutationFreshnessPlugin],
   defaultFieldNullability: false,
   errors: {
     directResult: true,
@@ -45,8 +47,11 @@ export const builder = new SchemaBuilder<{
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
-    edgesFieldOptions: { nullable: { list: false, items: false } },
-    nodeFieldOptions: { nullable: false },
+    // A connection's `edges`, `pageInfo` and edges' `node` read the page its field resolved (PAGE_READ):
+    // every connection of the schema is built by schema/connection.ts from pages of rows (toPage).
+    edgesFieldOptions: { nullable: { list: false, items: false }, extensions: PAGE_READ },
+    nodeFieldOptions: { nullable: false, extensions: PAGE_READ },
+    pageInfoFieldOptions: { extensions: PAGE_READ },
     nodeTypeOptions: { description: 'An object with a stable, prefixed ID (ses_, exe_, msg_, job_).' },
     nodesQueryOptions: false,
     // `node(id)` is answered by the loadable object of the ID's type (registered by nodeType); an ID of no

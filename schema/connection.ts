@@ -3,7 +3,9 @@ import { builder } from './builder.js';
 /**
  * A Relay connection type `<Name>Connection { edges: [<Name>Edge!]!, pageInfo: PageInfo! }` with
  * `<Name>Edge { cursor, node }` (@pothos/plugin-relay). Its fields read the page the parent field
- * resolved (resolvers/pagination.ts `Page`): cursors come from resolvers/cursors.ts.
+ * resolved (resolvers/pagination.ts `Page`, built by `toPage` from rows), as plain property reads
+ * (schema/page-reads.ts): a field of this type must resolve to such a page, its nodes rows, never IDs.
+ * Cursors come from resolvers/cursors.ts.
  */
 export function connectionOf<Node extends Parameters<typeof builder.connectionObject>[0]['type']>(name: string, type: Node) {
   return builder.connectionObject({ type, name: `${name}Connection` });
