@@ -22,7 +22,7 @@ import { ClientCaps } from './caps.js';
 import { maskSubscriptionErrors, refuseUpgrade } from './ws-guards.js';
 import { isGraphiQLAsset, serveGraphiQL, serveGraphiQLAsset, wantsGraphiQL } from './graphiql.js';
 import { serveGraphQLWs } from '../subscriptions/delivery.js';
-import { logUnexpected, markUnexpected, reportUnexpected, newRequestRecord, requestIDFor, resultOf, silentLogger, type Logger, type RequestRecord } from './logging.js';
+import { logUnexpected, markUnexpected, reportUnexpected, newRequestRecord, recordHttpRequest, requestIDFor, resultOf, silentLogger, type Logger, type RequestRecord } from './logging.js';
 import { Metrics } from './metrics.js';
 import { VERSION } from './version.js';
 import { operationOf, useOperationRecord } from './operations.js';
@@ -99,22 +99,28 @@ export function buildApp(opts: AppOptions): App {
   const metrics = new Metrics(sql, gateway, { defaultMetrics: true });
   gateway.onSeal = (outcome, seconds) => metrics.seals.observe({ outcome }, seconds);
 
+  // A request with a cached token is authenticated synchronously (no promise in Yoga's request hooks);
+  // others wait for the token's row.
   const auth: Plugin = {
-    async onRequest({ request, url, endResponse, fetchAPI }) {
+    onRequest({ request, url, endResponse, fetchAPI }) {
       if (url.pathname !== '/graphql') return;
       const wantsGraphiQL = request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
       if (wantsGraphiQL) return;
-      const actor = await tokens.authenticate(bearer(request.headers.get('authorization')));
-      if (!actor) {
-        endResponse(new fetchAPI.Response(UNAUTHENTICATED.body, { status: UNAUTHENTICATED.status, headers: UNAUTHENTICATED.headers }));
-        return;
-      }
-      actors.set(request, actor);
+      const admit = (actor: Actor | null) => {
+        if (!actor) {
+          endResponse(new fetchAPI.Response(UNAUTHENTICATED.body, { status: UNAUTHENTICATED.status, headers: UNAUTHENTICATED.headers }));
+          return;
+        }
+        actors.set(request, actor);
+      };
+      const secret = bearer(request.headers.get('authorization'));
+      const known = tokens.cached(secret);
+      return known !== undefined ? admit(known) : tokens.authenticate(secret).then(admit);
     },
   };
 
   const [armor, costLimit] = useLimits(opts.limits ?? DEFAULT_LIMITS);
-  const yoga = createYoga<{ actor?: Actor; request?: Request; rec?: RequestRecord }, Context>({
+  const yoga = createYoga<{ actor?: Actor; request?: Request; rec?: RequestRecord; req?: IncomingMessage }, Context>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -156,6 +162,7 @@ export function buildApp(opts: AppOptions): App {
     if (path !== '/graphql' || wantsGraphiQL(req)) return handle(req, res, path);
     // One log line and one metric per GraphQL request; the record goes along with it (server/logging.ts).
     const rec = newRequestRecord(requestIDFor(req, res));
+    recordHttpRequest(req, rec);
     res.once('finish', () => {
       const seconds = (performance.now() - rec.start) / 1000;
       const result = resultOf(rec, res.statusCode);
@@ -166,9 +173,9 @@ export function buildApp(opts: AppOptions): App {
         result, errors: rec.errors, durationMs: Math.round(seconds * 10_000) / 10,
       }, 'request');
     });
-    void handle(req, res, path, rec);
+    void handle(req, res, path);
   });
-  const handle = async (req: IncomingMessage, res: ServerResponse, path: string, rec?: RequestRecord) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, path: string) => {
     if (path === '/health') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', version: VERSION }));
       return;
@@ -193,8 +200,10 @@ export function buildApp(opts: AppOptions): App {
       return;
     }
     if (path === '/graphql' && wantsGraphiQL(req)) return serveGraphiQL(req, res);
-    // `rec` joins Yoga's server context ({ req, res }), where every GraphQL context of the request starts.
-    yoga(req, res, { rec });
+    // Yoga's server context is { req, res }, where every GraphQL context of the request starts (and
+    // where recordOf finds the request's record). No context object of our own: Yoga's adapter would
+    // copy it into its own, property descriptor by descriptor, on every request.
+    yoga(req, res);
   };
   const metricsServer: Server | null = opts.metricsPort === undefined ? null : createServer((req, res) => {
     if ((req.url ?? '/').split('?')[0] === '/metrics' && req.method === 'GET') void metrics.serve(req, res, null);

@@ -57,12 +57,17 @@ export function guardRequestHooks<P extends Plugin<any, any, any>>(plugins: P[])
   return plugins.map((p) => {
     const hook = p.onRequest;
     if (!hook) return p;
-    const guarded: Plugin<any, any, any>['onRequest'] = async (payload) => {
-      try {
-        await hook.call(p, payload);
-      } catch (e) {
+    // A hook that answers synchronously stays synchronous; a promise it returns is guarded too.
+    const guarded: Plugin<any, any, any>['onRequest'] = (payload) => {
+      const fail = (e: unknown) => {
         const r = errorBody(e);
         payload.endResponse(new payload.fetchAPI.Response(r.body, { status: r.status, headers: r.headers }));
+      };
+      try {
+        const r = hook.call(p, payload) as unknown;
+        if (r && typeof (r as PromiseLike<unknown>).then === 'function') return (r as Promise<unknown>).then(() => undefined, fail);
+      } catch (e) {
+        fail(e);
       }
     };
     return { ...p, onRequest: guarded };

@@ -92,9 +92,10 @@ export function silentLogger(): Logger {
  *
  * It travels explicitly, never in AsyncLocalStorage: on Node 20 a store in use installs promise hooks
  * that tax every promise of the process, whatever it serves (12–16% of the gateway's CPU per read in
- * bench/reads.ts, and the same share of a subscription's deliveries). An HTTP request gives it to
- * Yoga as server context (`rec`), which is where every GraphQL context of the request starts; a
- * WebSocket operation puts it in the context it builds. `recordOf(context)` finds it.
+ * bench/reads.ts, and the same share of a subscription's deliveries). An HTTP request's record is
+ * kept by its Node request (`recordHttpRequest`), which Yoga puts in every GraphQL context of the
+ * request (`req`, its server context); a WebSocket operation puts it in the context it builds (`rec`).
+ * `recordOf(context)` finds either.
  */
 export interface RequestRecord {
   requestID: string;
@@ -116,9 +117,18 @@ export function newRequestRecord(requestID: string): RequestRecord {
   return { requestID, start: performance.now(), operationName: undefined, operationType: undefined, role: undefined, tokenID: undefined, errors: undefined, failed: undefined };
 }
 
+/** HTTP requests' records, by their Node request (Yoga's server context holds it as `req`). */
+const httpRecords = new WeakMap<object, RequestRecord>();
+
+/** Makes `rec` the record of every GraphQL context of this HTTP request (see recordOf). */
+export function recordHttpRequest(req: object, rec: RequestRecord): void {
+  httpRecords.set(req, rec);
+}
+
 /** The record of the request a GraphQL context (or Yoga server context) belongs to. */
 export function recordOf(context: unknown): RequestRecord | undefined {
-  return (context as { rec?: RequestRecord } | null | undefined)?.rec;
+  const c = context as { rec?: RequestRecord; req?: object } | null | undefined;
+  return c?.rec ?? (c?.req ? httpRecords.get(c.req) : undefined);
 }
 
 /**

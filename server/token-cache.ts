@@ -58,20 +58,33 @@ export class TokenCache {
 
   /** The active token's actor, or null (unknown, revoked, malformed). */
   async authenticate(secret: string | null | undefined): Promise<Actor | null> {
+    const known = this.cached(secret);
+    return known !== undefined ? known : this.lookUp(secret!);
+  }
+
+  /**
+   * What `authenticate` answers when it can answer without the database: the actor of a cached token,
+   * null for no or a malformed secret; undefined when the database must be asked (`authenticate`).
+   * Requests with a known token are authenticated synchronously with it.
+   */
+  cached(secret: string | null | undefined): Actor | null | undefined {
     if (!secret || secret.length > 200) return null;
+    if (!this.usable()) return undefined;
     const key = tokenKey(secret);
-    if (this.usable()) {
-      const e = this.entries.get(key);
-      if (e) {
-        if (e.expires > this.now()) {
-          this.entries.delete(key); // most recently used last
-          this.entries.set(key, e);
-          this.stats.hits++;
-          return e.actor;
-        }
-        this.drop(key);
-      }
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    if (e.expires <= this.now()) {
+      this.drop(key);
+      return undefined;
     }
+    this.entries.delete(key); // most recently used last
+    this.entries.set(key, e);
+    this.stats.hits++;
+    return e.actor;
+  }
+
+  private async lookUp(secret: string): Promise<Actor | null> {
+    const key = tokenKey(secret);
     this.stats.misses++;
     const cacheable = this.usable();
     const epoch = this.epoch;
