@@ -1,4 +1,4 @@
-import { getOperationAST, isAbstractType, print, type GraphQLSchema, type DocumentNode, type ExecutionArgs } from 'graphql';
+import { GraphQLBoolean, GraphQLFloat, GraphQLID, GraphQLInt, GraphQLString, getOperationAST, isAbstractType, print, type GraphQLSchema, type DocumentNode, type ExecutionArgs } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 
@@ -30,6 +30,22 @@ function prepare(schema: GraphQLSchema) {
   }
 }
 
+/**
+ * graphql-jit's `customSerializers` for the built-in scalars: a value already of the scalar's own
+ * JavaScript type, which graphql-js's serializer answers unchanged, is answered as it is; any other
+ * goes to graphql-js's serializer (coercions, and the errors of values it refuses). The same answers,
+ * without graphql-js's object coercion checks for every string, number and boolean of a result.
+ */
+const INT_MAX = 2147483647;
+const INT_MIN = -2147483648;
+const serializers = {
+  String: (v: unknown) => (typeof v === 'string' ? v : GraphQLString.serialize(v)),
+  ID: (v: unknown) => (typeof v === 'string' ? v : GraphQLID.serialize(v)),
+  Boolean: (v: unknown) => (typeof v === 'boolean' ? v : GraphQLBoolean.serialize(v)),
+  Int: (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v <= INT_MAX && v >= INT_MIN ? v : GraphQLInt.serialize(v)),
+  Float: (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : GraphQLFloat.serialize(v)),
+};
+
 function compiledFor(args: ExecutionArgs): CompiledQuery | null {
   let byName = compiled.get(args.document);
   if (!byName) compiled.set(args.document, (byName = new Map()));
@@ -41,7 +57,7 @@ function compiledFor(args: ExecutionArgs): CompiledQuery | null {
     if (op?.operation === 'query') {
       try {
         prepare(args.schema);
-        const r = compileQuery(args.schema, args.document, args.operationName ?? undefined, { disablingCapturingStackErrors: true });
+        const r = compileQuery(args.schema, args.document, args.operationName ?? undefined, { disablingCapturingStackErrors: true, customSerializers: serializers });
         if (isCompiledQuery(r)) c = r;
       } catch (e) {
         if (process.env.JIT_DEBUG) console.error('not compiled:', (e as Error).message, print(args.document));
