@@ -90,6 +90,10 @@ const UNAUTHENTICATED = {
 export function buildApp(opts: AppOptions): App {
   const { sql } = opts;
   const log = opts.logger ?? silentLogger();
+  /** A log line of Yoga's own, at `level`, when that level is on. */
+  const yogaLine = (level: 'debug' | 'warn', args: unknown[]) => {
+    if (log.isLevelEnabled(level)) log[level]({ yoga: args.map(String) }, 'graphql-yoga');
+  };
   const gateway = new Gateway(sql, { sweepIntervalMs: 1_000, ...opts.gateway }, log);
   const tokens = new TokenCache(sql, gateway.bus, opts.tokenCache);
   const actors = new WeakMap<Request, Actor>();
@@ -137,16 +141,18 @@ export function buildApp(opts: AppOptions): App {
     cors: corsFor(cors),
     // Yoga's own log lines go to pino; its error lines at debug, since maskError above logs each
     // unexpected error once, with its stack and request ID.
+    // (Yoga writes a few debug lines per request: their arguments are turned into text only when debug is on.)
     logging: {
-      debug: (...a: unknown[]) => log.debug({ yoga: a.map(String) }, 'graphql-yoga'),
-      info: (...a: unknown[]) => log.debug({ yoga: a.map(String) }, 'graphql-yoga'),
-      warn: (...a: unknown[]) => log.warn({ yoga: a.map(String) }, 'graphql-yoga'),
-      error: (...a: unknown[]) => log.debug({ yoga: a.map(String) }, 'graphql-yoga'),
+      debug: (...a: unknown[]) => yogaLine('debug', a),
+      info: (...a: unknown[]) => yogaLine('debug', a),
+      warn: (...a: unknown[]) => yogaLine('warn', a),
+      error: (...a: unknown[]) => yogaLine('debug', a),
     },
     // GraphiQL is served by server/graphiql.ts (offline, subscriptions authenticated).
     graphiql: false,
-    // The operation checks (record, roles, input validation, cost: in this order) run as one hook (server/operation-checks.ts).
-    plugins: guardRequestHooks([auth, ...inOrder([useOperationRecord(log), useRoles(), useInputValidation(), costLimit]), armor, useSharedSubscriptionExecution(), useCompiledQueries(),
+    // The operation checks (record, roles, input validation, cost: in this order) run as one hook
+    // (server/operation-checks.ts), which then picks the compiled executor for a query.
+    plugins: guardRequestHooks([auth, ...inOrder([useOperationRecord(log), useRoles(), useInputValidation(), costLimit, useCompiledQueries()]), armor, useSharedSubscriptionExecution(),
       useRequestBodyLimit()]),
     // The body limit is useRequestBodyLimit's (server/limits.ts): Yoga's answers, without a stream pipeline for every body.
     maxRequestBodySize: false,

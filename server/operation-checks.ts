@@ -6,8 +6,9 @@ type Event = Parameters<ExecuteHook>[0] & Parameters<SubscribeHook>[0];
 type ResultHook = (payload: { result: unknown; setResult: (r: any) => void }) => unknown;
 
 /**
- * The gateway's checks of an operation (the request record, roles, input validation, cost), whose
- * `onExecute` and `onSubscribe` hooks are synchronous, run as one envelop hook each, in the order given:
+ * The gateway's checks of an operation (the request record, roles, input validation, cost) and the
+ * choice of a query's compiled executor (resolvers/compiled.ts), whose `onExecute` and `onSubscribe`
+ * hooks are synchronous, run as one envelop hook each, in the order given:
  * envelop runs every hook through its promise-aware iteration (an event object with three closures and
  * a chain of promise helpers per hook and request), which for these four cost more than the checks.
  *
