@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { GatewayCallError, GatewayClient } from '../client/index.js';
 import { buildApp } from '../server/app.js';
 import { startTestGateway, subscribe, type TestGateway } from './harness.js';
@@ -166,10 +166,16 @@ describe('sealSession', () => {
     // the call's deadline, when a last step would also find the job gone).
     await quick.done;
     let second!: Promise<Awaited<ReturnType<typeof kit.seal>>>;
+    // Who waits for a lock `id` holds or waits for ahead of them: PostgreSQL's view of its backends, or on
+    // a cluster (where the row lock is taken on a worker) Citus's, by global process ID across the nodes.
+    const citus = inject('citus');
+    const blockedBy = async (id: string) => (citus
+      ? await g.sql<{ id: string }[]>`SELECT waiting_gpid::text AS id FROM citus_lock_waits WHERE blocking_gpid = ${id}::bigint`
+      : await g.sql<{ id: string }[]>`SELECT pid::text AS id FROM pg_stat_activity WHERE ${id}::int = ANY(pg_blocking_pids(pid))`).map((r) => r.id);
     await g.sql.begin(async (tx) => {
-      const [{ holder }] = await tx`SELECT pg_backend_pid() AS holder FROM sessions WHERE id = ${s} FOR UPDATE`;
-      const blockedBy = async (pid: number) =>
-        (await g.sql<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE ${pid}::int = ANY(pg_blocking_pids(pid))`).map((r) => r.pid);
+      await tx`SELECT 1 FROM sessions WHERE id = ${s} FOR UPDATE`;
+      const [{ holder }] = citus ? await tx<{ holder: string }[]>`SELECT citus_backend_gpid()::text AS holder`
+        : await tx<{ holder: string }[]>`SELECT pg_backend_pid()::text AS holder`;
       second = kit.seal(s, 30_000);
       const [step] = await until(async () => { const b = await blockedBy(holder); return b.length ? b : null; }, 10_000, "the second call's step queued on the session");
       expect(groupAlive(stubborn.pid)).toBe(true);
