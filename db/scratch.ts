@@ -39,7 +39,7 @@ export async function createScratchDatabase(serverUrl: string, prefix: string): 
       await withConnection(url, async (db) => {
         await db`CREATE EXTENSION citus`;
         await db`SELECT citus_set_coordinator_host(${coordinator.host}, ${coordinator.port})`;
-        for (const w of workers) await db`SELECT citus_add_node(${w.host}, ${w.port})`;
+        for (const w of workers) await addNode(db, w);
       });
     } catch (e) {
       await drop();
@@ -47,6 +47,25 @@ export async function createScratchDatabase(serverUrl: string, prefix: string): 
     }
   }
   return { url, drop };
+}
+
+/**
+ * Adds a worker to the new database's cluster. Adding a node opens connections from the coordinator to
+ * the worker; when the worker has no connection to spare at that moment (a whole test suite's files
+ * share the cluster) Citus fails it as "failure on connection marked as essential", and nothing was
+ * added: it is tried again a few times, after a pause. (citus_add_node of a node already added answers
+ * its ID, so a try that did add it and then failed to answer is harmless too.)
+ */
+async function addNode(db: Sql, w: Node): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db`SELECT citus_add_node(${w.host}, ${w.port})`;
+      return;
+    } catch (e) {
+      if (attempt >= 5 || !/connection marked as essential|could not establish|connection to the remote node/i.test(String((e as Error).message))) throw e;
+      await new Promise((r) => setTimeout(r, 250 * attempt));
+    }
+  }
 }
 
 /** The coordinator and active primary workers when `admin`'s database is a Citus coordinator with workers, else null. */
