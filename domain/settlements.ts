@@ -54,17 +54,26 @@ const SEQUENCE_BATCH = 5000;
 export async function sequenceSettlements(sql: Sql, opts: { wait?: boolean } = {}): Promise<{ busy: boolean; count: number; top: number; more: boolean; rows: SettlementRow[] }> {
   // One statement in its own implicit transaction (postgres.js answers after its commit): see
   // sequence_settlements() in migrations 005, 052, 055 and 060.
-  let r;
-  try {
-    [r] = await sql`SELECT busy, n, top, positioned FROM sequence_settlements(${opts.wait ?? false}, ${SEQUENCE_BATCH})`;
-  } catch (e) {
-    // On a cluster, a pass that read rows the previous pass had positioned on a worker whose commit had not
-    // landed yet rolls back (migration 060): busy, tried again once that pass is visible.
-    if ((e as { code?: string }).code === '55P03') return { busy: true, count: 0, top: 0, more: false, rows: [] };
-    throw e;
+  const wait = opts.wait ?? false;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const [r] = await sql`SELECT busy, n, top, positioned FROM sequence_settlements(${wait}, ${SEQUENCE_BATCH})`;
+      return { busy: r.busy, count: r.n, top: Number(r.top), more: r.n >= SEQUENCE_BATCH, rows: positionedRows(r.positioned) };
+    } catch (e) {
+      // On a cluster, a pass that read rows the previous pass had positioned on a worker whose commit had not
+      // landed yet rolls back (migration 060). Without `wait` that is a busy clock, tried again once that
+      // pass is visible; with `wait` the caller was promised every committed settlement sequenced, so the
+      // pass is tried again here as soon as the previous one's last worker has committed (milliseconds).
+      if ((e as { code?: string }).code !== '55P03') throw e;
+      if (!wait) return { busy: true, count: 0, top: 0, more: false, rows: [] };
+      if (attempt >= PASS_RETRIES) throw e;
+      await new Promise((r) => setTimeout(r, Math.min(2 ** attempt, 50)));
+    }
   }
-  return { busy: r.busy, count: r.n, top: Number(r.top), more: r.n >= SEQUENCE_BATCH, rows: positionedRows(r.positioned) };
 }
+
+/** How often a waiting pass is tried again behind a previous pass still committing on a worker (about 5 s). */
+const PASS_RETRIES = 100;
 
 /**
  * The rows a head notice carries, as a feed is offered them (every row after `after` up to `p`), or

@@ -152,13 +152,23 @@ export async function onFeed(count: () => number, n: number, timeoutMs = 10_000)
   }
 }
 
+const openSubscriptions = new Set<() => void>();
+
+/**
+ * Ends every subscription `subscribe` started that is still open: for `afterEach`, so that a test that
+ * fails before its own `unsubscribe` does not leave subscribers on the feeds the next test counts.
+ */
+export function unsubscribeAll(): void {
+  for (const unsubscribe of [...openSubscriptions]) unsubscribe();
+}
+
 /** Collects events of a graphql-ws subscription until `until` says stop (or the timeout passes). */
 export function subscribe<T = any>(client: Client, query: string, variables: Record<string, unknown> = {}) {
   const events: T[] = [];
   const errors: unknown[] = [];
   let done = false;
   const waiters: (() => void)[] = [];
-  const unsubscribe = client.subscribe<T>(
+  const close = client.subscribe<T>(
     { query, variables },
     {
       next: (v) => {
@@ -170,6 +180,8 @@ export function subscribe<T = any>(client: Client, query: string, variables: Rec
       complete: () => { done = true; waiters.splice(0).forEach((w) => w()); },
     },
   );
+  const unsubscribe = () => { openSubscriptions.delete(unsubscribe); close(); };
+  openSubscriptions.add(unsubscribe);
   return {
     events,
     errors,

@@ -277,16 +277,17 @@ describe('settlement sequencer', () => {
     }
   });
 
-  it.skipIf(!inject('citus'))('on Citus, a pass that read a row the previous pass positioned on a worker whose commit had not landed yet rolls back as busy: no position given twice, none left empty', async () => {
+  it.skipIf(!inject('citus'))('on Citus, a pass that read a row the previous pass positioned on a worker whose commit had not landed yet rolls back: as busy without wait, tried again with it; no position given twice, none left empty', async () => {
     // A cluster commits a pass in two phases: the coordinator's part (the clock) first, then each worker's
-    // prepared part. Made here by hand: the clock moved, the row's new position prepared on its worker.
+    // prepared part. Made here by hand, twice: the clock moved, the row's new position prepared on its worker.
     await sequenceSettlements(g.sql, { wait: true });
     await g.app.gateway.sequencer.stop();
-    const [staged] = await g.sql<{ id: number }[]>`
+    const stage = async (executionID: string) => (await g.sql<{ id: number }[]>`
       INSERT INTO settlements (session_id, execution_id, status, directory, settled_at)
-      VALUES (${sessionID}, 'exe_twophase', 'SUCCEEDED', '/seq', now()) RETURNING id`;
-    // And one staged after it, which the next pass numbers after it.
-    await g.sql`INSERT INTO settlements (session_id, execution_id, status, directory, settled_at) VALUES (${sessionID}, 'exe_next', 'SUCCEEDED', '/seq', now())`;
+      VALUES (${sessionID}, ${executionID}, 'SUCCEEDED', '/seq', now()) RETURNING id`)[0].id;
+    const first = await stage('exe_twophase');
+    const second = await stage('exe_twophase_again');
+    await stage('exe_next');
     const [w] = await g.sql<{ host: string; port: number; shard: number }[]>`
       SELECT n.nodename AS host, n.nodeport AS port, s.shardid AS shard FROM pg_dist_shard s
         JOIN pg_dist_placement p ON p.shardid = s.shardid JOIN pg_dist_node n ON n.groupid = p.groupid
@@ -295,22 +296,28 @@ describe('settlement sequencer', () => {
     const worker = connect(`postgres://postgres@${w.host}:${w.port}/${database}`, { max: 2 });
     const prepared = await worker.reserve();
     const head = await clock();
-    try {
+    /** Positions staged row `id` at the clock's next value the way a previous pass's late worker commit does, with `pass` running meanwhile. */
+    const behindTwoPhaseCommit = async <T>(id: number, pass: () => Promise<T>): Promise<T> => {
+      const at = (await clock()) + 1;
       await prepared`BEGIN`;
-      await prepared`UPDATE ${prepared(`settlements_${w.shard}`)} SET pos = ${head + 1} WHERE session_id = ${sessionID} AND id = ${staged.id}`;
+      await prepared`UPDATE ${prepared(`settlements_${w.shard}`)} SET pos = ${at} WHERE session_id = ${sessionID} AND id = ${id}`;
       await prepared`PREPARE TRANSACTION 'gateway_test_pass'`;
-      await g.sql`UPDATE clocks SET value = ${head + 1} WHERE name = 'settlement'`;
+      await g.sql`UPDATE clocks SET value = ${at} WHERE name = 'settlement'`;
       // The next pass reads the row as staged, then waits for the prepared part's lock on it.
-      const pass = sequenceSettlements(g.sql, { wait: true });
+      const running = pass();
       await expect.poll(async () => Number((await worker`
         SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)[0].n), { timeout: 30_000 }).toBe(1);
       await worker`COMMIT PREPARED 'gateway_test_pass'`;
-      // It had numbered both rows; the first turned out positioned already: it rolls back, as busy.
-      expect(await pass).toMatchObject({ busy: true, count: 0 });
-      expect([await posOf('exe_twophase'), await posOf('exe_next'), await clock()]).toEqual([head + 1, null, head + 1]);
-      expect(await sequenceSettlements(g.sql, { wait: true })).toMatchObject({ busy: false, count: 1, top: head + 2 });
+      return running;
+    };
+    try {
+      // It had numbered the rows; the first turned out positioned already: it rolls back, as busy.
+      expect(await behindTwoPhaseCommit(first, () => sequenceSettlements(g.sql, { wait: false }))).toMatchObject({ busy: true, count: 0 });
+      expect([await posOf('exe_twophase'), await posOf('exe_twophase_again'), await posOf('exe_next'), await clock()]).toEqual([head + 1, null, null, head + 1]);
+      // A waiting pass promises every committed settlement sequenced: it rolls back too, and is tried again.
+      expect(await behindTwoPhaseCommit(second, () => sequenceSettlements(g.sql, { wait: true }))).toMatchObject({ busy: false, count: 1, top: head + 3 });
       expect((await readSettlements(g.sql, SYSTEM, { after: head, limit: 10 })).map((r) => [r.pos, r.executionId]))
-        .toEqual([[head + 1, 'exe_twophase'], [head + 2, 'exe_next']]);
+        .toEqual([[head + 1, 'exe_twophase'], [head + 2, 'exe_twophase_again'], [head + 3, 'exe_next']]);
     } finally {
       await worker`ROLLBACK PREPARED 'gateway_test_pass'`.catch(() => {});
       prepared.release();

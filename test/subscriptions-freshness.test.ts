@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onFeed, startTestGateway, subscribe, type TestGateway } from './harness.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { onFeed, startTestGateway, subscribe, unsubscribeAll, type TestGateway } from './harness.js';
 import { begin, createSession, ok, registerHost, settle } from './fixtures.js';
 
 let g: TestGateway;
 beforeAll(async () => { g = await startTestGateway(); });
+afterEach(unsubscribeAll);
 afterAll(async () => { await g?.stop(); });
 
 describe('executionSettled reads nested objects as they are at each event', () => {

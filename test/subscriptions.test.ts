@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { connect, type Sql } from '../db/connection.js';
 import { buildApp, type App } from '../server/app.js';
-import { gql, onFeed, startTestGateway, subscribe, type TestGateway } from './harness.js';
+import { gql, onFeed, startTestGateway, subscribe, unsubscribeAll, type TestGateway } from './harness.js';
 import { readSettlements, recordSettlement, sequenceSettlements, type SettlementRow } from '../domain/settlements.js';
 import { decodeCursor, encodeCursor } from '../resolvers/cursors.js';
 import { commitEvent } from '../domain/events/commit.js';
@@ -145,6 +145,8 @@ beforeAll(async () => {
   for (const d of ['/a/x', '/b/z']) await createSession(d);
 });
 
+// A test that fails before its own unsubscribe leaves no subscriber behind for the next one to count.
+afterEach(unsubscribeAll);
 afterAll(async () => {
   for (const c of clients) await c.dispose();
   for (const e of extra) { await e.app.stop().catch(() => {}); await e.sql.end({ timeout: 1 }); }
