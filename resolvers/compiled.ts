@@ -1,4 +1,7 @@
-import { GraphQLBoolean, GraphQLFloat, GraphQLID, GraphQLInt, GraphQLString, getOperationAST, isAbstractType, print, type GraphQLSchema, type DocumentNode, type ExecutionArgs } from 'graphql';
+import {
+  GraphQLBoolean, GraphQLError, GraphQLFloat, GraphQLID, GraphQLInt, GraphQLString, getOperationAST, isAbstractType, print,
+  type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema, type Source, type SourceLocation,
+} from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 
@@ -68,11 +71,42 @@ function compiledFor(args: ExecutionArgs): CompiledQuery | null {
   return c;
 }
 
+/**
+ * graphql-jit's errors carry their `locations` but not the nodes, source and positions they come from;
+ * Yoga rebuilds every error of a result from those (its result processor, `omitInternalsFromError`), so
+ * a compiled query's errors went out without locations. Each becomes graphql-js's own GraphQLError, at
+ * the same places of the same source, with the same path, extensions and original error.
+ */
+function located(result: ExecutionResult, source: Source | undefined): ExecutionResult {
+  if (!result.errors?.length || !source) return result;
+  const errors = result.errors.map((e) => (e.nodes || !e.locations?.length ? e : new GraphQLError(e.message, {
+    source, positions: e.locations.map((l) => positionOf(source.body, l)), path: e.path, originalError: e.originalError, extensions: e.extensions,
+  })));
+  return { ...result, errors };
+}
+
+/** The offset in `body` of a line and column as graphql-js counts them (lines end at \r\n, \n or \r). */
+function positionOf(body: string, { line, column }: SourceLocation): number {
+  let start = 0;
+  const ends = /\r\n|[\n\r]/g;
+  for (let l = 1; l < line; l++) {
+    const m = ends.exec(body);
+    if (!m) break;
+    start = m.index + m[0].length;
+  }
+  return start + column - 1;
+}
+
 export function useCompiledQueries(): Plugin {
   return {
     onExecute({ args, setExecuteFn }) {
       const c = compiledFor(args);
-      if (c) setExecuteFn(((a: ExecutionArgs) => c.query(a.rootValue, a.contextValue, a.variableValues ?? {})) as any);
+      if (!c) return;
+      const source = args.document.loc?.source;
+      setExecuteFn(((a: ExecutionArgs) => {
+        const r = c.query(a.rootValue, a.contextValue, a.variableValues ?? {});
+        return r instanceof Promise ? r.then((x) => located(x, source)) : located(r as ExecutionResult, source);
+      }) as any);
     },
   };
 }
