@@ -100,7 +100,8 @@ describe('pages read only the columns their selection reads', () => {
     const statements = await pageStatements(list, 'sessions');
     expect(statements).toHaveLength(1);
     // Counts are all it reads of each changeset: the six columns of ChangesetCounts, no jsonb, no frozen_at.
-    expect(statements[0]).toContain('SELECT "s"."id","s"."title", "p"."id","p"."sequence","p"."session_id","p"."settled_at","p"."status" , "p"."cs_execution_id","p"."cs_coverage","p"."cs_file_count","p"."cs_additions","p"."cs_deletions","p"."cs_pruned_at" FROM');
+    // (A session's columns but its ID on its first row only.)
+    expect(statements[0]).toContain('SELECT s.id, CASE WHEN p.nth > 1 THEN NULL ELSE s."title" END, "p"."id","p"."sequence","p"."session_id","p"."settled_at","p"."status" , "p"."cs_execution_id","p"."cs_coverage","p"."cs_file_count","p"."cs_additions","p"."cs_deletions","p"."cs_pruned_at" FROM');
     expect(statements[0]).toContain('FROM (SELECT "id","title" FROM sessions');
     expect(statements[0]).toContain('SELECT "x"."id","x"."sequence","x"."session_id","x"."settled_at","x"."status" , c.execution_id AS cs_execution_id, c.coverage AS cs_coverage, c.file_count AS cs_file_count, c.additions AS cs_additions, c.deletions AS cs_deletions, c.pruned_at AS cs_pruned_at FROM');
     expect(await pageStatements(list, 'executions')).toEqual(statements);
