@@ -76,6 +76,15 @@ const CONNECTION_CODES = new Set([
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '53400']);
 
 /**
+ * Thrown by the gateway when the database answers but a part of it that a statement needs cannot be seen
+ * for longer than the gateway waits (a cluster node that has not committed its part of a transaction): as
+ * the database being away, to be tried again (DATABASE_UNAVAILABLE, HTTP 503 with Retry-After).
+ */
+export class DatabaseLaggingError extends Error {
+  readonly code = 'DATABASE_LAGGING';
+}
+
+/**
  * True when `e` (or an error it wraps: GraphQL's originalError, `cause`, an AggregateError's errors)
  * says the database cannot be reached right now, as opposed to a query that failed on a working one.
  */
@@ -84,7 +93,7 @@ export function isDatabaseUnavailable(e: unknown): boolean {
     const err = cur as { code?: unknown; extensions?: { code?: unknown }; originalError?: unknown; cause?: unknown; errors?: unknown[] };
     if (err.extensions?.code === 'DATABASE_UNAVAILABLE') return true;
     const code = typeof err.code === 'string' ? err.code : '';
-    if (CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
+    if (CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code) || cur instanceof DatabaseLaggingError) return true;
     if (Array.isArray(err.errors) && err.errors.some((x) => isDatabaseUnavailable(x))) return true;
     cur = err.originalError ?? err.cause;
   }

@@ -1,4 +1,4 @@
-import type { Db, Sql, Tx } from '../db/connection.js';
+import { DatabaseLaggingError, type Db, type Sql, type Tx } from '../db/connection.js';
 import { inScope, scopeCondition, type Actor } from './access.js';
 import { HostUnavailableError, InvalidRequestError, SessionNotFoundError } from './errors.js';
 import { requireIdle } from './busy-rule.js';
@@ -258,7 +258,8 @@ const CHILD_VISIBLE_WITHIN_MS = 10_000;
  * commit before the child's (with its row): the child then is neither present nor removed for a moment,
  * and this waits for its row, re-reading with growing pauses. A worker that never commits its part
  * (down in the middle of the commit) fails the removal after CHILD_VISIBLE_WITHIN_MS rather than leave
- * the child behind without its parent.
+ * the child behind without its parent: nothing is removed, and the client is told the database is
+ * unavailable (DATABASE_UNAVAILABLE, 503), to try again.
  */
 async function lockChild(tx: Tx, childID: string): Promise<LockedSession | null> {
   const deadline = Date.now() + CHILD_VISIBLE_WITHIN_MS;
@@ -268,7 +269,7 @@ async function lockChild(tx: Tx, childID: string): Promise<LockedSession | null>
     const [removed] = await tx`SELECT 1 FROM tombstones WHERE ${tombstoneKey(tx, childID)}`;
     if (removed) return null;
     if (Date.now() > deadline) {
-      throw new Error(`session ${childID} is recorded as a child but its row is not visible after ${CHILD_VISIBLE_WITHIN_MS} ms (a node has not committed its part of the child's creation); try the removal again`);
+      throw new DatabaseLaggingError(`session ${childID} is recorded as a child but its row is not visible after ${CHILD_VISIBLE_WITHIN_MS} ms (a node has not committed its part of the child's creation); try the removal again`);
     }
     await new Promise((res) => setTimeout(res, pause));
   }

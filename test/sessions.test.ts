@@ -143,6 +143,25 @@ describe('removeSession', () => {
     expect(await g.sql`SELECT * FROM session_children WHERE parent_id = ${root.id}`).toEqual([]);
   });
 
+  it('a recorded child whose row never becomes visible (a node that does not commit): DATABASE_UNAVAILABLE after the wait, nothing removed', async () => {
+    const root = await createSession(g, { directory: '/work/lost-child' });
+    const kid = await createSession(g, { parentID: root.id });
+    const lost = newId('session');
+    await g.sql`INSERT INTO session_children (parent_id, child_id) VALUES (${root.id}, ${lost})`;
+    const before = await snapshotCounts(g);
+    const t0 = Date.now();
+    const r = await g.gql(REMOVE, { input: { sessionID: root.id } });
+    // The removal waits for it (10 s), then gives up: a 503 to try again, as while the database is away.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(10_000);
+    expect(r.status).toBe(503);
+    expect(r.errors?.map((e) => e.extensions?.code)).toEqual(['DATABASE_UNAVAILABLE']);
+    expect(await snapshotCounts(g)).toEqual(before);
+    expect((await g.sql`SELECT id FROM sessions WHERE id = ANY(${[root.id, kid.id]}) ORDER BY id`).map((x) => x.id)).toEqual([root.id, kid.id].sort());
+    // Once the record is gone (or the row there), the removal goes through.
+    await g.sql`DELETE FROM session_children WHERE child_id = ${lost}`;
+    expect((await ok(g, REMOVE, { input: { sessionID: root.id } })).__typename).toBe('SessionRemoved');
+  }, 60_000);
+
   // On a cluster a child's creation commits on two workers (its parent's, with the parent's share lock and
   // the child's record, and its own, with its row) in two phases; the removal must not miss a child whose
   // own worker commits last (seen on Citus before session_children).
