@@ -47,9 +47,10 @@ const SEQUENCE_BATCH = 5000;
  * One sequencer pass: positions for every committed staged row, in one transaction, then a
  * settlement notice carrying the new head (and the positioned rows, when they fit: migration 055).
  * With `wait: false` it gives up at once (busy) when another pass holds the clock; with `wait: true`
- * it waits, so every settlement committed before the call is sequenced when it returns. `more` says a
- * full batch was sequenced (run again). `rows`: the rows it positioned (committed), in position
- * order, exactly positions top - count + 1 … top.
+ * it waits, so every settlement committed before the call is sequenced when it returns (unless it
+ * answers busy: on a cluster, a previous pass that a worker has not committed for about 5 s). `more`
+ * says a full batch was sequenced (run again). `rows`: the rows it positioned (committed), in
+ * position order, exactly positions top - count + 1 … top.
  */
 export async function sequenceSettlements(sql: Sql, opts: { wait?: boolean } = {}): Promise<{ busy: boolean; count: number; top: number; more: boolean; rows: SettlementRow[] }> {
   // One statement in its own implicit transaction (postgres.js answers after its commit): see
@@ -63,10 +64,10 @@ export async function sequenceSettlements(sql: Sql, opts: { wait?: boolean } = {
       // On a cluster, a pass that read rows the previous pass had positioned on a worker whose commit had not
       // landed yet rolls back (migration 060). Without `wait` that is a busy clock, tried again once that
       // pass is visible; with `wait` the caller was promised every committed settlement sequenced, so the
-      // pass is tried again here as soon as the previous one's last worker has committed (milliseconds).
+      // pass is tried again here as soon as the previous one's last worker has committed (milliseconds). A
+      // worker that has not committed after PASS_RETRIES tries leaves the clock busy, as without `wait`.
       if ((e as { code?: string }).code !== '55P03') throw e;
-      if (!wait) return { busy: true, count: 0, top: 0, more: false, rows: [] };
-      if (attempt >= PASS_RETRIES) throw e;
+      if (!wait || attempt >= PASS_RETRIES) return { busy: true, count: 0, top: 0, more: false, rows: [] };
       await new Promise((r) => setTimeout(r, Math.min(2 ** attempt, 50)));
     }
   }
