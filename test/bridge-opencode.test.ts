@@ -14,19 +14,9 @@ import { FileBridgeStore } from '../bridge/opencode/store.js';
 import { findOpencodeBinary, startOpencode, type OpencodeServer } from '../bridge/opencode/launch.js';
 import { promptAsync as startPrompt, until } from './support/opencode-kit.js';
 import { scriptPrompt, startScriptedModel, type ScriptedModel, type ScriptStep } from '../bridge/opencode/scripted-model.js';
+import { processesWith } from './support/processes.js';
 
 const bin = findOpencodeBinary();
-
-/** Processes whose command line contains `marker` (read from /proc; nothing is killed). */
-function processesWith(marker: string): number[] {
-  const out: number[] = [];
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) out.push(Number(pid));
-    } catch { /* gone */ }
-  }
-  return out;
-}
 
 const SESSION_Q = `query($id: ID!) { session(id: $id) { id parentID title directory status
   executions(first: 50) { edges { node { id sequence status interruptReason

@@ -14,6 +14,7 @@ import { findClaudeBinary, launchClaude } from '../bridge/claude-code/launch.js'
 import { hookSettings, writeHookScript } from '../bridge/claude-code/hook.js';
 import { scriptPrompt, startScriptedAnthropic, type ScriptedAnthropic, type ScriptStep } from '../bridge/claude-code/scripted-model.js';
 import { parseTranscript, turnOf } from '../bridge/claude-code/transcript.js';
+import { processesWith } from './support/processes.js';
 
 const bin = findClaudeBinary();
 
@@ -562,15 +563,6 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     expect(results.length).toBe(rounds);
   });
 });
-
-/** Processes whose command line contains `marker` (read from /proc; nothing is killed). */
-function processesWith(marker: string): number[] {
-  const out: number[] = [];
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try { if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker)) out.push(Number(pid)); } catch { /* gone */ }
-  }
-  return out;
-}
 
 /** Waits for `f` to hold, woken every 50 ms (a condition the test needs, never a stand-in for "nothing happened"). */
 async function until(f: () => Promise<boolean>, ms = 60_000) {

@@ -18,7 +18,7 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
   return createScratchDatabase(inject('databaseUrl'), 'gw_test');
 }
 
-export interface GqlResult<T = any> { status: number; data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] }
+export interface GqlResult<T = any> { status: number; data?: T; errors?: { message: string; locations?: { line: number; column: number }[]; path?: (string | number)[]; extensions?: Record<string, unknown> }[] }
 
 export async function gql<T = any>(url: string, token: string | null, query: string, variables?: Record<string, unknown>): Promise<GqlResult<T>> {
   const res = await fetch(url, {

@@ -1,22 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import { killProcessTree } from '../bridge/claude-code/host.js';
+import { processesWith } from './support/processes.js';
 
 /**
  * What the Claude Code host's seal kills (bridge/claude-code/host.ts killProcessTree): Claude Code and
  * every process it started, including those in process groups of their own (GNU `timeout` puts itself in
  * one) and those started while the kill is under way; the seal goes on only once they are all gone.
  */
-
-/** Processes whose command line contains `marker` (a zombie has none: it is gone but not reaped). */
-function processesWith(marker: string): number[] {
-  const out: number[] = [];
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try { if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(marker)) out.push(Number(pid)); } catch { /* gone */ }
-  }
-  return out;
-}
 
 async function until(f: () => boolean, ms = 10_000) {
   const deadline = Date.now() + ms;

@@ -232,6 +232,8 @@ describe('the fast read path answers what graphql-js answers', () => {
     for (const bad of ['first: 101', 'first: -1', 'after: "bm90LWEtY3Vyc29y"']) {
       const r = await g.gql(`{ sessions(first: 2) { edges { node { id executions(${bad}) { ${counts} } } } } }`);
       expect(r.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      // Where in the document, as graphql-js says it (a compiled query's errors are rebuilt with their places).
+      expect(r.errors?.[0]?.locations).toEqual([{ line: 1, column: 42 }]); // `executions`
       await both(`{ sessions(first: 2) { edges { node { id executions(${bad}) { ${counts} } } } } }`);
     }
   });
