@@ -1,4 +1,4 @@
--- Seal (issue 4): the durable host command channel.
+-- Seal: the durable host command channel.
 --
 -- A command asks one host to cancel a job or interrupt an execution of one session. It stays
 -- pending until the host acknowledges it, so a host that reconnects receives every command it has

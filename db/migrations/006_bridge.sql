@@ -1,4 +1,4 @@
--- The OpenCode bridge's durable state (issue 7): which OpenCode server it mirrors under which host ID,
+-- The OpenCode bridge's durable state: which OpenCode server it mirrors under which host ID,
 -- and per OpenCode session the gateway session it maps to, the last applied history sequence number
 -- and the in-flight mapping state (open execution, jobs, messages already mirrored). Written by the
 -- bridge process after each applied OpenCode event, so a restarted bridge resumes without gap or duplicate.

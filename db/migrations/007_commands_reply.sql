@@ -1,4 +1,4 @@
--- Plugin-requested host work (issue 8): compactSession and generate travel over the durable host
+-- Plugin-requested host work: compactSession and generate travel over the durable host
 -- command channel (003_seal.sql) as commands that carry a payload and expect a reply.
 --
 -- A reply-able command is pending until the host replies, the waiting caller gives up (timed_out_at),

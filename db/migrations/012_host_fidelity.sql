@@ -1,4 +1,4 @@
--- Issue 12: what a host like OpenCode records about its work, and session mutations routed to the host.
+-- What a host like OpenCode records about its work, and session mutations routed to the host.
 --
 -- Fidelity (all optional, sent by any host): per execution the host's own ID (OpenCode: the step's
 -- assistant message), model, agent, mode, finish reason, error name and the step's usage (tokens, cost);

@@ -1,4 +1,4 @@
--- Admission through a host's front (issue 12): a host whose runtime can be reached only through a
+-- Admission through a host's front: a host whose runtime can be reached only through a
 -- front the gateway controls (the OpenCode admission proxy) asks the gateway (admitWork) before it
 -- forwards a request that can start work in a session, under the same session lock and seal check as
 -- beginExecution. An admission stays open until the host has quiesced the session for a seal: it

@@ -1,4 +1,4 @@
--- Issue 12: the OpenCode bridge keeps its state in a file of its own (bridge/opencode/store.ts) and never
+-- The OpenCode bridge keeps its state in a file of its own (bridge/opencode/store.ts) and never
 -- opens the gateway's database. The tables of 006 are no longer written or read by the gateway or the
 -- bridge. They are kept, not dropped: an install upgraded from a version that used them still holds
 -- its bridge's cursors and message map there, which `gateway bridge opencode --import-state-from <this

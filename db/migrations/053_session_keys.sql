@@ -1,4 +1,4 @@
--- Issue 18: every history row is keyed by its session, so the schema distributes on Citus by session
+-- Every history row is keyed by its session, so the schema distributes on Citus by session
 -- (`gateway distribute`, db/distribute.ts) and a row is found on its session's shard alone.
 --
 -- On one Postgres nothing changes for users: the same rows, IDs and answers. What changes is the keys:

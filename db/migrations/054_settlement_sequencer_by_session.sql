@@ -1,4 +1,4 @@
--- Issue 18: the sequencer pass in a form Citus distributes, and the same answers on one Postgres.
+-- The sequencer pass in a form Citus distributes, and the same answers on one Postgres.
 --
 -- Migration 005's pass numbered the staged rows with a window function over the settlements table and
 -- updated them by id. On a cluster distributed by session neither goes down to the shards: a window

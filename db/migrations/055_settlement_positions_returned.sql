@@ -1,4 +1,4 @@
--- Issue 14: a sequencer pass hands back the rows it positioned, and its head notice carries them.
+-- A sequencer pass hands back the rows it positioned, and its head notice carries them.
 --
 -- Until now every instance's settlement feed read the log again after each pass (the head notice, or
 -- the pass of its own instance, said up to where): one more round trip between a settlement's commit

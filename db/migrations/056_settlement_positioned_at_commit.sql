@@ -1,4 +1,4 @@
--- Issue 14: a settlement is positioned by its own commit when the clock is free.
+-- A settlement is positioned by its own commit when the clock is free.
 --
 -- Until now a settling transaction only staged its row (pos NULL) and sent a "staged" notice; every
 -- instance's sequencer heard it and ran a pass, one of them positioned the row and committed, and its

@@ -1,4 +1,4 @@
--- Issue 14: a settling commit waits a moment for the clock instead of skipping it.
+-- A settling commit waits a moment for the clock instead of skipping it.
 --
 -- Migration 056 has a settling transaction's COMMIT position its own row when the settlement clock
 -- is free, and skip it (SKIP LOCKED) when another commit or a sequencer pass holds it. Settlements

@@ -1,4 +1,4 @@
--- Issue 14: a cancelled wait for the settlement clock ends the wait, never the commit.
+-- A cancelled wait for the settlement clock ends the wait, never the commit.
 --
 -- Migration 057's trigger waits for a busy clock under a short `lock_timeout` and catches
 -- lock_not_available. PostgreSQL does not always report that timeout as one: when it fires just as a
