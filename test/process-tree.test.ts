@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { killProcessTree } from '../bridge/claude-code/host.js';
+import { killProcessTree } from '../bridge/claude-code/processes.js';
 import { processesWith } from './support/processes.js';
 
 /**
