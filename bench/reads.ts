@@ -40,6 +40,11 @@
  * this machine a steadier figure than CPU time for changes of a few percent. Sampling costs CPU, so the
  * other figures of such a run are not comparable with a plain run's. BENCH_ALLOC_OUT=dir: also writes each
  * run's sampled heap profile there (`<server>-<time>.heapprofile`, for DevTools or a script).
+ * SERVERS=…,yoga (only when named): Yoga's own floor beside the others: `createYoga` over the gateway's
+ * schema, every option that costs per request turned off (CORS, error masking, logging, multipart, the
+ * body limit), the gateway's compiled executor as its only plugin, the gateway's context for a reader
+ * given as is: no authentication, roles, limits, log line or metrics. What a request costs through
+ * Yoga's HTTP layer before the gateway adds anything; printed against the baseline and the gateway.
  */
 import './support/production.js';
 import './support/node20.js';
@@ -278,6 +283,26 @@ async function post(url: string, headers: Record<string, string>, body: string):
 
 const listen = (s: Server) => new Promise<string>((r) => s.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(s.address() as { port: number }).port}/graphql`)));
 
+/**
+ * Yoga's own floor (SERVERS=…,yoga): Yoga over the gateway's schema with the gateway's compiled executor,
+ * every option that costs per request off, and the context the gateway gives a reader, with nothing of
+ * the gateway's around it. The same modules as the measured gateway (its schema's loaders included).
+ */
+async function yogaFloor(app: ReturnType<typeof buildApp>, secret: string): Promise<Server> {
+  const { createYoga } = await import('graphql-yoga');
+  const { schema } = await import(gatewayModule('schema/index.js')) as typeof import('../schema/index.js');
+  const { useCompiledQueries } = await import(gatewayModule('resolvers/compiled.js')) as typeof import('../resolvers/compiled.js');
+  const actor = await app.tokens.authenticate(secret);
+  if (!actor) throw new Error("Yoga's floor: the reader token does not authenticate");
+  const yoga = createYoga({
+    schema, graphqlEndpoint: '/graphql', landingPage: false, graphiql: false,
+    cors: false, maskedErrors: false, logging: false, multipart: false, maxRequestBodySize: false,
+    plugins: [useCompiledQueries()],
+    context: () => ({ sql: app.gateway.sql, actor, gateway: app.gateway, tokens: app.tokens }),
+  });
+  return createServer(yoga);
+}
+
 /** The database of a HISTORY run: a scratch one, or with HISTORY_KEEP=1 one kept on the server by its size (seeded once). */
 async function historyDatabase(serverUrl: string): Promise<{ url: string; fresh: boolean; drop(): Promise<void> }> {
   if (process.env.HISTORY_KEEP !== '1') return { ...(await createScratchDatabase(serverUrl, 'gw_bench_history')), fresh: true };
@@ -321,6 +346,7 @@ async function main() {
   let base: { app: { url: string; start(): Promise<void>; stop(): Promise<void> }; sql: { end(o: { timeout: number }): Promise<void> }; commit: string } | null = null;
   // HISTORY: the gateway over the larger history.
   let hist: { app: ReturnType<typeof buildApp>; sql: Sql; db: Awaited<ReturnType<typeof historyDatabase>>; e50: string; e500: string; secret: string } | null = null;
+  let floor: Server | null = null;
   try {
     await migrate(sql);
     const { e50, e500 } = await seedReads(sql, SESSIONS);
@@ -372,6 +398,8 @@ async function main() {
 
     ceiling = ceilingServer(ceilSql);
     const ceilUrl = await listen(ceiling);
+    if (SERVERS.includes('yoga')) floor = await yogaFloor(app, reader.secret);
+    const floorUrl = floor ? await listen(floor) : '';
 
     const { postgraphile } = await import('postgraphile');
     const { PostGraphileAmberPreset } = await import('postgraphile/presets/amber');
@@ -430,6 +458,7 @@ async function main() {
       if (!isDeepStrictEqual(g, c)) throw new Error(`${q.name}: the ceiling's answer differs from the gateway's`);
       if (!isDeepStrictEqual(q.comparable(g), p)) throw new Error(`${q.name}: PostGraphile's answer differs from the gateway's`);
       if (base && !isDeepStrictEqual(g, await post(base.app.url, gwHeaders, q.gateway))) throw new Error(`${q.name}: the baseline's answer differs from the gateway's`);
+      if (floor && !isDeepStrictEqual(g, await post(floorUrl, {}, q.gateway))) throw new Error(`${q.name}: Yoga's floor answers otherwise than the gateway`);
       if (hist) {
         const h = await post(hist.app.url, histHeaders, q.history);
         if (JSON.stringify(h).length !== JSON.stringify(g).length) throw new Error(`${q.name}: the larger history's answer is not the same shape as the small one's`);
@@ -439,17 +468,17 @@ async function main() {
       `${hist ? `; the larger history answers the same shape` : ''}: ${queries.map((q) => q.name).join(', ')}`);
 
     const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
-    const who = { gateway: () => app!.url, postgraphile: () => pglUrl, ceiling: () => ceilUrl, baseline: () => base!.app.url, history: () => hist!.app.url };
+    const who = { gateway: () => app!.url, postgraphile: () => pglUrl, ceiling: () => ceilUrl, baseline: () => base!.app.url, history: () => hist!.app.url, yoga: () => floorUrl };
     const names = (Object.keys(who) as (keyof typeof who)[])
-      .filter((n) => (n === 'baseline' ? !!base : n === 'history' ? !!hist : true) && (SERVERS.includes(n) || (!process.env.SERVERS && (n === 'baseline' || n === 'history'))));
+      .filter((n) => (n === 'baseline' ? !!base : n === 'history' ? !!hist : n === 'yoga' ? !!floor : true) && (SERVERS.includes(n) || (!process.env.SERVERS && (n === 'baseline' || n === 'history'))));
     console.log(`${CLIENTS} keep-alive clients, ${SECONDS} s per run after ${WARMUP} s warm-up, ${ROUNDS} rounds (${names.length} servers in rotating order: ${names.join(', ')}), medians, pool ${POOL}, ` +
       `${db.embedded ? 'embedded' : 'DATABASE_URL'} PostgreSQL, NODE_ENV=${process.env.NODE_ENV}, gateway log level ${BENCH_LOG}; load average at start: ${load()}`);
     const opts = { clients: CLIENTS, warmupS: WARMUP, seconds: SECONDS };
     const f = (x: number) => x.toFixed(2);
-    const cpuOf: Record<string, Record<number, number>> = { gateway: {}, postgraphile: {}, ceiling: {}, baseline: {}, history: {} };
+    const cpuOf: Record<string, Record<number, number>> = { gateway: {}, postgraphile: {}, ceiling: {}, baseline: {}, history: {}, yoga: {} };
     const summary: string[] = [];
     for (const q of queries) {
-      const runs: Record<string, Measured[]> = { gateway: [], postgraphile: [], ceiling: [], baseline: [], history: [] };
+      const runs: Record<string, Measured[]> = { gateway: [], postgraphile: [], ceiling: [], baseline: [], history: [], yoga: [] };
       // Round trips per request, on the counting instance (warm: its statements prepared, types known).
       for (let i = 0; i < 3; i++) await post(counting.url, gwHeaders, q.gateway);
       const gwReqs = 20;
@@ -494,6 +523,12 @@ async function main() {
         console.log(`  gateway/baseline (${base!.commit}) throughput ${rounds(tb)}; target >= 0.8 (no more than 25% slower)   p50 ${rounds(lb)}`);
         sums.push(`vs baseline ${f(median(tb))}`);
       }
+      if (has('yoga')) {
+        const parts: string[] = [];
+        if (has('gateway')) parts.push(`gateway/Yoga's floor throughput ${rounds(ratio('gateway', 'yoga', (x) => x.rps))}`);
+        if (has('baseline')) parts.push(`Yoga's floor/baseline throughput ${rounds(ratio('yoga', 'baseline', (x) => x.rps))}, server CPU per request ${f(median(ratio('yoga', 'baseline', (x) => x.cpuUs)))}x`);
+        console.log(`  ${parts.join('   ')}`);
+      }
       if (has('history') && has('gateway')) {
         const p50 = ratio('history', 'gateway', (x) => x.p50), p99 = ratio('history', 'gateway', (x) => x.p99), tput = ratio('history', 'gateway', (x) => x.rps);
         console.log(`  history ${HISTORY}x / 1x: p50 ${rounds(p50)}   p99 ${rounds(p99)}; target <= 1.5   throughput ${rounds(tput)}`);
@@ -511,6 +546,8 @@ async function main() {
     if (summary.length) console.log(`\nmedian ratios (throughput; history: latency)   [load ${load()}]\n${summary.join('\n')}`);
   } finally {
     await new Promise<void>((r) => (ceiling ? ceiling.close(() => r()) : r()));
+    floor?.closeAllConnections();
+    await new Promise<void>((r) => (floor ? floor.close(() => r()) : r()));
     pglServer?.closeAllConnections?.();
     await new Promise<void>((r) => (pglServer ? pglServer.close(() => r()) : r()));
     await Promise.resolve(pgl?.release()).catch(() => {});
