@@ -87,7 +87,7 @@ describe('request logs', () => {
     expect(c.res.status).toBe(401);
     await line((l) => l.msg === 'request' && l.requestID === c.res.headers.get('x-request-id') && l.result === 'unauthenticated' && l.status === 401, 'the refused request');
 
-    // A request the fast path does not take (a GET) fills its line all the same.
+    // A GET fills its line all the same.
     const get = await fetch(`${url}?query=${encodeURIComponent('query GetFew { sessions(first: 1) { edges { node { id } } } }')}`, { headers: { authorization: `Bearer ${g.admin}`, accept: 'application/json', 'x-request-id': 'get-1' } });
     expect(get.status).toBe(200);
     const gl = await line((l) => l.msg === 'request' && l.requestID === 'get-1', 'the GET request');
@@ -95,6 +95,26 @@ describe('request logs', () => {
 
     const d = await post('{ nope }');
     await line((l) => l.msg === 'request' && l.requestID === d.res.headers.get('x-request-id') && l.result !== 'ok', 'the invalid request');
+  });
+
+  it("Yoga's own lines: at debug beside the request's, none at info", async () => {
+    const before = lines.length;
+    await post('{ __typename }', { 'x-request-id': 'yoga-lines' });
+    await line((l) => l.msg === 'request' && l.requestID === 'yoga-lines', 'the request line');
+    expect(lines.slice(before).some((l) => l.msg === 'graphql-yoga' && l.level === 'debug' && Array.isArray(l.yoga))).toBe(true);
+
+    // An instance at info, as `npm start` logs by default: its request line, none of Yoga's.
+    const atInfo: any[] = [];
+    const infoApp = buildApp({ sql: g.sql, logger: createLogger('info', { write(s: string) { for (const l of s.split('\n')) if (l) atInfo.push(JSON.parse(l)); } }) });
+    await infoApp.start();
+    try {
+      const r = await fetch(infoApp.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${g.admin}` }, body: JSON.stringify({ query: '{ __typename }' }) });
+      expect(await r.json()).toEqual({ data: { __typename: 'Query' } });
+      await expect.poll(() => atInfo.some((l) => l.msg === 'request')).toBe(true);
+      expect(atInfo.filter((l) => l.msg === 'graphql-yoga')).toEqual([]);
+    } finally {
+      await infoApp.stop();
+    }
   });
 
   it('an unexpected error: masked in the response, logged with its stack and the request ID', async () => {
@@ -124,7 +144,7 @@ describe('request logs', () => {
     await g.sql`ALTER TABLE sessions RENAME TO sessions_away`;
     let m, q, viaWs;
     try {
-      // Concurrent requests, fast path and Yoga's interleaved: each error line names its own request.
+      // Concurrent requests over HTTP and a WebSocket, interleaved: each error line names its own request.
       [m, q, viaWs] = await Promise.all([
         post('mutation BrokenWrite { createSession(input: { title: "x", directory: "/ops" }) { __typename } }', { 'x-request-id': 'broken-write' }),
         Promise.all(Array.from({ length: 8 }, (_, i) => post(`query BrokenRead${i} { sessions(first: 1) { edges { node { id } } } }`, { 'x-request-id': `broken-read-${i}` }))),
