@@ -6,6 +6,12 @@
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+// V8's full collection, for the start of each run (drive): the flag exposes `gc` to contexts made after it.
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 
 /** The load generator, as plain JavaScript so the child process needs no TypeScript loader. */
 const DRIVER = `
@@ -115,8 +121,13 @@ function postgresCpuWindow(): { stop(): number | null; ownUs: number } {
 }
 export interface DriveOptions { clients: number; warmupS: number; seconds: number }
 
-/** One run of `body` against `url`; `headers` are added to every request (e.g. authorization). */
+/**
+ * One run of `body` against `url`; `headers` are added to every request (e.g. authorization). The run
+ * starts from a collected heap: servers measured in turn in one process would otherwise pay for the
+ * garbage the one before them left (a major collection due in the next run).
+ */
 export function drive(url: string, headers: Record<string, string>, body: string, o: DriveOptions): Promise<Run> {
+  collectGarbage();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['-e', DRIVER], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
