@@ -2,20 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { killProcessTree } from '../bridge/claude-code/processes.js';
 import { processesWith } from './support/processes.js';
+import { until } from './seal-fixtures.js';
 
 /**
- * What the Claude Code host's seal kills (bridge/claude-code/host.ts killProcessTree): Claude Code and
+ * What the Claude Code host's seal kills (bridge/claude-code/processes.ts killProcessTree): Claude Code and
  * every process it started, including those in process groups of their own (GNU `timeout` puts itself in
  * one) and those started while the kill is under way; the seal goes on only once they are all gone.
  */
-
-async function until(f: () => boolean, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  while (!f()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 describe('killing a process tree', () => {
   it('kills a shell that keeps starting processes in groups of their own, and every one it started, before it resolves', async () => {
@@ -27,7 +20,7 @@ describe('killing a process tree', () => {
       const shell = spawn('bash', ['-c', `(for i in $(seq 1 300); do ${marker} tail -f /dev/null & sleep 0.005; done; wait) & wait`],
         { detached: true, stdio: 'ignore' });
       const exited = new Promise((r) => shell.once('exit', r));
-      await until(() => processesWith(marker).length >= 10);
+      await until(() => processesWith(marker).length >= 10, 10_000, 'the tree started');
       await killProcessTree(shell.pid!);
       expect(processesWith(marker)).toEqual([]);
       await exited;

@@ -65,7 +65,7 @@ function stopDescendants(pid: number): { pid: number; pgid: number }[] {
 }
 
 /** Every process descended from `pid`, with its process group (read from /proc). */
-export function descendants(pid: number): { pid: number; pgid: number }[] {
+function descendants(pid: number): { pid: number; pgid: number }[] {
   const kids = new Map<number, { pid: number; pgid: number }[]>();
   for (const d of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
