@@ -12,6 +12,7 @@ import { startTestGateway, type TestGateway } from './harness.js';
 import { ClaudeCodeHost, rewriteFileAtomically } from '../bridge/claude-code/host.js';
 import { findClaudeBinary, launchClaude } from '../bridge/claude-code/launch.js';
 import { hookSettings, writeHookScript } from '../bridge/claude-code/hook.js';
+import { hostSecret } from '../bridge/claude-code/local-channel.js';
 import { scriptPrompt, startScriptedAnthropic, type ScriptedAnthropic, type ScriptStep } from '../bridge/claude-code/scripted-model.js';
 import { parseTranscript, turnOf } from '../bridge/claude-code/transcript.js';
 import { processesWith } from './support/processes.js';
@@ -475,6 +476,7 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     // 1. The host itself is down: the hook script finds nobody at host.port.
     const deadDir = path.join(tmp, 'dead-host');
     const script = writeHookScript(deadDir);
+    hostSecret(deadDir); // a host ran there once: its secret is left, its port answers no more
     const probe = net.createServer();
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     fs.writeFileSync(path.join(deadDir, 'host.port'), `${(probe.address() as net.AddressInfo).port}\n`);

@@ -1,4 +1,4 @@
-// `gateway host claude-code [--dir DIR] [--gateway URL] --token T [--plugin-token P] [--port N] [--print-settings]`
+// `GATEWAY_TOKEN=… gateway host claude-code [--dir DIR] [--gateway URL] [--token-file F] [--plugin-token-file F] [--port N] [--print-settings]`
 // `gateway claude-code [--dir DIR] [claude arguments…]`
 //
 // The host keeps its state, the hook script, the settings files and its port in --dir (default
@@ -9,8 +9,11 @@ import { parseArgs } from 'node:util';
 import { ClaudeCodeHost } from './host.js';
 import { hookSettings, writeHookScript } from './hook.js';
 import { launchClaude } from './launch.js';
+import { HOST_TOKEN, PLUGIN_TOKEN, howToGive, readSecret, secretOptions } from '../../cli/credentials.js';
 
-const USAGE = 'usage: host claude-code [--dir <dir>] [--gateway <graphql url>] --token <host token> [--plugin-token <token>] [--port <n>] [--models <id,id…>]\n'
+const USAGE = 'usage: host claude-code [--dir <dir>] [--gateway <graphql url>] [--token-file <file>] [--plugin-token-file <file>] [--port <n>] [--models <id,id…>]\n'
+  + `                                                 (the host or admin token: ${howToGive(HOST_TOKEN)};\n`
+  + `                                                 a plugin token for the plugin side, optional: ${howToGive(PLUGIN_TOKEN)})\n`
   + '       host claude-code --print-settings [--dir <dir>]   (the hooks to merge into ~/.claude/settings.json: observed sessions)\n'
   + '       claude-code [--dir <dir>] [claude arguments…]      (Claude Code with the hooks in force: sessions the gateway fronts)';
 
@@ -22,7 +25,7 @@ export async function runHostCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args: rest,
     options: {
-      dir: { type: 'string' }, gateway: { type: 'string' }, token: { type: 'string' }, 'plugin-token': { type: 'string' },
+      dir: { type: 'string' }, gateway: { type: 'string' }, ...secretOptions(HOST_TOKEN, PLUGIN_TOKEN),
       port: { type: 'string' }, 'lease-ms': { type: 'string' }, 'print-settings': { type: 'boolean' }, models: { type: 'string' },
     },
   });
@@ -31,17 +34,17 @@ export async function runHostCommand(args: string[]): Promise<void> {
     process.stdout.write(JSON.stringify(hookSettings(writeHookScript(dir), 'open'), null, 2) + '\n');
     process.exit(0);
   }
-  const token = values.token ?? process.env.GATEWAY_TOKEN;
-  if (!token) throw new Error(`--token (a host or admin token) is required\n${USAGE}`);
+  const token = readSecret(values, HOST_TOKEN, { required: true });
+  const pluginToken = readSecret(values, PLUGIN_TOKEN);
   const log = (m: string) => console.error(`[claude-code] ${m}`);
   const host = new ClaudeCodeHost({
     gatewayUrl: values.gateway ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:4000/graphql', hostToken: token,
-    pluginToken: values['plugin-token'], dir, port: values.port ? Number(values.port) : undefined,
+    pluginToken, dir, port: values.port ? Number(values.port) : undefined,
     leaseMs: values['lease-ms'] ? Number(values['lease-ms']) : undefined, log,
     models: values.models ? values.models.split(',').map((m) => m.trim()).filter(Boolean) : undefined,
   });
   await host.start();
-  log(`ready: run Claude Code with \`npx gateway claude-code …\` (directory ${dir})`);
+  log(`ready: run Claude Code with \`gateway claude-code …\` (directory ${dir})`);
   let stopping = false;
   const shutdown = async (sig: string) => {
     if (stopping) process.exit(1);
@@ -61,5 +64,8 @@ export async function runClaudeLauncher(args: string[]): Promise<void> {
   // Signals the terminal sends reach Claude Code itself (same process group); the launcher only waits.
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, () => { l.child.kill(s); });
   const r = await l.exited;
+  // Claude Code decides the exit code: `-p` exits 0 after a refused prompt, with the refusal only in its
+  // result text. The refusals go to standard error too, where a script or a user sees them.
+  for (const why of r.refused) process.stderr.write(`gateway: the Claude Code host refused ${why}\n`);
   process.exit(r.code ?? (r.signal ? 128 + (os.constants.signals[r.signal] ?? 0) : 1));
 }

@@ -3,7 +3,7 @@
 // run it for every event the host follows.
 //
 // The script reads the host's port from `<dir>/host.port` (written by the host at start, so settings stay
-// valid across host restarts), forwards the hook's JSON (stdin) to `POST /hook/<event>` with the launch token
+// valid across host restarts) and its secret from `<dir>/host.secret` (local-channel.ts), forwards the hook's JSON (stdin) to `POST /hook/<event>` with the launch token
 // (`GATEWAY_CLAUDE_LAUNCH`, set by `gateway claude-code`) and its parent's PID (Claude Code), and answers with
 // the host's decision: exit 0, or exit 2 with the reason on stderr (Claude Code blocks the prompt or the tool
 // call). When the host cannot be reached or does not answer within 100 s (Claude Code lets a hook through when
@@ -11,6 +11,7 @@
 // prompts and tool calls, `open` (sessions it only observes) lets them through; other events never block.
 import fs from 'node:fs';
 import path from 'node:path';
+import { prepareHostDir } from './local-channel.js';
 
 export const HOOK_EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'StopFailure', 'SubagentStart', 'SubagentStop', 'SessionEnd'] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
@@ -35,11 +36,12 @@ down() {
   exit 0
 }
 read -r port < "$dir/host.port" 2>/dev/null || down "no host.port"
+read -r secret < "$dir/host.secret" 2>/dev/null || down "no host.secret"
 { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null || down "connection refused"
-printf 'POST /hook/%s HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\nContent-Type: application/json\\r\\nX-Launch: %s\\r\\nX-Ppid: %s\\r\\nContent-Length: %d\\r\\n\\r\\n%s' \\
-  "$ev" "\${GATEWAY_CLAUDE_LAUNCH:-}" "$PPID" "\${#body}" "$body" >&3 2>/dev/null || down "write failed"
+printf 'POST /hook/%s HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\nContent-Type: application/json\\r\\nX-Gateway-Host-Secret: %s\\r\\nX-Launch: %s\\r\\nX-Ppid: %s\\r\\nContent-Length: %d\\r\\n\\r\\n%s' \\
+  "$ev" "$secret" "\${GATEWAY_CLAUDE_LAUNCH:-}" "$PPID" "\${#body}" "$body" >&3 2>/dev/null || down "write failed"
 IFS= read -t 100 -r status <&3 || down "no answer within 100 s"
-case "$status" in "HTTP/1."?" 200"*) ;; *) down "bad answer" ;; esac
+case "$status" in "HTTP/1."?" 200"*) ;; "HTTP/1."?" 401"*) down "the host at port $port refused this hook's secret" ;; *) down "bad answer" ;; esac
 while IFS= read -r line <&3 && [ "\${line%$'\\r'}" != "" ]; do :; done
 IFS= read -r code <&3
 msg=
@@ -51,14 +53,14 @@ exit 0
 
 /** Writes the hook script into `dir` (idempotent); answers its path. */
 export function writeHookScript(dir: string): string {
-  fs.mkdirSync(dir, { recursive: true });
+  prepareHostDir(dir);
   const file = path.join(dir, 'gateway-hook.sh');
   let same = false;
   try { same = fs.readFileSync(file, 'utf8') === SCRIPT; } catch { /* absent */ }
   if (!same) {
-    fs.writeFileSync(`${file}.tmp`, SCRIPT, { mode: 0o755 });
+    fs.writeFileSync(`${file}.tmp`, SCRIPT, { mode: 0o700 });
     fs.renameSync(`${file}.tmp`, file);
-  }
+  } else if ((fs.statSync(file).mode & 0o077) !== 0) fs.chmodSync(file, 0o700);
   return file;
 }
 

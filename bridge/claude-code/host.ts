@@ -38,7 +38,9 @@ import { bridgeTransport } from '../opencode/snapshot-sink.js';
 import { FileBridgeStore } from '../opencode/store.js';
 import { hookSettings, writeHookScript } from './hook.js';
 import { findClaudeBinary } from './launch.js';
-import { alive, claudeProcess, killProcessTree } from './processes.js';
+import { launchRunning, mayTouch, runsSession, type LaunchState } from './launches.js';
+import { hostSecret, SECRET_HEADER, sameSecret } from './local-channel.js';
+import { alive, claudeProcess, killProcessTree, processFacts } from './processes.js';
 import { isPrompt, parseTranscript, rewriteTranscript, turnOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
 
 /**
@@ -159,6 +161,8 @@ export interface SessionState {
   eventsSeq?: number;
   /** Corrections and retractions not written into the transcript yet (a Claude Code process of the session runs). */
   pendingEdits?: TranscriptEdit[];
+  /** When the host last rewrote the transcript (ms since the epoch). */
+  rewrittenAt?: number;
   /** A subagent's session (the Agent tool): the Claude Code session it runs in, and its agent ID. */
   parent?: string;
   agentId?: string;
@@ -166,7 +170,6 @@ export interface SessionState {
 
 type GatewayEvent = { cursor: string; sequence: number; type: string; messageID: string | null; partID: string | null; message: any };
 
-interface LaunchState { token: string; pid: number | null; exited: boolean; cwd: string }
 
 export interface HookInput {
   session_id?: string;
@@ -219,18 +222,22 @@ export class ClaudeCodeHost {
   private readonly warmed = new Set<string>();
   private server: http.Server | null = null;
   private exitWaiters: (() => void)[] = [];
+  /** What every request to the host must carry (local-channel.ts). */
+  private readonly secret: string;
+  /** Why the host refused a launch's prompts and tool calls (the launcher prints them when Claude Code exits). */
+  private readonly refusals = new Map<string, string[]>();
   stopped = false;
   port = 0;
   readonly log: (m: string) => void;
   readonly scriptPath: string;
-  readonly stats = { hooks: 0, refused: 0 };
+  readonly stats = { hooks: 0, refused: 0, unauthenticated: 0, unverified: 0 };
 
   constructor(readonly opts: ClaudeCodeHostOptions) {
     this.log = opts.log ?? (() => {});
     this.gw = new Gateway(opts.gatewayUrl, opts.hostToken, opts.pluginToken ?? opts.hostToken, this.log);
-    fs.mkdirSync(opts.dir, { recursive: true });
+    this.scriptPath = writeHookScript(opts.dir); // the directory made (or narrowed to) 0700 first
+    this.secret = hostSecret(opts.dir);
     this.store = new FileBridgeStore(path.join(opts.dir, 'state.jsonl'));
-    this.scriptPath = writeHookScript(opts.dir);
     this.capturer = new WorktreeCapturer({ watch: true, ...opts.capture });
     const self = this;
     const ctx = { get gw() { return self.gw; }, get stopped() { return self.stopped; }, log: this.log, leaseMs: opts.leaseMs ?? 30_000 };
@@ -279,14 +286,14 @@ export class ClaudeCodeHost {
     this.server = http.createServer((req, res) => void this.http(req, res));
     await new Promise<void>((r) => this.server!.listen(this.opts.port ?? 0, '127.0.0.1', r));
     this.port = (this.server.address() as AddressInfo).port;
-    const pf = path.join(this.opts.dir, 'host.port');
-    fs.writeFileSync(`${pf}.tmp`, `${this.port}\n`);
+    const pf = this.portFile();
+    fs.writeFileSync(`${pf}.tmp`, `${this.port}\n`, { mode: 0o600 });
     fs.renameSync(`${pf}.tmp`, pf);
     // Turns left running by a host that stopped: their Claude Code may be gone meanwhile.
     for (const [cc, st] of this.sessions) {
       if (st.current && st.kind === 'launched' && st.launch) {
         const l = this.launches.get(st.launch);
-        if (l && (l.exited || (l.pid !== null && !alive(l.pid)))) void this.enqueue(cc, () => this.endRunning(cc, 'exit'));
+        if (l && !launchRunning(l)) void this.enqueue(cc, () => this.endRunning(cc, 'exit'));
       }
     }
     for (const cc of this.sessions.keys()) {
@@ -296,10 +303,14 @@ export class ClaudeCodeHost {
     this.log(`claude-code host listening on 127.0.0.1:${this.port} (hosts ${this.hostIDs.launched} launched, ${this.hostIDs.observed} observed)`);
   }
 
+  private portFile() { return path.join(this.opts.dir, 'host.port'); }
+
   async stop(): Promise<void> {
     this.stopped = true;
     for (const l of Object.values(this.leases)) l.stop();
     for (const u of this.watched.values()) u();
+    // No port file left behind for a launcher to find (unless another host took the directory meanwhile).
+    try { if (this.port && fs.readFileSync(this.portFile(), 'utf8').trim() === String(this.port)) fs.rmSync(this.portFile()); } catch { /* gone */ }
     await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
     this.server?.closeAllConnections();
     // Queued work waiting for an unreachable gateway gives up (at its next retry) instead of holding the stop.
@@ -357,10 +368,20 @@ export class ClaudeCodeHost {
   // ---- HTTP: hooks and the launcher ----
 
   private async http(req: http.IncomingMessage, res: http.ServerResponse) {
+    const url = req.url ?? '/';
+    const given = req.headers[SECRET_HEADER];
+    if (!sameSecret(typeof given === 'string' ? given : undefined, this.secret)) {
+      // Anyone on the machine can reach the port: nothing is read or changed for a request without the secret.
+      this.stats.unauthenticated++;
+      this.log(`refused ${req.method} ${url.slice(0, 100)}: no valid ${SECRET_HEADER} (the secret is in ${this.opts.dir}/host.secret)`);
+      res.writeHead(401, { 'content-type': 'application/json', connection: 'close' });
+      res.end(JSON.stringify({ error: `the Claude Code host answers only requests that carry its secret (${path.join(this.opts.dir, 'host.secret')})` }));
+      req.resume();
+      return;
+    }
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
-    const url = req.url ?? '/';
     try {
       if (req.method === 'POST' && url.startsWith('/hook/')) {
         let input: HookInput = {};
@@ -372,7 +393,10 @@ export class ClaudeCodeHost {
       }
       const body = text ? JSON.parse(text) : {};
       if (req.method === 'POST' && url === '/launch') {
-        const l: LaunchState = { token: randomBytes(16).toString('hex'), pid: null, exited: false, cwd: String(body.cwd ?? '') };
+        const l: LaunchState = {
+          token: randomBytes(16).toString('hex'), pid: null, exited: false, cwd: String(body.cwd ?? ''), createdAt: Date.now(),
+          names: typeof body.names === 'string' ? body.names : null, anyInCwd: body.anyInCwd === true, sessions: [], admitted: [], stale: [],
+        };
         await this.persistLaunch(l);
         const settings = this.settingsFile('launched', body.settings && typeof body.settings === 'object' ? body.settings : {});
         return json(res, 200, { token: l.token, settings });
@@ -380,7 +404,8 @@ export class ClaudeCodeHost {
       if (req.method === 'POST' && url === '/launched') {
         const l = this.launches.get(String(body.token));
         if (!l) return json(res, 404, { error: 'unknown launch' });
-        await this.persistLaunch({ ...l, pid: Number(body.pid) || null });
+        const pid = Number(body.pid) || null;
+        await this.persistLaunch({ ...l, pid, startTicks: pid ? processFacts(pid)?.startTicks ?? null : null });
         this.wakeExits();
         return json(res, 200, {});
       }
@@ -402,7 +427,10 @@ export class ClaudeCodeHost {
         for (const [cc, st] of this.sessions) {
           if (st.pendingEdits?.length) void this.enqueue(cc, () => this.applyEdits(cc));
         }
-        return json(res, 200, {});
+        // What the host refused in this launch: the launcher prints it (Claude Code's `-p` exits 0 after a refused prompt).
+        const refused = this.refusals.get(l.token) ?? [];
+        this.refusals.delete(l.token);
+        return json(res, 200, { refused });
       }
       if (url === '/health') return json(res, 200, { ok: true, hostIDs: this.hostIDs });
       json(res, 404, { error: 'not found' });
@@ -421,11 +449,31 @@ export class ClaudeCodeHost {
   /** One hook: the decision Claude Code gets. */
   async hook(event: string, input: HookInput, launchToken: string, ppid: number): Promise<Decision> {
     this.stats.hooks++;
+    const d = await this.decideHook(event, input, launchToken, ppid);
+    if (d.exit === 2) {
+      this.stats.refused++;
+      const said = launchToken ? this.refusals.get(launchToken) : undefined;
+      if (launchToken && this.launches.has(launchToken) && d.reason !== 'late') {
+        this.refusals.set(launchToken, [...(said ?? []), `${event === 'PreToolUse' ? 'a tool call' : event === 'UserPromptSubmit' ? 'the prompt' : event}: ${d.reason}`].slice(-20));
+      }
+    }
+    return d;
+  }
+
+  private async decideHook(event: string, input: HookInput, launchToken: string, ppid: number): Promise<Decision> {
     const cc = typeof input.session_id === 'string' ? input.session_id : '';
     const admitting = event === 'UserPromptSubmit' || event === 'PreToolUse';
     if (!cc) return admitting && launchToken ? refuse('the hook input names no session_id') : allow;
     const launch = launchToken ? this.launches.get(launchToken) ?? null : null;
-    if (launchToken && !launch && admitting) return refuse('unknown launch token: start Claude Code with `npx gateway claude-code`');
+    if (launchToken && !launch && admitting) return refuse('unknown launch token: start Claude Code with `gateway claude-code`');
+    // Before anything is read, captured or created: the hook ran under a Claude Code process of this user
+    // (the launch's own, for a launched one), and what it names is that process's.
+    const pid = await this.verifyHook(cc, input, launch, ppid);
+    if (typeof pid === 'string') {
+      this.stats.unverified++;
+      this.log(`${event} of session ${cc.slice(0, 100)} not taken: ${pid}`);
+      return admitting && launchToken ? refuse(`the gateway's Claude Code host did not take this hook: ${pid}`) : allow;
+    }
     // Only prompts and tool calls wait for the host's decision; every other hook is answered at once (its work
     // is queued in the session's order: Claude Code never waits for the host to mirror a turn or a session).
     // Set when the hook was answered without the task's decision (the gateway unreachable or too slow): what the
@@ -438,7 +486,7 @@ export class ClaudeCodeHost {
         // the user's settings): refused, or the seal's proof would not hold.
         return refuse(`session ${cc} is fronted by the gateway: resume it with \`npx gateway claude-code --resume ${cc}\``);
       }
-      if (ppid > 1 && !launch) { const p = claudeProcess(ppid); if (p) this.pids.set(cc, p); }
+      if (!launch) this.pids.set(cc, pid);
       if (!st) {
         if (event === 'SessionEnd' || event === 'Stop' || event === 'StopFailure' || event === 'PostToolUse' || event === 'SubagentStop') return allow;
         if (event === 'PreToolUse' && !launch) return allow;
@@ -451,6 +499,10 @@ export class ClaudeCodeHost {
         st = { ...st, transcript: typeof input.transcript_path === 'string' ? input.transcript_path : st.transcript, ...(st.kind === 'launched' && launch ? { launch: launch.token } : {}) };
         await this.persist(cc, st);
       }
+      if (launch) {
+        const stale = await this.bindLaunch(launch.token, cc);
+        if (stale && admitting) return refuse(stale);
+      }
       if (admitting && st.fenced) return refuse(`session ${st.sessionID} is sealed by the gateway: nothing more runs in it`);
       // A subagent's hooks (they name its agent_id) are its own session's, a child of this one.
       const agentId = typeof input.agent_id === 'string' && input.agent_id ? input.agent_id : null;
@@ -458,6 +510,7 @@ export class ClaudeCodeHost {
       switch (event) {
         case 'SessionStart': {
           await this.ensureSession(cc, input);
+          if (launch) await this.admitProcess(cc, launch.token).catch((e) => this.log(`process admission of ${cc}: ${e?.message ?? e}`));
           // The worktree's first capture walks it, starts its watcher and uploads every content the gateway lacks:
           // done now, while Claude Code starts up (a snapshot of the session's start), so the first prompt's
           // capture reads and sends only what changed since.
@@ -480,11 +533,81 @@ export class ClaudeCodeHost {
     // refused at once when the seal fenced the session, else let through while its job is recorded in order.
     const known = this.sessions.get(cc);
     const wait = event === 'UserPromptSubmit' || (event === 'PreToolUse' && (launch !== null || known?.kind === 'launched' || !known));
-    if (admitting && !wait && known?.fenced) { decided.catch(() => {}); this.stats.refused++; return refuse(`session ${known.sessionID} is sealed by the gateway: nothing more runs in it`); }
+    if (admitting && !wait && known?.fenced) { decided.catch(() => {}); return refuse(`session ${known.sessionID} is sealed by the gateway: nothing more runs in it`); }
     const strict = launch !== null || known?.kind === 'launched';
-    const d = wait ? await this.decide(decided, ticket, strict, event) : (decided.catch(() => {}), allow);
-    if (d.exit === 2) this.stats.refused++;
-    return d;
+    return wait ? await this.decide(decided, ticket, strict, event) : (decided.catch(() => {}), allow);
+  }
+
+  /**
+   * The Claude Code process a hook ran under (the hook's parent or grandparent), checked: a process of this
+   * host's user, the launch's own process for a launched session, whose working directory holds the `cwd` the
+   * hook names and whose own sessions folder (`$CLAUDE_CONFIG_DIR` or `~/.claude`, `projects/`) holds the
+   * transcripts it names. Answers its PID, or why the hook is not taken.
+   */
+  private async verifyHook(cc: string, input: HookInput, launch: LaunchState | null, ppid: number): Promise<number | string> {
+    const pid = ppid > 1 ? claudeProcess(ppid) : null;
+    if (pid === null) return `the hook's parent process (${ppid || 'none given'}) is not a Claude Code process`;
+    const facts = processFacts(pid);
+    if (!facts) return `Claude Code process ${pid} cannot be read`;
+    if (typeof process.getuid === 'function' && facts.uid !== process.getuid()) return `Claude Code process ${pid} belongs to another user (uid ${facts.uid})`;
+    if (launch) {
+      // The launcher reports Claude Code's PID right after spawning it, well before Claude Code runs a hook.
+      let l = this.launches.get(launch.token) ?? launch;
+      for (const deadline = Date.now() + 5_000; l.pid === null && !l.exited && Date.now() < deadline; l = this.launches.get(launch.token) ?? l) await this.waitExit(50);
+      if (l.pid !== pid) return `the hook ran under process ${pid}, not the Claude Code this launch started (${l.pid ?? 'none reported'})`;
+    }
+    if (typeof input.cwd === 'string' && !(inside(real(input.cwd), facts.cwd) || (launch && launch.cwd && inside(real(input.cwd), real(launch.cwd))))) {
+      return `the hook names directory ${input.cwd.slice(0, 500)}, not Claude Code's own (${facts.cwd})`;
+    }
+    const projects = facts.configDir ? path.join(real(facts.configDir), 'projects') : null;
+    for (const t of [input.transcript_path, input.agent_transcript_path]) {
+      if (t === undefined) continue;
+      if (typeof t !== 'string' || !projects || !inside(real(t), projects) || real(t) === projects) {
+        return `the hook names transcript ${String(t).slice(0, 500)}, outside Claude Code's own sessions (${projects ?? 'no HOME'})`;
+      }
+    }
+    if (typeof input.transcript_path === 'string' && path.basename(input.transcript_path) !== `${cc}.jsonl`) {
+      return `the hook's transcript ${input.transcript_path.slice(0, 500)} is not session ${cc.slice(0, 100)}'s`;
+    }
+    return pid;
+  }
+
+  /**
+   * The launch ran a hook of session `cc`: recorded (the seal stops it, a rewrite waits for it). Answers why
+   * its prompts are refused there when it may hold the text of a rewritten transcript (launches.ts), else null.
+   */
+  private async bindLaunch(token: string, cc: string): Promise<string | null> {
+    let l = this.launches.get(token);
+    if (!l) return null;
+    if (!l.sessions?.includes(cc)) {
+      const st = this.sessions.get(cc);
+      const stale = !!st?.rewrittenAt && st.rewrittenAt >= (l.createdAt ?? 0) && !mayTouch({ ...l, sessions: [] }, cc, st.cwd);
+      l = { ...l, sessions: [...(l.sessions ?? []), cc], ...(stale ? { stale: [...(l.stale ?? []), cc] } : {}) };
+      await this.persistLaunch(l);
+    }
+    return l.stale?.includes(cc)
+      ? `this Claude Code process started before the gateway rewrote session ${cc}'s transcript (a correction or a retraction) and may still hold the old text: exit it and run \`gateway claude-code --resume ${cc}\``
+      : null;
+  }
+
+  /**
+   * A launched Claude Code process runs in session `cc`: recorded by the gateway as an admission of the
+   * session (admitWork), so a seal asks this host to close the session's admissions (CLOSE_ADMISSIONS) and
+   * waits while it stops the process, even one idle between turns, whose work the seal knows nothing of.
+   * Refused after the seal began: the session is fenced (its prompts refused).
+   */
+  private async admitProcess(cc: string, token: string) {
+    const l = this.launches.get(token);
+    const st = this.sessions.get(cc);
+    if (!l || !st?.sessionID || st.kind !== 'launched' || st.parent || l.admitted?.includes(cc)) return;
+    try {
+      await this.leases.launched.call(AdmitWorkDocument, { sessionID: st.sessionID, route: `claude-code process ${l.pid ?? '?'}` } as any);
+    } catch (e) {
+      if (e instanceof GatewayError && e.tag === 'SessionSealedError') { await this.fence(cc); return; }
+      throw e;
+    }
+    const now = this.launches.get(token)!;
+    await this.persistLaunch({ ...now, admitted: [...(now.admitted ?? []), cc] });
   }
 
   /**
@@ -660,6 +783,7 @@ export class ClaudeCodeHost {
     const strict = st.kind === 'launched';
     try {
       st = await this.ensureSession(cc, input);
+      if (st.launch) await this.admitProcess(cc, st.launch);
       if (st.current && st.current !== promptId) await this.endRunning(cc, 'superseded');
       st = this.sessions.get(cc)!;
       const existing = st.turns[promptId];
@@ -885,14 +1009,18 @@ export class ClaudeCodeHost {
     if (now.pendingEdits?.length) await this.applyEdits(cc);
   }
 
-  /** Whether a Claude Code process may be reading or appending to the session's transcript now. */
+  /**
+   * Whether a Claude Code process may be reading or appending to the session's transcript now: a launch that
+   * ran the session, or was started to resume it (launches.ts `mayTouch`), or the process an observed
+   * session's hooks ran under. A subagent's transcript is written by its parent session's process.
+   */
   private claudeRunning(cc: string): boolean {
     const st = this.sessions.get(cc);
     if (!st) return false;
-    // Any launch still starting or running (a `--resume` of this session is bound to it only at its first
-    // hook, and reads the transcript before): conservative, never a rewrite under a live launched process.
-    for (const l of this.launches.values()) if (!l.exited && (l.pid === null || alive(l.pid))) return true;
-    const p = this.pids.get(cc);
+    const root = st.parent ?? cc;
+    const cwd = this.sessions.get(root)?.cwd ?? st.cwd;
+    for (const l of this.launches.values()) if (launchRunning(l) && mayTouch(l, root, cwd)) return true;
+    const p = this.pids.get(root);
     return p !== undefined && alive(p);
   }
 
@@ -912,7 +1040,7 @@ export class ClaudeCodeHost {
       this.log(`session ${cc}: transcript rewrite failed: ${e?.message ?? e}`);
       if (e?.code !== 'ENOENT') return; // kept pending: tried again at the next occasion
     }
-    await this.persist(cc, { ...this.sessions.get(cc)!, pendingEdits: [] });
+    await this.persist(cc, { ...this.sessions.get(cc)!, pendingEdits: [], rewrittenAt: Date.now() });
   }
 
   /** The turn's API failure: from the transcript's API error line, else the StopFailure hook's input. */
@@ -1004,8 +1132,11 @@ export class ClaudeCodeHost {
     try {
       const cc = this.byGateway.get(c.sessionID);
       if (cc && (c.kind === 'INTERRUPT_EXECUTION' || c.kind === 'CLOSE_ADMISSIONS' || c.kind === 'CANCEL_JOB')) {
-        if (c.reason === 'SEAL' || c.kind === 'CLOSE_ADMISSIONS') await this.enqueueFence(cc);
-        if (c.kind !== 'CANCEL_JOB') await this.stopTurn(cc, c.reason === 'SEAL' || c.kind === 'CLOSE_ADMISSIONS' ? 'seal' : 'signal');
+        // Only a seal cancels jobs (domain/seal.ts), and it closes admissions: the session is fenced, then its
+        // processes stopped, whether or not a turn runs (a background shell outlives its turn).
+        const seal = c.reason === 'SEAL' || c.kind === 'CLOSE_ADMISSIONS' || c.kind === 'CANCEL_JOB';
+        if (seal) await this.fence(cc);
+        await this.stopSession(cc, seal ? 'seal' : 'signal');
       }
     } catch (e: any) {
       if (this.stopped) return; // not acknowledged: delivered again on the next start
@@ -1013,8 +1144,6 @@ export class ClaudeCodeHost {
     }
     await this.gw.call(AcknowledgeHostCommandDocument, { input: { commandID: c.id } }).catch((e) => this.log(`acknowledge ${c.id}: ${e.message}`));
   }
-
-  private enqueueFence(cc: string) { return this.fence(cc); }
 
   /** Runs a request and sends its result (or its error) with replyHostCommand (not acknowledged: the reply is the answer). */
   private async reply(c: Command, fn: () => Promise<Record<string, unknown>>) {
@@ -1097,29 +1226,46 @@ export class ClaudeCodeHost {
   }
 
   /**
-   * Stops the Claude Code process running the session's turn (its process group when the launcher started it
-   * in one: the shells it started go too) and waits until it is gone; then the turn is settled INTERRUPTED.
-   * A hook being decided meanwhile is refused (fenced), so nothing new starts while it stops.
+   * Stops the session's Claude Code processes and waits until they are gone (killProcessTree: each with every
+   * process it started); then the running turn settles INTERRUPTED and the unfinished jobs CANCELLED (LOST when
+   * no process was there to stop: nobody saw their end). A seal of a launched session stops every process that
+   * ran it or was started to resume it, busy or idle: background shells that outlived their turn, a Claude
+   * Code waiting for its next prompt. Otherwise (an interrupt, an observed session, a subagent's session,
+   * which runs in its parent's process) only the process running a turn or a shell is stopped. A hook being
+   * decided meanwhile is refused (fenced), so nothing new starts while they stop.
    */
   private readonly killing = new Set<string>();
 
-  private async stopTurn(cc: string, why: 'seal' | 'signal') {
+  private async stopSession(cc: string, why: 'seal' | 'signal') {
     const st = this.sessions.get(cc);
     if (!st) return;
     const busy = !!st.current || Object.values(st.jobs ?? {}).some((j) => !j.done);
-    const pid = busy ? await this.processOf(st, cc) : null;
-    if (pid !== null) {
+    const pids = why === 'seal' && st.kind === 'launched' && !st.parent ? await this.launchedProcesses(cc)
+      : busy ? [await this.processOf(st, cc)].filter((p): p is number => p !== null) : [];
+    if (pids.length) {
       this.killing.add(cc);
-      await killProcessTree(pid, (ms) => this.waitExit(ms));
+      await Promise.all(pids.map((pid) => killProcessTree(pid, (ms) => this.waitExit(ms))));
     }
     await this.enqueue(st.parent ?? cc, async () => {
       // The session's subagents ran in the same process: stopped with it.
       for (const k of [cc, ...this.childrenOf(cc)]) {
         await this.endRunning(k, why);
-        // Killed with Claude Code's process group: CANCELLED. No process to stop (gone, or never known): LOST.
-        await this.finishAllJobs(k, pid !== null ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
+        await this.finishAllJobs(k, pids.length ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
       }
     });
+  }
+
+  /** The live processes of launches that ran session `cc` or were started to resume it (a starting one: once its PID is known). */
+  private async launchedProcesses(cc: string): Promise<number[]> {
+    const out: number[] = [];
+    for (const l0 of this.launches.values()) {
+      if (!runsSession(l0, cc) || !launchRunning(l0)) continue;
+      let l = l0;
+      // The launcher reports the PID right after spawning Claude Code.
+      for (const deadline = Date.now() + 10_000; l.pid === null && !l.exited && Date.now() < deadline; l = this.launches.get(l.token) ?? l) await this.waitExit(200);
+      if (l.pid !== null && launchRunning(l)) out.push(l.pid);
+    }
+    return out;
   }
 
   private async processOf(st: SessionState, cc: string): Promise<number | null> {
@@ -1128,7 +1274,7 @@ export class ClaudeCodeHost {
       for (;;) {
         const l = this.launches.get(st.launch);
         if (!l || l.exited) return null;
-        if (l.pid !== null) return alive(l.pid) ? l.pid : null;
+        if (l.pid !== null) return launchRunning(l) ? l.pid : null;
         if (Date.now() > deadline) return null;
         await this.waitExit(200); // the launcher reports the PID right after spawning
       }
@@ -1148,6 +1294,19 @@ export class ClaudeCodeHost {
   private waitExit(ms: number) {
     return new Promise<void>((r) => { const t = setTimeout(r, ms); this.exitWaiters.push(() => { clearTimeout(t); r(); }); });
   }
+}
+
+/** The path with its symbolic links resolved (as far as it exists; the rest as given). */
+function real(p: string): string {
+  const abs = path.resolve(p);
+  try { return fs.realpathSync(abs); } catch { /* not there (yet) */ }
+  try { return path.join(fs.realpathSync(path.dirname(abs)), path.basename(abs)); } catch { return abs; }
+}
+
+/** Whether `p` is `dir` or inside it. */
+function inside(p: string, dir: string): boolean {
+  const r = path.relative(dir, p);
+  return r === '' || (r !== '..' && !r.startsWith(`..${path.sep}`) && !path.isAbsolute(r));
 }
 
 function json(res: http.ServerResponse, status: number, body: unknown) {

@@ -1,12 +1,14 @@
 // `gateway claude-code [claude arguments…]`: runs Claude Code with the host's hooks in force, so the gateway
 // fronts the session (its seal can answer SessionSealed). The launcher asks the running host
-// (`gateway host claude-code`, found through `<dir>/host.port`) for a launch token and a settings file, runs
+// (`gateway host claude-code`, found through `<dir>/host.port`, with the secret of `<dir>/host.secret`) for a launch token and a settings file, runs
 // `claude --settings <file> …` with GATEWAY_CLAUDE_LAUNCH=<token>, reports Claude Code's PID (so the seal can
 // stop it) and its exit (so a turn it left running is settled INTERRUPTED), and exits with Claude Code's code.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { sessionArgs } from './launches.js';
+import { clientSecret, SECRET_HEADER } from './local-channel.js';
 
 /** The `claude` binary: CLAUDE_BIN, else the platform package `@anthropic-ai/claude-code-linux-x64` (an optional dependency). */
 export function findClaudeBinary(): string | null {
@@ -21,21 +23,46 @@ export function findClaudeBinary(): string | null {
   }
 }
 
+/** A request to the host of `dir` (its port from `host.port`, its secret from `host.secret`), with errors that say what to run. */
 async function hostCall(dir: string, route: string, body: unknown): Promise<any> {
+  const start = `start it with \`gateway host claude-code --dir ${dir}\` (and keep it running)`;
   let port: string;
   try { port = fs.readFileSync(path.join(dir, 'host.port'), 'utf8').trim(); } catch {
-    throw new Error(`no Claude Code host runs with directory ${dir} (start \`npx gateway host claude-code\` first)`);
+    throw new Error(`no Claude Code host runs with directory ${dir}: ${start}`);
   }
-  const r = await fetch(`http://127.0.0.1:${port}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (!r.ok) throw new Error(`Claude Code host ${route}: HTTP ${r.status} ${await r.text()}`);
+  const secret = clientSecret(dir);
+  let r: Response;
+  try {
+    r = await fetch(`http://127.0.0.1:${port}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', [SECRET_HEADER]: secret }, body: JSON.stringify(body) });
+  } catch (e: any) {
+    const why = e?.cause?.code ?? e?.cause?.message ?? e?.message ?? String(e);
+    throw new Error(`the Claude Code host of ${dir} does not answer at 127.0.0.1:${port} (${why}; ${path.join(dir, 'host.port')} is left by a host that stopped): ${start}`);
+  }
+  if (r.status === 401) {
+    throw new Error(`the process at 127.0.0.1:${port} refused the secret of ${path.join(dir, 'host.secret')}: it is not the Claude Code host of ${dir}; restart the host (\`gateway host claude-code --dir ${dir}\`)`);
+  }
+  if (!r.ok) throw new Error(`the Claude Code host of ${dir} answered ${route} with HTTP ${r.status}: ${(await r.text()).slice(0, 500)}`);
   return r.json();
+}
+
+/**
+ * Claude Code refuses `bypassPermissions` (`--dangerously-skip-permissions`) as root, and then a headless
+ * run asks for every tool call and gets no answer: said before it starts, with what works instead.
+ */
+export function checkPermissionArgs(args: string[], uid = typeof process.getuid === 'function' ? process.getuid() : -1): void {
+  const bypass = args.some((a, i) => a === '--dangerously-skip-permissions' || a === '--permission-mode=bypassPermissions'
+    || (a === '--permission-mode' && args[i + 1] === 'bypassPermissions'));
+  if (uid === 0 && bypass) {
+    throw new Error('Claude Code refuses to bypass permissions when run as root: allow the tools it may use instead, '
+      + 'e.g. `gateway claude-code --allowedTools "Bash Edit Write Read" -p …`, or `permissions.allow` in .claude/settings.json');
+  }
 }
 
 export interface Launched {
   child: ChildProcess;
   token: string;
-  /** Resolves when Claude Code exited and the host was told. */
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves when Claude Code exited and the host was told; `refused`: why the host refused its prompts or tool calls. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; refused: string[] }>;
 }
 
 export interface LaunchOptions {
@@ -56,8 +83,9 @@ export interface LaunchOptions {
 export async function launchClaude(o: LaunchOptions): Promise<Launched> {
   const bin = o.bin ?? findClaudeBinary();
   if (!bin) throw new Error('the claude binary was not found (install @anthropic-ai/claude-code, or set CLAUDE_BIN)');
+  checkPermissionArgs(o.args);
   const cwd = o.cwd ?? process.cwd();
-  const { token, settings } = await hostCall(o.dir, '/launch', { cwd, settings: o.settings ?? {} });
+  const { token, settings } = await hostCall(o.dir, '/launch', { cwd, settings: o.settings ?? {}, ...sessionArgs(o.args) });
   const detached = o.detached ?? !process.stdin.isTTY;
   const child = spawn(bin, ['--settings', settings, ...o.args], {
     cwd, env: { ...(o.env ?? process.env), GATEWAY_CLAUDE_LAUNCH: token }, stdio: o.stdio === 'pipe' ? ['ignore', 'pipe', 'pipe'] : 'inherit', detached,
@@ -67,8 +95,8 @@ export async function launchClaude(o: LaunchOptions): Promise<Launched> {
   await spawned;
   await hostCall(o.dir, '/launched', { token, pid: child.pid });
   const exited = exitedRaw.then(async (x) => {
-    await hostCall(o.dir, '/exited', { token, code: x.code, signal: x.signal }).catch(() => { /* host down: it finds the PID gone at its next start */ });
-    return x;
+    const r = await hostCall(o.dir, '/exited', { token, code: x.code, signal: x.signal }).catch(() => null); // host down: it finds the PID gone at its next start
+    return { ...x, refused: Array.isArray(r?.refused) ? r.refused.map(String) : [] };
   });
   return { child, token, exited };
 }

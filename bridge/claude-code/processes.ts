@@ -102,3 +102,31 @@ export function claudeProcess(ppid: number): number | null {
   }
   return null;
 }
+
+/** What the host checks of the process a hook ran under before it reads or captures anything the hook names. */
+export interface ProcessFacts {
+  pid: number;
+  uid: number;
+  /** Its working directory (`/proc/<pid>/cwd`). */
+  cwd: string;
+  /** Where that Claude Code keeps its sessions: `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`, of its own environment. */
+  configDir: string | null;
+  /** When it started, in clock ticks after boot (with the PID, it names the process: a PID can be reused). */
+  startTicks: number;
+}
+
+/** The facts of process `pid`, or null when it is gone or cannot be read (another user's, without the right). */
+export function processFacts(pid: number): ProcessFacts | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const uid = Number(/^Uid:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+    const cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
+    const env = new Map(fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').map((kv) => {
+      const i = kv.indexOf('=');
+      return [kv.slice(0, i), kv.slice(i + 1)] as [string, string];
+    }));
+    const configDir = env.get('CLAUDE_CONFIG_DIR') || (env.get('HOME') ? `${env.get('HOME')}/.claude` : null);
+    return Number.isFinite(uid) ? { pid, uid, cwd, configDir, startTicks: Number(f[19]) } : null;
+  } catch { return null; }
+}
