@@ -21,20 +21,32 @@ const USAGE = `Usage: gateway <command>
   token revoke <tokenID>                  revoke a token
   replay [--verify]                       rebuild every table the journal owns from the journal; with
                                           --verify, replay into a scratch schema and compare (changes nothing)
-  demo [--url <graphql url>] --token <host token> [--plugin-token <token>] [--keep-worktree]
+  demo [--url <graphql url>] [--token-file <file>] [--plugin-token-file <file>] [--keep-worktree]
                                           drive a few sessions through the reference host against a running gateway
                                           (in a temporary worktree, removed at the end unless --keep-worktree)
-  bridge opencode --url <OpenCode URL> [--gateway <graphql url>] --token <host token> [--plugin-token <token>]
+  bridge opencode --url <OpenCode URL> [--gateway <graphql url>] [--token-file <file>] [--plugin-token-file <file>]
                                           mirror an OpenCode server's sessions into the gateway and act on it
-  bridge opencode --serve [--directory <dir>] [--listen 127.0.0.1:4096] --password <p> [--gateway …] --token …
+  bridge opencode --serve [--directory <dir>] [--listen 127.0.0.1:4096] [--password-file <file>] [--gateway …] …
                                           run OpenCode privately behind the gateway's admission proxy (its clients
                                           use --listen with the password): a seal is then proven (SessionSealed)
-  host claude-code [--dir <dir>] [--gateway <graphql url>] --token <host token> [--plugin-token <token>]
+  host claude-code [--dir <dir>] [--gateway <graphql url>] [--token-file <file>] [--plugin-token-file <file>]
                                           mirror Claude Code sessions (through its hooks and transcripts) into the
                                           gateway; --print-settings prints the hooks for ~/.claude/settings.json
   claude-code [--dir <dir>] [claude arguments…]
                                           run Claude Code with the host's hooks in force: the gateway fronts the
                                           session (a seal is then proven: SessionSealed)
+`;
+
+const SECRETS = `
+Tokens and passwords are never taken from the command line (every user of the machine can read it): each comes
+from a variable or from a file only you can read (chmod 600 <file>), which wins over the variable:
+  GATEWAY_TOKEN or --token-file           a host or admin token (demo, bridge opencode, host claude-code)
+  GATEWAY_PLUGIN_TOKEN or --plugin-token-file
+                                          a plugin token for a host's plugin side (default: the token)
+  OPENCODE_PROXY_PASSWORD or --password-file
+                                          what OpenCode's clients send to the admission proxy (bridge opencode --serve)
+  OPENCODE_SERVER_PASSWORD or --opencode-password-file
+                                          the password of the OpenCode server the bridge attaches to (--url)
 `;
 
 async function withDb<T>(fn: (sql: ReturnType<typeof connect>) => Promise<T>): Promise<T> {
@@ -189,7 +201,10 @@ async function serve() {
   }
 }
 
-/** `gateway <command> --help`: that command's lines of the usage (the bridge prints its own, with every option). */
+/**
+ * `gateway <command> --help`: that command's lines of the usage, with where its tokens come from (the bridge
+ * prints its own, with every option).
+ */
 function usageOf(cmd: string): string | null {
   const entries: string[][] = [];
   for (const line of USAGE.split('\n').slice(2)) {
@@ -197,7 +212,8 @@ function usageOf(cmd: string): string | null {
     else if (/^\s{10,}\S/.test(line) && entries.length) entries.at(-1)!.push(line);
   }
   const mine = entries.filter((e) => e[0].trim().split(/\s+/)[0] === cmd);
-  return mine.length ? `Usage: gateway\n${mine.map((e) => e.join('\n')).join('\n')}\n` : null;
+  if (!mine.length) return null;
+  return `Usage: gateway\n${mine.map((e) => e.join('\n')).join('\n')}\n${['demo', 'host'].includes(cmd) ? SECRETS : ''}`;
 }
 
 async function main() {
@@ -205,7 +221,7 @@ async function main() {
   // (`claude-code` passes its arguments on to Claude Code: only a first --help is the launcher's.)
   const help = cmd === 'claude-code' ? ['--help', '-h'].includes(rest[0]) : rest.includes('--help') || rest.includes('-h');
   if (cmd && cmd !== 'bridge' && help) {
-    process.stdout.write(usageOf(cmd) ?? USAGE);
+    process.stdout.write(usageOf(cmd) ?? USAGE + SECRETS);
     return;
   }
   switch (cmd) {
@@ -298,7 +314,7 @@ async function main() {
       return runClaudeLauncher(rest);
     }
   }
-  process.stdout.write(USAGE);
+  process.stdout.write(USAGE + SECRETS);
   if (cmd && !['help', '--help', '-h'].includes(cmd)) process.exitCode = 2;
 }
 

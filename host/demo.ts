@@ -6,6 +6,7 @@ import { GatewayClient, GatewayCallError } from '../client/index.js';
 import { CreateSessionDocument, UpdateSessionDocument } from '../client/generated.js';
 import { WorktreeCapturer } from './capture.js';
 import { ReferenceHost } from './host.js';
+import { HOST_TOKEN, PLUGIN_TOKEN, readSecret, secretOptions } from '../cli/credentials.js';
 
 export interface DemoResult {
   worktree: string;
@@ -21,24 +22,24 @@ export interface DemoResult {
 }
 
 /**
- * `npm run demo -- --token <token>`: drives one session and its child through the reference host
- * against a running gateway, capturing the worktree at every execution boundary (host/capture.ts),
- * so there are real changesets to look at in GraphiQL. The token needs the host and plugin roles'
- * rights (the admin token printed at first start has both).
+ * `GATEWAY_TOKEN=<token> npm run demo` (or `npm run demo -- --token-file <file>`): drives one session and
+ * its child through the reference host against a running gateway, capturing the worktree at every
+ * execution boundary (host/capture.ts), so there are real changesets to look at in GraphiQL. The token
+ * needs the host and plugin roles' rights (the admin token printed at first start has both), or give the
+ * plugin side its own (GATEWAY_PLUGIN_TOKEN, --plugin-token-file). Tokens come from `environment` or files
+ * (cli/credentials.ts), never from the command line.
  */
-export async function runDemo(args: string[], out: (line: string) => void = (l) => console.log(l)): Promise<DemoResult> {
+export async function runDemo(args: string[], out: (line: string) => void = (l) => console.log(l), environment: NodeJS.ProcessEnv = process.env): Promise<DemoResult> {
   const { values } = parseArgs({
     args,
     options: {
-      url: { type: 'string', default: `http://127.0.0.1:${process.env.PORT || 4000}/graphql` },
-      token: { type: 'string' },
-      'plugin-token': { type: 'string' },
+      url: { type: 'string', default: `http://127.0.0.1:${environment.PORT || 4000}/graphql` },
+      ...secretOptions(HOST_TOKEN, PLUGIN_TOKEN),
       'keep-worktree': { type: 'boolean' },
     },
   });
-  const token = values.token ?? process.env.GATEWAY_TOKEN;
-  if (!token) throw new Error('demo needs --token <admin or host token> (the admin token is printed at the gateway\'s first start)');
-  const plugin = new GatewayClient({ url: values.url!, token: values['plugin-token'] ?? token });
+  const token = readSecret(values, HOST_TOKEN, { required: true, environment });
+  const plugin = new GatewayClient({ url: values.url!, token: readSecret(values, PLUGIN_TOKEN, { environment }) ?? token });
   const worktree = mkdtempSync(path.join(tmpdir(), 'gateway-demo-'));
   writeFileSync(path.join(worktree, '.gitignore'), '*.log\n');
   writeFileSync(path.join(worktree, 'greeting.txt'), 'hello\n');

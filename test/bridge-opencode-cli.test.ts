@@ -53,9 +53,9 @@ describe.skipIf(!bin)('bridge opencode --serve as a supervised process', { timeo
 
   async function start(name: string) {
     const port = await freePort();
-    const env = { ...isolatedOpencodeEnv(path.join(tmp, name), model.url), OPENCODE_BIN: bin!, OPENCODE_PROXY_PASSWORD: 'pw-cli' };
+    const env = { ...isolatedOpencodeEnv(path.join(tmp, name), model.url), OPENCODE_BIN: bin!, OPENCODE_PROXY_PASSWORD: 'pw-cli', GATEWAY_TOKEN: gw.admin };
     const p: ChildProcess = spawn(process.execPath, [path.join(root, 'bin', 'gateway.mjs'), 'bridge', 'opencode', '--serve',
-      '--directory', project, '--listen', `127.0.0.1:${port}`, '--gateway', gw.url, '--token', gw.admin,
+      '--directory', project, '--listen', `127.0.0.1:${port}`, '--gateway', gw.url,
       '--state', path.join(tmp, `${name}.json`), '--lease-ms', '5000'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';

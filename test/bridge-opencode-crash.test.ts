@@ -33,14 +33,14 @@ describe.skipIf(!bin)('OpenCode bridge killed between a gateway mutation and its
 
   function runBridge(crashAfter: string | null): BridgeProcess {
     // DATABASE_URL set as a gateway install would have it: the bridge must not use it (its state is its own file).
-    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: gw.dbUrl };
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: gw.dbUrl, GATEWAY_TOKEN: gw.admin };
     delete env.BRIDGE_CRASH_AFTER;
     // Steps applied after the fact are never observed in the worktree here (however soon the bridge comes
     // back): the first turn is checked as read from history.
     env.BRIDGE_OBSERVE_WINDOW_MS = '0';
     if (crashAfter) env.BRIDGE_CRASH_AFTER = crashAfter;
     const p = spawn(TSX, [path.join(ROOT, 'cli', 'main.ts'), 'bridge', 'opencode', '--url', oc.url, '--gateway', gw.url,
-      '--token', gw.admin, '--opencode-data', oc.dataDir, '--state', path.join(tmp, 'bridge-state.json'), '--lease-ms', '600000'], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      '--opencode-data', oc.dataDir, '--state', path.join(tmp, 'bridge-state.json'), '--lease-ms', '600000'], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     const logs: string[] = [];
     p.stdout!.on('data', (d) => logs.push(String(d)));
     p.stderr!.on('data', (d) => logs.push(String(d)));

@@ -85,6 +85,7 @@ describe('--import-state-from: the state an earlier version kept in the gateway\
   it('copies one server\'s state into the bridge\'s own file once, read-only, and never over an existing state', async () => {
     const db = await createTestDatabase();
     const sql = connect(db.url, { max: 1 });
+    const pgPassword = process.env.PGPASSWORD;
     try {
       await migrate(sql);
       const server = 'http://127.0.0.1:4096';
@@ -95,7 +96,15 @@ describe('--import-state-from: the state an earlier version kept in the gateway\
       await sql`INSERT INTO bridge_opencode_messages (message_id, session_id, server, oc_session_id, oc_message_id, parts)
         VALUES ('gw_m', 'gw_a', ${server}, 'ses_a', 'msg_1', ${sql.json({ gw_p: 'prt_1' })})`;
       const f = file();
-      const args = ['opencode', '--url', `${server}/`, '--state', f, '--import-state-from', db.url];
+      // The password never on the command line: refused there (nothing read or written), taken from PGPASSWORD.
+      const url = new URL(db.url);
+      const withPassword = new URL(db.url);
+      withPassword.password = 'seen-by-every-user';
+      await expect(runBridgeCommand(['opencode', '--url', server, '--state', f, '--import-state-from', withPassword.href])).rejects.toThrow(/leave the password out of the URL .* set PGPASSWORD/);
+      expect(fs.existsSync(f)).toBe(false);
+      if (url.password) process.env.PGPASSWORD = decodeURIComponent(url.password);
+      url.password = '';
+      const args = ['opencode', '--url', `${server}/`, '--state', f, '--import-state-from', url.href];
       await runBridgeCommand(args);
       const s = new FileBridgeStore(f);
       expect(await s.hostID()).toBe('host_legacy');
@@ -106,9 +115,10 @@ describe('--import-state-from: the state an earlier version kept in the gateway\
       await expect(runBridgeCommand(args)).rejects.toThrow(/already holds a bridge state/);
       // A server the database knows nothing of: a clear error, no file.
       const g = file();
-      await expect(runBridgeCommand(['opencode', '--url', 'http://nowhere:9', '--state', g, '--import-state-from', db.url])).rejects.toThrow(/no bridge state for OpenCode server http:\/\/nowhere:9/);
+      await expect(runBridgeCommand(['opencode', '--url', 'http://nowhere:9', '--state', g, '--import-state-from', url.href])).rejects.toThrow(/no bridge state for OpenCode server http:\/\/nowhere:9/);
       expect(fs.existsSync(g)).toBe(false);
     } finally {
+      if (pgPassword === undefined) delete process.env.PGPASSWORD; else process.env.PGPASSWORD = pgPassword;
       await sql.end({ timeout: 2 });
       await db.drop();
     }

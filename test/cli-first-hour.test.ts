@@ -31,7 +31,8 @@ describe('--help', () => {
   }
   it('lists every option of the bridge', () => {
     const r = cli(['bridge', 'opencode', '-h']);
-    for (const o of ['--url', '--serve', '--directory', '--listen', '--password', '--token', '--plugin-token', '--gateway', '--state', '--opencode-data']) expect(r.stdout).toContain(o);
+    for (const o of ['--url', '--serve', '--directory', '--listen', '--password-file', '--token-file', '--plugin-token-file', '--opencode-password-file', '--gateway', '--state', '--opencode-data']) expect(r.stdout).toContain(o);
+    for (const v of ['GATEWAY_TOKEN', 'GATEWAY_PLUGIN_TOKEN', 'OPENCODE_PROXY_PASSWORD', 'OPENCODE_SERVER_PASSWORD']) expect(r.stdout).toContain(v);
   });
 });
 
@@ -84,11 +85,11 @@ it('logs "stopped" when a signal has stopped it', async () => {
 it('the demo removes its temporary worktree (its changesets stay frozen on the gateway); --keep-worktree keeps it', async () => {
   const g = await startTestGateway();
   try {
-    const demo = await runDemo(['--url', g.url, '--token', g.admin], () => {});
+    const demo = await runDemo(['--url', g.url], () => {}, { GATEWAY_TOKEN: g.admin });
     expect(fs.existsSync(demo.worktree)).toBe(false);
     const r = await g.gql(`query($id: ID!) { execution(id: $id) { changeset { files { path status } } } }`, { id: demo.changedID });
     expect(r.data.execution.changeset.files.map((f: any) => f.path).sort()).toEqual(['greeting.txt', 'notes.md']);
-    const kept = await runDemo(['--url', g.url, '--token', g.admin, '--keep-worktree'], () => {});
+    const kept = await runDemo(['--url', g.url, '--keep-worktree'], () => {}, { GATEWAY_TOKEN: g.admin });
     expect(fs.existsSync(path.join(kept.worktree, 'greeting.txt'))).toBe(true);
     fs.rmSync(kept.worktree, { recursive: true, force: true });
   } finally {

@@ -14,7 +14,7 @@ const printed: string[] = [];
 
 beforeAll(async () => {
   g = await startTestGateway();
-  demo = await runDemo(['--url', g.url, '--token', g.admin], (l) => printed.push(l));
+  demo = await runDemo(['--url', g.url], (l) => printed.push(l), { GATEWAY_TOKEN: g.admin });
 }, 120_000);
 
 afterAll(async () => { await g?.stop(); });

@@ -638,7 +638,7 @@ describe('the review page', () => {
   });
 
   it('the demo\'s data: the tree, the session, each execution\'s timeline with its jobs and changed files', async () => {
-    const demo = await runDemo(['--url', g.url, '--token', g.admin], () => {});
+    const demo = await runDemo(['--url', g.url], () => {}, { GATEWAY_TOKEN: g.admin });
     await open('');
     await page.locator(`li.session-row[data-session="${demo.sessionID}"] li.session-row[data-session="${demo.childID}"]`).waitFor();
     await page.fill('.session-search', 'Demo:');

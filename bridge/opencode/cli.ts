@@ -1,6 +1,9 @@
-// `gateway bridge opencode --url http://127.0.0.1:N [--gateway URL] --token T [--plugin-token P] [--state FILE] [--opencode-data DIR]`
-// `gateway bridge opencode --serve [--directory DIR] [--listen HOST:PORT] --password P [--gateway URL] --token T …`
+// `GATEWAY_TOKEN=… gateway bridge opencode --url http://127.0.0.1:N [--gateway URL] [--state FILE] [--opencode-data DIR]`
+// `GATEWAY_TOKEN=… OPENCODE_PROXY_PASSWORD=… gateway bridge opencode --serve [--directory DIR] [--listen HOST:PORT] [--gateway URL] …`
 // `gateway bridge opencode --url … | --serve --listen … [--state FILE] --import-state-from <gateway database URL>` (once, when upgrading)
+//
+// Tokens and passwords come from the environment or from files only their owner can read (cli/credentials.ts):
+// a command line is read by every user of the machine.
 //
 // The bridge's state is a file of its own (--state, default .data/bridge-opencode-<server>.json); it
 // never opens the gateway's database (DATABASE_URL is ignored).
@@ -15,30 +18,46 @@ import { findOpencodeBinary, startOpencode } from './launch.js';
 import { startOpencodeFront } from './serve.js';
 import { readLegacyState } from './legacy-state.js';
 import { FileBridgeStore, type BridgeStore } from './store.js';
+import { PermissionError } from '../common/private-files.js';
+import { HOST_TOKEN, PLUGIN_TOKEN, readSecret, refuseSecretArguments, secretOptions, type Secret } from '../../cli/credentials.js';
 
-const USAGE = `Usage: gateway bridge opencode --url <OpenCode URL> --token <token> [options]
-       gateway bridge opencode --serve --password <proxy password> --token <token> [--directory <dir>] [--listen 127.0.0.1:4096] [options]
+/** What OpenCode's clients send to the admission proxy (--serve). */
+const PROXY_PASSWORD: Secret = { what: 'the proxy password (what OpenCode\'s clients send)', option: 'password', env: 'OPENCODE_PROXY_PASSWORD' };
+/** The password of an OpenCode server the bridge attaches to (--url), if it has one. */
+const OPENCODE_PASSWORD: Secret = { what: 'the password of the OpenCode server', option: 'opencode-password', env: 'OPENCODE_SERVER_PASSWORD' };
+
+const USAGE = `Usage: gateway bridge opencode --url <OpenCode URL> [options]
+       gateway bridge opencode --serve [--directory <dir>] [--listen 127.0.0.1:4096] [options]
 
 Makes an OpenCode server a host of the gateway: mirrors its sessions, steps, messages and jobs, and applies
 what plugins do on the gateway (corrections, retractions, seals, session changes) to OpenCode.
 
+Tokens and passwords come from a variable or from a file only you can read (chmod 600 <file>), never from the
+command line (every user of the machine can read it); a file wins over the variable:
+  GATEWAY_TOKEN, --token-file <file>
+                                a host or admin token (required)
+  GATEWAY_PLUGIN_TOKEN, --plugin-token-file <file>
+                                a plugin token for the plugin side, with a host token (default: the token)
+  OPENCODE_PROXY_PASSWORD, --password-file <file>
+                                (--serve) what OpenCode's clients send (HTTP basic auth, user "opencode")
+  OPENCODE_SERVER_PASSWORD, --opencode-password-file <file>
+                                (--url) the password of the OpenCode server, if it has one
+
   --url <URL>                   attach to an OpenCode server you started (\`opencode serve\`); a seal then answers
                                 SealUnsupportedError(ADMISSION_NOT_EXCLUSIVE)
-  --opencode-password <p>       its OPENCODE_SERVER_PASSWORD, if it has one (default: that variable)
   --serve                       start OpenCode privately behind the gateway's admission proxy; its clients use
                                 --listen with the password; a seal then answers SessionSealed
   --directory <dir>             (--serve) the project OpenCode serves (default: the current directory)
   --listen <[host:]port>        (--serve) where OpenCode's clients connect (default 127.0.0.1:4096, or OPENCODE_PROXY_LISTEN)
-  --password <p>                (--serve) what OpenCode's clients send (HTTP basic auth, user "opencode"; or OPENCODE_PROXY_PASSWORD)
   --max-body-bytes <n>          (--serve) the largest request body the proxy admits (default 32 MiB)
-  --token <token>               a host or admin token (or GATEWAY_TOKEN)
-  --plugin-token <token>        a plugin token for the plugin side, with a host --token (default: --token)
   --gateway <URL>               the gateway's GraphQL URL (default http://127.0.0.1:4000/graphql, or GATEWAY_URL)
   --state <file>                the bridge's own state (default .data/bridge-opencode-<server>.json)
   --opencode-data <dir>         OpenCode's $XDG_DATA_HOME, where its snapshots are (default ~/.local/share)
-  --fence-dir <dir>             where seals fence sessions for the gateway-fence plugin
+  --fence-dir <dir>             where seals fence sessions for the gateway-fence plugin (a folder only you can
+                                read and write: created mode 0700, refused when others can)
   --lease-ms <n>                the host lease
   --import-state-from <URL>     copy the state an earlier version kept in the gateway's database into --state, once
+                                (a URL without its password: set PGPASSWORD)
   -h, --help                    this help
 `;
 
@@ -52,25 +71,27 @@ export async function runBridgeCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args: rest,
     options: {
-      url: { type: 'string' }, gateway: { type: 'string' }, token: { type: 'string' }, 'plugin-token': { type: 'string' },
-      state: { type: 'string' }, 'opencode-data': { type: 'string' }, 'fence-dir': { type: 'string' }, 'opencode-password': { type: 'string' }, 'lease-ms': { type: 'string' },
-      'import-state-from': { type: 'string' }, serve: { type: 'boolean' }, directory: { type: 'string' }, listen: { type: 'string' }, password: { type: 'string' }, 'max-body-bytes': { type: 'string' },
+      url: { type: 'string' }, gateway: { type: 'string' }, ...secretOptions(HOST_TOKEN, PLUGIN_TOKEN, PROXY_PASSWORD, OPENCODE_PASSWORD),
+      state: { type: 'string' }, 'opencode-data': { type: 'string' }, 'fence-dir': { type: 'string' }, 'lease-ms': { type: 'string' },
+      'import-state-from': { type: 'string' }, serve: { type: 'boolean' }, directory: { type: 'string' }, listen: { type: 'string' }, 'max-body-bytes': { type: 'string' },
     },
   });
+  refuseSecretArguments(values, HOST_TOKEN, PLUGIN_TOKEN, PROXY_PASSWORD, OPENCODE_PASSWORD);
   if (!values.serve && !values.url) throw new Error(`--url (the OpenCode server) or --serve is required\n${USAGE}`);
   const log = (m: string) => console.error(`[bridge] ${m}`);
   const stateFile = (server: string) => values.state ?? path.join('.data', `bridge-opencode-${Buffer.from(server).toString('base64url')}.json`);
   if (values['import-state-from']) {
+    const databaseUrl = withoutPassword(values['import-state-from']);
     const server = values.serve ? `http://${parseListen(values.listen ?? process.env.OPENCODE_PROXY_LISTEN ?? '127.0.0.1:4096').join(':')}` : values.url!.replace(/\/+$/, '');
     const store = new FileBridgeStore(stateFile(server));
     if (!store.empty) throw new Error(`${store.file} already holds a bridge state: not overwritten`);
-    const data = await readLegacyState(values['import-state-from'], server);
+    const data = await readLegacyState(databaseUrl, server);
     store.replace(data);
     console.log(`imported the state of OpenCode ${server} (host ${data.hostID}, ${Object.keys(data.sessions).length} sessions, ${Object.keys(data.messages).length} messages) into ${store.file}`);
     return;
   }
-  const token = values.token ?? process.env.GATEWAY_TOKEN;
-  if (!token) throw new Error('--token (a host or admin token) is required');
+  const token = readSecret(values, HOST_TOKEN, { required: true });
+  const pluginToken = readSecret(values, PLUGIN_TOKEN) ?? token;
   const gatewayUrl = values.gateway ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:4000/graphql';
   const leaseMs = values['lease-ms'] ? Number(values['lease-ms']) : undefined;
   if (leaseMs !== undefined && !Number.isInteger(leaseMs)) throw new Error('--lease-ms must be an integer');
@@ -87,8 +108,7 @@ export async function runBridgeCommand(args: string[]): Promise<void> {
   };
 
   if (values.serve) {
-    const password = values.password ?? process.env.OPENCODE_PROXY_PASSWORD;
-    if (!password) throw new Error('--password (or OPENCODE_PROXY_PASSWORD): what OpenCode\'s clients send (as OPENCODE_SERVER_PASSWORD) to the proxy');
+    const password = readSecret(values, PROXY_PASSWORD, { required: true });
     const bin = findOpencodeBinary();
     if (!bin) throw new Error('no OpenCode binary: set OPENCODE_BIN or install opencode-ai');
     const [host, port] = parseListen(values.listen ?? process.env.OPENCODE_PROXY_LISTEN ?? '127.0.0.1:4096');
@@ -98,7 +118,7 @@ export async function runBridgeCommand(args: string[]): Promise<void> {
     const front = await retrying(log, () => startOpencodeFront({
       launch: (extra) => startOpencode({ bin, directory, isolated: false, ...extra }),
       password, host, port, maxBodyBytes: values['max-body-bytes'] ? Number(values['max-body-bytes']) : undefined,
-      gatewayUrl, hostToken: token, pluginToken: values['plugin-token'] ?? token, store, leaseMs, fenceDir: values['fence-dir'], log,
+      gatewayUrl, hostToken: token, pluginToken, store, leaseMs, fenceDir: values['fence-dir'], log,
     }));
     console.log(`OpenCode (${directory}) behind the gateway's admission proxy: ${front.url} (user "opencode", the proxy password); host ${front.bridge.hostID}`);
     stop = () => front.stop();
@@ -107,8 +127,8 @@ export async function runBridgeCommand(args: string[]): Promise<void> {
     store = await storeFor(server);
     const bridge = new OpencodeBridge({
       opencodeUrl: server,
-      opencodePassword: values['opencode-password'] ?? process.env.OPENCODE_SERVER_PASSWORD,
-      gatewayUrl, hostToken: token, pluginToken: values['plugin-token'] ?? token, store,
+      opencodePassword: readSecret(values, OPENCODE_PASSWORD),
+      gatewayUrl, hostToken: token, pluginToken, store,
       opencodeDataDir: values['opencode-data'], fenceDir: values['fence-dir'], leaseMs, log,
     });
     await retrying(log, () => bridge.start());
@@ -139,16 +159,30 @@ export async function runBridgeCommand(args: string[]): Promise<void> {
   });
 }
 
+/** A database URL for --import-state-from: its password would be on the command line, so it must come from PGPASSWORD. */
+function withoutPassword(url: string): string {
+  let u: URL;
+  try { u = new URL(url); } catch { throw new Error('--import-state-from must be a database URL (postgres://user@host:port/database)'); }
+  if (u.password || u.searchParams.has('password')) {
+    throw new Error('--import-state-from: leave the password out of the URL (every user of this machine can read a command line) and set PGPASSWORD');
+  }
+  return url;
+}
+
 function parseListen(v: string): [string, number] {
   const m = /^(?:([^:]+):)?(\d{1,5})$/.exec(v);
   if (!m || Number(m[2]) > 65535) throw new Error(`--listen must be [host:]port, not ${v}`);
   return [m[1] ?? '127.0.0.1', Number(m[2])];
 }
 
-/** Starting fails while the gateway (or OpenCode) is not there yet: try again with backoff (1 s … 30 s). */
+/**
+ * Starting fails while the gateway (or OpenCode) is not there yet: try again with backoff (1 s … 30 s). A
+ * folder or file others can change is no such failure: it stops the command, its message naming the fix.
+ */
 async function retrying<T>(log: (m: string) => void, fn: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try { return await fn(); } catch (e: any) {
+      if (e instanceof PermissionError) throw e;
       const wait = Math.min(1_000 * 2 ** attempt, 30_000);
       log(`start failed (${e?.message ?? e}); retrying in ${wait / 1000} s`);
       await new Promise((r) => setTimeout(r, wait));
