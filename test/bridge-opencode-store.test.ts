@@ -81,6 +81,63 @@ describe('FileBridgeStore', () => {
   });
 });
 
+describe('FileBridgeStore: the file is its user\'s alone', () => {
+  const mode = (f: string) => fs.statSync(f).mode & 0o777;
+
+  it('is written 0600, also when compacted (through a 0600 temporary file); an earlier looser mode is narrowed when opened', async () => {
+    const f = file();
+    const s = new FileBridgeStore(f);
+    await s.setHostID('host_1');
+    expect(mode(f)).toBe(0o600);
+    for (let i = 0; i < 1_200; i++) await s.saveSession(row('a', i)); // compacted on the way
+    await s.close();
+    expect(mode(f)).toBe(0o600);
+    fs.chmodSync(f, 0o644);
+    const t = new FileBridgeStore(f);
+    expect(mode(f)).toBe(0o600);
+    expect(await t.hostID()).toBe('host_1');
+    await t.close();
+  });
+
+  it('a leftover temporary file, even a link planted in its place, is replaced, never written through', async () => {
+    const f = file();
+    fs.mkdirSync(path.dirname(f), { recursive: true });
+    const victim = path.join(path.dirname(f), 'victim');
+    fs.writeFileSync(victim, 'untouched');
+    fs.symlinkSync(victim, `${f}.tmp`);
+    fs.writeFileSync(f, JSON.stringify({ hostID: 'host_old', sessions: {}, messages: {} }), { mode: 0o600 }); // rewritten as a log at once
+    const s = new FileBridgeStore(f);
+    expect(await s.hostID()).toBe('host_old');
+    expect(fs.readFileSync(victim, 'utf8')).toBe('untouched');
+    expect(fs.existsSync(`${f}.tmp`)).toBe(false);
+    expect(mode(f)).toBe(0o600);
+  });
+
+  it('a state file that is a link, or in a folder others can write, is refused and left as it is', () => {
+    const f = file();
+    fs.mkdirSync(path.dirname(f), { recursive: true });
+    const real = `${f}.real`;
+    fs.writeFileSync(real, '', { mode: 0o600 });
+    fs.symlinkSync(real, f);
+    expect(() => new FileBridgeStore(f)).toThrow(`the bridge's state file (--state) ${f} is a symbolic link: give the file itself`);
+    const open = path.dirname(file());
+    fs.mkdirSync(open, { recursive: true });
+    fs.chmodSync(open, 0o777);
+    const g = path.join(open, 'state', 'bridge.json');
+    expect(() => new FileBridgeStore(g)).toThrow(`the bridge's state file (--state) ${g} is inside ${open}, which other users can write to (mode 0777)`);
+    expect(fs.existsSync(g)).toBe(false);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('a state file of another user is refused (as root: one chowned to nobody)', () => {
+    const f = file();
+    fs.mkdirSync(path.dirname(f), { recursive: true });
+    fs.writeFileSync(f, '{"t":"host","id":"host_forged"}\n', { mode: 0o600 });
+    fs.chownSync(f, 65534, 65534);
+    expect(() => new FileBridgeStore(f)).toThrow(`the bridge's state file (--state) ${f} belongs to another user (uid 65534; you are uid 0)`);
+    expect(fs.readFileSync(f, 'utf8')).toBe('{"t":"host","id":"host_forged"}\n');
+  });
+});
+
 describe('--import-state-from: the state an earlier version kept in the gateway\'s database (migration 006 tables)', () => {
   it('copies one server\'s state into the bridge\'s own file once, read-only, and never over an existing state', async () => {
     const db = await createTestDatabase();

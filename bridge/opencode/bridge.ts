@@ -18,6 +18,7 @@ import { HostLease } from './host-lease.js';
 import { OpencodeIntake } from './intake.js';
 import { GatewayMirror } from './mirror.js';
 import { GraphqlSnapshotSink } from './snapshot-sink.js';
+import { ensurePrivateDir } from '../common/private-files.js';
 
 export type { BridgeOptions, SnapshotSink } from './context.js';
 
@@ -50,6 +51,8 @@ export class OpencodeBridge {
   get stats() { return this.intake.stats; }
 
   async start(): Promise<void> {
+    // Before anything is registered or read: a fence folder others can write would let them lift a seal's fence.
+    ensurePrivateDir(this.ctx.fenceDir, 'the fence folder (--fence-dir)');
     await this.ctx.load();
     await this.lease.start();
     for (const l of this.ctx.sessions.values()) this.reverse.watch(l);

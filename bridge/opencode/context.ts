@@ -37,6 +37,8 @@ export interface BridgeOptions {
    * `<fenceDir>/<OpenCode session ID>` when a session is sealed; with the plugin loaded, OpenCode then
    * refuses new prompts, tool calls and model calls of that session (see the plugin's header for the
    * paths it cannot cover, which is why the seal still answers ADMISSION_NOT_EXCLUSIVE without the proxy).
+   * Whoever can write into it can lift or forge a fence: the bridge creates it mode 0700 and refuses to
+   * start with one another user owns or can read or write (bridge/common/private-files.ts).
    */
   fenceDir?: string;
   /**
@@ -70,6 +72,8 @@ export class BridgeContext {
 
   get store(): BridgeStore { return this.opts.store; }
   get dataDir(): string { return this.opts.opencodeDataDir ?? defaultOpencodeDataDir(); }
+  /** Where seals fence sessions for the gateway-fence plugin (BridgeOptions.fenceDir). */
+  get fenceDir(): string { return this.opts.fenceDir ?? process.env.OPENCODE_GATEWAY_FENCE_DIR ?? path.join(this.dataDir, 'opencode', 'gateway-fence'); }
 
   async load() {
     for (const row of await this.store.sessions()) {
@@ -169,16 +173,18 @@ export class BridgeContext {
     }
   }
 
-  /** Marks the OpenCode session sealed for the gateway-fence plugin (idempotent; best effort, logged). */
+  /**
+   * Marks the OpenCode session sealed for the gateway-fence plugin (idempotent; best effort, logged). The
+   * folder was checked private when the bridge started; the file is created, never opened through a link.
+   */
   fence(l: Live) {
-    const dir = this.opts.fenceDir ?? process.env.OPENCODE_GATEWAY_FENCE_DIR ?? path.join(this.dataDir, 'opencode', 'gateway-fence');
-    const file = path.join(dir, l.row.ocSessionID);
+    const file = path.join(this.fenceDir, l.row.ocSessionID);
     try {
-      if (fs.existsSync(file)) return;
-      fs.mkdirSync(dir, { recursive: true });
-      fs.writeFileSync(file, JSON.stringify({ gatewaySessionID: l.row.sessionID, sealedAt: new Date().toISOString() }) + '\n');
+      fs.writeFileSync(file, JSON.stringify({ gatewaySessionID: l.row.sessionID, sealedAt: new Date().toISOString() }) + '\n', { flag: 'wx', mode: 0o600 });
     } catch (e: any) {
-      this.log(`fence ${file}: ${e?.message ?? e}`);
+      if (e?.code !== 'EEXIST') this.log(`fence ${file}: ${e?.message ?? e}`);
+      // Fenced already; anything but a file in its place (the plugin follows a link) is left alone, and said.
+      else if (!fs.lstatSync(file).isFile()) this.log(`fence ${file}: something other than a file is in its place; not written`);
     }
   }
 }

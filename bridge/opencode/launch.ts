@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 
@@ -44,6 +45,44 @@ export async function freePort(): Promise<number> {
       s.close(() => resolve(p));
     });
   });
+}
+
+/**
+ * The users (uids) of the sockets listening on a TCP port where a connection to 127.0.0.1 would land (on
+ * 127.0.0.1, or on every address), from the kernel's socket tables; null where there are none to read (not
+ * Linux). A port picked free is free again for a moment before OpenCode binds it: another user's process
+ * could take it then, and would receive the password meant for OpenCode.
+ */
+export function loopbackListeners(port: number): number[] | null {
+  let tables = 0;
+  const uids: number[] = [];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try { text = fs.readFileSync(table, 'utf8'); } catch { continue; }
+    tables++;
+    for (const line of text.split('\n').slice(1)) {
+      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+      const f = line.trim().split(/\s+/);
+      if (f.length < 8 || f[3] !== '0A') continue; // 0A: LISTEN
+      const [addr, hexPort] = f[1].split(':');
+      if (parseInt(hexPort, 16) === port && REACHES_LOOPBACK.has(kernelAddress(addr))) uids.push(Number(f[7]));
+    }
+  }
+  return tables ? uids : null;
+}
+
+const REACHES_LOOPBACK = new Set(['127.0.0.1', '0.0.0.0', '::', '::ffff:127.0.0.1', '::ffff:0.0.0.0']);
+
+/** An address as /proc/net/tcp{,6} prints it (32-bit words in the host's byte order), as text. */
+function kernelAddress(hex: string): string {
+  const bytes: number[] = [];
+  for (let w = 0; w < hex.length; w += 8) {
+    const word = [0, 2, 4, 6].map((i) => parseInt(hex.slice(w + i, w + i + 2), 16));
+    bytes.push(...(os.endianness() === 'LE' ? word.reverse() : word));
+  }
+  if (bytes.length === 4) return bytes.join('.');
+  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff) return `::ffff:${bytes.slice(12).join('.')}`;
+  return bytes.every((b) => b === 0) ? '::' : 'other';
 }
 
 export interface OpencodeServer {
@@ -176,6 +215,7 @@ async function runServe(o: StartOpencodeOptions, port: number, env: NodeJS.Proce
       await launch();
     },
   };
+  const uid = process.getuid?.();
   const launch = async () => {
     const p = spawn(o.bin, ['serve', '--hostname', '127.0.0.1', '--port', String(port), '--print-logs', '--log-level', o.logLevel ?? 'WARN'], {
       cwd: o.directory, env, stdio: ['ignore', 'pipe', 'pipe'],
@@ -184,10 +224,26 @@ async function runServe(o: StartOpencodeOptions, port: number, env: NodeJS.Proce
     const onData = (b: Buffer) => { logs.push(b.toString()); if (logs.length > 500) logs.shift(); };
     p.stdout!.on('data', onData);
     p.stderr!.on('data', onData);
+    try {
+      await serving(p);
+    } catch (e) {
+      await server.stop();
+      throw e;
+    }
+  };
+  /** Waits until OpenCode answers on the port; its password goes only to a listener of this user. */
+  const serving = async (p: ChildProcess) => {
     // ~2 s on an idle machine; over a minute seen on a loaded two-core one (a plugin's packages installed first).
     const deadline = Date.now() + 180_000;
     while (Date.now() < deadline) {
       if (p.exitCode !== null) throw new Error(`opencode exited (${p.exitCode}): ${logs.join('').slice(-2000)}`);
+      const owners = uid === undefined ? null : loopbackListeners(port);
+      const foreign = owners?.find((u) => u !== uid);
+      if (foreign !== undefined) {
+        throw new Error(`port ${port} on 127.0.0.1 was taken by another user's process (uid ${foreign}) before OpenCode could listen there; `
+          + 'nothing was sent to it');
+      }
+      if (owners?.length === 0) { await new Promise((r) => setTimeout(r, 100)); continue; } // not listening yet
       try {
         const r = await fetch(`${server.url}/global/health`, { headers: auth, signal: AbortSignal.timeout(1_000) });
         if (r.ok) return;

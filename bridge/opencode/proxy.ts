@@ -6,7 +6,9 @@
 //
 // Each request is read once, by request-reading.ts (the canonical reading, or a refusal where OpenCode
 // could read it differently), and what was read is what is forwarded. The policy:
-// - reads (GET, HEAD) pass; OPTIONS (CORS preflight) passes without auth;
+// - reads (GET, HEAD) pass; OPTIONS (a CORS preflight, which browsers send without credentials) passes
+//   without auth, and so goes to OpenCode without OpenCode's password either: it reaches OpenCode as an
+//   anonymous request would (1.18.33 answers every OPTIONS with its CORS headers, whatever the path);
 // - stopping work, in its exact spelling, passes without admission: POST /session/{id}/abort,
 //   POST /api/session/{id}/interrupt, DELETE /session/{id};
 // - any other request (known route or not) and every WebSocket upgrade is admitted for every session it
@@ -162,7 +164,7 @@ export class OpencodeProxy {
         {}, { 'www-authenticate': 'Basic realm="opencode gateway proxy"' });
     }
     if (target.refused) { req.resume(); return this.refuse(res, target); }
-    if (target.policy !== 'admit') return this.forward(req, res, target, null, []);
+    if (target.policy !== 'admit') return this.forward(req, res, target, null, [], target.policy !== 'preflight');
 
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > this.max) {
@@ -186,7 +188,7 @@ export class OpencodeProxy {
     for (const id of admitted) this.inflight.set(id, (this.inflight.get(id) ?? 0) + 1);
     this.stats.admitted += admitted.length ? 1 : 0;
     try {
-      await this.forward(req, res, target, body.bytes, admitted);
+      await this.forward(req, res, target, body.bytes, admitted, true);
     } finally {
       for (const id of admitted) this.settle(id);
     }
@@ -259,11 +261,12 @@ export class OpencodeProxy {
     } catch { return null; }
   }
 
-  private headersFor(req: http.IncomingMessage, body: Buffer | null): http.OutgoingHttpHeaders {
+  /** The headers forwarded: the client's, less hop-by-hop ones and its credentials; OpenCode's password when `authenticated`. */
+  private headersFor(req: http.IncomingMessage, body: Buffer | null, authenticated: boolean): http.OutgoingHttpHeaders {
     const h: http.OutgoingHttpHeaders = {};
     for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && v !== undefined) h[k] = v;
     h.host = this.upstream.host;
-    h.authorization = this.upstreamAuth;
+    if (authenticated) h.authorization = this.upstreamAuth;
     if (body) {
       // The body the proxy read and re-serialised: JSON in UTF-8, of this length.
       h['content-length'] = String(body.length);
@@ -273,8 +276,11 @@ export class OpencodeProxy {
     return h;
   }
 
-  /** Forwards one request (streamed both ways: SSE stays a stream); resolves when the response has ended. */
-  private forward(req: http.IncomingMessage, res: http.ServerResponse, target: Target, body: Buffer | null, sessions: string[]): Promise<void> {
+  /**
+   * Forwards one request (streamed both ways: SSE stays a stream); resolves when the response has ended.
+   * `authenticated`: the client gave the proxy password, so the request carries OpenCode's.
+   */
+  private forward(req: http.IncomingMessage, res: http.ServerResponse, target: Target, body: Buffer | null, sessions: string[], authenticated: boolean): Promise<void> {
     this.stats.forwarded++;
     // A read in absolute form (`GET http://host/path`) goes out as its path; anything else exactly as read.
     const path = target.raw.startsWith('/') ? target.raw : (() => { const u = new URL(target.raw, 'http://proxy'); return u.pathname + u.search; })();
@@ -282,7 +288,7 @@ export class OpencodeProxy {
     return new Promise<void>((resolve) => {
       let up: http.ClientRequest;
       try {
-        up = http.request({ host: this.upstream.hostname, port: this.upstream.port, method: req.method, path, headers: this.headersFor(req, body) }, (ur) => {
+        up = http.request({ host: this.upstream.hostname, port: this.upstream.port, method: req.method, path, headers: this.headersFor(req, body, authenticated) }, (ur) => {
           const headers = { ...ur.headers };
           delete headers.connection;
           delete headers['keep-alive'];

@@ -2,9 +2,10 @@
 // gateway message -> OpenCode message map): a JSON file of its own. The bridge reaches the gateway only
 // through its public API; it never opens the gateway's database (the tables of migration 006 are no
 // longer used: `legacy-state.ts` imports what an earlier version kept there).
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, renameSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { SessionState } from './mapping.js';
+import { checkNoOtherWriter, openOwnerOnly, PermissionError, readOwnFile } from '../common/private-files.js';
 
 export interface StoredSession { ocSessionID: string; sessionID: string | null; lastSeq: number; state: SessionState }
 export interface StoredMessage { messageID: string; sessionID: string; ocSessionID: string; ocMessageID: string; parts: Record<string, string> }
@@ -32,6 +33,10 @@ type Entry = { t: 'host'; id: string } | { t: 'session'; s: StoredSession } | { 
  * holds much more than the live state it is compacted: the live state written to a temporary file,
  * fsynced, renamed over the log, so a crash at any moment leaves the old or the new file, never a torn one.
  * (A file of the earlier whole-JSON format is read too, and rewritten as a log.)
+ *
+ * The file is its user's alone: written mode 0600 (an earlier version's looser mode is narrowed when it is
+ * opened), never through a symbolic link, and refused when another user owns it or can replace it (a
+ * folder holding it that others can write).
  */
 export class FileBridgeStore implements BridgeStore {
   private data: FileShape = { hostID: null, sessions: {}, messages: {} };
@@ -39,11 +44,15 @@ export class FileBridgeStore implements BridgeStore {
   private fd: number | null = null;
   private lines = 0;
   constructor(readonly file: string) {
+    const what = 'the bridge\'s state file (--state)';
+    mkdirSync(path.dirname(file), { recursive: true });
+    checkNoOtherWriter(file, `${what} ${file}`);
     let text: string | null = null;
     try {
-      text = readFileSync(file, 'utf8');
+      text = readOwnFile(file, what);
     } catch (e: any) {
-      if (e?.code !== 'ENOENT') throw new Error(`the bridge's state file ${file} cannot be read (${e?.message ?? e}); it is never overwritten: fix or move it`);
+      if (e instanceof PermissionError) throw e;
+      throw new Error(`${what} ${file} cannot be read (${e?.message ?? e}); it is never overwritten: fix or move it`);
     }
     if (text !== null && text.startsWith('{"hostID"')) {
       this.load(JSON.parse(text) as FileShape); // the earlier whole-JSON format
@@ -79,19 +88,15 @@ export class FileBridgeStore implements BridgeStore {
   }
   private append(e: Entry) {
     this.apply(e);
-    if (this.fd === null) {
-      mkdirSync(path.dirname(this.file), { recursive: true });
-      this.fd = openSync(this.file, 'a');
-    }
+    if (this.fd === null) this.fd = openOwnerOnly(this.file, 'append');
     writeSync(this.fd, JSON.stringify(e) + '\n');
     fsyncSync(this.fd);
     const live = 1 + Object.keys(this.data.sessions).length + Object.keys(this.data.messages).length;
     if (++this.lines > Math.max(1_000, 4 * live)) this.compact();
   }
   private compact() {
-    mkdirSync(path.dirname(this.file), { recursive: true });
     const tmp = `${this.file}.tmp`;
-    const fd = openSync(tmp, 'w');
+    const fd = openOwnerOnly(tmp, 'create');
     let n = 0;
     try {
       const out: string[] = [];

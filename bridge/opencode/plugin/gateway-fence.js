@@ -46,7 +46,9 @@
 //   $OPENCODE_GATEWAY_FENCE_DIR if set, else `$XDG_DATA_HOME/opencode/gateway-fence` (XDG_DATA_HOME defaults to
 //   ~/.local/share), next to OpenCode's own opencode.db. The bridge seals a session by creating
 //   `<fenceDir>/<opencodeSessionID>`. Checked with a synchronous fs.existsSync on every hook call: effective for
-//   the next hook call, survives OpenCode restarts, no reload needed.
+//   the next hook call, survives OpenCode restarts, no reload needed. Whoever can write into the folder can lift
+//   or forge a fence: the plugin creates it (and `.plugin`) mode 0700 and its files 0600, and logs an error
+//   when the folder belongs to another user or others can read or write it (the bridge refuses to start then).
 //
 // DETECTION
 //   On each instance load the plugin writes `<fenceDir>/.plugin/<pid>.json`
@@ -70,8 +72,21 @@ function fenceDir() {
 
 function writeJsonAtomic(file, value) {
   const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(value, null, 2));
+  fs.writeFileSync(tmp, JSON.stringify(value, null, 2), { flag: "wx", mode: 0o600 });
   fs.renameSync(tmp, file);
+}
+
+/** Why the fence folder cannot be trusted (another user's, or open to others), or null. */
+function untrusted(dir) {
+  const st = fs.lstatSync(dir);
+  if (!st.isDirectory()) return `${dir} is not a folder`;
+  if (typeof process.getuid === "function" && st.uid !== process.getuid()) {
+    return `${dir} belongs to another user (uid ${st.uid}), who can lift or forge fences: use a folder of your own`;
+  }
+  if (typeof process.getuid === "function" && (st.mode & 0o077)) {
+    return `other users can read or write ${dir} (mode 0${(st.mode & 0o777).toString(8)}), and so lift or forge fences: run chmod 700 ${dir}`;
+  }
+  return null;
 }
 
 /** Error thrown to refuse work. OpenCode shows `message`; the name helps the bridge recognise it. */
@@ -92,7 +107,9 @@ export const GatewayFence = async (ctx) => {
   // Heartbeat / detection marker (one file per OpenCode process, listing the instance directories loaded).
   // Best effort: a failure here must not stop the hooks from loading (OpenCode would run without the plugin).
   try {
-    fs.mkdirSync(metaDir, { recursive: true });
+    fs.mkdirSync(metaDir, { recursive: true, mode: 0o700 });
+    const problem = untrusted(dir);
+    if (problem) console.error(`gateway-fence: ${problem}`);
     const marker = path.join(metaDir, `${process.pid}.json`);
     let prev = {};
     try { prev = JSON.parse(fs.readFileSync(marker, "utf8")); } catch { /* first instance of this process */ }
@@ -134,7 +151,7 @@ export const GatewayFence = async (ctx) => {
     if (!by) return;
     try {
       fs.appendFileSync(path.join(metaDir, "refusals.log"),
-        JSON.stringify({ time: new Date().toISOString(), pid: process.pid, hook, sessionID, fencedBy: by, ...detail }) + "\n");
+        JSON.stringify({ time: new Date().toISOString(), pid: process.pid, hook, sessionID, fencedBy: by, ...detail }) + "\n", { mode: 0o600 });
     } catch { /* logging is best effort */ }
     throw new SessionFencedError(sessionID, hook, by);
   }
