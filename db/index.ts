@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { embeddedDataDir } from '../server/data-dir.js';
 import { startEmbedded } from './embedded.js';
 
 /** The project's folder (the same from the sources, `db/`, and from the build, `dist/db/`). */
@@ -12,7 +13,8 @@ export const PROJECT_DIR = (() => {
 
 /**
  * The database to use: DATABASE_URL when set, otherwise the embedded PostgreSQL whose data lives in
- * `.data/pg` of the project (kept across restarts, ignored by git).
+ * GATEWAY_DATA_DIR, or by default `.data/pg` of a checkout (kept across restarts, ignored by git) and
+ * the user's data folder for an installed package (server/data-dir.ts).
  */
 export async function openDatabase(
   log: (m: string) => void = () => {},
@@ -20,7 +22,7 @@ export async function openDatabase(
 ): Promise<{ url: string; embedded: boolean; stop(): Promise<void> }> {
   const url = opts.url ?? process.env.DATABASE_URL;
   if (url) return { url, embedded: false, stop: async () => {} };
-  const dir = opts.dataDir ?? process.env.GATEWAY_DATA_DIR ?? path.join(PROJECT_DIR, '.data', 'pg');
+  const dir = opts.dataDir ?? embeddedDataDir(PROJECT_DIR);
   const pg = await startEmbedded({ dir, port: opts.port ?? Number(process.env.EMBEDDED_PG_PORT ?? 54329), log });
   return { url: pg.url, embedded: true, stop: pg.stop };
 }

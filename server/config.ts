@@ -1,5 +1,6 @@
-import path from 'node:path';
+import { embeddedDataDir } from './data-dir.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
+import { PROJECT_DIR } from './version.js';
 import type { GatewayConfig } from './gateway.js';
 import type { TokenCacheOptions } from './token-cache.js';
 
@@ -16,6 +17,7 @@ export interface Config {
   /** Unset: the embedded PostgreSQL in `dataDir`. */
   databaseUrl: string | undefined;
   dbPool: number;
+  /** The embedded PostgreSQL's data folder (server/data-dir.ts: `.data/pg` of a checkout, the user's data folder of an install). */
   dataDir: string;
   embeddedPgPort: number;
   logLevel: LogLevel;
@@ -37,9 +39,10 @@ type Env = Record<string, string | undefined>;
 
 /**
  * Reads and validates every option from the environment. Throws ConfigError, whose message is one
- * line, on the first bad value; unset or empty variables take their defaults.
+ * line, on the first bad value; unset or empty variables take their defaults. `packageDir` is the
+ * gateway's package folder (a checkout or an installed copy), which decides where its data lives.
  */
-export function loadConfig(env: Env = process.env, projectDir = process.cwd()): Config {
+export function loadConfig(env: Env = process.env, packageDir = PROJECT_DIR, cwd = process.cwd()): Config {
   const str = (name: string): string | undefined => {
     const v = env[name]?.trim();
     return v ? v : undefined;
@@ -78,7 +81,7 @@ export function loadConfig(env: Env = process.env, projectDir = process.cwd()): 
     host,
     databaseUrl,
     dbPool: int('DB_POOL', 20, 2, 1_000),
-    dataDir: path.resolve(projectDir, str('GATEWAY_DATA_DIR') ?? path.join('.data', 'pg')),
+    dataDir: embeddedDataDir(packageDir, env, cwd),
     embeddedPgPort: int('EMBEDDED_PG_PORT', 54329, 1, 65_535),
     logLevel: logLevel as LogLevel,
     limits: {

@@ -1,0 +1,115 @@
+// The `gateway` command as a user installs it (README, "Installing the command"): the tarball of
+// `npm run package` installed into a scratch global prefix, run from a directory that has nothing to do
+// with the checkout, with that prefix's bin first on PATH. The checkout's own `npx gateway` is not involved.
+//
+// It uses no database, so it runs in the embedded leg of CI only (`.ci/run` runs the suite again with
+// DATABASE_URL set, where it is skipped). It reuses dist/ when it is up to date (else `npm run package` builds it).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { PROJECT_DIR } from '../db/index.js';
+
+const run = promisify(execFile);
+const VERSION = JSON.parse(fs.readFileSync(path.join(PROJECT_DIR, 'package.json'), 'utf8')).version as string;
+
+/** The environment of a user's shell: none of the npm_* variables `npm test` sets for its scripts. */
+const userEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k))) as Record<string, string>;
+
+let tmp: string;
+let prefix: string;
+let installed: string;
+let project: string;
+let env: Record<string, string>;
+const timings: string[] = [];
+
+/** Runs the installed `gateway` in the user's project; never throws: the exit code is in `code`. */
+async function gateway(args: string[], extra: Record<string, string> = {}) {
+  const r = await run('gateway', args, { cwd: project, env: { ...env, ...extra }, timeout: 60_000 })
+    .then((x) => ({ ...x, code: 0 }))
+    .catch((e: { stdout?: string; stderr?: string; code?: number }) => ({ stdout: e.stdout ?? '', stderr: e.stderr ?? '', code: e.code ?? -1 }));
+  return r as { stdout: string; stderr: string; code: number };
+}
+
+describe.skipIf(!!process.env.DATABASE_URL)('the installed `gateway` command (no database: the run without DATABASE_URL only)', () => {
+  beforeAll(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-install-'));
+    prefix = path.join(tmp, 'prefix');
+    installed = path.join(prefix, 'lib', 'node_modules', 'agent-history-gateway');
+    project = path.join(tmp, 'project');
+    fs.mkdirSync(project);
+    // A user's project of its own, where `npx gateway` used to answer "could not determine executable to run".
+    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'a-users-project', version: '1.0.0', private: true }));
+    let t = Date.now();
+    const packed = await run(process.execPath, [path.join(PROJECT_DIR, 'bin', 'package.mjs'), '--pack-destination', tmp], { cwd: PROJECT_DIR, env: userEnv, timeout: 600_000 });
+    const tarball = packed.stdout.trim();
+    timings.push(`pack ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    t = Date.now();
+    // --os=none leaves out the optional dependencies' platform binaries (Claude Code, OpenCode and PostgreSQL:
+    // over 600 MB that this test does not run); --omit=optional would not, since npm applies no --omit to a
+    // global install's dependencies (npm/cli#8284). npm's cache is warm after `npm ci`: nothing is downloaded.
+    await run('npm', ['install', '-g', '--prefix', prefix, tarball, '--os=none', '--prefer-offline', '--no-audit', '--no-fund'],
+      { cwd: tmp, env: userEnv, timeout: 300_000 });
+    timings.push(`install ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    env = {
+      ...userEnv,
+      PATH: `${path.join(prefix, 'bin')}${path.delimiter}${userEnv.PATH}`,
+      HOME: path.join(tmp, 'home'),
+      XDG_DATA_HOME: path.join(tmp, 'xdg-data'),
+      DATABASE_URL: '',
+      GATEWAY_DATA_DIR: '',
+    };
+  }, 900_000);
+
+  afterAll(() => {
+    if (timings.length) console.log(`install test: ${timings.join(', ')}`);
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('`gateway --version` prints the version', async () => {
+    expect(await gateway(['--version'])).toEqual({ stdout: `${VERSION}\n`, stderr: '', code: 0 });
+  });
+
+  it('`gateway claude-code --help`, `gateway host claude-code --help` and `gateway bridge opencode --help` print their usage', async () => {
+    const launcher = await gateway(['claude-code', '--help']);
+    expect(launcher).toMatchObject({ stderr: '', code: 0 });
+    expect(launcher.stdout).toMatch(/^Usage: gateway\n {2}claude-code /);
+    const host = await gateway(['host', 'claude-code', '--help']);
+    expect(host).toMatchObject({ stderr: '', code: 0 });
+    expect(host.stdout).toMatch(/^Usage: gateway\n {2}host claude-code /);
+    const bridge = await gateway(['bridge', 'opencode', '--help']);
+    expect(bridge).toMatchObject({ stderr: '', code: 0 });
+    expect(bridge.stdout).toMatch(/^Usage: gateway bridge opencode /);
+    expect(bridge.stdout).toContain('--serve');
+  });
+
+  it('the installed package runs on its runtime dependencies alone, at the versions the checkout tests', async () => {
+    for (const dev of ['typescript', 'tsx', 'vite', 'vitest', 'patch-package']) expect(fs.existsSync(path.join(installed, 'node_modules', dev)), dev).toBe(false);
+    // Every module of serve, the hosts, the bridge, the demo and replay loads (the --help runs above load few of them).
+    const modules = ['server/app.js', 'bridge/claude-code/cli.js', 'bridge/opencode/cli.js', 'host/demo.js', 'domain/replay.js']
+      .map((m) => new URL(`file://${path.join(installed, 'dist', m)}`).href);
+    const loaded = await run(process.execPath, ['--input-type=module', '-e', `for (const m of ${JSON.stringify(modules)}) await import(m); console.log('loaded')`],
+      { cwd: project, env, timeout: 60_000 });
+    expect(loaded.stdout).toBe('loaded\n');
+    // Pinned by the checkout's `overrides` (releases after it need Node 22): a global install reads no overrides,
+    // the bundled copy keeps the pin. The postgres patch is applied in the bundled copy.
+    const version = (p: string) => JSON.parse(fs.readFileSync(path.join(p, 'node_modules', '@whatwg-node', 'promise-helpers', 'package.json'), 'utf8')).version;
+    expect(version(installed)).toBe(version(PROJECT_DIR));
+    expect(fs.readFileSync(path.join(installed, 'node_modules', 'postgres', 'src', 'connection.js'), 'utf8')).toContain('Patched (porsager/postgres#1154');
+    // @parcel/watcher's build from its patched source came along (not compiled again on this machine).
+    expect(fs.existsSync(path.join(installed, 'node_modules', '@parcel', 'watcher', 'build', 'Release', 'watcher.node'))).toBe(true);
+  });
+
+  it('`gateway serve` keeps its embedded database in the user\'s data folder, not in the directory it runs from', async () => {
+    // The embedded server's binaries were left out of this install (--os=none above): the start stops there,
+    // naming the folder it would use and what to do.
+    const r = await gateway(['serve'], { PORT: '0' });
+    expect(r.code).toBe(1);
+    const dir = path.join(tmp, 'xdg-data', 'agent-history-gateway', 'pg');
+    expect(r.stderr).toContain(`gateway: cannot start the embedded PostgreSQL in ${dir}: `);
+    expect(r.stderr).toMatch(/optional dependencies: install them, or set DATABASE_URL to a PostgreSQL server\)\n$/);
+    expect(fs.readdirSync(project)).toEqual(['package.json']);
+  });
+});
