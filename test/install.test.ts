@@ -15,7 +15,7 @@ import { PROJECT_DIR } from '../db/index.js';
 const run = promisify(execFile);
 const VERSION = JSON.parse(fs.readFileSync(path.join(PROJECT_DIR, 'package.json'), 'utf8')).version as string;
 
-/** The environment of a user's shell: none of the npm_* variables `npm test` sets for its scripts. */
+/** The environment of a user's shell, for the installed command: none of the npm_* variables `npm test` sets for its scripts. */
 const userEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k))) as Record<string, string>;
 
 let tmp: string;
@@ -43,7 +43,7 @@ describe.skipIf(!!process.env.DATABASE_URL)('the installed `gateway` command (no
     // A user's project of its own, where `npx gateway` used to answer "could not determine executable to run".
     fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'a-users-project', version: '1.0.0', private: true }));
     let t = Date.now();
-    const packed = await run(process.execPath, [path.join(PROJECT_DIR, 'bin', 'package.mjs'), '--pack-destination', tmp], { cwd: PROJECT_DIR, env: userEnv, timeout: 600_000 });
+    const packed = await run(process.execPath, [path.join(PROJECT_DIR, 'bin', 'package.mjs'), '--pack-destination', tmp], { cwd: PROJECT_DIR, timeout: 600_000 });
     const tarball = packed.stdout.trim();
     timings.push(`pack ${((Date.now() - t) / 1000).toFixed(1)} s`);
     t = Date.now();
@@ -51,7 +51,7 @@ describe.skipIf(!!process.env.DATABASE_URL)('the installed `gateway` command (no
     // over 600 MB that this test does not run); --omit=optional would not, since npm applies no --omit to a
     // global install's dependencies (npm/cli#8284). npm's cache is warm after `npm ci`: nothing is downloaded.
     await run('npm', ['install', '-g', '--prefix', prefix, tarball, '--os=none', '--prefer-offline', '--no-audit', '--no-fund'],
-      { cwd: tmp, env: userEnv, timeout: 300_000 });
+      { cwd: tmp, timeout: 300_000 });
     timings.push(`install ${((Date.now() - t) / 1000).toFixed(1)} s`);
     env = {
       ...userEnv,
