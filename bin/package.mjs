@@ -36,7 +36,7 @@ const CONTENTS = ['dist', 'review/dist', 'bin/gateway.mjs', 'bin/build-state.mjs
 const INSTALL_ONLY = new Set(['patch-package']);
 
 /** The installable package's manifest, derived from the checkout's: its runtime part and the `gateway` command. */
-export function packageManifest(pkg) {
+function packageManifest(pkg) {
   const dependencies = Object.fromEntries(Object.entries(pkg.dependencies ?? {}).filter(([name]) => !INSTALL_ONLY.has(name)));
   return {
     name: pkg.name,
@@ -61,7 +61,7 @@ export function packageManifest(pkg) {
  * through its dependencies, optional dependencies (those installed) and peer dependencies. Throws when
  * a dependency that is not optional is not installed.
  */
-export function installedTree(dir, dependencies) {
+function installedTree(dir, dependencies) {
   const manifestOf = (p) => JSON.parse(readFileSync(path.join(dir, p, 'package.json'), 'utf8'));
   const lookup = (from, name) => {
     for (let base = from; ; ) {
@@ -107,7 +107,7 @@ async function build() {
 }
 
 /** Builds when stale, stages and packs; returns the tarball's path. */
-export async function pack(destination) {
+async function pack(destination) {
   await build();
   const manifest = packageManifest(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')));
   const stage = mkdtempSync(path.join(os.tmpdir(), 'gateway-package-'));
@@ -138,12 +138,10 @@ export async function pack(destination) {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+try {
   const { values } = parseArgs({ options: { 'pack-destination': { type: 'string' } } });
-  try {
-    process.stdout.write(await pack(path.resolve(values['pack-destination'] ?? root)) + '\n');
-  } catch (e) {
-    say(e instanceof Error ? e.message : String(e));
-    process.exit(1);
-  }
+  process.stdout.write(await pack(path.resolve(values['pack-destination'] ?? root)) + '\n');
+} catch (e) {
+  say(e instanceof Error ? e.message : String(e));
+  process.exit(1);
 }
