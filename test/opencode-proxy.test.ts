@@ -99,6 +99,11 @@ describe.skipIf(!bin)('OpenCode behind the admission proxy (real opencode-ai ser
       ws.on('error', () => resolve(-1));
     }), 10_000, 'the WebSocket refusal');
     expect(code).toBe(401);
+    // A CORS preflight (browsers send it without credentials) passes the proxy, and goes to OpenCode without
+    // OpenCode's password: OpenCode answers it as it answers anyone, with its CORS headers.
+    const preflight = await fetch(`${front.url}/session`, { method: 'OPTIONS', headers: { origin: 'http://localhost:3000', 'access-control-request-method': 'POST' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('http://localhost:3000');
     // The host declares exclusive admission.
     const [row] = await gw.sql`SELECT exclusive_admission FROM hosts WHERE id = ${front.bridge.hostID}`;
     expect(row.exclusiveAdmission).toBe(true);
