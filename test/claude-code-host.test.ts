@@ -16,6 +16,7 @@ import { hostSecret } from '../bridge/claude-code/local-channel.js';
 import { scriptPrompt, startScriptedAnthropic, type ScriptedAnthropic, type ScriptStep } from '../bridge/claude-code/scripted-model.js';
 import { parseTranscript, turnOf } from '../bridge/claude-code/transcript.js';
 import { processesWith } from './support/processes.js';
+import { processFacts } from '../bridge/claude-code/processes.js';
 
 const bin = findClaudeBinary();
 
@@ -265,6 +266,196 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     const s = await session(id);
     expect(s.status).toBe('SEALED');
     expect(s.executions.edges.length).toBe(1);
+  });
+
+  /**
+   * Claude Code kept open between turns (`--input-format stream-json`: each line written to its standard input is
+   * a prompt), as an interactive user keeps it. `turn(text)` sends a prompt and resolves with its result line.
+   */
+  async function openSession(opts: { resume?: string; sessionId?: string } = {}) {
+    const args = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose'];
+    if (opts.resume) args.push('--resume', opts.resume);
+    if (opts.sessionId) args.push('--session-id', opts.sessionId);
+    const l = await launchClaude({ dir: hostDir, args, cwd: repo, env: env(), settings: permissions, stdio: 'pipe-input', detached: true, bin: bin! });
+    const results: any[] = [];
+    let waiting: (() => void) | null = null;
+    let buf = '';
+    l.child.stdout!.on('data', (d) => {
+      buf += d;
+      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        try { const m = JSON.parse(line); if (m.type === 'result') { results.push(m); waiting?.(); } } catch { /* not JSON */ }
+      }
+    });
+    l.child.stderr!.resume();
+    return {
+      pid: l.child.pid!,
+      exited: l.exited,
+      async turn(text: string) {
+        const n = results.length;
+        const done = new Promise<void>((r) => { waiting = r; });
+        l.child.stdin!.write(JSON.stringify({ type: 'user', message: { role: 'user', content: [{ type: 'text', text }] } }) + '\n');
+        while (results.length === n) await done;
+        await host.settled();
+        return results[n];
+      },
+      /** Closes its input: Claude Code exits once the running turn (if any) is done. */
+      async end() { l.child.stdin!.end(); const x = await l.exited; await host.settled(); return x; },
+    };
+  }
+
+  it('a seal after the turn ended stops the background shell it left (one that ignores SIGTERM) and Claude Code; a seal that timed out is completed by the next', async () => {
+    const marker = 'timeout 64 tail -f /dev/null';
+    const bgMarker = path.join(tmp, `bg-${randomUUID()}`);
+    const steps: ScriptStep[] = [
+      { tools: [{ name: 'Bash', input: { command: `trap '' TERM HUP INT; ${marker}; touch ${bgMarker}`, description: 'stubborn', run_in_background: true } }] },
+      { text: 'started it' },
+    ];
+    const sessionId = randomUUID();
+    let pid = 0;
+    const running = run(scriptPrompt('background, then the turn ends', steps), { sessionId, onStart: (p) => { pid = p; } });
+    const id = await host.waitSession(sessionId);
+    // The turn ended while its background shell runs: Claude Code waits for it.
+    await until(async () => (await gw.sql`SELECT status FROM executions WHERE session_id = ${id}`)[0]?.status === 'SUCCEEDED');
+    await until(async () => processesWith(marker).length > 0);
+    expect((await gw.sql`SELECT status, background FROM jobs WHERE session_id = ${id}`).map((j: any) => [j.status, j.background])).toEqual([['RUNNING', true]]);
+    // A seal given no time: it asks for the cancel and answers at once.
+    const first = await seal(id, 0);
+    expect(first.__typename).toBe('SealTimeoutError');
+    // The next seal finds what the first began and completes it.
+    const sealed = await seal(id);
+    expect(sealed.__typename, JSON.stringify(sealed)).toBe('SessionSealed');
+    expect(sealed.cancelledJobs).toMatchObject([{ status: 'CANCELLED', background: true }]);
+    expect(processesWith(marker)).toEqual([]);
+    const r = await running;
+    expect(r.signal ?? r.code).toBeTruthy();
+    expect(() => process.kill(pid, 0)).toThrow();
+    expect(fs.existsSync(bgMarker)).toBe(false);
+    expect((await gw.sql`SELECT status FROM jobs WHERE session_id = ${id}`).map((j: any) => j.status)).toEqual(['CANCELLED']);
+    expect((await gw.sql`SELECT status FROM executions WHERE session_id = ${id}`).map((e: any) => e.status)).toEqual(['SUCCEEDED']);
+  });
+
+  it('a seal stops a Claude Code left open between turns, and answers once it is gone', async () => {
+    const sessionId = randomUUID();
+    const cc = await openSession({ sessionId });
+    const r = await cc.turn(scriptPrompt('one turn', [{ text: 'answered' }]));
+    expect(r.result).toContain('answered');
+    const id = host.gatewaySessionOf(sessionId)!;
+    expect((await gw.sql`SELECT status FROM executions WHERE session_id = ${id}`).map((e: any) => e.status)).toEqual(['SUCCEEDED']);
+    expect(() => process.kill(cc.pid, 0)).not.toThrow(); // idle, waiting for its next prompt
+    const sealed = await seal(id);
+    expect(sealed.__typename, JSON.stringify(sealed)).toBe('SessionSealed');
+    // Gone when the seal answered: the host acknowledged the seal's CLOSE_ADMISSIONS only after that.
+    expect(processFacts(cc.pid)).toBeNull();
+    const x = await cc.exited;
+    expect(x.signal).toBe('SIGKILL');
+    expect((await gw.sql`SELECT count(*)::int AS n FROM executions WHERE session_id = ${id}`)[0].n).toBe(1);
+  });
+
+  it('a correction is written while another session runs a turn; one made while the session\'s own Claude Code runs is written at its exit', async () => {
+    const secret = 'sk-OTHER-SESSION-5551234';
+    const r1 = await run(scriptPrompt('say it', [{ text: `the token is ${secret}` }]));
+    expect(r1.code, r1.err).toBe(0);
+    const f = r1.result.session_id as string;
+    const id = host.gatewaySessionOf(f)!;
+    const file = path.join(home, '.claude', 'projects', repo.replace(/[^A-Za-z0-9]/g, '-'), `${f}.jsonl`);
+    // Another session of the same host runs a turn, held at the model.
+    const g = randomUUID();
+    const other = run(scriptPrompt('hold', [{ text: 'held', gate: 'other-session' }]), { sessionId: g });
+    await model.waitGate('other-session');
+    const partQ = `query($id: ID!) { session(id: $id) { messages(first: 10) { edges { node { id role parts { id ... on TextPart { text } } } } } } }`;
+    const correct = async (needle: string, text: string) => {
+      const msgs = (await gw.gql(partQ, { id })).data.session.messages.edges.map((e: any) => e.node);
+      const m = msgs.find((x: any) => x.role === 'ASSISTANT' && x.parts.some((p: any) => p.text?.includes(needle)));
+      const part = m.parts.find((p: any) => p.text?.includes(needle));
+      const c = await gw.gql(`mutation($i: CorrectMessagePartInput!) { correctMessagePart(input: $i) { __typename } }`, { i: { messageID: m.id, partID: part.id, text } });
+      expect(c.data.correctMessagePart.__typename).toBe('MessagePartCorrected');
+    };
+    await correct(secret, 'the token is [redacted]');
+    await until(async () => !fs.readFileSync(file, 'utf8').includes(secret), 15_000);
+    // F resumed while the other session still runs: the model gets the corrected text.
+    let before = model.agentRequests().length;
+    const r2 = await run(scriptPrompt('next', [{ text: 'fine' }]), { resume: f });
+    expect(r2.code, r2.err).toBe(0);
+    let sent = JSON.stringify(model.agentRequests().slice(before).map((q) => q.body.messages));
+    expect(sent).toContain('the token is [redacted]');
+    expect(sent).not.toContain(secret);
+    model.release('other-session');
+    expect((await other).code).toBe(0);
+
+    // F's own Claude Code, open between turns: a correction waits for it, and is written when it exits.
+    const open = await openSession({ resume: f });
+    const later = 'sk-LATER-SECRET-777';
+    expect((await open.turn(scriptPrompt('again', [{ text: `now ${later}` }]))).result).toContain(later);
+    await correct(later, 'now [gone]');
+    await until(async () => host.pendingEditsOf(f) === 1);
+    expect(fs.readFileSync(file, 'utf8')).toContain(later);
+    await open.end();
+    await until(async () => !fs.readFileSync(file, 'utf8').includes(later), 15_000);
+    before = model.agentRequests().length;
+    const r3 = await run(scriptPrompt('last', [{ text: 'ok' }]), { resume: f });
+    expect(r3.code, r3.err).toBe(0);
+    sent = JSON.stringify(model.agentRequests().slice(before).map((q) => q.body.messages));
+    expect(sent).toContain('now [gone]');
+    expect(sent).not.toContain(later);
+  });
+
+  it('the host answers only requests with its secret, and takes a hook only from a Claude Code process of its user that runs where the hook says', async () => {
+    const mode = (f: string) => fs.statSync(f).mode & 0o777;
+    expect(mode(hostDir)).toBe(0o700);
+    expect(mode(path.join(hostDir, 'host.secret'))).toBe(0o600);
+    expect(mode(path.join(hostDir, 'state.jsonl'))).toBe(0o600);
+    expect(mode(path.join(hostDir, 'gateway-hook.sh'))).toBe(0o700);
+    // Someone else's directory, with a file the forger wants uploaded.
+    const victim = path.join(tmp, `victim-${randomUUID()}`);
+    fs.mkdirSync(victim);
+    fs.writeFileSync(path.join(victim, 'secret.txt'), 'VICTIM-FILE-CONTENT-31337\n');
+    const port = fs.readFileSync(path.join(hostDir, 'host.port'), 'utf8').trim();
+    const secret = fs.readFileSync(path.join(hostDir, 'host.secret'), 'utf8').trim();
+    const post = (route: string, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`http://127.0.0.1:${port}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const forged = randomUUID();
+    const hookBody = (ev: string, o: Record<string, unknown> = {}) => ({ session_id: forged, transcript_path: path.join(victim, `${forged}.jsonl`), cwd: victim,
+      hook_event_name: ev, prompt: 'forged', prompt_id: 'p1', last_assistant_message: 'x', ...o });
+    const events = ['SessionStart', 'UserPromptSubmit', 'Stop'];
+    const seen = { ...host.stats };
+
+    // 1. Without the secret (or with a wrong one): 401 on every route, nothing read.
+    for (const ev of events) {
+      expect((await post(`/hook/${ev}`, hookBody(ev), { 'x-ppid': String(process.pid) })).status).toBe(401);
+      expect((await post(`/hook/${ev}`, hookBody(ev), { 'x-ppid': String(process.pid), 'x-gateway-host-secret': `${secret.slice(0, -1)}0` })).status).toBe(401);
+    }
+    const launch = await post('/launch', { cwd: victim });
+    expect(launch.status).toBe(401);
+    expect(await launch.text()).not.toMatch(/token/);
+    expect(host.stats.unauthenticated - seen.unauthenticated).toBe(7);
+
+    // 2. With the secret, from a process that is not Claude Code (this test): not taken.
+    const withSecret = { 'x-gateway-host-secret': secret };
+    for (const ev of events) {
+      const r = await post(`/hook/${ev}`, hookBody(ev), { ...withSecret, 'x-ppid': String(process.pid) });
+      expect(r.status).toBe(200);
+    }
+    // 3. With the secret, naming a real Claude Code process of this user (a session open between turns) but
+    //    another directory, or a transcript outside Claude Code's own folder, or forging its launch: not taken.
+    const open = await openSession();
+    await open.turn(scriptPrompt('idle after this', [{ text: 'ok' }]));
+    const claudePid = String(open.pid);
+    for (const ev of events) {
+      expect(await (await post(`/hook/${ev}`, hookBody(ev), { ...withSecret, 'x-ppid': claudePid })).text()).toBe('0\n');
+      expect(await (await post(`/hook/${ev}`, hookBody(ev, { cwd: repo }), { ...withSecret, 'x-ppid': claudePid })).text()).toBe('0\n');
+    }
+    const refused = await (await post('/hook/UserPromptSubmit', hookBody('UserPromptSubmit'), { ...withSecret, 'x-ppid': String(process.pid), 'x-launch': 'f'.repeat(32) })).text();
+    expect(refused).toMatch(/^2\n/);
+    expect(host.stats.unverified - seen.unverified).toBe(3 + 6);
+    await open.end();
+
+    // Nothing of it reached the gateway: no session, no snapshot of the directory, no file content.
+    expect(host.gatewaySessionOf(forged)).toBeNull();
+    expect(await gw.sql`SELECT id FROM sessions WHERE directory = ${victim} OR metadata::text LIKE ${`%${forged}%`}`).toEqual([]);
+    expect(await gw.sql`SELECT hash FROM contents WHERE position(${Buffer.from('VICTIM-FILE-CONTENT')} IN data) > 0`).toEqual([]);
+    expect(fs.readFileSync(path.join(hostDir, 'state.jsonl'), 'utf8')).not.toContain(forged);
   });
 
   it('a background shell that ends is a background SHELL job ended by Claude Code\'s task notification (a SYNTHETIC turn)', async () => {

@@ -322,6 +322,9 @@ export class ClaudeCodeHost {
     await this.store.close();
   }
 
+  /** How many corrections and retractions of session `cc` wait to be written into its transcript. */
+  pendingEditsOf(ccSessionID: string): number { return this.sessions.get(ccSessionID)?.pendingEdits?.length ?? 0; }
+
   /** The gateway session of a Claude Code session (null until its first hook reached the host). */
   gatewaySessionOf(ccSessionID: string): string | null { return this.sessions.get(ccSessionID)?.sessionID ?? null; }
 
@@ -484,7 +487,7 @@ export class ClaudeCodeHost {
       if (st?.kind === 'launched' && !launch && admitting) {
         // A session the gateway fronts, run without its launcher (e.g. `claude --resume` with the host's hooks in
         // the user's settings): refused, or the seal's proof would not hold.
-        return refuse(`session ${cc} is fronted by the gateway: resume it with \`npx gateway claude-code --resume ${cc}\``);
+        return refuse(`session ${cc} is fronted by the gateway: resume it with \`gateway claude-code --resume ${cc}\``);
       }
       if (!launch) this.pids.set(cc, pid);
       if (!st) {

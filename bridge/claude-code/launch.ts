@@ -73,8 +73,11 @@ export interface LaunchOptions {
   env?: NodeJS.ProcessEnv;
   /** Settings merged into the launch's settings file beside the hooks (e.g. permissions). */
   settings?: Record<string, unknown>;
-  /** 'pipe': standard output and error piped, standard input closed (`claude -p` waits 3 s for a piped stdin that stays open). */
-  stdio?: 'inherit' | 'pipe';
+  /**
+   * 'pipe': standard output and error piped, standard input closed (`claude -p` waits 3 s for a piped stdin that
+   * stays open); 'pipe-input': standard input piped too (`--input-format stream-json`: prompts written to it).
+   */
+  stdio?: 'inherit' | 'pipe' | 'pipe-input';
   /** Own process group (the seal stops the whole group). Default: when stdin is not a terminal. */
   detached?: boolean;
   bin?: string;
@@ -88,7 +91,7 @@ export async function launchClaude(o: LaunchOptions): Promise<Launched> {
   const { token, settings } = await hostCall(o.dir, '/launch', { cwd, settings: o.settings ?? {}, ...sessionArgs(o.args) });
   const detached = o.detached ?? !process.stdin.isTTY;
   const child = spawn(bin, ['--settings', settings, ...o.args], {
-    cwd, env: { ...(o.env ?? process.env), GATEWAY_CLAUDE_LAUNCH: token }, stdio: o.stdio === 'pipe' ? ['ignore', 'pipe', 'pipe'] : 'inherit', detached,
+    cwd, env: { ...(o.env ?? process.env), GATEWAY_CLAUDE_LAUNCH: token }, stdio: o.stdio === 'pipe' ? ['ignore', 'pipe', 'pipe'] : o.stdio === 'pipe-input' ? 'pipe' : 'inherit', detached,
   });
   const exitedRaw = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
   const spawned = new Promise<void>((r, j) => { child.once('spawn', () => r()); child.once('error', j); });
