@@ -28,6 +28,7 @@ import { buildApp } from '../server/app.js';
 import { ClaudeCodeHost } from '../bridge/claude-code/host.js';
 import { findClaudeBinary, launchClaude } from '../bridge/claude-code/launch.js';
 import { writeHookScript } from '../bridge/claude-code/hook.js';
+import { clientSecret, hostSecret, SECRET_HEADER } from '../bridge/claude-code/local-channel.js';
 import { scriptPrompt, startScriptedAnthropic } from '../bridge/claude-code/scripted-model.js';
 
 const ROUNDS = Number(process.argv[2] ?? process.env.ROUNDS ?? 7);
@@ -36,15 +37,40 @@ const HOOK_N = Number(process.env.HOOK_N ?? 50);
 const pct = (xs: number[], p: number) => { const a = [...xs].sort((x, y) => x - y); return a[Math.min(a.length - 1, Math.floor(p * a.length))]; };
 const fmt = (xs: number[]) => `p50 ${pct(xs, 0.5).toFixed(1)} ms, p99 ${pct(xs, 0.99).toFixed(1)} ms (n=${xs.length})`;
 
-function timeHook(cmd: string, args: string[], input: unknown, env: NodeJS.ProcessEnv): Promise<{ ms: number; code: number | null; err: string }> {
-  return new Promise((resolve) => {
-    const t0 = performance.now();
-    const c = spawn(cmd, args, { env, stdio: ['pipe', 'ignore', 'pipe'] });
-    let err = '';
-    c.stderr.on('data', (d) => { err += d; });
-    c.once('exit', (code) => resolve({ ms: performance.now() - t0, code, err }));
-    c.stdin.end(JSON.stringify(input));
-  });
+type Timed = { ms: number; code: number | null; err: string };
+
+// Runs one command with `input` on its standard input and answers how long it took, as Claude Code runs a hook.
+const RUNNER = `const { spawn } = require('node:child_process');
+const { performance } = require('node:perf_hooks');
+process.on('message', (m) => {
+  const t0 = performance.now();
+  const c = spawn(m.cmd, m.args, { env: m.env, stdio: ['pipe', 'ignore', 'pipe'] });
+  let err = '';
+  c.stderr.on('data', (d) => { err += d; });
+  c.once('exit', (code) => process.send({ id: m.id, ms: performance.now() - t0, code, err }));
+  c.stdin.end(m.input);
+});`;
+
+/**
+ * A process that runs hooks the way Claude Code does: named `claude` (a link to node), in the worktree, with
+ * its own HOME. The host takes a hook only from a Claude Code process whose directory and transcript folder
+ * hold what the hook names (bridge/claude-code/host.ts verifyHook), so the hooks are timed from its children.
+ */
+function hookRunner(dir: string, cwd: string, env: NodeJS.ProcessEnv) {
+  const link = path.join(dir, 'claude');
+  fs.symlinkSync(process.execPath, link);
+  const child = spawn(link, ['-e', RUNNER], { cwd, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const waiting = new Map<number, (t: Timed) => void>();
+  let next = 0;
+  child.on('message', (m: any) => { waiting.get(m.id)?.(m); waiting.delete(m.id); });
+  return {
+    pid: child.pid!,
+    time(cmd: string, args: string[], input: unknown, hookEnv: NodeJS.ProcessEnv): Promise<Timed> {
+      const id = next++;
+      return new Promise((resolve) => { waiting.set(id, resolve); child.send({ id, cmd, args, env: hookEnv, input: JSON.stringify(input) }); });
+    },
+    stop() { child.kill(); },
+  };
 }
 
 async function main() {
@@ -104,11 +130,16 @@ async function main() {
 
     // 1. Each hook as Claude Code runs it, in a session the host fronts.
     const script = path.join(dir, 'gateway-hook.sh');
-    const launch = await (await fetch(`http://127.0.0.1:${host.port}/launch`, { method: 'POST', body: JSON.stringify({ cwd: repo }) })).json() as { token: string };
-    await fetch(`http://127.0.0.1:${host.port}/launched`, { method: 'POST', body: JSON.stringify({ token: launch.token, pid: process.pid }) });
+    const runnerHome = path.join(tmp, 'runner-home');
+    const runner = hookRunner(tmp, repo, { ...process.env, HOME: runnerHome });
+    const toHost = (route: string, body: unknown) => fetch(`http://127.0.0.1:${host.port}${route}`, {
+      method: 'POST', headers: { [SECRET_HEADER]: clientSecret(dir) }, body: JSON.stringify(body) });
+    const launch = await (await toHost('/launch', { cwd: repo })).json() as { token: string };
+    await toHost('/launched', { token: launch.token, pid: runner.pid });
     const henv = { ...process.env, GATEWAY_CLAUDE_LAUNCH: launch.token };
     const sessionId = randomUUID();
-    const base = { session_id: sessionId, transcript_path: path.join(tmp, 'none.jsonl'), cwd: repo };
+    const base = { session_id: sessionId, transcript_path: path.join(runnerHome, '.claude', 'projects', 'bench', `${sessionId}.jsonl`), cwd: repo };
+    const timeHook = (cmd: string, args: string[], input: unknown, env: NodeJS.ProcessEnv) => runner.time(cmd, args, input, env);
     const hook = (ev: string, extra: Record<string, unknown>) => timeHook('bash', [script, ev, 'closed'], { ...base, hook_event_name: ev, ...extra }, henv);
     const must = async (p: Promise<{ ms: number; code: number | null; err: string }>) => { const r = await p; if (r.code !== 0) throw new Error(`hook refused: ${r.err}`); return r.ms; };
     await must(hook('SessionStart', { source: 'startup' }));
@@ -129,6 +160,7 @@ async function main() {
     // The host down: the same script beside a host.port naming a port nobody listens on.
     const deadDir = path.join(tmp, 'dead');
     const dead = writeHookScript(deadDir);
+    hostSecret(deadDir); // a host ran there once
     const probe = net.createServer();
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     fs.writeFileSync(path.join(deadDir, 'host.port'), `${(probe.address() as net.AddressInfo).port}\n`);
@@ -140,6 +172,7 @@ async function main() {
       if (r.code !== 2) throw new Error(`a fronted session's tool call went through with the host down (exit ${r.code})`);
       down.push(r.ms);
     }
+    runner.stop();
     console.log(`hooks as Claude Code runs them (bash ${script.split('/').pop()}, loopback HTTP to the host):`);
     for (const [k, v] of Object.entries(figures)) console.log(`  ${k.padEnd(18)} ${fmt(v)}`);
     console.log(`  ${'bare bash hook'.padEnd(18)} ${fmt(floor)}  (a hook that does nothing: the floor)`);

@@ -5,10 +5,11 @@
 // Tokens and passwords come from the environment or from files only their owner can read (cli/credentials.ts):
 // a command line is read by every user of the machine.
 //
-// The bridge's state is a file of its own (--state, default .data/bridge-opencode-<server>.json); it
+// The bridge's state is a file of its own (--state, default bridge-opencode-<server>.json in the state folder of
+// server/data-dir.ts: the checkout's .data, or the user's data folder when installed); it
 // never opens the gateway's database (DATABASE_URL is ignored).
 //
-// One process (bin/gateway.mjs loads tsx in-process): SIGTERM/SIGINT stop it cleanly (the proxy, the
+// One process: SIGTERM/SIGINT stop it cleanly (the proxy, the
 // bridge, the private OpenCode it started, the store), exit code 0; a second signal exits at once.
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -18,6 +19,8 @@ import { findOpencodeBinary, startOpencode } from './launch.js';
 import { startOpencodeFront } from './serve.js';
 import { readLegacyState } from './legacy-state.js';
 import { FileBridgeStore, type BridgeStore } from './store.js';
+import { PROJECT_DIR } from '../../db/index.js';
+import { stateDir } from '../../server/data-dir.js';
 import { PermissionError } from '../common/private-files.js';
 import { HOST_TOKEN, PLUGIN_TOKEN, readSecret, refuseSecretArguments, secretOptions, type Secret } from '../../cli/credentials.js';
 
@@ -51,7 +54,8 @@ command line (every user of the machine can read it); a file wins over the varia
   --listen <[host:]port>        (--serve) where OpenCode's clients connect (default 127.0.0.1:4096, or OPENCODE_PROXY_LISTEN)
   --max-body-bytes <n>          (--serve) the largest request body the proxy admits (default 32 MiB)
   --gateway <URL>               the gateway's GraphQL URL (default http://127.0.0.1:4000/graphql, or GATEWAY_URL)
-  --state <file>                the bridge's own state (default .data/bridge-opencode-<server>.json)
+  --state <file>                the bridge's own state (default bridge-opencode-<server>.json in the checkout's .data,
+                                or in ~/.local/share/agent-history-gateway when installed)
   --opencode-data <dir>         OpenCode's $XDG_DATA_HOME, where its snapshots are (default ~/.local/share)
   --fence-dir <dir>             where seals fence sessions for the gateway-fence plugin (a folder only you can
                                 read and write: created mode 0700, refused when others can)
@@ -79,7 +83,8 @@ export async function runBridgeCommand(args: string[]): Promise<void> {
   refuseSecretArguments(values, HOST_TOKEN, PLUGIN_TOKEN, PROXY_PASSWORD, OPENCODE_PASSWORD);
   if (!values.serve && !values.url) throw new Error(`--url (the OpenCode server) or --serve is required\n${USAGE}`);
   const log = (m: string) => console.error(`[bridge] ${m}`);
-  const stateFile = (server: string) => values.state ?? path.join('.data', `bridge-opencode-${Buffer.from(server).toString('base64url')}.json`);
+  // Not in the directory the command runs from (a user's project): the checkout's .data, or the user's data folder.
+  const stateFile = (server: string) => values.state ?? path.join(stateDir(PROJECT_DIR), `bridge-opencode-${Buffer.from(server).toString('base64url')}.json`);
   if (values['import-state-from']) {
     const databaseUrl = withoutPassword(values['import-state-from']);
     const server = values.serve ? `http://${parseListen(values.listen ?? process.env.OPENCODE_PROXY_LISTEN ?? '127.0.0.1:4096').join(':')}` : values.url!.replace(/\/+$/, '');
