@@ -29,12 +29,15 @@ const USAGE = `Usage: gateway <command>
   bridge opencode --serve [--directory <dir>] [--listen 127.0.0.1:4096] [--password-file <file>] [--gateway …] …
                                           run OpenCode privately behind the gateway's admission proxy (its clients
                                           use --listen with the password): a seal is then proven (SessionSealed)
-  host claude-code [--dir <dir>] [--gateway <graphql url>] [--token-file <file>] [--plugin-token-file <file>]
+  host claude-code [--dir <dir>] [--gateway <graphql url>] [--token-file <file>] [--plugin-token-file <file>] [--port <n>]
                                           mirror Claude Code sessions (through its hooks and transcripts) into the
                                           gateway; --print-settings prints the hooks for ~/.claude/settings.json
   claude-code [--dir <dir>] [claude arguments…]
                                           run Claude Code with the host's hooks in force: the gateway fronts the
-                                          session (a seal is then proven: SessionSealed)
+                                          session (a seal is then proven: SessionSealed); run it in your project.
+                                          What the host refused is printed on stderr (the exit code is Claude
+                                          Code's). As root, allow tools with --allowedTools "Bash Edit Write Read"
+                                          (Claude Code refuses --dangerously-skip-permissions there)
 `;
 
 const SECRETS = `

@@ -8,9 +8,11 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { ClaudeCodeHost, rewriteFileAtomically } from '../bridge/claude-code/host.js';
-import { findClaudeBinary, launchClaude } from '../bridge/claude-code/launch.js';
+import { checkPermissionArgs, findClaudeBinary, launchClaude } from '../bridge/claude-code/launch.js';
+import { PROJECT_DIR } from '../db/index.js';
 import { hookSettings, writeHookScript } from '../bridge/claude-code/hook.js';
 import { hostSecret } from '../bridge/claude-code/local-channel.js';
 import { scriptPrompt, startScriptedAnthropic, type ScriptedAnthropic, type ScriptStep } from '../bridge/claude-code/scripted-model.js';
@@ -456,6 +458,56 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     expect(await gw.sql`SELECT id FROM sessions WHERE directory = ${victim} OR metadata::text LIKE ${`%${forged}%`}`).toEqual([]);
     expect(await gw.sql`SELECT hash FROM contents WHERE position(${Buffer.from('VICTIM-FILE-CONTENT')} IN data) > 0`).toEqual([]);
     expect(fs.readFileSync(path.join(hostDir, 'state.jsonl'), 'utf8')).not.toContain(forged);
+  });
+
+  it('the launcher, run from the user\'s project, says what is wrong and what to run: no host, a host gone, a refused prompt, bypassing permissions as root', async () => {
+    // `gateway claude-code` from the sources (tsx), in the user's repository, as a user runs it.
+    const launcher = (args: string[], extraEnv: Record<string, string> = {}) => new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const tsx = pathToFileURL(path.join(PROJECT_DIR, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+      const c = spawn(process.execPath, ['--import', tsx, path.join(PROJECT_DIR, 'cli', 'main.ts'), 'claude-code', ...args],
+        { cwd: repo, env: { ...env(), CLAUDE_BIN: bin!, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      c.stdout.on('data', (d) => { out += d; });
+      c.stderr.on('data', (d) => { err += d; });
+      c.once('exit', (code) => resolve({ code, out, err }));
+    });
+    // No host ever ran with that directory.
+    const none = path.join(tmp, 'no-host');
+    let r = await launcher(['--dir', none, '-p', 'hello']);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`no Claude Code host runs with directory ${none}: start it with \`gateway host claude-code --dir ${none}\``);
+    // A host that stopped: its port file is gone with it; one left behind by a crash names the port that no longer answers.
+    const gone = path.join(tmp, 'host-gone');
+    const h = new ClaudeCodeHost({ gatewayUrl: gw.url, hostToken: gw.admin, dir: gone, leaseMs: 10_000 });
+    await h.start();
+    const port = h.port;
+    await h.stop();
+    expect(fs.existsSync(path.join(gone, 'host.port'))).toBe(false);
+    fs.writeFileSync(path.join(gone, 'host.port'), `${port}\n`);
+    r = await launcher(['--dir', gone, '-p', 'hello']);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`the Claude Code host of ${gone} does not answer at 127.0.0.1:${port}`);
+    expect(r.err).toContain(`start it with \`gateway host claude-code --dir ${gone}\``);
+    expect(r.err).not.toContain('fetch failed\n');
+    // A prompt the host refuses (its session is sealed): Claude Code exits 0, the refusal is on standard error.
+    const sessionId = randomUUID();
+    expect((await run(scriptPrompt('before the seal', [{ text: 'ok' }]), { sessionId })).code).toBe(0);
+    expect((await seal(host.gatewaySessionOf(sessionId)!)).__typename).toBe('SessionSealed');
+    const requests = model.agentRequests().length;
+    r = await launcher(['--dir', hostDir, '-p', 'after the seal', '--resume', sessionId]);
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/gateway: the Claude Code host refused the prompt: session ses_\S+ is sealed by the gateway/);
+    expect(model.agentRequests().length).toBe(requests);
+    // Bypassing permissions as root: said before Claude Code starts, with what to do instead.
+    expect(() => checkPermissionArgs(['-p', 'x', '--dangerously-skip-permissions'], 0)).toThrow(/--allowedTools/);
+    expect(() => checkPermissionArgs(['--permission-mode', 'bypassPermissions'], 0)).toThrow(/root/);
+    expect(() => checkPermissionArgs(['--dangerously-skip-permissions'], 1000)).not.toThrow();
+    if (process.getuid?.() === 0) {
+      r = await launcher(['--dir', hostDir, '-p', 'x', '--dangerously-skip-permissions']);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain('--allowedTools "Bash Edit Write Read"');
+    }
   });
 
   it('a background shell that ends is a background SHELL job ended by Claude Code\'s task notification (a SYNTHETIC turn)', async () => {
