@@ -1,7 +1,22 @@
 import { createRequire } from 'node:module';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
+
+/**
+ * Files whose subject is not the database server: the agents' real binaries (OpenCode, Claude Code) and the
+ * hosts around them, processes, packaging and installing, the command line, browsers. They use a database
+ * like every test, but nothing of theirs depends on which PostgreSQL serves it. `npm test` runs them; with
+ * TEST_DATABASE_FILES_ONLY=1 they are left out (CI's second leg, against the machine's PostgreSQL, after the
+ * first ran everything against the embedded one).
+ */
+const DATABASE_INDEPENDENT = [
+  'bridge-opencode', 'bridge-opencode-cli', 'bridge-opencode-crash', 'bridge-opencode-mapping', 'bridge-opencode-mirror', 'bridge-opencode-repos',
+  'opencode-proxy', 'opencode-proxy-spellings', 'opencode-plugins', 'opencode-snapshot-reader', 'opencode-local-channels',
+  'claude-code-host', 'process-tree', 'capture-watch', 'capture-errors', 'build-lock',
+  'install', 'client-pack', 'client-package', 'data-dir', 'credentials', 'cli-first-hour', 'production',
+  'graphiql-browser', 'review', 'review-patch', 'demo',
+].map((f) => `test/${f}.test.ts`);
 
 export default defineConfig({
   resolve: {
@@ -12,6 +27,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, ...(process.env.TEST_DATABASE_FILES_ONLY === '1' ? DATABASE_INDEPENDENT : [])],
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
     // A test file's database on a Citus cluster is made and distributed on every node: slower to set up.

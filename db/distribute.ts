@@ -1,4 +1,5 @@
 import type { Sql, Tx } from './connection.js';
+import { ADVISORY_LOCKS } from './advisory-locks.js';
 
 /**
  * Where every table of the schema lives on a Citus cluster. Every table of the public schema
@@ -57,8 +58,8 @@ export interface DistributeResult {
   propagateSet: boolean;
 }
 
-/** Any constant (the same as migrate's): two instances starting at once distribute once. */
-const DISTRIBUTE_LOCK = 7_424_001;
+/** The same lock as migrate's: two instances starting at once distribute once. */
+const DISTRIBUTE_LOCK = ADVISORY_LOCKS.schema;
 
 export async function hasCitus(sql: Sql | Tx): Promise<boolean> {
   const [row] = await sql`SELECT 1 FROM pg_extension WHERE extname = 'citus'`;

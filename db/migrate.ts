@@ -3,10 +3,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Sql } from './connection.js';
 import { distribute } from './distribute.js';
+import { ADVISORY_LOCKS } from './advisory-locks.js';
 
 const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
-/** Any constant: every instance takes the same advisory lock, so two starting at once apply each file once. */
-const MIGRATION_LOCK = 7_424_001;
+/** Every instance takes the same advisory lock, so two starting at once apply each file once. */
+const MIGRATION_LOCK = ADVISORY_LOCKS.schema;
 
 export function migrationFiles(): { version: number; name: string; sql: string }[] {
   return readdirSync(dir)

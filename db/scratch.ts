@@ -4,7 +4,8 @@ import { connect, type Sql } from './connection.js';
 interface Node { host: string; port: number }
 
 /**
- * A database of its own on a server (a test file's, a benchmark's): created empty, dropped (with
+ * A database of its own on a server (a test file's, a benchmark's): created empty (or as a copy of
+ * `template`, a database nobody is connected to), dropped (with
  * FORCE, closing what is still connected) by `drop`. `prefix` names it for whoever looks at the server.
  *
  * When the server is a Citus coordinator (the `citus` extension in the server URL's database, and
@@ -12,11 +13,14 @@ interface Node { host: string; port: number }
  * and user), with `citus` in each and the workers added to the coordinator's: a small cluster of its own
  * that `distribute()` (db/distribute.ts) can spread the schema over. `drop` drops it on every node.
  */
-export async function createScratchDatabase(serverUrl: string, prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createScratchDatabase(serverUrl: string, prefix: string, opts: { template?: string } = {}): Promise<{ url: string; name: string; drop(): Promise<void> }> {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   const cluster = await withConnection(serverUrl, async (admin) => {
     const c = await citusCluster(admin, serverUrl);
-    await admin.unsafe(`CREATE DATABASE ${name}`);
+    if (c && opts.template) throw new Error('a scratch database on a Citus cluster is made on every node: it cannot be a copy of a template');
+    if (opts.template && !/^[a-z_][a-z0-9_]*$/.test(opts.template)) throw new Error(`not a database name: ${opts.template}`);
+    // A copy of the template (its schema and rows): made by the server file by file, far faster than migrating.
+    await admin.unsafe(`CREATE DATABASE ${name}${opts.template ? ` TEMPLATE ${opts.template}` : ''}`);
     return c;
   });
   const made: string[] = [serverUrl];
@@ -46,7 +50,7 @@ export async function createScratchDatabase(serverUrl: string, prefix: string): 
       throw e;
     }
   }
-  return { url, drop };
+  return { url, name, drop };
 }
 
 /**

@@ -5,6 +5,7 @@ import { carriedSessions, rowKeys } from './shard.js';
 import { commitEvent } from './events/commit.js';
 import { lockSessionIfPresent } from './session-lock.js';
 import { CONTENT_LOCK, contentLockShared, readPolicy, type Manifest, type ManifestEntry, type Policy } from './snapshots.js';
+import { ADVISORY_LOCKS } from '../db/advisory-locks.js';
 
 /**
  * Frozen execution changesets (CONTRACT section 2). `freezeChangeset` runs inside the settling
@@ -474,7 +475,7 @@ export async function changesetFilesAt(db: Db, keys: readonly { executionId: str
 // ---------------------------------------------------------------------------------------------
 // Retention
 
-const PRUNER_LOCK = 7_424_004;
+const PRUNER_LOCK = ADVISORY_LOCKS.pruner;
 
 export interface PruneResult { skipped: boolean; changesets: number; snapshots: number; contents: number }
 

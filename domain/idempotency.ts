@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Tx } from '../db/connection.js';
 import { InvalidRequestError } from './errors.js';
+import { ADVISORY_LOCKS } from '../db/advisory-locks.js';
 
 /**
  * Idempotency keys: retrying a creation without creating twice.
@@ -63,7 +64,7 @@ export function idempotencyKey(operation: KeyedOperation, scope: string, value: 
 
 /** For createSession: serialises calls that carry the same key (transaction-scoped advisory lock). */
 export async function lockKey(tx: Tx, k: IdempotencyKey): Promise<void> {
-  await tx`SELECT pg_advisory_xact_lock(7424009, hashtext(${`${k.scope} ${k.operation} ${k.key}`}))`;
+  await tx`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.idempotentCreate}, hashtext(${`${k.scope} ${k.operation} ${k.key}`}))`;
 }
 
 /**

@@ -7,6 +7,7 @@ import { getSession } from './sessions.js';
 import { rowKey } from './shard.js';
 import { requireHost } from './hosts.js';
 import { checkText, requireId } from './validate.js';
+import { ADVISORY_LOCKS } from '../db/advisory-locks.js';
 
 /**
  * Worktree snapshots: contents are uploaded first (content-addressed by SHA-256, stored once for all
@@ -28,9 +29,9 @@ import { checkText, requireId } from './validate.js';
  * NULL in the same sweep), so every stored-file content of an unpruned snapshot is held: a delta's
  * content check covers only the entries it sends, not those it inherits from its base.
  */
-export const CONTENT_LOCK = 7_424_003;
+export const CONTENT_LOCK = ADVISORY_LOCKS.contents;
 /** First key of the per-content upload locks (two-key advisory lock space); the second is contentLockKey. */
-const CONTENT_UPLOAD_LOCK = 7_424_010;
+const CONTENT_UPLOAD_LOCK = ADVISORY_LOCKS.contentUpload;
 /** A content's upload lock key: the first 32 bits of its SHA-256, as a signed int4. */
 function contentLockKey(hash: string): number {
   return parseInt(hash.slice(0, 8), 16) | 0;

@@ -5,6 +5,7 @@ import { coversScope, ROLES, scopeCondition, SYSTEM, type Actor, type Role } fro
 import { InvalidRequestError } from './errors.js';
 import { newId } from './ids.js';
 import { checkDirectory, checkText } from './validate.js';
+import { ADVISORY_LOCKS } from '../db/advisory-locks.js';
 
 /** Bearer tokens are stored as SHA-256 hashes; the secret is shown once, when created. */
 export function hashToken(secret: string): Buffer {
@@ -110,7 +111,7 @@ export async function isTokenActive(db: Db, tokenID: string): Promise<boolean> {
  */
 export async function ensureAdminToken(sql: Sql): Promise<CreatedToken | null> {
   return sql.begin(async (tx) => {
-    await tx`SELECT pg_advisory_xact_lock(7424002)`;
+    await tx`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.firstAdmin})`;
     const [any] = await tx`SELECT 1 FROM tokens WHERE role = 'admin' LIMIT 1`;
     if (any) return null;
     return createToken(tx, { role: 'admin', label: 'first start' });

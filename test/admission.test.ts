@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, subscribe, type TestGateway } from './harness.js';
-import { sealKit, until } from './seal-fixtures.js';
+import { sealKit } from './seal-fixtures.js';
 
 // admitWork (the admission of a host's front, e.g. the OpenCode proxy) and the seal's
 // CLOSE_ADMISSIONS round trip, against the real gateway over HTTP and WebSocket.

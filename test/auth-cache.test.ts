@@ -5,6 +5,7 @@ import { hashToken } from '../domain/tokens.js';
 import { newId } from '../domain/ids.js';
 import { buildApp, type App } from '../server/app.js';
 import { gql, startTestGateway, type TestGateway } from './harness.js';
+import { until } from './support/until.js';
 
 /**
  * The authenticated-token cache (server/token-cache.ts), over two instances on one database: a revoked
@@ -69,12 +70,10 @@ async function revokeSilently(id: string) {
   });
 }
 
+/** How long `pred` took to hold (failing after `ms`). */
 async function waitFor(pred: () => boolean | Promise<boolean>, ms: number): Promise<number> {
   const t0 = Date.now();
-  while (!(await pred())) {
-    if (Date.now() - t0 > ms) throw new Error(`not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await until('the condition', pred, ms);
   return Date.now() - t0;
 }
 

@@ -19,6 +19,7 @@ import { scriptPrompt, startScriptedAnthropic, type ScriptedAnthropic, type Scri
 import { parseTranscript, turnOf } from '../bridge/claude-code/transcript.js';
 import { processesWith } from './support/processes.js';
 import { processFacts } from '../bridge/claude-code/processes.js';
+import { until } from './support/until.js';
 
 const bin = findClaudeBinary();
 
@@ -244,8 +245,8 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     const running = run(scriptPrompt('slow shell', steps), { sessionId, onStart: (p) => { pid = p; } });
     const id = await host.waitSession(sessionId);
     // The turn is admitted and its shell runs (the tool call was admitted through admitWork).
-    await until(async () => (await gw.sql`SELECT 1 FROM jobs WHERE session_id = ${id}`).length === 2);
-    await until(async () => processesWith('timeout 60 tail').length > 0 && processesWith('timeout 61 tail').length > 0);
+    await until('both shells started as jobs', async () => (await gw.sql`SELECT 1 FROM jobs WHERE session_id = ${id}`).length === 2);
+    await until('both shells running', async () => processesWith('timeout 60 tail').length > 0 && processesWith('timeout 61 tail').length > 0);
     const sealed = await seal(id);
     expect(sealed.__typename).toBe('SessionSealed');
     expect(sealed.interruptedExecution).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'SEAL' });
@@ -319,8 +320,8 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     const running = run(scriptPrompt('background, then the turn ends', steps), { sessionId, onStart: (p) => { pid = p; } });
     const id = await host.waitSession(sessionId);
     // The turn ended while its background shell runs: Claude Code waits for it.
-    await until(async () => (await gw.sql`SELECT status FROM executions WHERE session_id = ${id}`)[0]?.status === 'SUCCEEDED');
-    await until(async () => processesWith(marker).length > 0);
+    await until('the turn settled', async () => (await gw.sql`SELECT status FROM executions WHERE session_id = ${id}`)[0]?.status === 'SUCCEEDED');
+    await until('the background shell running', async () => processesWith(marker).length > 0);
     expect((await gw.sql`SELECT status, background FROM jobs WHERE session_id = ${id}`).map((j: any) => [j.status, j.background])).toEqual([['RUNNING', true]]);
     // A seal given no time: it asks for the cancel and answers at once.
     const first = await seal(id, 0);
@@ -375,7 +376,7 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
       expect(c.data.correctMessagePart.__typename).toBe('MessagePartCorrected');
     };
     await correct(secret, 'the token is [redacted]');
-    await until(async () => !fs.readFileSync(file, 'utf8').includes(secret), 15_000);
+    await until("the correction written into F's transcript", async () => !fs.readFileSync(file, 'utf8').includes(secret), 15_000);
     // F resumed while the other session still runs: the model gets the corrected text.
     let before = model.agentRequests().length;
     const r2 = await run(scriptPrompt('next', [{ text: 'fine' }]), { resume: f });
@@ -391,10 +392,10 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     const later = 'sk-LATER-SECRET-777';
     expect((await open.turn(scriptPrompt('again', [{ text: `now ${later}` }]))).result).toContain(later);
     await correct(later, 'now [gone]');
-    await until(async () => host.pendingEditsOf(f) === 1);
+    await until("the correction pending on F's own process", async () => host.pendingEditsOf(f) === 1);
     expect(fs.readFileSync(file, 'utf8')).toContain(later);
     await open.end();
-    await until(async () => !fs.readFileSync(file, 'utf8').includes(later), 15_000);
+    await until("the correction written at the process's exit", async () => !fs.readFileSync(file, 'utf8').includes(later), 15_000);
     before = model.agentRequests().length;
     const r3 = await run(scriptPrompt('last', [{ text: 'ok' }]), { resume: f });
     expect(r3.code, r3.err).toBe(0);
@@ -546,7 +547,7 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     const r = await gw.gql(`mutation($i: RetractMessageInput!) { retractMessage(input: $i) { __typename } }`, { i: { messageID: prompt.id, reason: 'secret' } });
     expect(r.data.retractMessage.__typename).toBe('MessageRetracted');
     // Applied by the host from the session's events (a subscription): the file changes once it has both.
-    await until(async () => { const t = fs.readFileSync(file, "utf8"); return !t.includes(secret) && !t.includes(promptSecret); }, 15_000).catch((e) => { const t = fs.readFileSync(file, "utf8"); console.log("LEFT", t.split("\n").filter((l) => l.includes(secret) || l.includes(promptSecret)).map((l) => l.slice(0, 300))); throw e; });
+    await until('both edits in the transcript', async () => { const t = fs.readFileSync(file, 'utf8'); return !t.includes(secret) && !t.includes(promptSecret); }, 15_000);
     const text = fs.readFileSync(file, 'utf8');
     expect(parseTranscript(text).skipped).toBe(0);
     expect(text).toContain('the key is [redacted]');
@@ -785,7 +786,7 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
       const id = await host.waitSession(sessionId);
       // Vary the phase: the seal lands from right at SessionStart to well into the turn.
       for (let k = 0; k < (i % 6) * 3; k++) await new Promise((r) => setImmediate(r));
-      if (i % 3 === 2) await until(async () => (await gw.sql`SELECT 1 FROM executions WHERE session_id = ${id}`).length > 0);
+      if (i % 3 === 2) await until('the turn admitted', async () => (await gw.sql`SELECT 1 FROM executions WHERE session_id = ${id}`).length > 0);
       const sealed = await seal(id);
       await running;
       expect(sealed.__typename).toBe('SessionSealed');
@@ -809,11 +810,3 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
   });
 });
 
-/** Waits for `f` to hold, woken every 50 ms (a condition the test needs, never a stand-in for "nothing happened"). */
-async function until(f: () => Promise<boolean>, ms = 60_000) {
-  const deadline = Date.now() + ms;
-  while (!(await f())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

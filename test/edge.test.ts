@@ -5,7 +5,7 @@ import { createClient } from 'graphql-ws';
 import { buildApp, type App } from '../server/app.js';
 import { DEFAULT_CAPS, ConfigError, loadEdgeConfig } from '../server/config.js';
 import { startTestGateway, subscribe, type TestGateway } from './harness.js';
-import { until } from './seal-fixtures.js';
+import { until } from './support/until.js';
 
 /** Cross-origin access is closed unless configured; caps per client and per socket. */
 let g: TestGateway;
@@ -98,9 +98,9 @@ describe('caps', () => {
     const cap = DEFAULT_CAPS.connectionsPerClient;
     const held = Array.from({ length: cap }, () => rawSocket(a.port));
     await Promise.all(held.map((h) => h.connected));
-    await until(() => a.caps['perAddress'].get('127.0.0.1') === cap, 10_000, 'all held sockets counted');
+    await until('all held sockets counted', () => a.caps['perAddress'].get('127.0.0.1') === cap, 10_000);
     const extra = rawSocket(a.port);
-    await until(() => extra.data.includes('}'), 10_000, 'the refusal');
+    await until('the refusal', () => extra.data.includes('}'), 10_000);
     expect(extra.data).toMatch(/^HTTP\/1.1 429 /);
     const body = JSON.parse(extra.data.slice(extra.data.indexOf('\r\n\r\n') + 4));
     expect(body.errors[0].extensions).toMatchObject({ code: 'TOO_MANY_CONNECTIONS', limit: cap });
@@ -114,7 +114,7 @@ describe('caps', () => {
     });
     expect(ws).toBe(429);
     held[0].s.destroy();
-    await until(() => a.caps['perAddress'].get('127.0.0.1') === cap - 1, 10_000, 'a place freed');
+    await until('a place freed', () => a.caps['perAddress'].get('127.0.0.1') === cap - 1, 10_000);
     const r = await post(a.url, '', g.admin).catch((e) => e);
     expect(r.status).toBe(200);
     for (const h of held) h.s.destroy();
@@ -126,15 +126,15 @@ describe('caps', () => {
     try {
       const q = 'subscription { executionSettled { cursor } }';
       const subs = [subscribe(client, q), subscribe(client, q), subscribe(client, q)];
-      await until(() => a.gateway.settlements.subscribers === 3, 10_000, 'three subscribed');
+      await until('three subscribed', () => a.gateway.settlements.subscribers === 3, 10_000);
       const fourth = subscribe(client, q);
-      await until(() => fourth.done, 10_000, 'the fourth refused');
+      await until('the fourth refused', () => fourth.done, 10_000);
       expect(JSON.stringify(fourth.errors)).toContain('TOO_MANY_SUBSCRIPTIONS');
       expect(subs.every((s) => !s.done)).toBe(true);
       subs[0].unsubscribe();
-      await until(() => a.gateway.settlements.subscribers === 2, 10_000, 'one completed');
+      await until('one completed', () => a.gateway.settlements.subscribers === 2, 10_000);
       const fifth = subscribe(client, q);
-      await until(() => a.gateway.settlements.subscribers === 3, 10_000, 'a freed place is usable');
+      await until('a freed place is usable', () => a.gateway.settlements.subscribers === 3, 10_000);
       expect(fifth.done).toBe(false);
     } finally {
       await client.dispose();
@@ -148,7 +148,7 @@ describe('caps', () => {
       const q = 'subscription { executionSettled { cursor } }';
       const n = DEFAULT_CAPS.subscriptionsPerConnection;
       const subs = Array.from({ length: n + 5 }, () => subscribe(client, q));
-      await until(() => subs.filter((s) => s.done).length === 5 && a.gateway.settlements.subscribers === n, 20_000, 'cap applied');
+      await until('cap applied', () => subs.filter((s) => s.done).length === 5 && a.gateway.settlements.subscribers === n, 20_000);
       expect(subs.filter((s) => s.done).every((s) => JSON.stringify(s.errors).includes('TOO_MANY_SUBSCRIPTIONS'))).toBe(true);
     } finally {
       await client.dispose();
@@ -161,7 +161,7 @@ describe('errors over WebSocket', () => {
     const client = g.ws();
     const overWs = async (query: string) => {
       const sub = subscribe(client, query);
-      await until(() => sub.done, 10_000, 'the operation refused');
+      await until('the operation refused', () => sub.done, 10_000);
       return (sub.errors[0] as { extensions?: Record<string, unknown> }[])[0].extensions ?? {};
     };
     const overHttp = async (query: string) => {

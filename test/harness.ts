@@ -13,9 +13,13 @@ import { createLogger } from '../server/logging.js';
 // tests run: the cause of a masked "Unexpected error." is there.
 export const testLogger = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG as never) : undefined;
 
-/** A database of its own for one test file, on the run's server (embedded or DATABASE_URL). */
-export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  return createScratchDatabase(inject('databaseUrl'), 'gw_test');
+/**
+ * A database of its own for one test file, on the run's server (embedded or DATABASE_URL): empty, or with
+ * `migrated`, a copy of the run's migrated template (test/global-setup.ts) where there is one.
+ */
+export async function createTestDatabase(opts: { migrated?: boolean } = {}): Promise<{ url: string; drop(): Promise<void> }> {
+  const template = opts.migrated ? inject('templateDatabase') : null;
+  return createScratchDatabase(inject('databaseUrl'), 'gw_test', template ? { template } : {});
 }
 
 export interface GqlResult<T = any> { status: number; data?: T; errors?: { message: string; locations?: { line: number; column: number }[]; path?: (string | number)[]; extensions?: Record<string, unknown> }[] }
@@ -61,7 +65,7 @@ export const TEST_POOL = Math.max(2, Number(process.env.TEST_DB_POOL) || 5);
 const BACKGROUND_QUERY = /^\s*(begin|commit)\s*$|clocks|pos IS NULL|WITH todo|sequence_settlements|FROM settlements|FROM tokens WHERE hash|pg_catalog\.pg_type|^\s*SELECT pg_notify\(/;
 
 export async function startTestGateway(opts: { sweepIntervalMs?: number; dbUrl?: string; app?: Partial<AppOptions> } = {}): Promise<TestGateway> {
-  const db = opts.dbUrl ? { url: opts.dbUrl, drop: async () => {} } : await createTestDatabase();
+  const db = opts.dbUrl ? { url: opts.dbUrl, drop: async () => {} } : await createTestDatabase({ migrated: true });
   const queries = {
     count: 0,
     log: [] as string[],

@@ -2,8 +2,8 @@
 // `npm run package` installed into a scratch global prefix, run from a directory that has nothing to do
 // with the checkout, with that prefix's bin first on PATH. The checkout's own `npx gateway` is not involved.
 //
-// It uses no database, so it runs in the embedded leg of CI only (`.ci/run` runs the suite again with
-// DATABASE_URL set, where it is skipped). It reuses dist/ when it is up to date (else `npm run package` builds it).
+// It uses no database: one of the files CI runs in its first leg only (vitest.config.ts, DATABASE_INDEPENDENT).
+// It reuses dist/ when it is up to date (else `npm run package` builds it).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -33,7 +33,7 @@ async function gateway(args: string[], extra: Record<string, string> = {}) {
   return r as { stdout: string; stderr: string; code: number };
 }
 
-describe.skipIf(!!process.env.DATABASE_URL)('the installed `gateway` command (no database: the run without DATABASE_URL only)', () => {
+describe('the installed `gateway` command', () => {
   beforeAll(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-install-'));
     prefix = path.join(tmp, 'prefix');

@@ -6,6 +6,7 @@ import { createSession } from '../domain/sessions.js';
 import { createToken, revokeToken } from '../domain/tokens.js';
 import { uploadContents, missingContents } from '../domain/snapshots.js';
 import { createHash } from 'node:crypto';
+import { until } from './support/until.js';
 
 let g: TestGateway;
 beforeAll(async () => { g = await startTestGateway(); });
@@ -46,8 +47,7 @@ describe('the notice catalogue', () => {
       const s = await createSession(g.sql, SYSTEM, { directory: '/n' });
       const t = await createToken(g.sql, { role: 'reader', label: 'n' });
       await revokeToken(g.sql, t.id);
-      const until = async (pred: () => boolean) => { while (!pred()) await new Promise((r) => setTimeout(r, 10)); };
-      await until(() => heard.some((n) => n.k === 'j' && n.s === s.id) && heard.some((n) => n.k === 't' && n.id === t.id));
+      await until('the journal and token notices', () => heard.some((n) => n.k === 'j' && n.s === s.id) && heard.some((n) => n.k === 't' && n.id === t.id));
       const j = heard.find((n) => n.k === 'j' && n.s === s.id)!;
       expect(j).toEqual({ k: 'j', s: s.id, q: 1 });
       expect(topicOf(j)).toBe(`journal:${s.id}`);

@@ -9,7 +9,7 @@ import { PROJECT_DIR } from '../db/index.js';
 import { GatewayClient } from '../client/index.js';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { createSession, registerHost } from './fixtures.js';
-import { until } from './seal-fixtures.js';
+import { until } from './support/until.js';
 import { encodeCursor } from '../resolvers/cursors.js';
 import { pgBinDir, startPgCluster, type PgCluster } from './support/pg-cluster.js';
 
@@ -178,13 +178,13 @@ describe.each(KINDS)('against $kind', ({ kind, make, available }) => {
     const drivers = sessions.map((s) => driver(host, s, stop, progress));
     const recoveries: number[] = [];
     try {
-      await until(() => progress.settled >= 5, 30_000, 'load started');
+      await until('load started', () => progress.settled >= 5, 30_000);
       let killed = 0;
       for (let i = 0; i < 20; i++) {
         const before = progress.settled;
         const t0 = Date.now();
         killed += await terminateGatewayConnections();
-        await until(() => progress.settled > before + 1, 30_000, `settlements after termination ${i + 1}`);
+        await until(`settlements after termination ${i + 1}`, () => progress.settled > before + 1, 30_000);
         recoveries.push(Date.now() - t0);
       }
       expect(killed).toBeGreaterThanOrEqual(20); // every round found connections of the instance to cut
@@ -208,17 +208,17 @@ describe.each(KINDS)('against $kind', ({ kind, make, available }) => {
       const settledWhileDown = progress.settled;
       await pg.start();
       const restarted = Date.now();
-      await until(() => progress.settled > settledWhileDown + 1, 30_000, 'settlements after the database restart');
+      await until('settlements after the database restart', () => progress.settled > settledWhileDown + 1, 30_000);
       const backAfterRestart = Date.now() - restarted;
-      await until(async () => (await fetch(g.url.replace('/graphql', '/ready'))).status === 200, 30_000, '/ready');
+      await until('/ready', async () => (await fetch(g.url.replace('/graphql', '/ready'))).status === 200, 30_000);
 
       stop.now = true;
       await Promise.all(drivers);
       // Nothing lost, nothing twice, in log order: the stream equals the settlement log (once the
       // sequencer has positioned every staged row).
-      await until(async () => (await killer`SELECT count(*)::int AS n FROM settlements WHERE pos IS NULL`)[0].n === 0, 30_000, 'log sequenced');
+      await until('log sequenced', async () => (await killer`SELECT count(*)::int AS n FROM settlements WHERE pos IS NULL`)[0].n === 0, 30_000);
       const log = (await killer`SELECT execution_id FROM settlements WHERE pos IS NOT NULL ORDER BY pos`).map((r) => r.executionId as string);
-      await until(() => received.length >= log.length, 30_000, `stream caught up (${received.length}/${log.length})`);
+      await until(`stream caught up (${received.length}/${log.length})`, () => received.length >= log.length, 30_000);
       expect(received).toEqual(log);
       expect(new Set(received).size).toBe(received.length);
       expect(streamErrors).toEqual([]);

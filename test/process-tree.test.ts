@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { killProcessTree } from '../bridge/claude-code/processes.js';
 import { processesWith } from './support/processes.js';
-import { until } from './seal-fixtures.js';
+import { until } from './support/until.js';
 
 /**
  * What the Claude Code host's seal kills (bridge/claude-code/processes.ts killProcessTree): Claude Code and
@@ -20,7 +20,7 @@ describe('killing a process tree', () => {
       const shell = spawn('bash', ['-c', `(for i in $(seq 1 300); do ${marker} tail -f /dev/null & sleep 0.005; done; wait) & wait`],
         { detached: true, stdio: 'ignore' });
       const exited = new Promise((r) => shell.once('exit', r));
-      await until(() => processesWith(marker).length >= 10, 10_000, 'the tree started');
+      await until('the tree started', () => processesWith(marker).length >= 10, 10_000);
       await killProcessTree(shell.pid!);
       expect(processesWith(marker)).toEqual([]);
       await exited;

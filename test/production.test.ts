@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PROJECT_DIR } from '../db/index.js';
 import { createTestDatabase } from './harness.js';
+import { until } from './support/until.js';
 
 /**
  * The production entry and `npm start`: the compiled gateway runs
@@ -51,15 +52,6 @@ function parentOf(pid: number): number {
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
 }
 
-async function until<T>(what: string, fn: () => T | undefined | false, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** `npm start` in its own process group, on the embedded PostgreSQL in pgDir. */
 async function npmStart() {

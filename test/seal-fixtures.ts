@@ -67,17 +67,6 @@ export function groupAlive(pgid: number): boolean {
   return groupRunning(pgid);
 }
 
-/** Waits for a condition that other parties make true (tests only; the gateway never polls). */
-export async function until<T>(fn: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 // ---- The late-admission race (seal-race*.test.ts): plans, and the fence every run must show. ----
 
 export const ADMISSIONS = ['begin', 'prompt', 'synthetic', 'job', 'background'] as const;

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayCallError } from '../client/index.js';
 import { startTestGateway, type TestGateway } from './harness.js';
-import { groupAlive, sealKit, until } from './seal-fixtures.js';
+import { groupAlive, sealKit } from './seal-fixtures.js';
+import { until } from './support/until.js';
 
 /** Reload and takeover. The seal is persisted; gateway and host restarts do not make it lie. */
 
@@ -24,7 +25,7 @@ describe('seal across restarts', () => {
     const s = await kit.session();
     const job = await h1.runJob(s, null, `trap '' TERM; sleep 30`, { background: true });
     const first = kit.seal(s, 20_000).then((r) => r.__typename, (e) => `failed: ${e}`);
-    await until(() => h1.commands.length > 0, 10_000, 'cancel command');
+    await until('cancel command', () => h1.commands.length > 0, 10_000);
     expect(h1.commands[0]).toMatchObject({ kind: 'CANCEL_JOB', jobID: job.id, reason: 'SEAL' });
 
     await h1.stop({ crash: true });
@@ -34,7 +35,7 @@ describe('seal across restarts', () => {
     // The seal survived the restart: admissions stay closed.
     expect((await kit.state(s)).status).toBe('SEALING');
 
-    await until(async () => (await kit.state(s)).jobs.edges[0].node.status === 'LOST', 10_000, 'job LOST');
+    await until('job LOST', async () => (await kit.state(s)).jobs.edges[0].node.status === 'LOST', 10_000);
     expect(await kit.seal(s, 2_000)).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'JOB_LOST' });
     expect(groupAlive(job.pid)).toBe(true);
 
@@ -55,7 +56,7 @@ describe('seal across restarts', () => {
     const job = await h1.runJob(s, null, `trap '' TERM; sleep 30`);
     expect((await kit.seal(s, 300)).__typename).toBe('SealTimeoutError');
     // h1 obeyed (SIGTERM, ignored) and acknowledged, then died before its SIGKILL.
-    await until(async () => (await g.sql`SELECT 1 FROM host_commands WHERE job_id = ${job.id} AND acknowledged_at IS NOT NULL`).length > 0, 10_000, 'ack');
+    await until('ack', async () => (await g.sql`SELECT 1 FROM host_commands WHERE job_id = ${job.id} AND acknowledged_at IS NOT NULL`).length > 0, 10_000);
     await h1.stop({ crash: true });
     const h2 = await kit.host({ hostID: h1.id!, killGraceMs: 200 });
     await h2.adoptJob(job.id, job.pid);
@@ -73,8 +74,8 @@ describe('seal across restarts', () => {
     const job = await host.runJob(s, null, `trap '' TERM; sleep 30`);
     let answer: string | null = null;
     const sealing = kit.seal(s, 20_000).then((r) => (answer = r.__typename));
-    await until(() => host.commands.length > 0, 10_000, 'cancel command');
-    await until(async () => (await g.sql`SELECT 1 FROM host_commands WHERE job_id = ${job.id} AND acknowledged_at IS NOT NULL`).length > 0, 10_000, 'ack');
+    await until('cancel command', () => host.commands.length > 0, 10_000);
+    await until('ack', async () => (await g.sql`SELECT 1 FROM host_commands WHERE job_id = ${job.id} AND acknowledged_at IS NOT NULL`).length > 0, 10_000);
     const bus = g.app.gateway.bus;
     // Positive signals that the instance is working: a notification committed after a point reached
     // this instance's bus (notices arrive in commit order), and a lease sweep ran.
@@ -82,7 +83,7 @@ describe('seal across restarts', () => {
     const off = bus.on('*', (n) => { if (n.k === 'j') heardFrom.add(n.s); });
     const marker = async () => {
       const m = await kit.session({ directory: '/work/seal/marker' });
-      await until(() => heardFrom.has(m), 10_000, "the marker's notification");
+      await until("the marker's notification", () => heardFrom.has(m), 10_000);
       await g.app.gateway.sweep();
     };
     // The notifications of the ack (and of everything before it) reach the seal's wait first: a wake-up

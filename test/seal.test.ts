@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { GatewayCallError, GatewayClient } from '../client/index.js';
 import { buildApp } from '../server/app.js';
 import { startTestGateway, subscribe, type TestGateway } from './harness.js';
-import { alive, groupAlive, sealKit, until } from './seal-fixtures.js';
+import { alive, groupAlive, sealKit } from './seal-fixtures.js';
+import { until } from './support/until.js';
 
 let g: TestGateway;
 let kit: Awaited<ReturnType<typeof sealKit>>;
@@ -177,10 +178,10 @@ describe('sealSession', () => {
       const [{ holder }] = citus ? await tx<{ holder: string }[]>`SELECT citus_backend_gpid()::text AS holder`
         : await tx<{ holder: string }[]>`SELECT pg_backend_pid()::text AS holder`;
       second = kit.seal(s, 30_000);
-      const [step] = await until(async () => { const b = await blockedBy(holder); return b.length ? b : null; }, 10_000, "the second call's step queued on the session");
+      const [step] = await until("the second call's step queued on the session", async () => { const b = await blockedBy(holder); return b.length ? b : null; }, 10_000);
       expect(groupAlive(stubborn.pid)).toBe(true);
       process.kill(-stubborn.pid, 'SIGKILL');
-      await until(async () => (await blockedBy(step)).length > 0, 10_000, "the job's end report queued behind the step");
+      await until("the job's end report queued behind the step", async () => (await blockedBy(step)).length > 0, 10_000);
     });
     const released = Date.now();
     const r2 = await second;
@@ -261,7 +262,7 @@ describe('sealSession', () => {
     const s = await kit.session();
     const job = await h1.runJob(s, null, `trap '' TERM; sleep 30`, { background: true });
     await h1.stop({ crash: true }); // the host dies; its job's process group lives on
-    await until(async () => (await kit.state(s)).jobs.edges[0].node.status === 'LOST', 10_000, 'job LOST');
+    await until('job LOST', async () => (await kit.state(s)).jobs.edges[0].node.status === 'LOST', 10_000);
     const r = await kit.seal(s, 5_000);
     expect(r).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'JOB_LOST', jobs: [{ id: job.id, status: 'LOST' }] });
     expect(groupAlive(job.pid)).toBe(true);
@@ -290,10 +291,10 @@ describe('sealSession', () => {
 
     const SUB = `subscription($h: ID!) { hostCommands(hostID: $h) { id kind reason jobID sessionID } }`;
     const forbidden = subscribe(g.ws(kit.pluginToken), SUB, { h: hostID });
-    await until(() => forbidden.errors.length > 0 || forbidden.done, 5_000, 'forbidden');
+    await until('forbidden', () => forbidden.errors.length > 0 || forbidden.done, 5_000);
     expect(JSON.stringify(forbidden.errors)).toContain('FORBIDDEN');
     const foreign = subscribe(g.ws(await g.token('host')), SUB, { h: hostID });
-    await until(() => foreign.errors.length > 0 || foreign.done, 5_000, 'not found');
+    await until('not found', () => foreign.errors.length > 0 || foreign.done, 5_000);
     expect(JSON.stringify(foreign.errors)).toContain('NOT_FOUND');
     expect(foreign.events).toEqual([]);
 

@@ -2,19 +2,9 @@
 import type { OpencodeClient } from '../../bridge/opencode/client.js';
 import { scriptPrompt, type ScriptStep } from '../../bridge/opencode/scripted-model.js';
 
-/** Polls `fn` until it answers something truthy; fails with the last error seen after `timeoutMs`. */
-export async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) { last = e; }
-    await new Promise((r) => setTimeout(r, 150));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-}
+import { until } from './until.js';
+
+export { until };
 
 /**
  * Sends a scripted prompt to an OpenCode session; answers a function that waits until OpenCode has
