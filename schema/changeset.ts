@@ -49,15 +49,15 @@ const EntryKindEnum = builder.enumType('SnapshotEntryKind', {
   } as const,
 });
 
-type SB = Extract<BoundaryView, { kind: 'snapshot' }>;
-type BU = Extract<BoundaryView, { kind: 'unavailable' }>;
-const SnapshotBoundary = builder.objectRef<SB>('SnapshotBoundary').implement({
+type SnapshotBoundaryView = Extract<BoundaryView, { kind: 'snapshot' }>;
+type UnavailableBoundaryView = Extract<BoundaryView, { kind: 'unavailable' }>;
+const SnapshotBoundary = builder.objectRef<SnapshotBoundaryView>('SnapshotBoundary').implement({
   fields: (t) => ({
     start: t.field({ type: SnapshotRef, resolve: async (b, _a, ctx) => (await snapshotById(ctx).load(b.startId))! }),
     end: t.field({ type: SnapshotRef, resolve: async (b, _a, ctx) => (await snapshotById(ctx).load(b.endId))! }),
   }),
 });
-const BoundaryUnavailable = builder.objectRef<BU>('BoundaryUnavailable').implement({
+const BoundaryUnavailable = builder.objectRef<UnavailableBoundaryView>('BoundaryUnavailable').implement({
   fields: (t) => ({
     reason: t.expose('reason', { type: BoundaryReasonEnum }),
     detail: t.exposeString('detail'),
@@ -76,27 +76,27 @@ const OmissionRef = builder.objectRef<Omission>('Omission').implement({
   }),
 });
 
-type CC = Extract<CoverageView, { kind: 'complete' }>;
-type CO = Extract<CoverageView, { kind: 'omitted' }>;
-type CU = Extract<CoverageView, { kind: 'unavailable' }>;
+type CompleteCoverageView = Extract<CoverageView, { kind: 'complete' }>;
+type OmittedCoverageView = Extract<CoverageView, { kind: 'omitted' }>;
+type UnavailableCoverageView = Extract<CoverageView, { kind: 'unavailable' }>;
 /** A coverage as a field reads it: with, for `Session.changes`, the executions of the range whose own changesets are not complete. */
 type WithIncomplete<T> = T & { incompleteExecutions?: readonly BoundedExecution[] };
 const INCOMPLETE_EXECUTIONS = 'Session.changes: the executions of the range (from and to included), in order, whose own changesets are not CoverageComplete (omitted, unavailable, expired, or still running): what they changed cannot all be told apart from the rest of the range, though the range itself is exactly what its coverage says. Empty for an execution\'s changeset and for driftBefore.';
-const CoverageComplete = builder.objectRef<WithIncomplete<CC>>('CoverageComplete').implement({
+const CoverageComplete = builder.objectRef<WithIncomplete<CompleteCoverageView>>('CoverageComplete').implement({
   description: 'Both boundaries exist and nothing relevant was left out. With an empty file list: the execution changed nothing.',
   fields: (t) => ({
     fileCount: t.exposeInt('fileCount'),
     incompleteExecutions: t.field({ type: [ExecutionRef], description: INCOMPLETE_EXECUTIONS, resolve: (c) => c.incompleteExecutions ?? [] }),
   }),
 });
-const CoverageOmitted = builder.objectRef<WithIncomplete<CO>>('CoverageOmitted').implement({
+const CoverageOmitted = builder.objectRef<WithIncomplete<OmittedCoverageView>>('CoverageOmitted').implement({
   description: 'The changeset is real, but some evidence is missing: each omission says which path and why.',
   fields: (t) => ({
     omissions: t.expose('omissions', { type: [OmissionRef] }),
     incompleteExecutions: t.field({ type: [ExecutionRef], description: INCOMPLETE_EXECUTIONS, resolve: (c) => c.incompleteExecutions ?? [] }),
   }),
 });
-const CoverageUnavailable = builder.objectRef<WithIncomplete<CU>>('CoverageUnavailable').implement({
+const CoverageUnavailable = builder.objectRef<WithIncomplete<UnavailableCoverageView>>('CoverageUnavailable').implement({
   fields: (t) => ({
     reason: t.expose('reason', { type: CoverageReasonEnum }),
     detail: t.exposeString('detail'),
