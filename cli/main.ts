@@ -175,10 +175,19 @@ async function serve() {
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
   // Imported here so the other commands start without loading the whole schema.
   const { buildApp } = await import('../server/app.js');
-  const app = buildApp({
-    sql, port: config.port, host: config.host, limits: config.limits, gateway: config.gateway,
-    tokenCache: config.tokenCache, metricsToken: config.metrics.token, metricsPort: config.metrics.port, logger,
-  });
+  const { ManifestError } = await import('../server/trusted-documents.js');
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  try {
+    app = buildApp({
+      sql, port: config.port, host: config.host, limits: config.limits, gateway: config.gateway,
+      tokenCache: config.tokenCache, metricsToken: config.metrics.token, metricsPort: config.metrics.port, logger,
+      trustedDocuments: config.trustedDocuments,
+    });
+  } catch (e) {
+    if (!(e instanceof ManifestError)) throw e;
+    for (const fn of cleanup.splice(0).reverse()) await fn().catch(() => {});
+    throw new StartError(`configuration: TRUSTED_DOCUMENTS: ${e.message}`, 2);
+  }
   try {
     await app.start();
   } catch (e) {

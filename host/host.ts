@@ -68,7 +68,9 @@ export class ReferenceHost {
   readonly commands: HostCommand[] = [];
 
   constructor(readonly opts: ReferenceHostOptions) {
-    this.client = new GatewayClient({ url: opts.url, token: opts.token, wsUrl: opts.wsUrl });
+    // A host's command stream must outlive any outage of the gateway: its connection is retried for good
+    // (a refused or revoked token still ends it).
+    this.client = new GatewayClient({ url: opts.url, token: opts.token, wsUrl: opts.wsUrl, retryForMs: Infinity });
   }
 
   async start(): Promise<string> {

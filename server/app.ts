@@ -28,6 +28,7 @@ import { VERSION } from './version.js';
 import { operationOf, useOperationRecord } from './operations.js';
 import { inOrder } from './operation-checks.js';
 import { useCompiledQueries } from '../resolvers/compiled.js';
+import { DEFAULT_TRUSTED_DOCUMENTS, TrustedDocuments, useTrustedDocuments, type TrustedDocumentsConfig } from './trusted-documents.js';
 
 export interface AppOptions {
   sql: Sql;
@@ -47,6 +48,8 @@ export interface AppOptions {
   metricsPort?: number;
   /** Where the instance's log lines go (server/logging.ts createLogger); none: nowhere. */
   logger?: Logger;
+  /** Trusted documents (server/trusted-documents.ts): the known documents, and whether to run only those. */
+  trustedDocuments?: TrustedDocumentsConfig;
 }
 
 export interface App {
@@ -127,7 +130,9 @@ export function buildApp(opts: AppOptions): App {
     },
   };
 
-  const [armor, costLimit] = useLimits(opts.limits ?? DEFAULT_LIMITS);
+  const limits = opts.limits ?? DEFAULT_LIMITS;
+  const [armor, costLimit] = useLimits(limits);
+  const trusted = new TrustedDocuments(opts.trustedDocuments ?? DEFAULT_TRUSTED_DOCUMENTS);
   const yoga = createYoga<{ actor?: Actor; request?: Request; rec?: RequestRecord; req?: IncomingMessage }, Context>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -150,7 +155,7 @@ export function buildApp(opts: AppOptions): App {
     graphiql: false,
     // The operation checks (record, roles, input validation, cost: in this order) run as one hook
     // (server/operation-checks.ts), which then picks the compiled executor for a query.
-    plugins: guardRequestHooks([auth, ...inOrder([useOperationRecord(log), useRoles(), useInputValidation(), costLimit, useCompiledQueries()]), armor, useSharedSubscriptionExecution(),
+    plugins: guardRequestHooks([auth, useTrustedDocuments(trusted, (request) => actors.get(request), limits.maxTokens), ...inOrder([useOperationRecord(log), useRoles(), useInputValidation(), costLimit, useCompiledQueries()]), armor, useSharedSubscriptionExecution(),
       useRequestBodyLimit()]),
     // The body limit is useRequestBodyLimit's (server/limits.ts): Yoga's answers, without a stream pipeline for every body.
     maxRequestBodySize: false,
@@ -319,8 +324,10 @@ export function buildApp(opts: AppOptions): App {
             params: payload,
             rec,
           } as any);
+          // A document by hash, or its text when the caller may send one (the HTTP side's rules and errors).
+          const query = trusted.documentFor(payload, extra.actor, limits.maxTokens);
           let document: DocumentNode;
-          try { document = parse(payload.query); } catch (e) {
+          try { document = parse(query); } catch (e) {
             if (!(e instanceof GraphQLError)) throw e;
             // Yoga caches this error object by document and gives it its code only on an HTTP request
             // (in place, in an after-parse hook that a cache hit skips): code it here the same way, so

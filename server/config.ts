@@ -1,8 +1,10 @@
+import path from 'node:path';
 import { embeddedDataDir } from './data-dir.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { PROJECT_DIR } from './version.js';
 import type { GatewayConfig } from './gateway.js';
 import type { TokenCacheOptions } from './token-cache.js';
+import type { TrustedDocumentsConfig } from './trusted-documents.js';
 
 /** A bad option: one line naming the variable, what it must be and what it was. */
 export class ConfigError extends Error {}
@@ -27,6 +29,8 @@ export interface Config {
   /** Cross-origin access and per-client caps (CORS_ORIGINS, MAX_*; see loadEdgeConfig below). */
   cors: CorsConfig;
   caps: CapsConfig;
+  /** Trusted documents: TRUSTED_DOCUMENTS_ONLY, TRUSTED_DOCUMENTS (server/trusted-documents.ts). */
+  trustedDocuments: TrustedDocumentsConfig;
   metrics: {
     /** Bearer token that `/metrics` on the main port requires (unset: not served there). */
     token: string | undefined;
@@ -73,6 +77,9 @@ export function loadConfig(env: Env = process.env, packageDir = PROJECT_DIR, cwd
   const port = int('PORT', 4000, 0, 65_535);
   const metricsPort = optionalInt('METRICS_PORT', 1, 65_535);
   if (metricsPort !== undefined && metricsPort === port) throw new ConfigError(`METRICS_PORT must differ from PORT (both ${port})`);
+  const trustedOnly = str('TRUSTED_DOCUMENTS_ONLY') ?? '0';
+  if (!['0', '1'].includes(trustedOnly)) throw new ConfigError(`TRUSTED_DOCUMENTS_ONLY must be 0 or 1 (got "${trustedOnly}")`);
+  const trustedFiles = (str('TRUSTED_DOCUMENTS') ?? '').split(',').map((f) => f.trim()).filter(Boolean).map((f) => path.resolve(cwd, f));
   const metricsToken = str('METRICS_TOKEN');
   if (metricsToken !== undefined && metricsToken.length < 16) throw new ConfigError('METRICS_TOKEN must be at least 16 characters');
 
@@ -105,6 +112,7 @@ export function loadConfig(env: Env = process.env, packageDir = PROJECT_DIR, cwd
       hostRequestRetentionMs: int('HOST_REQUEST_RETENTION_MS', 86_400_000, 0, 365 * 86_400_000),
     },
     ...loadEdgeConfig(env),
+    trustedDocuments: { only: trustedOnly === '1', files: trustedFiles },
     metrics: { token: metricsToken, port: metricsPort },
   };
 }
