@@ -30,7 +30,7 @@ import { distIsStale, root } from './build-state.mjs';
 const say = (m) => process.stderr.write(`package: ${m}\n`);
 
 /** What is packed besides the staged package.json and the bundled dependencies (paths of the checkout). */
-const CONTENTS = ['dist', 'review/dist', 'bin/gateway.mjs', 'bin/build-state.mjs', 'bin/build-watcher.mjs', 'patches', 'README.md'];
+const CONTENTS = ['dist', 'review/dist', 'client/persisted-documents.json', 'bin/gateway.mjs', 'bin/build-state.mjs', 'bin/build-watcher.mjs', 'patches', 'README.md'];
 
 /** Dependencies that only install the others (the patches are applied in the bundled copies already). */
 const INSTALL_ONLY = new Set(['patch-package']);

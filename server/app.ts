@@ -325,7 +325,11 @@ export function buildApp(opts: AppOptions): App {
             rec,
           } as any);
           // A document by hash, or its text when the caller may send one (the HTTP side's rules and errors).
-          const query = trusted.documentFor(payload, extra.actor, limits.maxTokens);
+          let query: string;
+          try { query = trusted.documentFor(payload, extra.actor, limits.maxTokens); } catch (e) {
+            if (e instanceof GraphQLError) return [withCode(e, 'BAD_REQUEST')]; // its code, without the HTTP status
+            throw e;
+          }
           let document: DocumentNode;
           try { document = parse(query); } catch (e) {
             if (!(e instanceof GraphQLError)) throw e;

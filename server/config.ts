@@ -4,7 +4,7 @@ import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { PROJECT_DIR } from './version.js';
 import type { GatewayConfig } from './gateway.js';
 import type { TokenCacheOptions } from './token-cache.js';
-import type { TrustedDocumentsConfig } from './trusted-documents.js';
+import { ManifestError, readManifest, type TrustedDocumentsConfig } from './trusted-documents.js';
 
 /** A bad option: one line naming the variable, what it must be and what it was. */
 export class ConfigError extends Error {}
@@ -80,6 +80,12 @@ export function loadConfig(env: Env = process.env, packageDir = PROJECT_DIR, cwd
   const trustedOnly = str('TRUSTED_DOCUMENTS_ONLY') ?? '0';
   if (!['0', '1'].includes(trustedOnly)) throw new ConfigError(`TRUSTED_DOCUMENTS_ONLY must be 0 or 1 (got "${trustedOnly}")`);
   const trustedFiles = (str('TRUSTED_DOCUMENTS') ?? '').split(',').map((f) => f.trim()).filter(Boolean).map((f) => path.resolve(cwd, f));
+  for (const file of trustedFiles) {
+    try { readManifest(file); } catch (e) {
+      if (e instanceof ManifestError) throw new ConfigError(`TRUSTED_DOCUMENTS must list JSON files of hash → document: ${e.message}`);
+      throw e;
+    }
+  }
   const metricsToken = str('METRICS_TOKEN');
   if (metricsToken !== undefined && metricsToken.length < 16) throw new ConfigError('METRICS_TOKEN must be at least 16 characters');
 
