@@ -141,24 +141,27 @@ export function isIntrospectionOnly(query: string, maxTokens: number): boolean {
 
 /**
  * The HTTP side: Yoga's persisted-operations plugin over `store`; `actorOf` gives the request's
- * authenticated caller (the gateway's auth hook runs first).
+ * authenticated caller (the gateway's auth hook runs first). The plugin sees only the requests that name a
+ * document by hash, and, with `only`, those that send a text: a request with neither (no `query`, or one
+ * that is not a string) gets Yoga's own answer (400), as the GraphQL-over-HTTP audit expects.
  */
 export function useTrustedDocuments(store: TrustedDocuments, actorOf: (request: Request) => Actor | undefined, maxTokens: number): Plugin {
   /** Requests whose text the caller may send (decided where the parameters are at hand). */
   const textAllowed = new WeakSet<Request>();
-  const decide: Plugin = {
-    onParams({ params, request }) {
-      if (typeof params.query === 'string' && store.mayRunText(actorOf(request), params.query, maxTokens)) textAllowed.add(request);
-    },
-  };
+  const plugin = usePersistedOperations({
+    getPersistedOperation: (hash) => store.get(hash) ?? null,
+    allowArbitraryOperations: (request) => textAllowed.has(request),
+    customErrors: { notFound: notInList, keyNotFound: hashRequired, persistedQueryOnly: onlyTrustedDocuments },
+  }) as Plugin;
+  const { onParams } = plugin;
   return {
-    onPluginInit({ addPlugin }) {
-      addPlugin(decide);
-      addPlugin(usePersistedOperations({
-        getPersistedOperation: (hash) => store.get(hash) ?? null,
-        allowArbitraryOperations: (request) => textAllowed.has(request),
-        customErrors: { notFound: notInList, keyNotFound: hashRequired, persistedQueryOnly: onlyTrustedDocuments },
-      }) as Plugin);
+    ...plugin,
+    onParams(payload) {
+      const { params, request } = payload;
+      const text = typeof params.query === 'string' && params.query !== '';
+      if (text ? !store.only : persistedHash(params.extensions) === null) return;
+      if (text && store.mayRunText(actorOf(request), params.query!, maxTokens)) textAllowed.add(request);
+      return onParams!(payload);
     },
   };
 }
