@@ -121,6 +121,22 @@ const FETCHER = String.raw`
 })();
 `;
 
+/**
+ * The Headers tab holds the token. GraphiQL keeps it in localStorage (`graphiql:headers`, and each tab's in
+ * `graphiql:tabState`) only when the user asked for it (GraphiQL's "Persist headers" setting); what an
+ * earlier page stored without that choice (Yoga's page persists headers by default) is removed before
+ * GraphiQL starts, so a token does not outlive the tab unless asked to.
+ */
+const FORGET_HEADERS = String.raw`(function () {
+  try {
+    var storage = window.localStorage;
+    if (storage.getItem('graphiql:shouldPersistHeaders') === 'true') return;
+    storage.removeItem('graphiql:headers');
+    var tabs = storage.getItem('graphiql:tabState');
+    if (tabs) storage.setItem('graphiql:tabState', JSON.stringify(JSON.parse(tabs), function (key, value) { return key === 'headers' ? null : value; }));
+  } catch (e) { /* no storage, or not GraphiQL's: nothing kept */ }
+})();`;
+
 export interface GraphiQLPageOptions {
   title?: string;
   /** Shown in the Headers tab when nothing is stored yet. */
@@ -165,7 +181,7 @@ export function graphiqlPage(opts: GraphiQLPageOptions = {}): { page: Asset; ass
   };
   const hash = createHash('sha256');
   for (const [name, a] of Object.entries(files)) hash.update(name).update(a.etag);
-  hash.update(FETCHER).update(JSON.stringify(options));
+  hash.update(FETCHER).update(FORGET_HEADERS).update(JSON.stringify(options));
   const version = hash.digest('base64url').slice(0, 16);
   // Relative to the page (/graphql), so the gateway works under a path prefix too.
   const rel = `graphiql/${version}/`;
@@ -174,9 +190,12 @@ export function graphiqlPage(opts: GraphiQLPageOptions = {}): { page: Asset; ass
   return new URL(${JSON.stringify(rel)} + ({ editorWorkerService: 'editor', json: 'json', graphql: 'graphql' }[label] || 'editor') + '.worker.js', document.baseURI).toString();
 } };
 ${FETCHER}`, 'text/javascript; charset=utf-8');
-  files['start.js'] = asset(`YogaGraphiQL.renderYogaGraphiQL(
+  files['start.js'] = asset(`${FORGET_HEADERS}
+YogaGraphiQL.renderYogaGraphiQL(
   window.document.querySelector('#root'),
-  Object.assign(${JSON.stringify(options)}, { fetcher: window.__gatewayFetcher, onEditHeaders: window.__gatewayOnEditHeaders }),
+  // shouldPersistHeaders undefined (Yoga's page sets true): headers are kept only once the user turns
+  // "Persist headers" on in GraphiQL's settings, which then shows that switch.
+  Object.assign(${JSON.stringify(options)}, { shouldPersistHeaders: undefined, fetcher: window.__gatewayFetcher, onEditHeaders: window.__gatewayOnEditHeaders }),
 );
 `, 'text/javascript; charset=utf-8');
   const html = `<!doctype html>
