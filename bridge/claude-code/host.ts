@@ -1261,8 +1261,9 @@ export class ClaudeCodeHost {
   /** The live processes of launches that ran session `cc` or were started to resume it (a starting one: once its PID is known). */
   private async launchedProcesses(cc: string): Promise<number[]> {
     const out: number[] = [];
+    const last = this.sessions.get(cc)?.launch; // the launch that ran it last (one stored by an older host records no sessions)
     for (const l0 of this.launches.values()) {
-      if (!runsSession(l0, cc) || !launchRunning(l0)) continue;
+      if (!(runsSession(l0, cc) || l0.token === last) || !launchRunning(l0)) continue;
       let l = l0;
       // The launcher reports the PID right after spawning Claude Code.
       for (const deadline = Date.now() + 10_000; l.pid === null && !l.exited && Date.now() < deadline; l = this.launches.get(l.token) ?? l) await this.waitExit(200);
