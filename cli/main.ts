@@ -8,6 +8,8 @@ import path from 'node:path';
 import { PROJECT_DIR } from '../db/index.js';
 import type { Config } from '../server/config.js';
 import { VERSION } from '../server/version.js';
+import { environmentHelp } from '../server/environment.js';
+import { isInstalledPackage } from '../server/data-dir.js';
 
 const USAGE = `Usage: gateway <command>
 
@@ -17,7 +19,17 @@ const USAGE = `Usage: gateway <command>
   distribute                              on a Citus coordinator (DATABASE_URL): apply pending migrations, then
                                           place every table on the cluster (see the README, Scaling)
   token create --role <role> [--directory <prefix>] [--label <text>]
-                                          create a bearer token (admin, host, plugin, reader) and print it once
+                                          create a bearer token and print it once (only its hash is kept); a role:
+                                            reader  every query and subscription of sessions, executions, messages,
+                                                    changesets and settlements (a review page, an analytics tool)
+                                            plugin  a reader's, plus sessions (create, update, remove), sealSession,
+                                                    correct and retract messages, compactSession, generate
+                                            host    what a host does: registerHost and its lease, executions, jobs,
+                                                    messages, snapshots and contents, admitWork, its hostCommands
+                                                    (no reads of sessions)
+                                            admin   everything, plus tokens and the changeset policy
+                                          --directory: the token sees and touches only sessions under it
+                                          (an admin's scope, too); --label: a note for the tokens list
   token revoke <tokenID>                  revoke a token
   replay [--verify]                       rebuild every table the journal owns from the journal; with
                                           --verify, replay into a scratch schema and compare (changes nothing)
@@ -210,7 +222,19 @@ async function serve() {
   if (admin) {
     console.log(`\nFirst start: an admin token was created. It is shown only this once:\n\n  ${admin.secret}\n`);
     console.log(`Use it as "Authorization: Bearer <token>" (in GraphiQL's Headers tab).`);
+  } else {
+    console.log(lostAdminToken(db.embedded));
   }
+}
+
+/**
+ * For the user who lost the admin token (printed only at the first start; only its hash is kept): the
+ * command that makes another, for this same database, while the gateway runs.
+ */
+function lostAdminToken(embedded: boolean): string {
+  const where = isInstalledPackage(PROJECT_DIR) ? 'gateway' : path.resolve(process.cwd()) === PROJECT_DIR ? 'npx gateway' : `cd ${PROJECT_DIR} && npx gateway`;
+  const same = embedded ? (process.env.GATEWAY_DATA_DIR?.trim() ? ' with the same GATEWAY_DATA_DIR' : '') : ' with the same DATABASE_URL';
+  return `Lost the admin token (it is printed only at the first start)? Make another${same}: ${where} token create --role admin`;
 }
 
 /**
@@ -225,7 +249,8 @@ function usageOf(cmd: string): string | null {
   }
   const mine = entries.filter((e) => e[0].trim().split(/\s+/)[0] === cmd);
   if (!mine.length) return null;
-  return `Usage: gateway\n${mine.map((e) => e.join('\n')).join('\n')}\n${['demo', 'host'].includes(cmd) ? SECRETS : ''}`;
+  const more = ['demo', 'host'].includes(cmd) ? SECRETS : cmd === 'serve' ? environmentHelp() : '';
+  return `Usage: gateway\n${mine.map((e) => e.join('\n')).join('\n')}\n${more}`;
 }
 
 async function main() {

@@ -101,11 +101,14 @@ export class GatewayCallError<E extends { readonly _tag: string } = AnyCallError
 export class GatewayConnectionError extends Error {
   /** The WebSocket close code, when the connection was closed rather than failed (4403: token refused, 4401: revoked). */
   readonly code: number | undefined;
+  /** What failed, in words (e.g. `fetch failed (connect ECONNREFUSED 127.0.0.1:4000)`). */
+  readonly reason: string;
   constructor(readonly url: string, readonly cause: unknown, retriedForMs?: number) {
-    const code = closeCode(cause);
-    super(`cannot connect to ${url}: ${describeCause(cause)}${retriedForMs ? ` (retried for ${Math.round(retriedForMs / 100) / 10} s)` : ''}`);
+    const reason = describeCause(cause);
+    super(`cannot connect to ${url}: ${reason}${retriedForMs ? ` (retried for ${Math.round(retriedForMs / 100) / 10} s)` : ''}`);
     this.name = 'GatewayConnectionError';
-    this.code = code;
+    this.code = closeCode(cause);
+    this.reason = reason;
   }
 }
 
@@ -120,8 +123,10 @@ function describeCause(cause: unknown): string {
   if (c?.error instanceof Error) return describeCause(c.error);
   if (c instanceof Error) {
     const inner = c.cause as { code?: unknown; message?: unknown } | undefined;
-    // fetch's "fetch failed" hides the reason in `cause` (ECONNREFUSED, ENOTFOUND, …).
-    const detail = inner && typeof inner === 'object' ? [inner.code, inner.message].filter((x) => typeof x === 'string' && x).join(': ') : '';
+    // fetch's "fetch failed" hides the reason in `cause` (connect ECONNREFUSED …, getaddrinfo ENOTFOUND …).
+    const code = typeof inner?.code === 'string' ? inner.code : '';
+    const text = typeof inner?.message === 'string' ? inner.message : '';
+    const detail = text.includes(code) ? text : [code, text].filter(Boolean).join(': ');
     return detail && !c.message.includes(detail) ? `${c.message} (${detail})` : c.message;
   }
   if (typeof c?.code === 'number') {

@@ -2,11 +2,14 @@ import { parseArgs } from 'node:util';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { GatewayClient, GatewayCallError } from '../client/index.js';
+import { GatewayClient, GatewayCallError, GatewayConnectionError } from '../client/index.js';
 import { CreateSessionDocument, UpdateSessionDocument } from '../client/generated.js';
 import { WorktreeCapturer } from './capture.js';
 import { ReferenceHost } from './host.js';
 import { HOST_TOKEN, PLUGIN_TOKEN, readSecret, secretOptions } from '../cli/credentials.js';
+
+/** The demo cannot run as asked: one line saying why and what to do (no stack). */
+export class DemoError extends Error {}
 
 export interface DemoResult {
   worktree: string;
@@ -40,17 +43,28 @@ export async function runDemo(args: string[], out: (line: string) => void = (l) 
   });
   const token = readSecret(values, HOST_TOKEN, { required: true, environment });
   const plugin = new GatewayClient({ url: values.url!, token: readSecret(values, PLUGIN_TOKEN, { environment }) ?? token });
-  const worktree = mkdtempSync(path.join(tmpdir(), 'gateway-demo-'));
-  writeFileSync(path.join(worktree, '.gitignore'), '*.log\n');
-  writeFileSync(path.join(worktree, 'greeting.txt'), 'hello\n');
-  writeFileSync(path.join(worktree, 'README.md'), '# Demo worktree\n\nThe reference host edits greeting.txt here.\n');
+  const worktree = mkdtempSync(path.join(environment.TMPDIR || tmpdir(), 'gateway-demo-'));
   const host = new ReferenceHost({ url: values.url!, token, name: 'demo-host', leaseMs: 15_000, cwd: worktree });
-  const capturer = new WorktreeCapturer();
-  const hostID = await host.start();
-  out(`registered host ${hostID}; worktree ${worktree}`);
-  const snap = async (sessionID: string) => (await capturer.snapshot(host.client, sessionID, worktree, hostID)).id;
-
+  // Everything from here on in the try, so that the worktree is removed whatever fails (the first call
+  // to a gateway that is not there, too).
   try {
+    writeFileSync(path.join(worktree, '.gitignore'), '*.log\n');
+    writeFileSync(path.join(worktree, 'greeting.txt'), 'hello\n');
+    writeFileSync(path.join(worktree, 'README.md'), '# Demo worktree\n\nThe reference host edits greeting.txt here.\n');
+    const capturer = new WorktreeCapturer();
+    let hostID: string;
+    try {
+      hostID = await host.start();
+    } catch (e) {
+      if (e instanceof GatewayConnectionError) {
+        throw new DemoError(`cannot reach the gateway at ${values.url} (${e.reason}). `
+          + 'Is it running there? For a gateway on another port or host, give its address: npm run demo -- --url http://127.0.0.1:<PORT>/graphql');
+      }
+      throw e;
+    }
+    out(`registered host ${hostID}; worktree ${worktree}`);
+    const snap = async (sessionID: string) => (await capturer.snapshot(host.client, sessionID, worktree, hostID)).id;
+
     const root: any = await plugin.call(CreateSessionDocument, { input: { title: 'Demo: fix the greeting', directory: worktree, metadata: { demo: true } } });
     const child: any = await plugin.call(CreateSessionDocument, { input: { parentID: root.id, title: 'Demo: reader subagent', directory: worktree } });
     out(`sessions ${root.id} (child ${child.id})`);

@@ -1,0 +1,121 @@
+// What the command line tells a user who is stuck: `serve --help` lists the environment, `token create --help`
+// what each role may do, a restart the command that makes a new admin token (and that command works against
+// the running gateway), the demo the URL it tried and --url when no gateway answers there (its temporary
+// worktree removed), and `npm pack` of the client leaves nothing untracked. The CLI runs from the sources (tsx).
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_DIR } from '../db/index.js';
+import { ENVIRONMENT } from '../server/environment.js';
+import { createTestDatabase, gql } from './harness.js';
+
+const cli = (args: string[], env: Record<string, string> = {}) => spawnSync(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
+  cwd: PROJECT_DIR, encoding: 'utf8', timeout: 120_000, env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'info', ...env },
+});
+
+let tmp: string;
+beforeAll(() => { tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-help-')); });
+afterAll(() => { if (tmp) fs.rmSync(tmp, { recursive: true, force: true }); });
+
+describe('--help', () => {
+  it('serve lists every environment variable of the README\'s Configuration table, with its default', () => {
+    const r = cli(['serve', '--help']);
+    expect(r.status).toBe(0);
+    const readme = fs.readFileSync(path.join(PROJECT_DIR, 'README.md'), 'utf8');
+    const table = readme.slice(readme.indexOf('| variable | default | what |'));
+    const documented = [...table.slice(0, table.indexOf('\n\n')).matchAll(/^\|([^|]+)\|/gm)].flatMap((m) => [...m[1].matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((x) => x[1]));
+    expect(documented.length).toBeGreaterThan(25);
+    expect(ENVIRONMENT.map((v) => v.name).sort()).toEqual([...documented].sort());
+    for (const v of ENVIRONMENT) expect(r.stdout).toMatch(new RegExp(`^  ${v.name} +\\S.*\\(default: ${v.default.replace(/[.*+?()[\]\\]/g, '\\$&')}\\)$`, 'm'));
+  });
+
+  it('token create says what each role may do', () => {
+    const r = cli(['token', 'create', '--help']);
+    expect(r.status).toBe(0);
+    for (const [role, may] of [['reader', 'every query and subscription'], ['plugin', 'sealSession'], ['host', 'registerHost'], ['admin', 'tokens']]) {
+      expect(r.stdout).toMatch(new RegExp(`^ +${role} +.*${may}`, 'm'));
+    }
+    expect(r.stdout).toContain('--directory: the token sees and touches only sessions under it');
+  });
+});
+
+it('a restart prints the command that makes a new admin token, and that command works while the gateway runs', async () => {
+  const db = await createTestDatabase();
+  const serve = async (expectLine: RegExp) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'serve'], {
+      cwd: PROJECT_DIR, env: { ...process.env, DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'warn', DB_POOL: '2' }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (b) => { out += b; });
+    child.stderr.on('data', (b) => { out += b; });
+    const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    await expect.poll(() => expectLine.test(out), { timeout: 60_000, interval: 100 }).toBe(true);
+    const url = /listening on (http:\S+)/.exec(out)![1];
+    return { out: () => out, url, stop: async () => { child.kill('SIGTERM'); return exited; } };
+  };
+  try {
+    const first = await serve(/Use it as "Authorization/);
+    expect(first.out()).toContain('First start: an admin token was created');
+    expect(first.out()).not.toContain('Lost the admin token');
+    expect(await first.stop()).toBe(0);
+
+    const again = await serve(/Lost the admin token/);
+    try {
+      const line = again.out().split('\n').find((l) => l.startsWith('Lost the admin token'))!;
+      expect(line).toBe('Lost the admin token (it is printed only at the first start)? Make another with the same DATABASE_URL: npx gateway token create --role admin');
+      expect(again.out()).not.toContain('First start');
+      // The command it names (npx gateway runs cli/main.ts), with the same DATABASE_URL, while the gateway runs.
+      const made = cli(['token', 'create', '--role', 'admin'], { DATABASE_URL: db.url });
+      expect(made.status, made.stderr).toBe(0);
+      const secret = made.stdout.trim().split('\n').at(-1)!;
+      const r = await gql(again.url, secret, '{ tokens(first: 5) { edges { node { role } } } }');
+      expect(r.errors).toBeUndefined();
+      expect(r.data.tokens.edges.map((e: { node: { role: string } }) => e.node.role)).toEqual(['admin', 'admin']);
+    } finally {
+      expect(await again.stop()).toBe(0);
+    }
+  } finally {
+    await db.drop();
+  }
+}, 150_000);
+
+it('the demo against no gateway names the URL it tried and --url, and leaves no worktree behind', async () => {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  const temp = fs.mkdtempSync(path.join(tmp, 'demo-tmp-'));
+  // The default address (port 4000: the README's `npm start`), unless something of this machine's listens there.
+  const free4000 = await new Promise<boolean>((resolve) => {
+    const probe = net.createServer().once('error', () => resolve(false));
+    probe.listen(4000, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+  const tries: [string[], string][] = [[['--url', `http://127.0.0.1:${port}/graphql`], `http://127.0.0.1:${port}/graphql`]];
+  if (free4000) tries.push([[], 'http://127.0.0.1:4000/graphql']);
+  // As the README runs it: the token in the environment, the gateway's PORT of another shell not set here.
+  for (const [args, url] of tries) {
+    const r = cli(['demo', ...args], { GATEWAY_TOKEN: 'not-used', TMPDIR: temp, PORT: '' });
+    expect(r.status).toBe(1);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^gateway: cannot reach the gateway at ${url.replace(/[.]/g, '\\.')} \\(fetch failed \\(connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+\\)\\)\\. Is it running there\\? `
+      + 'For a gateway on another port or host, give its address: npm run demo -- --url http://127\\.0\\.0\\.1:<PORT>/graphql$'));
+    expect(fs.readdirSync(temp).filter((f) => f.startsWith('gateway-demo-'))).toEqual([]); // (tsx keeps its cache there too)
+  }
+}, 120_000);
+
+it('npm pack of the client leaves no untracked tarball in client/', () => {
+  const packed = spawnSync('npm', ['pack', '--json'], { cwd: path.join(PROJECT_DIR, 'client'), encoding: 'utf8', timeout: 120_000, env: { ...process.env, npm_config_update_notifier: 'false' } });
+  expect(packed.status, packed.stderr).toBe(0);
+  const file = path.join(PROJECT_DIR, 'client', JSON.parse(packed.stdout)[0].filename);
+  try {
+    expect(fs.existsSync(file)).toBe(true);
+    const status = spawnSync('git', ['status', '--porcelain', '--untracked-files=all', '--', 'client'], { cwd: PROJECT_DIR, encoding: 'utf8' });
+    expect(status.stdout.split('\n').filter((l) => l.endsWith('.tgz'))).toEqual([]);
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}, 150_000);
