@@ -35,6 +35,37 @@ export function coverageBanner(c: Coverage, what = 'this execution'): HTMLElemen
   return h('section', { class: 'coverage' }, 'Unknown coverage');
 }
 
+const UNAVAILABLE_WHY: Record<string, string> = {
+  BOUNDARY_UNAVAILABLE: 'a boundary snapshot of the worktree was not captured',
+  EXPIRED: 'its boundary snapshots expired under retention',
+  NOT_SETTLED: 'it has not settled yet',
+};
+
+/** Why a changeset's coverage is unavailable, in words (the reason code stays in the banner). */
+export function unavailableWhy(reason: string): string {
+  return UNAVAILABLE_WHY[reason] ?? reason;
+}
+
+interface Counts { fileCount: number; additions: number; deletions: number; coverage: Coverage }
+
+/**
+ * A changeset's counts ("3 files changed +10 −2"), or, when its coverage is unavailable, that what changed is
+ * unknown and why: an unknown changeset is never shown as a count of zero.
+ */
+export function changeTotals(cs: Counts): HTMLElement {
+  const c = cs.coverage;
+  if (c.__typename === 'CoverageUnavailable') {
+    const reason = 'reason' in c ? c.reason : '';
+    const detail = 'detail' in c ? c.detail : '';
+    return h('div', { class: 'totals totals-unknown', 'data-totals': 'UNKNOWN' },
+      h('strong', { class: 'file-count' }, 'Changed files unknown'), ' ',
+      h('span', { class: 'why' }, `(${unavailableWhy(reason)}${detail ? `: ${detail}` : ''})`));
+  }
+  return h('div', { class: 'totals', 'data-totals': 'KNOWN' },
+    h('strong', { class: 'file-count' }, `${cs.fileCount} file${cs.fileCount === 1 ? '' : 's'} changed`), ' ',
+    h('span', { class: 'add' }, `+${cs.additions}`), ' ', h('span', { class: 'del' }, `−${cs.deletions}`));
+}
+
 export function snapshotFacts(label: string, s: { id: string; capturedAt: string; fileCount: number; byteSize: number }): HTMLElement {
   return h('div', { class: `snapshot snapshot-${label.toLowerCase()}` },
     h('h3', {}, label),

@@ -6,7 +6,7 @@ import {
 import { gateway } from '../api.js';
 import { badge, duration, h, link, loading, statusBadge, time } from '../dom.js';
 import { settlementStream } from '../live.js';
-import { coverageBanner, snapshotFacts } from './coverage.js';
+import { changeTotals, coverageBanner, snapshotFacts } from './coverage.js';
 import { FilesView, type ChangesSource, type Omission } from './files.js';
 import { driftHref } from './range.js';
 
@@ -148,7 +148,7 @@ function timeline(e: Execution, messages: ReviewTimelineMessageFragment[], promp
     entries.length ? null : h('li', { class: 'muted' }, 'No messages or jobs were recorded for this execution.'));
 }
 
-/** Every message and job of an execution (pages of 100), and the prompt sent just before it when it carries none. */
+/** Every message and job of an execution (pages of 100), and the prompt sent just before it for one that carries none of its own. */
 async function timelineData(e: Execution) {
   const gw = gateway();
   const messages: ReviewTimelineMessageFragment[] = [];
@@ -165,7 +165,11 @@ async function timelineData(e: Execution) {
     if (moreJ) { jobs.push(...x.jobs.edges.map((j) => j.node)); moreJ = x.jobs.pageInfo.hasNextPage; jAfter = x.jobs.pageInfo.endCursor ?? null; }
   }
   let prompt: ReviewTimelineMessageFragment | null = null;
-  if (!messages.some((m) => m.origin === 'PROMPT' || m.role === 'USER')) {
+  // A prompt sent outside any execution is shown on the execution that answered it: one that recorded something
+  // of its own (a message or a job) and no prompt. An execution that recorded nothing (interrupted before it
+  // began, say) answered no prompt: the last one before it belongs to an earlier execution, never carried forward.
+  const recorded = messages.length > 0 || jobs.length > 0;
+  if (recorded && !messages.some((m) => m.origin === 'PROMPT' || m.role === 'USER')) {
     const started = new Date(e.startedAt).getTime();
     let after: string | null = null;
     // Oldest first: the last prompt outside any execution that came before this one started.
@@ -254,9 +258,7 @@ export class ExecutionView {
     }
     const cs = e.changeset;
     const tl = h('section', { class: 'timeline-section' }, h('h2', {}, 'Timeline'), loading());
-    const totals = h('div', { class: 'totals' },
-      h('strong', { class: 'file-count' }, `${cs.fileCount} file${cs.fileCount === 1 ? '' : 's'} changed`), ' ',
-      h('span', { class: 'add' }, `+${cs.additions}`), ' ', h('span', { class: 'del' }, `−${cs.deletions}`));
+    const totals = changeTotals(cs);
     let filesEl: HTMLElement;
     const missing = path && !cs.files.some((f) => f.path === path) ? h('p', { class: 'error-box' }, `${path} did not change in this execution.`) : null;
     if (cs.files.length) {

@@ -4,7 +4,7 @@ import {
 } from '../../../client/index.js';
 import { gateway } from '../api.js';
 import { h, link, loading, statusBadge, time } from '../dom.js';
-import { coverageBanner } from './coverage.js';
+import { changeTotals, coverageBanner } from './coverage.js';
 import { boundaryText } from './execution.js';
 import { FilesView, type ChangesSource } from './files.js';
 
@@ -44,9 +44,7 @@ function sourceOf(key: string, cs: ReviewChangesetFactsFragment, patch: ChangesS
 }
 
 function filesSection(cs: ReviewChangesetFactsFragment, src: ChangesSource, path: string | null, what: string): { el: HTMLElement; view: FilesView | null } {
-  const totals = h('div', { class: 'totals' },
-    h('strong', { class: 'file-count' }, `${cs.fileCount} file${cs.fileCount === 1 ? '' : 's'} changed`), ' ',
-    h('span', { class: 'add' }, `+${cs.additions}`), ' ', h('span', { class: 'del' }, `−${cs.deletions}`));
+  const totals = changeTotals(cs);
   const missing = path && !cs.files.some((f) => f.path === path) ? h('p', { class: 'error-box' }, `${path} did not change ${what}.`) : null;
   const view = cs.files.length ? new FilesView(src, missing ? null : path) : null;
   return {

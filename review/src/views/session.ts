@@ -36,7 +36,6 @@ async function continuityBadge(executionID: string): Promise<HTMLElement> {
 function executionRow(e: ReviewExecutionRowFragment): HTMLElement {
   const cont = h('td', { class: 'continuity', 'data-label': 'Continuity' }, h('span', { class: 'muted' }, '…'));
   continuityBadge(e.id).then((b) => cont.replaceChildren(b), () => cont.replaceChildren(badge('continuity: error', 'muted')));
-  const cs = e.changeset;
   return h('tr', { class: 'execution-row', 'data-execution': e.id, 'data-sequence': e.sequence },
     h('td', { 'data-label': 'Seq' }, link(`#/execution/${e.id}`, `#${e.sequence}`)),
     h('td', { 'data-label': 'Status' }, statusBadge(e.status), e.interruptReason ? h('span', { class: 'interrupt' }, ` (${e.interruptReason})`) : null,
@@ -47,10 +46,23 @@ function executionRow(e: ReviewExecutionRowFragment): HTMLElement {
     h('td', { 'data-label': 'Duration' }, duration(e.startedAt, e.settledAt)),
     usageCell(e),
     cont,
-    h('td', { 'data-label': 'Changeset' },
-      link(`#/execution/${e.id}`, `${cs.fileCount} file${cs.fileCount === 1 ? '' : 's'}`), ' ',
-      h('span', { class: 'add' }, `+${cs.additions}`), ' ', h('span', { class: 'del' }, `−${cs.deletions}`), ' ',
-      coverageChip(cs.coverage.__typename)));
+    h('td', { class: 'changeset', 'data-label': 'Changeset' }, changesetSummary(e)));
+}
+
+/**
+ * The row's changeset: its counts, or "unknown" and why when its coverage is unavailable (a count of zero would
+ * claim the execution changed nothing). The execution's page names the exact reason.
+ */
+function changesetSummary(e: ReviewExecutionRowFragment): (HTMLElement | string)[] {
+  const cs = e.changeset;
+  if (cs.coverage.__typename === 'CoverageUnavailable') {
+    const why = e.status === 'RUNNING' ? 'it has not settled yet' : 'a boundary snapshot is missing or expired';
+    return [h('a', { href: `#/execution/${e.id}`, class: 'changes-unknown' }, 'unknown'), ' ', h('span', { class: 'muted why' }, `(${why})`), ' ',
+      coverageChip(cs.coverage.__typename)];
+  }
+  return [link(`#/execution/${e.id}`, `${cs.fileCount} file${cs.fileCount === 1 ? '' : 's'}`), ' ',
+    h('span', { class: 'add' }, `+${cs.additions}`), ' ', h('span', { class: 'del' }, `−${cs.deletions}`), ' ',
+    coverageChip(cs.coverage.__typename)];
 }
 
 const n = (x: number | null | undefined) => (x == null ? null : x.toLocaleString('en-US'));
