@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contextLines, gaps, parsePatch, splitLines, textMatches } from '../review/src/diff/patch.js';
+import { blockHeader, contextLines, gaps, parsePatch, splitLines, textMatches } from '../review/src/diff/patch.js';
 
 /** The review page's patch reading (review/src/diff/patch.ts): hunks, the gaps between them, exact context. */
 describe('review patch reading', () => {
@@ -49,5 +49,15 @@ describe('review patch reading', () => {
     expect(splitLines('x\ny')).toEqual(['x', 'y']);
     expect(splitLines('x\ny\n')).toEqual(['x', 'y']);
     expect(splitLines('')).toEqual([]);
+  });
+
+  it('writes the header of a hunk with the context expanded around it, and of hunks merged by an expanded gap', () => {
+    const hs = parsePatch(patch);
+    expect(blockHeader(hs[0], hs[0], 0, 0)).toBe('@@ -2,3 +2,3 @@ fn');
+    expect(blockHeader(hs[1], hs[1], 0, 0)).toBe('@@ -9,2 +8,0 @@'); // a pure deletion: 0 lines after new line 8
+    expect(blockHeader(hs[0], hs[0], 1, 2)).toBe('@@ -1,6 +1,6 @@ fn');
+    expect(blockHeader(hs[1], hs[1], 4, 3)).toBe('@@ -5,9 +5,7 @@'); // new 5-11 around the deletion, old 5-13
+    // The gaps after the first and second hunks fully shown: one block from the first hunk to the last.
+    expect(blockHeader(hs[0], hs[2], 1, 0)).toBe('@@ -1,16 +1,15 @@ fn');
   });
 });

@@ -98,4 +98,53 @@ describe('the review page tells the truth', () => {
     expect(await page.locator('ol.timeline li.tl-prompt').count()).toBe(0);
     expect(await page.locator('ol.timeline').innerText()).toBe('No messages or jobs were recorded for this execution.');
   });
+
+  it('the file tree: its order is the stack\'s and j/k\'s (folders first); the filter hides non-matching files even in a matching folder', async () => {
+    const sessionID = await session('tree order');
+    const files: Record<string, string> = { 'README.md': 'r\n', 'src/app.ts': 'a\n', 'src/lib/util.ts': 'u\n', 'src/main.ts': 'm\n', 'docs/guide.md': 'g\n' };
+    const root = kit.worktree(files);
+    const e = await kit.runExecution(sessionID, root, new WorktreeCapturer(), () => {
+      for (const [p, c] of Object.entries(files)) write(root, p, c + 'more\n');
+    });
+    await open(`#/execution/${e.id}`);
+    await page.locator('.file-card').nth(4).waitFor();
+    const tree = await page.locator('.file-tree .tree-file').evaluateAll((li) => li.map((x) => (x as HTMLElement).dataset.path));
+    const stack = await page.locator('.file-card').evaluateAll((c) => c.map((x) => (x as HTMLElement).dataset.path));
+    expect(tree).toEqual(['docs/guide.md', 'src/lib/util.ts', 'src/app.ts', 'src/main.ts', 'README.md']);
+    expect(stack).toEqual(tree);
+    const visited: string[] = [];
+    for (let i = 0; i < tree.length; i++) {
+      await page.keyboard.press('j');
+      await page.locator(`.file-card[data-path="${tree[i]}"].focused`).waitFor();
+      visited.push((await page.locator('.file-card.focused').getAttribute('data-path'))!);
+    }
+    expect(visited).toEqual(tree);
+
+    // "util" matches one file of src/: the folder stays, its other files are hidden in the tree and the stack.
+    await page.fill('.tree-filter', 'util');
+    await page.locator('.file-tree .tree-file[data-path="src/app.ts"]').waitFor({ state: 'hidden' });
+    const shown = async (sel: string) => (await Promise.all((await page.locator(sel).all()).map(async (l) => (await l.isVisible()) ? l.getAttribute('data-path') : null))).filter(Boolean);
+    expect(await shown('.file-tree .tree-file')).toEqual(['src/lib/util.ts']);
+    expect(await shown('.file-card')).toEqual(['src/lib/util.ts']);
+    expect(await page.locator('.file-tree li.tree-dir > details > summary').evaluateAll((s) => s.filter((x) => (x as HTMLElement).offsetParent !== null).map((x) => (x as HTMLElement).innerText))).toEqual(['src/', 'lib/']);
+  });
+
+  it('a hunk header follows the context expanded around it, up to "@@ -1,40 +1,40 @@"', async () => {
+    const sessionID = await session('hunk header');
+    const lines = Array.from({ length: 40 }, (_, i) => `line ${i + 1}`);
+    const root = kit.worktree({ 'long.txt': lines.join('\n') + '\n' });
+    const e = await kit.runExecution(sessionID, root, new WorktreeCapturer(), () => {
+      write(root, 'long.txt', lines.map((l, i) => (i === 36 ? 'line 37 changed' : l)).join('\n') + '\n');
+    });
+    await open(`#/execution/${e.id}`);
+    const header = page.locator('.file-card[data-path="long.txt"] tr.gap-row[data-gap="0"] td.hunk-info');
+    await header.waitFor();
+    expect(await header.innerText()).toBe('@@ -34,7 +34,7 @@');
+    await page.click('.file-card[data-path="long.txt"] tr.gap-row[data-gap="0"] button.expand-up');
+    await page.locator('.file-card[data-path="long.txt"] td.num-new', { hasText: /^14$/ }).first().waitFor();
+    expect(await header.innerText()).toBe('@@ -14,27 +14,27 @@');
+    await page.click('.file-card[data-path="long.txt"] tr.gap-row[data-gap="0"] button.expand-up');
+    await page.locator('.file-card[data-path="long.txt"] td.num-new', { hasText: /^1$/ }).first().waitFor();
+    expect(await header.innerText()).toBe('@@ -1,40 +1,40 @@');
+  });
 });

@@ -260,7 +260,8 @@ describe('the review page', () => {
         return { path: t.dataset.path, reason: t.dataset.reason, detail: (t.children[2] as HTMLElement).innerText };
       }));
       expect(rows).toEqual(api.coverage.omissions);
-      expect(await page.locator('.file-card').evaluateAll((c) => c.map((x) => (x as HTMLElement).dataset.path))).toEqual(api.files.map((f: any) => f.path));
+      // The stack in the tree's order (folders first), every file of the changeset in both.
+      expect(await page.locator('.file-card').evaluateAll((c) => c.map((x) => (x as HTMLElement).dataset.path))).toEqual(await treePaths());
       expect((await treePaths()).sort()).toEqual(api.files.map((f: any) => f.path).sort());
       const item = (p: string) => page.locator(`${card(p)} .file-head`).innerText();
       expect(await item('img.bin')).toContain('binary');

@@ -95,6 +95,21 @@ export function textMatches(hunks: Hunk[], lines: string[], side: 'old' | 'new')
   return true;
 }
 
+/**
+ * The header of the block of lines shown from hunk `first` to hunk `last` once context was expanded: `above` lines
+ * shown just above `first`, `below` just below `last` (every gap between them fully shown). Unexpanded, it is the
+ * hunk's own header; expanded to line 1 it starts at 1 ("@@ -1,40 +1,40 @@").
+ */
+export function blockHeader(first: Hunk, last: Hunk, above: number, below: number): string {
+  const side = (before: (h: Hunk) => number, lines: (h: Hunk) => number) => {
+    const from = before(first) + 1 - above;
+    const count = before(last) + lines(last) + below - from + 1;
+    return `${count === 0 ? from - 1 : from},${count}`;
+  };
+  const header = `@@ -${side(oldBefore, (h) => h.oldLines)} +${side(newBefore, (h) => h.newLines)} @@`;
+  return first.section ? `${header} ${first.section}` : header;
+}
+
 /** Context lines of a gap's stretch [from, to] (new-side numbers), numbered on both sides. */
 export function contextLines(lineAt: (n: number) => string, gap: Gap, from: number, to: number): Line[] {
   const out: Line[] = [];

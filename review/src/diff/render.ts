@@ -1,6 +1,6 @@
 import hljs from 'highlight.js/lib/core';
 import { h } from '../dom.js';
-import { contextLines, gaps, type Gap, type Hunk, type Line } from './patch.js';
+import { blockHeader, contextLines, gaps, type Gap, type Hunk, type Line } from './patch.js';
 
 /**
  * highlight.js's core with its languages loaded on demand (each its own small chunk, fetched from the
@@ -126,12 +126,22 @@ export class DiffTable {
         if (!last) buttons.push(b('up', '↑', `Expand ${STEP} lines above this hunk`));
       }
     }
-    const info = hunk ? `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@${hunk.section ? ` ${hunk.section}` : ''}` : '';
+    const info = hunk ? this.header(i) : '';
     const note = this.unavailable ? h('span', { class: 'muted expand-unavailable' }, ' (the stored text of this file is not available: no context to expand)') : null;
     if (!buttons.length && !info && !note) return null;
     return h('tr', { class: 'gap-row', 'data-gap': i },
       h('td', { class: 'gap-buttons', colspan: this.layout === 'split' ? 1 : 2 }, ...buttons),
       h('td', { class: 'hunk-info', colspan: cols - (this.layout === 'split' ? 1 : 2) }, info, note));
+  }
+
+  /**
+   * The header above hunk i, of every line shown until the next header: the hunk, the context expanded around it,
+   * and the hunks after it whose gaps were expanded away (their rows, and so their headers, are gone).
+   */
+  private header(i: number): string {
+    let j = i;
+    while (j + 1 < this.hunks.length && this.remaining(j + 1) === 0) j++;
+    return blockHeader(this.hunks[i], this.hunks[j], this.bottom[i], this.top[j + 1]);
   }
 
   private lineRows(lines: Line[]): HTMLElement[] {

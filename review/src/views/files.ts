@@ -19,6 +19,23 @@ export interface ChangesSource {
 const STATUS_LETTER: Record<string, string> = { ADDED: 'A', MODIFIED: 'M', DELETED: 'D' };
 const LAYOUT_KEY = 'gateway.review.layout';
 
+/**
+ * The file tree's order, which the stack and j / k follow too: level by level, folders before files, names in the
+ * gateway's (byte) order.
+ */
+export function treeOrder(a: string, b: string): number {
+  const x = a.split('/');
+  const y = b.split('/');
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    const xDir = i < x.length - 1;
+    const yDir = i < y.length - 1;
+    if (x[i] === y[i] && xDir === yDir) continue;
+    if (xDir !== yDir) return xDir ? -1 : 1;
+    return x[i] < y[i] ? -1 : 1;
+  }
+  return 0;
+}
+
 /** The omissions that concern one file: on its path, or on a directory containing it. */
 export function omissionsOf(path: string, omissions: Omission[]): Omission[] {
   return omissions.filter((o) => o.path === path || o.path === '.' || path.startsWith(`${o.path}/`));
@@ -72,6 +89,8 @@ interface Card {
 export class FilesView {
   readonly el: HTMLElement;
   private readonly cards = new Map<string, Card>();
+  /** The changeset's files in the tree's order. */
+  private readonly files: FileEntry[];
   private readonly order: Card[] = [];
   private readonly marks: ViewedMarks;
   private readonly observer: IntersectionObserver;
@@ -93,7 +112,8 @@ export class FilesView {
       }
     }, { rootMargin: '1200px 0px' });
     const stack = h('div', { class: 'file-stack' });
-    for (const f of src.files) {
+    this.files = [...src.files].sort((a, b) => treeOrder(a.path, b.path));
+    for (const f of this.files) {
       const card = this.card(f);
       stack.append(card.el);
       this.observer.observe(card.el);
@@ -260,7 +280,7 @@ export class FilesView {
   private tree(): HTMLElement {
     interface Dir { name: string; dirs: Map<string, Dir>; files: FileEntry[] }
     const root: Dir = { name: '', dirs: new Map(), files: [] };
-    for (const f of this.src.files) {
+    for (const f of this.files) {
       const parts = f.path.split('/');
       let d = root;
       for (const p of parts.slice(0, -1)) {
