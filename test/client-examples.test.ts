@@ -1,0 +1,105 @@
+// The typed client's examples (client/examples/, shown in client/README.md) run as a user runs them, as
+// processes against a real gateway: a review UI's reads, a plugin's seal with its errors handled, and an
+// analytics tool that, stopped and started again, goes on from its saved cursor: nothing missed, nothing twice.
+// They import '@agent-history/client' from its sources (tsx, with the package name mapped to client/index.ts).
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_DIR } from '../db/index.js';
+import { begin, createSession, registerHost, settle } from './fixtures.js';
+import { onFeed, startTestGateway, type TestGateway } from './harness.js';
+
+let g: TestGateway;
+let tmp: string;
+let tsconfig: string;
+
+beforeAll(async () => {
+  g = await startTestGateway();
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'client-examples-'));
+  tsconfig = path.join(tmp, 'tsconfig.json');
+  fs.writeFileSync(tsconfig, JSON.stringify({ compilerOptions: { baseUrl: PROJECT_DIR, paths: { '@agent-history/client': ['client/index.ts'] } } }));
+});
+afterAll(async () => {
+  await g?.stop();
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+const env = (token: string, more: Record<string, string> = {}) => ({ ...process.env, GATEWAY_URL: g.url, GATEWAY_TOKEN: token, ...more });
+const tsx = (example: string, args: string[] = []) => ['--import', 'tsx', path.join(PROJECT_DIR, 'client/examples', example), ...args];
+
+/** Runs an example to its end (not spawnSync: the gateway answering it runs in this process). */
+async function run(example: string, token: string, args: string[] = []): Promise<{ status: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, tsx(example, args), { cwd: PROJECT_DIR, env: { ...env(token), TSX_TSCONFIG_PATH: tsconfig }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (b) => { out += b; });
+  child.stderr.on('data', (b) => { err += b; });
+  const status = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+  return { status, out, err };
+}
+
+describe('the examples of client/README.md', () => {
+  it('review-reads.ts lists the sessions with their executions', async () => {
+    const host = await registerHost(g);
+    const s = await createSession(g, { title: 'Reviewed session', directory: '/examples' });
+    const e = await begin(g, host, s.id);
+    await settle(g, host, e.id);
+    const r = await run('review-reads.ts', await g.token('reader'));
+    expect(r.status, r.err).toBe(0);
+    expect(r.out).toContain(`${s.id} IDLE Reviewed session (/examples)\n  #1 SUCCEEDED: 0 files +0 -0 CoverageUnavailable\n`);
+  });
+
+  it('seal.ts seals an idle session, and tells a missing one by its error', async () => {
+    const plugin = await g.token('plugin');
+    const s = await createSession(g, { title: 'To seal', directory: '/examples' });
+    const sealed = await run('seal.ts', plugin, [s.id]);
+    expect(sealed.status, sealed.err).toBe(0);
+    expect(sealed.out).toMatch(/^sealed at \S+; 0 jobs cancelled$/m);
+    const missing = await run('seal.ts', plugin, ['ses_missing']);
+    expect(missing.status, missing.err).toBe(0);
+    expect(missing.out.trim()).toBe('no session ses_missing (or not in this token\'s directory)');
+  });
+
+  it('analytics.ts, stopped and started again, goes on from its saved cursor: nothing missed, nothing twice', async () => {
+    const reader = await g.token('reader');
+    const cursorFile = path.join(tmp, 'settled.cursor');
+    const host = await registerHost(g);
+    const s = await createSession(g, { title: 'Analysed', directory: '/examples' });
+    const start = () => {
+      const child = spawn(process.execPath, tsx('analytics.ts'), { cwd: PROJECT_DIR, env: { ...env(reader, { CURSOR_FILE: cursorFile }), TSX_TSCONFIG_PATH: tsconfig }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const lines: { executionID: string }[] = [];
+      let err = '';
+      child.stdout!.on('data', (b: Buffer) => { for (const l of String(b).split('\n').filter(Boolean)) lines.push(JSON.parse(l)); });
+      child.stderr!.on('data', (b: Buffer) => { err += b; });
+      const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+      return { child, lines, err: () => err, exited };
+    };
+    const stop = async (p: { child: ChildProcess; exited: Promise<number | null> }) => { p.child.kill('SIGTERM'); return p.exited; };
+
+    const first = start();
+    // Subscribed (after the log's head: it read it first) once the feed has its subscriber.
+    await onFeed(() => g.app.gateway.settlements.subscribers, 1, 60_000);
+    const e1 = await begin(g, host, s.id);
+    await settle(g, host, e1.id);
+    await expect.poll(() => first.lines.map((l) => l.executionID), { timeout: 20_000 }).toEqual([e1.id]);
+    expect(await stop(first)).toBe(0);
+    await onFeed(() => g.app.gateway.settlements.subscribers, 0);
+
+    // Settled while the tool is not running.
+    const e2 = await begin(g, host, s.id);
+    await settle(g, host, e2.id);
+
+    const second = start();
+    try {
+      await expect.poll(() => second.lines.map((l) => l.executionID), { timeout: 30_000 }).toEqual([e2.id]);
+      const e3 = await begin(g, host, s.id);
+      await settle(g, host, e3.id);
+      await expect.poll(() => second.lines.map((l) => l.executionID), { timeout: 20_000 }).toEqual([e2.id, e3.id]);
+      expect(second.err()).toBe('');
+    } finally {
+      expect(await stop(second)).toBe(0);
+    }
+  }, 120_000);
+});
