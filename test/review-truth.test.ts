@@ -147,4 +147,74 @@ describe('the review page tells the truth', () => {
     await page.locator('.file-card[data-path="long.txt"] td.num-new', { hasText: /^1$/ }).first().waitFor();
     expect(await header.innerText()).toBe('@@ -1,40 +1,40 @@');
   });
+
+  it('each route has its own title; the favicon is the page\'s own (no 404 on load); the live badge says what it means; dates are relative with the absolute one on hover', async () => {
+    const sessionID = await session('titled session');
+    const root = kit.worktree({ 'a.txt': 'one\n' });
+    const e = await kit.runExecution(sessionID, root, new WorktreeCapturer(), () => write(root, 'a.txt', 'two\n'));
+    const failures: string[] = [];
+    const onResponse = (r: any) => { if (r.status() >= 400) failures.push(`${r.status()} ${r.url()}`); };
+    page.on('response', onResponse);
+    try {
+      await open('#/');
+      await page.locator('h1', { hasText: 'Sessions' }).waitFor();
+      expect(await page.title()).toBe('Sessions · Review');
+      const icon = await page.locator('link[rel="icon"]').getAttribute('href');
+      expect(icon).toMatch(/^\/review\/assets\/favicon-[\w-]+\.svg$/);
+      const res = await fetch(`${base()}${icon}`);
+      expect([res.status, res.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
+
+      await open(`#/session/${sessionID}`);
+      await row(e.id).waitFor();
+      await page.waitForFunction(() => document.title === 'titled session · Session · Review');
+      const created = page.locator('.session-head dd time');
+      expect(await created.innerText()).toMatch(/^(just now|\d+ seconds? ago|\d+ minutes? ago)$/);
+      expect(await created.getAttribute('title')).toBe(await created.evaluate((t) => new Date(t.getAttribute('datetime')!).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' })));
+      await page.locator('#live[data-state="connected"]').waitFor();
+      expect(await page.locator('#live').getAttribute('title')).toContain('Executions that settle and changes to the session');
+
+      await open(`#/execution/${e.id}`);
+      await page.waitForFunction(() => document.title === 'Execution #1 · titled session · Review');
+      await open(`#/execution/${e.id}/drift`);
+      await page.locator('h1', { hasText: 'Changed outside any execution before #1' }).waitFor();
+      expect(await page.title()).toBe('Drift before #1 · titled session · Review');
+      await open(`#/session/${sessionID}/changes/${e.id}/${e.id}`);
+      await page.locator('h1.range-title').waitFor();
+      expect(await page.title()).toBe('Changes #1 to #1 · titled session · Review');
+    } finally {
+      page.off('response', onResponse);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('a link opened in a new tab is handed the token by an open tab (never through the URL or localStorage); signing out signs out every tab', async () => {
+    const sessionID = await session('new tab');
+    const context = await browser.newContext();
+    try {
+      const first = await context.newPage();
+      await first.goto(`${base()}/review/`);
+      await first.fill('#token', reader);
+      await first.click('form.sign-in button[type=submit]');
+      await first.locator('h1', { hasText: 'Sessions' }).waitFor();
+
+      const tab = await context.newPage();
+      await tab.goto(`${base()}/review/#/session/${sessionID}`);
+      await tab.locator('.session-head h1', { hasText: 'new tab' }).waitFor();
+      expect(await tab.evaluate(() => sessionStorage.getItem('gateway.review.token'))).toBe(reader);
+      expect(await tab.evaluate(() => JSON.stringify(localStorage))).not.toContain(reader);
+      expect(tab.url()).not.toContain(reader);
+
+      await first.click('#signout');
+      await first.locator('form.sign-in').waitFor();
+      await tab.locator('form.sign-in', { hasText: 'Signed out in another tab.' }).waitFor();
+      expect(await tab.evaluate(() => sessionStorage.getItem('gateway.review.token'))).toBeNull();
+      // Nobody holds a token now: a new tab asks for one, and is not handed any.
+      const third = await context.newPage();
+      await third.goto(`${base()}/review/#/session/${sessionID}`);
+      await third.locator('form.sign-in').waitFor();
+      expect(await third.evaluate(() => sessionStorage.getItem('gateway.review.token'))).toBeNull();
+    } finally {
+      await context.close();
+    }
+  });
 });

@@ -3,7 +3,7 @@ import { GatewayClient, GraphQLRequestError } from '../../client/index.js';
 /**
  * The page's one connection to the gateway: the project's typed client, with the browser's own
  * WebSocket for subscriptions. The token lives in sessionStorage only (gone when the tab closes,
- * never in the URL or a cookie).
+ * never in the URL, a cookie or localStorage); another tab of the page may hand it over (askOtherTabs).
  */
 const KEY = 'gateway.review.token';
 
@@ -14,6 +14,42 @@ export function storedToken(): string | null {
 export function storeToken(token: string | null): void {
   if (token) sessionStorage.setItem(KEY, token);
   else sessionStorage.removeItem(KEY);
+}
+
+/**
+ * A token handed from one tab of the page to another over a BroadcastChannel (same origin only; nothing is written
+ * anywhere): a tab opened without one (a link opened in a new tab) asks, and an open tab that holds a token answers.
+ * Signing out in one tab signs out every tab, so a token dropped in one is not handed back by another.
+ */
+type TabMessage = { type: 'ask'; from: string } | { type: 'token'; to: string; token: string } | { type: 'signed-out' };
+const tabID = crypto.randomUUID();
+const channel = typeof BroadcastChannel === 'undefined' ? null : new BroadcastChannel('gateway.review');
+const handoffListeners = new Set<(token: string) => void>();
+const signedOutListeners = new Set<() => void>();
+
+channel?.addEventListener('message', (ev: MessageEvent<TabMessage>) => {
+  const m = ev.data;
+  if (m?.type === 'ask') {
+    const token = storedToken();
+    if (token) channel.postMessage({ type: 'token', to: m.from, token } satisfies TabMessage);
+  } else if (m?.type === 'token' && m.to === tabID && !storedToken()) {
+    for (const fn of handoffListeners) fn(m.token);
+  } else if (m?.type === 'signed-out' && storedToken()) {
+    for (const fn of signedOutListeners) fn();
+  }
+});
+
+/** Asks the other open tabs of the page for their token: `onToken` gets each one handed over, until the returned function stops it. */
+export function askOtherTabs(onToken: (token: string) => void): () => void {
+  if (!channel) return () => {};
+  handoffListeners.add(onToken);
+  channel.postMessage({ type: 'ask', from: tabID } satisfies TabMessage);
+  return () => handoffListeners.delete(onToken);
+}
+
+/** Runs `fn` when another tab signs out. */
+export function onSignedOutElsewhere(fn: () => void): void {
+  signedOutListeners.add(fn);
 }
 
 type LiveState = 'connecting' | 'connected' | 'reconnecting' | 'offline';
@@ -54,8 +90,10 @@ export function gateway(): GatewayClient {
   return client;
 }
 
-export async function signOut(): Promise<void> {
+/** Drops the token; `everywhere` (the Sign out button) tells the other tabs to drop theirs too. */
+export async function signOut(everywhere = false): Promise<void> {
   storeToken(null);
+  if (everywhere) channel?.postMessage({ type: 'signed-out' } satisfies TabMessage);
   await client?.close();
   client = null;
   clientToken = null;

@@ -26,10 +26,34 @@ export function statusBadge(status: string): HTMLElement {
   return h('span', { class: `badge status status-${status.toLowerCase()}`, 'data-status': status }, status);
 }
 
+/** The page's title: what it shows, most specific first, then the application's name. */
+export function setTitle(...parts: (string | null | undefined)[]): void {
+  document.title = [...parts.filter((x): x is string => !!x), 'Review'].join(' · ');
+}
+
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [['year', 365 * 86_400_000], ['month', 30 * 86_400_000], ['week', 7 * 86_400_000],
+  ['day', 86_400_000], ['hour', 3_600_000], ['minute', 60_000], ['second', 1_000]];
+const relativeFormat = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+
+/** "3 minutes ago", "yesterday": how long ago an instant was, from `now`. */
+export function relative(iso: string, now = Date.now()): string {
+  const ms = new Date(iso).getTime() - now;
+  if (Math.abs(ms) < 45_000) return 'just now';
+  const [unit, size] = UNITS.find(([, size]) => Math.abs(ms) >= size) ?? UNITS[UNITS.length - 1];
+  return relativeFormat.format(Math.round(ms / size), unit);
+}
+
+/** An instant as a relative date ("5 minutes ago"), the absolute one on hover; refreshTimes keeps it current. */
 export function time(iso: string | null | undefined): HTMLElement | string {
   if (!iso) return '—';
-  const d = new Date(iso);
-  return h('time', { datetime: iso, title: iso }, d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }));
+  const absolute = new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+  return h('time', { datetime: iso, title: absolute, class: 'relative' }, relative(iso));
+}
+
+/** Brings every relative date of the page up to now (the page calls it every minute). */
+export function refreshTimes(root: ParentNode = document): void {
+  const now = Date.now();
+  for (const t of root.querySelectorAll<HTMLTimeElement>('time.relative')) t.textContent = relative(t.dateTime, now);
 }
 
 export function duration(fromIso: string, toIso: string | null | undefined): string {

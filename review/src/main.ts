@@ -1,6 +1,6 @@
 import './style.css';
-import { checkToken, gateway, isAuthFailure, onLiveState, signOut, storeToken, storedToken } from './api.js';
-import { errorBox, h } from './dom.js';
+import { askOtherTabs, checkToken, gateway, isAuthFailure, onLiveState, onSignedOutElsewhere, signOut, storeToken, storedToken } from './api.js';
+import { errorBox, h, refreshTimes, setTitle } from './dom.js';
 import { ExecutionView } from './views/execution.js';
 import { DriftView, RangeView } from './views/range.js';
 import { sessionView } from './views/session.js';
@@ -38,13 +38,23 @@ let closeView: (() => void) | null = null;
 /** The open page of a changeset, with its key: a later route to one of its files only scrolls to it. */
 let changeset: { key: string; view: { select(path: string): void } } | null = null;
 
+/** What the live badge means in each state (its tooltip and accessible description). */
+const LIVE_MEANING: Record<string, string> = {
+  connected: 'Live: this page is subscribed to the gateway (graphql-ws). Executions that settle and changes to the session '
+    + '(its status, messages, jobs) appear without a reload. The number counts the updates received since the page opened.',
+  connecting: 'Connecting to the gateway for live updates…',
+  reconnecting: 'The live connection dropped; reconnecting. Nothing is missed: the page resumes from the last update it received.',
+  offline: 'Not live: this page has no subscription open (this view has nothing to follow, or no one is signed in). Reload to see later changes.',
+};
+let liveEvents = 0;
 function setLive(state: string, text = state) {
   live.dataset.state = state;
   live.textContent = text;
+  live.title = LIVE_MEANING[state] ?? state;
+  live.setAttribute('aria-label', `${text}. ${live.title}`);
 }
-let liveEvents = 0;
 onLiveState((s) => setLive(s, s === 'connected' ? `live · ${liveEvents}` : s === 'offline' ? 'not live' : s));
-document.addEventListener('live-event', () => { liveEvents++; if (live.dataset.state === 'connected') live.textContent = `live · ${liveEvents}`; });
+document.addEventListener('live-event', () => { liveEvents++; if (live.dataset.state === 'connected') setLive('connected', `live · ${liveEvents}`); });
 document.addEventListener('live-error', (e) => handleError((e as CustomEvent).detail));
 app.addEventListener('view-error', (e) => handleError((e as CustomEvent).detail));
 
@@ -56,17 +66,27 @@ function handleError(e: unknown) {
   app.append(errorBox(Array.isArray(e) ? e.map((x) => x?.message ?? String(x)).join('; ') : e));
 }
 
+/** Stops asking the other tabs for a token (the sign-in form is gone). */
+let stopAsking = () => {};
+
+/**
+ * The sign-in form. Without a `message` (the tab has never had a token: a link opened in a new tab), it also asks
+ * the other open tabs of the page for theirs, and goes on with the first one the gateway accepts.
+ */
 function signIn(message?: string) {
   closeView?.();
   closeView = null;
   changeset = null;
+  stopAsking();
   signOutButton.hidden = true;
   setLive('offline', 'not live');
+  setTitle('Sign in');
   const input = h('input', { type: 'password', name: 'token', id: 'token', autocomplete: 'off', required: true, placeholder: 'gw_…', spellcheck: 'false' });
   const status = h('p', { class: 'muted', role: 'status' }, message ?? '');
   const form = h('form', { class: 'sign-in' },
     h('h1', {}, 'Sign in'),
-    h('p', {}, 'Paste a gateway token (a reader token is enough). It is kept in this tab\'s sessionStorage only: never in the URL, gone when the tab closes.'),
+    h('p', {}, 'Paste a gateway token (a reader token is enough). It is kept in this tab\'s sessionStorage only: never in the URL, gone when the tab closes. '
+      + 'A tab of this page opened while another one is signed in is handed its token.'),
     h('label', { for: 'token' }, 'Token'), input,
     h('button', { type: 'submit' }, 'Open'),
     status);
@@ -85,10 +105,25 @@ function signIn(message?: string) {
   });
   app.replaceChildren(form);
   input.focus();
+  if (message === undefined) {
+    stopAsking = askOtherTabs((token) => {
+      checkToken(token).then(() => {
+        if (storedToken() || !form.isConnected) return;
+        storeToken(token);
+        route();
+      }, () => { /* refused here too: the form stays */ });
+    });
+  }
 }
+
+/** The title a route has until its view names what it shows. */
+const ROUTE_TITLE: Record<Route['name'], string> = {
+  sessions: 'Sessions', session: 'Session', range: 'Changes', drift: 'Drift', execution: 'Execution',
+};
 
 function route() {
   if (!storedToken()) return signIn();
+  stopAsking();
   signOutButton.hidden = false;
   gateway();
   const r = parseRoute(location.hash);
@@ -100,6 +135,7 @@ function route() {
   closeView?.();
   changeset = null;
   window.scrollTo(0, 0);
+  setTitle(ROUTE_TITLE[r.name]);
   if (r.name === 'sessions') closeView = sessionsView(app);
   else if (r.name === 'session') closeView = sessionView(app, r.id);
   else {
@@ -111,6 +147,9 @@ function route() {
   }
 }
 
-signOutButton.addEventListener('click', async () => { await signOut(); signIn('Signed out.'); });
+signOutButton.addEventListener('click', async () => { await signOut(true); signIn('Signed out.'); });
+onSignedOutElsewhere(() => { void signOut().then(() => signIn('Signed out in another tab.')); });
 window.addEventListener('hashchange', route);
+// Relative dates ("5 minutes ago") stay true while the page is open.
+setInterval(() => refreshTimes(app), 60_000);
 route();

@@ -4,7 +4,7 @@ import {
   type ReviewChangesetQuery, type ReviewSessionPromptsQuery, type ReviewTimelineMessageFragment, type ReviewTimelineQuery,
 } from '../../../client/index.js';
 import { gateway } from '../api.js';
-import { badge, duration, h, link, loading, statusBadge, time } from '../dom.js';
+import { badge, duration, h, link, loading, setTitle, statusBadge, time } from '../dom.js';
 import { settlementStream } from '../live.js';
 import { changeTotals, coverageBanner, snapshotFacts } from './coverage.js';
 import { FilesView, type ChangesSource, type Omission } from './files.js';
@@ -256,6 +256,7 @@ export class ExecutionView {
       this.root.replaceChildren(h('nav', { class: 'crumbs' }, link('#/', 'Sessions')), h('p', { class: 'error-box' }, `No execution ${this.executionID} (or not visible to this token).`));
       return;
     }
+    setTitle(`Execution #${e.sequence}`, e.session.title || e.session.id);
     const cs = e.changeset;
     const tl = h('section', { class: 'timeline-section' }, h('h2', {}, 'Timeline'), loading());
     const totals = changeTotals(cs);

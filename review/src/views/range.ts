@@ -3,7 +3,7 @@ import {
   type ReviewChangesetFactsFragment,
 } from '../../../client/index.js';
 import { gateway } from '../api.js';
-import { h, link, loading, statusBadge, time } from '../dom.js';
+import { h, link, loading, setTitle, statusBadge, time } from '../dom.js';
 import { changeTotals, coverageBanner } from './coverage.js';
 import { boundaryText } from './execution.js';
 import { FilesView, type ChangesSource } from './files.js';
@@ -90,6 +90,7 @@ export class RangeView extends ChangesPage {
     }
     const a = r.first;
     const b = r.last;
+    setTitle(`Changes #${a?.sequence ?? '?'} to #${b?.sequence ?? '?'}`, r.session.title || id);
     const src = sourceOf(this.key, c,
       (p) => gateway().request(ReviewSessionChangesFileDocument, { id, from, to, path: p }).then((x) => (x.session?.changes.__typename === 'Changeset' ? x.session.changes.file ?? null : null)),
       (p) => boundaryText(to, true, p),
@@ -123,6 +124,7 @@ export class DriftView extends ChangesPage {
     const crumbs = h('nav', { class: 'crumbs' }, link('#/', 'Sessions'), ' › ', link(`#/session/${e.session.id}`, e.session.title || e.session.id), ' › ',
       link(`#/execution/${id}`, `Execution #${e.sequence}`), ' › ', 'Drift before it');
     const title = h('h1', {}, `Changed outside any execution before #${e.sequence}`);
+    setTitle(`Drift before #${e.sequence}`, e.session.title || e.session.id);
     const d = e.driftBefore;
     if (!d) {
       this.root.replaceChildren(crumbs, title, h('p', { class: 'muted' }, 'This is the session\'s first execution: there is no earlier boundary to compare with.'));

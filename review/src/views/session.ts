@@ -4,7 +4,7 @@ import {
   type ReviewExecutionRowFragment, type ReviewJobsQuery, type ReviewMessagesQuery, type ReviewSessionQuery,
 } from '../../../client/index.js';
 import { gateway } from '../api.js';
-import { badge, duration, h, link, loading, statusBadge, time } from '../dom.js';
+import { badge, duration, h, link, loading, setTitle, statusBadge, time } from '../dom.js';
 import { sessionEventStream, settlementStream } from '../live.js';
 import { driftHref, rangeHref } from './range.js';
 
@@ -286,6 +286,7 @@ export function sessionView(root: HTMLElement, id: string): () => void {
       root.replaceChildren(h('nav', { class: 'crumbs' }, link('#/', 'Sessions')), h('p', { class: 'error-box' }, `No session ${id} (or not visible to this token).`));
       return;
     }
+    setTitle(session.title || '(untitled)', 'Session');
     root.replaceChildren(header(session), execSection, jobSection, msgSection);
     await renderExecutions(session);
     if (closed) return;
