@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { blockHeader, contextLines, gaps, parsePatch, splitLines, textMatches } from '../review/src/diff/patch.js';
+import { changedWords, wordChanges } from '../review/src/diff/words.js';
 
 /** The review page's patch reading (review/src/diff/patch.ts): hunks, the gaps between them, exact context. */
 describe('review patch reading', () => {
@@ -59,5 +60,15 @@ describe('review patch reading', () => {
     expect(blockHeader(hs[1], hs[1], 4, 3)).toBe('@@ -5,9 +5,7 @@'); // new 5-11 around the deletion, old 5-13
     // The gaps after the first and second hunks fully shown: one block from the first hunk to the last.
     expect(blockHeader(hs[0], hs[2], 1, 0)).toBe('@@ -1,16 +1,15 @@ fn');
+  });
+
+  it('pairs removed and added lines in order and finds the words that changed within each pair', () => {
+    expect(changedWords('hello, world', 'hello, world!')).toEqual({ old: [], new: [[12, 13]] });
+    expect(changedWords('const a = 41;', 'const b = 41;')).toEqual({ old: [[6, 7]], new: [[6, 7]] });
+    expect(changedWords('something else entirely', 'zzz qqq')).toBeNull(); // too little in common: two lines
+    expect(changedWords('same', 'same')).toBeNull();
+    const hs = parsePatch('@@ -1,3 +1,3 @@\n-a b\n-c d\n+a B\n+c d!\n x\n');
+    const words = wordChanges(hs[0].lines);
+    expect(hs[0].lines.map((l) => words.get(l) ?? null)).toEqual([[[2, 3]], [], [[2, 3]], [[3, 4]], null]);
   });
 });

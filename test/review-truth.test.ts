@@ -217,4 +217,29 @@ describe('the review page tells the truth', () => {
       await context.close();
     }
   });
+
+  it('marks the words that changed within an edited line ("hello, world" → "hello, world!"), also in highlighted code; lines too different are not marked', async () => {
+    const sessionID = await session('word diff');
+    const root = kit.worktree({ 'greeting.txt': 'hello, world\nkeep\nsomething else entirely\n', 'src/app.ts': 'export const answer: number = 41;\n' });
+    const e = await kit.runExecution(sessionID, root, new WorktreeCapturer(), () => {
+      write(root, 'greeting.txt', 'hello, world!\nkeep\nzzz qqq\n');
+      write(root, 'src/app.ts', 'export const answer: number = 42;\n');
+    });
+    await open(`#/execution/${e.id}`);
+    const marks = async (path: string, kind: 'add' | 'del') => page.locator(`.file-card[data-path="${path}"] td.code[data-kind="${kind}"]`)
+      .evaluateAll((tds, k) => tds.map((td) => [...td.querySelectorAll(`mark.word-${k}`)].map((m) => m.textContent)), kind);
+    for (const layout of ['split', 'unified']) {
+      await page.click(`.layout-toggle button[data-layout="${layout}"]`);
+      await page.locator(`.file-card[data-path="greeting.txt"] table.diff-${layout}`).waitFor();
+      await page.locator(`.file-card[data-path="src/app.ts"] table.diff-${layout} .hljs-number`).first().waitFor();
+      expect(await marks('greeting.txt', 'del')).toEqual([[], []]);
+      expect(await marks('greeting.txt', 'add')).toEqual([['!'], []]); // "zzz qqq" is another line, not "something else" edited
+      expect(await marks('src/app.ts', 'del')).toEqual([['41']]);
+      expect(await marks('src/app.ts', 'add')).toEqual([['42']]);
+      // The mark sits inside highlight.js's number, the line's text unchanged.
+      expect(await page.locator('.file-card[data-path="src/app.ts"] td.code[data-kind="add"] .hljs-number mark.word-add').count()).toBe(1);
+      expect(await page.locator('.file-card[data-path="src/app.ts"] td.code[data-kind="add"]').innerText()).toBe('export const answer: number = 42;');
+    }
+    await page.click('.layout-toggle button[data-layout="split"]');
+  });
 });

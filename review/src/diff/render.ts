@@ -1,6 +1,7 @@
 import hljs from 'highlight.js/lib/core';
 import { h } from '../dom.js';
 import { blockHeader, contextLines, gaps, type Gap, type Hunk, type Line } from './patch.js';
+import { markRanges, wordChanges } from './words.js';
 
 /**
  * highlight.js's core with its languages loaded on demand (each its own small chunk, fetched from the
@@ -146,10 +147,15 @@ export class DiffTable {
 
   private lineRows(lines: Line[]): HTMLElement[] {
     const rows: HTMLElement[] = [];
+    const words = wordChanges(lines);
     const num = (n: number | null, side: string, kind: string) => h('td', { class: `num num-${side} num-${kind}` }, n == null ? '' : String(n));
-    const code = (l: Line | null, side: string) => l
-      ? h('td', { class: `code${l.noNewline ? ' nonl' : ''}`, 'data-kind': l.kind, 'data-side': side, 'data-sign': SIGN[l.kind] }, codeSpan(l.text, this.lang))
-      : h('td', { class: 'code', 'data-kind': 'empty', 'data-side': side });
+    const code = (l: Line | null, side: string) => {
+      if (!l) return h('td', { class: 'code', 'data-kind': 'empty', 'data-side': side });
+      const span = codeSpan(l.text, this.lang);
+      const changed = words.get(l);
+      if (changed) markRanges(span, changed, l.kind === 'del' ? 'word-del' : 'word-add');
+      return h('td', { class: `code${l.noNewline ? ' nonl' : ''}`, 'data-kind': l.kind, 'data-side': side, 'data-sign': SIGN[l.kind] }, span);
+    };
     if (this.layout === 'unified') {
       for (const l of lines) rows.push(h('tr', { class: `ln ln-${l.kind}` }, num(l.old, 'old', l.kind), num(l.new, 'new', l.kind), code(l, 'both')));
       return rows;
