@@ -401,7 +401,8 @@ describe('the review page', () => {
     page.on('request', onRequest);
     try {
       const t0 = Date.now();
-      const listResponse = page.waitForResponse((r) => (r.request().postData() ?? '').includes('query ReviewChangeset'));
+      // The typed client sends its documents by hash (trusted documents), with the operation's name.
+      const listResponse = page.waitForResponse((r) => (r.request().postData() ?? '').includes('"operationName":"ReviewChangeset"'));
       await open(`#/execution/${e.id}`);
       const listBody = await (await listResponse).text();
       await page.locator('.file-card').nth(499).waitFor({ state: 'attached' });
