@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { GatewayCallError } from '../client/index.js';
+import { GatewayCallError, GatewayConnectionError } from '../client/index.js';
 import { CreateSnapshotDocument, MissingContentsDocument, UploadContentsDocument, type SnapshotFileInput, type UnscannedInput } from '../client/generated.js';
 
 /**
@@ -69,8 +69,10 @@ export async function retrying<T>(f: () => Promise<T>): Promise<T> {
     try {
       return await f();
     } catch (e: any) {
-      const code = e?.cause?.code ?? e?.code;
-      if (attempt >= 3 || !(e instanceof TypeError) || !['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNREFUSED'].includes(code)) throw e;
+      // fetch's TypeError, as the typed client reports it (GatewayConnectionError, with it as `cause`) or bare.
+      const failure = e instanceof GatewayConnectionError ? e.cause as any : e;
+      const code = failure?.cause?.code ?? failure?.code;
+      if (attempt >= 3 || !(failure instanceof TypeError) || !['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNREFUSED'].includes(code)) throw e;
       await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
     }
   }

@@ -10,6 +10,7 @@ import {
   DEFAULT_RETRY_FOR_MS, ExecutionSettledDocument, GatewayClient, GatewayConnectionError, ListSessionsDocument,
 } from '../client/index.js';
 import { onFeed, startTestGateway, type TestGateway } from './harness.js';
+import { retrying } from '../host/snapshot-upload.js';
 
 /** A port nothing listens on (taken from the system, then released). */
 async function closedPort(): Promise<number> {
@@ -152,5 +153,21 @@ describe('a running gateway', () => {
     } finally {
       await gw.close();
     }
+  });
+});
+
+describe('the reference host\'s uploads', () => {
+  it('retry a connection reset the client reports as a GatewayConnectionError, and nothing else', async () => {
+    const reset = () => new GatewayConnectionError('http://127.0.0.1:1/graphql', Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('other side closed'), { code: 'ECONNRESET' }) }));
+    let calls = 0;
+    await expect(retrying(async () => { if (++calls < 3) throw reset(); return 'uploaded'; })).resolves.toBe('uploaded');
+    expect(calls).toBe(3);
+    calls = 0;
+    await expect(retrying(async () => { calls++; throw reset(); })).rejects.toBeInstanceOf(GatewayConnectionError);
+    expect(calls).toBe(4);
+    calls = 0;
+    const refused = new GatewayConnectionError('ws://127.0.0.1:1/graphql', { code: 4403, reason: 'Forbidden' });
+    await expect(retrying(async () => { calls++; throw refused; })).rejects.toBe(refused);
+    expect(calls).toBe(1);
   });
 });
