@@ -242,4 +242,87 @@ describe('the review page tells the truth', () => {
     }
     await page.click('.layout-toggle button[data-layout="split"]');
   });
+
+  it('line permalinks: a line number links to its line (?line=R12), which a link opened later scrolls to and marks, expanding the context it lies in', async () => {
+    const sessionID = await session('permalinks');
+    const lines = Array.from({ length: 40 }, (_, i) => `line ${i + 1}`);
+    const root = kit.worktree({ 'long.txt': lines.join('\n') + '\n', 'other.txt': 'x\n' });
+    const e = await kit.runExecution(sessionID, root, new WorktreeCapturer(), () => {
+      write(root, 'long.txt', lines.map((l, i) => (i === 36 ? 'line 37 changed' : l)).join('\n') + '\n');
+      write(root, 'other.txt', 'y\n');
+    });
+    const target = (path: string) => page.locator(`.file-card[data-path="${path}"] tr.target`);
+    const inView = async (path: string) => {
+      const box = (await target(path).boundingBox())!;
+      return box.y >= 0 && box.y + box.height <= 900;
+    };
+
+    // A click on a number: the URL names the line, the line is marked.
+    await open(`#/execution/${e.id}`);
+    await page.locator('.file-card[data-path="long.txt"] td.num[data-line="R38"]').click();
+    expect(decodeURIComponent(page.url())).toMatch(new RegExp(`#/execution/${e.id}/file/long\\.txt\\?line=R38$`));
+    expect(await target('long.txt').locator('td.num[data-line="R38"]').count()).toBe(1);
+
+    // Opened later (another tab, a reload): scrolled to and marked; the old side's number too.
+    const link = page.url();
+    await open('#/');
+    await page.goto(link);
+    await target('long.txt').locator('td.num[data-line="R38"]').waitFor();
+    expect(await inView('long.txt')).toBe(true);
+    await open(`#/execution/${e.id}/file/long.txt?line=L37`);
+    await target('long.txt').locator('td.num[data-line="L37"]').waitFor();
+    expect(await target('long.txt').locator('td.code[data-kind="del"]').innerText()).toBe('line 37');
+
+    // A line the diff does not show: the unchanged stretch around it is expanded from the stored file.
+    await open(`#/execution/${e.id}/file/long.txt?line=R10`);
+    await target('long.txt').locator('td.num[data-line="R10"]').waitFor();
+    expect(await target('long.txt').locator('td.code[data-side="new"]').innerText()).toBe('line 10');
+    expect(await inView('long.txt')).toBe(true);
+    // Following the link to another line of the open page moves the mark.
+    await page.evaluate((id) => { location.hash = `#/execution/${id}/file/other.txt?line=R1`; }, e.id);
+    await target('other.txt').waitFor();
+    expect(await target('long.txt').count()).toBe(0);
+  });
+
+  it('a file\'s header: view the whole file as the execution left it (a deleted one as it was), copy its path; hide whitespace changes', async () => {
+    const sessionID = await session('file actions');
+    const root = kit.worktree({ 'src/deep/name.ts': 'export const a = 1;\nexport const b = 2;\n', 'gone.txt': 'was here\n', 'ws.ts': 'a();\n  b();\n' });
+    const e = await kit.runExecution(sessionID, root, new WorktreeCapturer(), () => {
+      write(root, 'src/deep/name.ts', 'export const a = 1;\nexport const b = 3;\n');
+      rmSync(`${root}/gone.txt`);
+      write(root, 'ws.ts', 'a();\n    b();\nc();\n');
+    });
+    await open(`#/execution/${e.id}`);
+    const name = '.file-card[data-path="src/deep/name.ts"]';
+    await page.locator(`${name} table.diff`).waitFor();
+    await page.click(`${name} button.view-file`);
+    await page.locator(`${name} .file-view table.file-text`).waitFor();
+    expect(await page.locator(`${name} .file-view td.code`).allInnerTexts()).toEqual(['export const a = 1;', 'export const b = 3;']);
+    expect(await page.locator(`${name} .file-diff`).isHidden()).toBe(true);
+    await page.click(`${name} button.view-file`);
+    await page.locator(`${name} .file-diff table.diff`).waitFor({ state: 'visible' });
+    expect(await page.locator(`${name} .file-view`).isHidden()).toBe(true);
+    const gone = '.file-card[data-path="gone.txt"]';
+    await page.click(`${gone} button.view-file`);
+    await page.locator(`${gone} .file-view table.file-text`).waitFor();
+    expect(await page.locator(`${gone} .file-view`).innerText()).toContain('The file as it was before it was deleted.');
+    expect(await page.locator(`${gone} .file-view td.code`).allInnerTexts()).toEqual(['was here']);
+
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base() });
+    await page.click(`${name} button.copy-path`);
+    await page.locator(`${name} button.copy-path`, { hasText: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('src/deep/name.ts');
+
+    const ws = '.file-card[data-path="ws.ts"]';
+    const kinds = () => page.locator(`${ws} td.code[data-side="new"], ${ws} td.code[data-side="old"]`).evaluateAll((tds) => tds.map((td) => `${(td as HTMLElement).dataset.kind} ${(td as HTMLElement).innerText}`));
+    await page.locator(`${ws} table.diff`).waitFor();
+    expect(await kinds()).toEqual(['ctx a();', 'ctx a();', 'del   b();', 'add     b();', 'empty ', 'add c();']);
+    await page.check('.hide-whitespace');
+    expect(await kinds()).toEqual(['ctx a();', 'ctx a();', 'ctx     b();', 'ctx     b();', 'empty ', 'add c();']);
+    await page.reload(); // the choice is kept
+    await page.locator(`${ws} table.diff`).waitFor();
+    expect(await kinds()).toEqual(['ctx a();', 'ctx a();', 'ctx     b();', 'ctx     b();', 'empty ', 'add c();']);
+    await page.uncheck('.hide-whitespace');
+    expect(await kinds()).toEqual(['ctx a();', 'ctx a();', 'del   b();', 'add     b();', 'empty ', 'add c();']);
+  });
 });

@@ -9,25 +9,27 @@ import { sessionsView } from './views/sessions.js';
 type Route =
   | { name: 'sessions' }
   | { name: 'session'; id: string }
-  | { name: 'range'; id: string; from: string; to: string; path: string | null }
-  | { name: 'drift'; id: string; path: string | null }
-  | { name: 'execution'; id: string; path: string | null };
+  | { name: 'range'; id: string; from: string; to: string; path: string | null; line: string | null }
+  | { name: 'drift'; id: string; path: string | null; line: string | null }
+  | { name: 'execution'; id: string; path: string | null; line: string | null };
 
 /**
  * Hash routes: #/ · #/session/<id> · #/execution/<id>[/file/<path>] · #/execution/<id>/drift[/file/<path>]
- * · #/session/<id>/changes/<from>/<to>[/file/<path>].
+ * · #/session/<id>/changes/<from>/<to>[/file/<path>]; a file's route may name one line of its diff, ?line=L12 (the
+ * old side's line 12) or ?line=R12 (the new side's): a permalink.
  */
 export function parseRoute(hash: string): Route {
   const raw = hash.replace(/^#\/?/, '');
-  const [pathPart] = raw.split('?');
+  const [pathPart, query] = raw.split('?');
   const seg = pathPart.split('/');
+  const line = new URLSearchParams(query ?? '').get('line');
   const fileAt = (i: number) => (seg[i] === 'file' && seg.length > i + 1 ? decodeURIComponent(seg.slice(i + 1).join('/')) : null);
   if (seg[0] === 'session' && seg[1] && seg[2] === 'changes' && seg[3] && seg[4]) {
-    return { name: 'range', id: decodeURIComponent(seg[1]), from: decodeURIComponent(seg[3]), to: decodeURIComponent(seg[4]), path: fileAt(5) };
+    return { name: 'range', id: decodeURIComponent(seg[1]), from: decodeURIComponent(seg[3]), to: decodeURIComponent(seg[4]), path: fileAt(5), line };
   }
   if (seg[0] === 'session' && seg[1]) return { name: 'session', id: decodeURIComponent(seg[1]) };
-  if (seg[0] === 'execution' && seg[1] && seg[2] === 'drift') return { name: 'drift', id: decodeURIComponent(seg[1]), path: fileAt(3) };
-  if (seg[0] === 'execution' && seg[1]) return { name: 'execution', id: decodeURIComponent(seg[1]), path: fileAt(2) };
+  if (seg[0] === 'execution' && seg[1] && seg[2] === 'drift') return { name: 'drift', id: decodeURIComponent(seg[1]), path: fileAt(3), line };
+  if (seg[0] === 'execution' && seg[1]) return { name: 'execution', id: decodeURIComponent(seg[1]), path: fileAt(2), line };
   return { name: 'sessions' };
 }
 
@@ -36,7 +38,7 @@ const live = document.getElementById('live')!;
 const signOutButton = document.getElementById('signout') as HTMLButtonElement;
 let closeView: (() => void) | null = null;
 /** The open page of a changeset, with its key: a later route to one of its files only scrolls to it. */
-let changeset: { key: string; view: { select(path: string): void } } | null = null;
+let changeset: { key: string; view: { select(path: string, line: string | null): void } } | null = null;
 
 /** What the live badge means in each state (its tooltip and accessible description). */
 const LIVE_MEANING: Record<string, string> = {
@@ -129,7 +131,7 @@ function route() {
   const r = parseRoute(location.hash);
   const key = r.name === 'execution' ? `execution.${r.id}` : r.name === 'drift' ? `drift.${r.id}` : r.name === 'range' ? `range.${r.id}.${r.from}.${r.to}` : null;
   if (key && changeset?.key === key) {
-    if ('path' in r && r.path) changeset.view.select(r.path);
+    if ('path' in r && r.path) changeset.view.select(r.path, r.line);
     return;
   }
   closeView?.();
@@ -139,9 +141,9 @@ function route() {
   if (r.name === 'sessions') closeView = sessionsView(app);
   else if (r.name === 'session') closeView = sessionView(app, r.id);
   else {
-    const v = r.name === 'execution' ? new ExecutionView(app, r.id, r.path)
-      : r.name === 'drift' ? new DriftView(app, r.id, r.path)
-        : new RangeView(app, r.id, r.from, r.to, r.path);
+    const v = r.name === 'execution' ? new ExecutionView(app, r.id, r.path, r.line)
+      : r.name === 'drift' ? new DriftView(app, r.id, r.path, r.line)
+        : new RangeView(app, r.id, r.from, r.to, r.path, r.line);
     changeset = { key: key!, view: v };
     closeView = () => v.close();
   }

@@ -1,7 +1,7 @@
 import hljs from 'highlight.js/lib/core';
 import { h } from '../dom.js';
 import { blockHeader, contextLines, gaps, type Gap, type Hunk, type Line } from './patch.js';
-import { markRanges, wordChanges } from './words.js';
+import { hideWhitespace, markRanges, wordChanges } from './words.js';
 
 /**
  * highlight.js's core with its languages loaded on demand (each its own small chunk, fetched from the
@@ -59,11 +59,36 @@ function codeSpan(text: string, lang: string | null): HTMLElement {
   return span;
 }
 
+/** A whole file's text, its lines numbered and highlighted: "view file". */
+export function fileTable(text: string, path: string): HTMLElement {
+  const lang = languageOf(path);
+  const lines = text.split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  return h('table', { class: 'diff file-text' },
+    h('colgroup', {}, h('col', { class: 'c-num' }), h('col', { class: 'c-code' })),
+    h('tbody', {}, ...lines.map((l, i) => h('tr', { class: 'ln' },
+      h('td', { class: 'num' }, String(i + 1)), h('td', { class: 'code', 'data-kind': 'ctx' }, codeSpan(l, lang))))));
+}
+
 export type Layout = 'split' | 'unified';
 const SIGN: Record<Line['kind'], string> = { ctx: ' ', del: '-', add: '+' };
 
 /** What a rendered file needs to expand its context: the text of the file by new-side line number, loaded on first use. */
 export interface ExpandSource { lines(): Promise<((n: number) => string) & { count: number } | null> }
+
+/** A line of a diff by side and number, as its permalink names it: "L12" the old side's line 12, "R12" the new side's. */
+export type LineAnchor = `${'L' | 'R'}${number}`;
+
+export function isLineAnchor(s: string | null | undefined): s is LineAnchor {
+  return !!s && /^[LR][1-9]\d*$/.test(s);
+}
+
+export interface DiffOptions {
+  /** Shows removed and added lines that differ only in whitespace as one unchanged line. */
+  hideWhitespace?: boolean;
+  /** A click on a line number: the page makes it the file's permalink. */
+  onLine?: (anchor: LineAnchor) => void;
+}
 
 const STEP = 20;
 
@@ -80,16 +105,59 @@ export class DiffTable {
   private lineAt: (((n: number) => string) & { count: number }) | null = null;
   private unavailable = false;
   private readonly lang: string | null;
+  private target: LineAnchor | null = null;
+  private hideWhitespace: boolean;
 
-  constructor(private hunks: Hunk[], path: string, private layout: Layout, private source: ExpandSource | null) {
+  constructor(private hunks: Hunk[], path: string, private layout: Layout, private source: ExpandSource | null, private readonly opts: DiffOptions = {}) {
     this.gaps = gaps(hunks);
     this.top = this.gaps.map(() => 0);
     this.bottom = this.gaps.map(() => 0);
     this.lang = languageOf(path);
+    this.hideWhitespace = !!opts.hideWhitespace;
     this.render();
   }
 
   setLayout(l: Layout) { this.layout = l; this.render(); }
+
+  setHideWhitespace(on: boolean) { this.hideWhitespace = on; this.render(); }
+
+  /** Marks one line as the permalink's (null: none). */
+  setTarget(anchor: LineAnchor | null) {
+    this.target = anchor;
+    this.markTarget();
+  }
+
+  /**
+   * Shows a permalink's line, expanding the unchanged stretch it lies in when the diff does not show it, and marks it.
+   * Returns its row, or null when the file has no such line to show.
+   */
+  async reveal(anchor: LineAnchor): Promise<HTMLElement | null> {
+    this.target = anchor;
+    if (!this.row(anchor) && this.source && !this.unavailable) {
+      if (!this.lineAt) {
+        const l = await this.source.lines();
+        if (l) this.lineAt = l; else this.unavailable = true;
+      }
+      const n = Number(anchor.slice(1));
+      const i = this.gaps.findIndex((g) => {
+        const at = anchor[0] === 'R' ? n : n - g.delta;
+        const to = g.to ?? this.lineAt?.count ?? 0;
+        return at >= g.from && at <= to;
+      });
+      if (i >= 0 && this.lineAt) this.top[i] += this.remaining(i) ?? 0;
+    }
+    this.render();
+    return this.row(anchor);
+  }
+
+  private row(anchor: LineAnchor): HTMLElement | null {
+    return this.el.querySelector<HTMLElement>(`td.num[data-line="${anchor}"]`)?.closest('tr') ?? null;
+  }
+
+  private markTarget() {
+    for (const tr of this.el.querySelectorAll('tr.target')) tr.classList.remove('target');
+    if (this.target) this.row(this.target)?.classList.add('target');
+  }
 
   private remaining(i: number): number | null {
     const g = this.gaps[i];
@@ -148,7 +216,16 @@ export class DiffTable {
   private lineRows(lines: Line[]): HTMLElement[] {
     const rows: HTMLElement[] = [];
     const words = wordChanges(lines);
-    const num = (n: number | null, side: string, kind: string) => h('td', { class: `num num-${side} num-${kind}` }, n == null ? '' : String(n));
+    const num = (n: number | null, side: 'old' | 'new', kind: string) => {
+      if (n == null) return h('td', { class: `num num-${side} num-${kind}` });
+      const anchor: LineAnchor = `${side === 'old' ? 'L' : 'R'}${n}`;
+      const onLine = this.opts.onLine;
+      return h('td', {
+        class: `num num-${side} num-${kind}${onLine ? ' linkable' : ''}`, 'data-line': anchor,
+        title: onLine ? (side === 'old' ? `Link to line ${n} of the old side` : `Link to line ${n}`) : null,
+        onclick: onLine ? () => onLine(anchor) : null,
+      }, String(n));
+    };
     const code = (l: Line | null, side: string) => {
       if (!l) return h('td', { class: 'code', 'data-kind': 'empty', 'data-side': side });
       const span = codeSpan(l.text, this.lang);
@@ -191,7 +268,10 @@ export class DiffTable {
       if (row) body.append(row);
       const to = g.to ?? at?.count ?? 0;
       if (at && this.bottom[i]) body.append(...this.lineRows(contextLines(at, g, to - this.bottom[i] + 1, to)));
-      if (i < this.hunks.length) body.append(...this.lineRows(this.hunks[i].lines));
+      if (i < this.hunks.length) {
+        const lines = this.hunks[i].lines;
+        body.append(...this.lineRows(this.hideWhitespace ? hideWhitespace(lines) : lines));
+      }
     }
     const table = h('table', { class: `diff diff-${this.layout}` },
       this.layout === 'split'
@@ -199,5 +279,6 @@ export class DiffTable {
         : h('colgroup', {}, h('col', { class: 'c-num' }), h('col', { class: 'c-num' }), h('col', { class: 'c-code' })),
       body);
     this.el.replaceChildren(table);
+    this.markTarget();
   }
 }

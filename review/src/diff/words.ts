@@ -1,4 +1,4 @@
-import { diffWordsWithSpace } from 'diff';
+import { diffArrays, diffWordsWithSpace } from 'diff';
 import type { Line } from './patch.js';
 
 /** A stretch [start, end) of a line's text that changed within the line. */
@@ -49,6 +49,37 @@ export function changedWords(before: string, after: string): { old: Range[]; new
   }
   if (common < MIN_COMMON * Math.max(before.length, after.length)) return null;
   return { old, new: neu };
+}
+
+const withoutSpace = (text: string) => text.replace(/\s+/g, '');
+
+/**
+ * A hunk's lines with whitespace changes hidden (git diff -w): within each run of removed lines and the added lines
+ * after it, a removed line and an added one that differ only in whitespace become one unchanged line (the new text,
+ * both numbers); what remains removed or added is a change beyond whitespace.
+ */
+export function hideWhitespace(lines: Line[]): Line[] {
+  const out: Line[] = [];
+  for (let i = 0; i < lines.length;) {
+    if (lines[i].kind === 'ctx') { out.push(lines[i++]); continue; }
+    const dels: Line[] = [];
+    const adds: Line[] = [];
+    while (i < lines.length && lines[i].kind === 'del') dels.push(lines[i++]);
+    while (i < lines.length && lines[i].kind === 'add') adds.push(lines[i++]);
+    let d = 0;
+    let a = 0;
+    for (const part of diffArrays(dels, adds, { comparator: (x, y) => withoutSpace(x.text) === withoutSpace(y.text) })) {
+      const n = part.count ?? part.value.length;
+      if (part.removed) { out.push(...dels.slice(d, d + n)); d += n; }
+      else if (part.added) { out.push(...adds.slice(a, a + n)); a += n; }
+      else {
+        for (let k = 0; k < n; k++) out.push({ ...adds[a + k], kind: 'ctx', old: dels[d + k].old });
+        d += n;
+        a += n;
+      }
+    }
+  }
+  return out;
 }
 
 /**

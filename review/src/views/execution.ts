@@ -219,7 +219,7 @@ export class ExecutionView {
   private closed = false;
   private stopLive = () => {};
 
-  constructor(private root: HTMLElement, readonly executionID: string, path: string | null) {
+  constructor(private root: HTMLElement, readonly executionID: string, path: string | null, private readonly line: string | null = null) {
     root.replaceChildren(loading());
     this.load(path).catch((e) => this.fail(e));
   }
@@ -234,9 +234,9 @@ export class ExecutionView {
     this.files?.destroy();
   }
 
-  /** Opens one file (called by the router for #/execution/<id>/file/<path>). */
-  select(path: string) {
-    if (this.files?.has(path)) this.files.focus(path);
+  /** Opens one file, at one line of its diff (called by the router for #/execution/<id>/file/<path>[?line=R12]). */
+  select(path: string, line: string | null = null) {
+    if (this.files?.has(path)) this.files.focus(path, line);
   }
 
   private async load(path: string | null) {
@@ -263,7 +263,7 @@ export class ExecutionView {
     let filesEl: HTMLElement;
     const missing = path && !cs.files.some((f) => f.path === path) ? h('p', { class: 'error-box' }, `${path} did not change in this execution.`) : null;
     if (cs.files.length) {
-      this.files = new FilesView(executionSource(e), missing ? null : path);
+      this.files = new FilesView(executionSource(e), missing ? null : path, this.line);
       filesEl = this.files.el;
     } else {
       filesEl = h('p', { class: 'muted' }, cs.coverage.__typename === 'CoverageUnavailable' ? 'No files can be shown.' : 'No files changed.');
@@ -280,7 +280,7 @@ export class ExecutionView {
     if (this.closed) return;
     tl.replaceChildren(h('h2', {}, 'Timeline'), timeline(e, data.messages, data.prompt, data.jobs));
     // The timeline above moved the file a deep link opened: back to it.
-    if (path && !missing) this.files?.focus(path);
+    if (path && !missing) this.files?.focus(path, this.line);
   }
 }
 

@@ -1,6 +1,6 @@
 import { badge, h } from '../dom.js';
 import { parsePatch, splitLines, textMatches } from '../diff/patch.js';
-import { DiffTable, loadLanguageOf, type Layout } from '../diff/render.js';
+import { DiffTable, fileTable, isLineAnchor, loadLanguageOf, type Layout, type LineAnchor } from '../diff/render.js';
 
 export interface FileEntry { path: string; status: string; additions: number; deletions: number; binary: boolean }
 export interface Omission { path: string; reason: string; detail: string }
@@ -18,6 +18,12 @@ export interface ChangesSource {
 
 const STATUS_LETTER: Record<string, string> = { ADDED: 'A', MODIFIED: 'M', DELETED: 'D' };
 const LAYOUT_KEY = 'gateway.review.layout';
+const WHITESPACE_KEY = 'gateway.review.hide-whitespace';
+
+/** A file's link naming one line of its diff: the file's own link, then ?line=L12 (old side) or R12 (new side). */
+export function lineHref(fileHref: string, anchor: LineAnchor): string {
+  return `${fileHref}?line=${anchor}`;
+}
 
 /**
  * The file tree's order, which the stack and j / k follow too: level by level, folders before files, names in the
@@ -73,12 +79,20 @@ interface Card {
   file: FileEntry;
   el: HTMLElement;
   body: HTMLElement;
+  /** Within the body: the diff, and the whole file ("View file"), one of them shown. */
+  diff: HTMLElement;
+  view: HTMLElement;
   toggle: HTMLButtonElement;
   viewed: HTMLInputElement;
   treeItem: HTMLElement;
   state: 'idle' | 'queued' | 'loading' | 'done';
   table: DiffTable | null;
   collapsed: boolean;
+  /** The permalink's line, shown once the diff is drawn. */
+  line: LineAnchor | null;
+  /** The whole file shown instead of its diff ("View file"), and the button that toggles it. */
+  viewing: boolean;
+  viewButton: HTMLButtonElement | null;
 }
 
 /**
@@ -95,6 +109,7 @@ export class FilesView {
   private readonly marks: ViewedMarks;
   private readonly observer: IntersectionObserver;
   private layout = storedLayout();
+  private hideWhitespace = localStorage.getItem(WHITESPACE_KEY) === '1';
   private inFlight = 0;
   private readonly queue: Card[] = [];
   private readonly progress = h('span', { class: 'viewed-progress' });
@@ -102,7 +117,7 @@ export class FilesView {
   private readonly onKey = (ev: KeyboardEvent) => this.key(ev);
   private closed = false;
 
-  constructor(private readonly src: ChangesSource, focus: string | null = null) {
+  constructor(private readonly src: ChangesSource, focus: string | null = null, line: string | null = null) {
     this.marks = new ViewedMarks(src.key);
     this.observer = new IntersectionObserver((entries) => {
       for (const en of entries) {
@@ -125,16 +140,21 @@ export class FilesView {
         type: 'button', 'data-layout': l, 'aria-pressed': String(this.layout === l), onclick: () => this.setLayout(l),
       }, l === 'split' ? 'Split' : 'Unified')));
     const collapseAll = h('button', { type: 'button', class: 'collapse-all', onclick: () => this.collapseAll() }, 'Collapse all');
+    const whitespace = h('input', { type: 'checkbox', class: 'hide-whitespace' });
+    whitespace.checked = this.hideWhitespace;
+    whitespace.addEventListener('change', () => this.setHideWhitespace(whitespace.checked));
     this.el = h('div', { class: 'files-view' },
       h('div', { class: 'files-toolbar' }, this.progress, h('span', { class: 'spacer' }),
-        h('span', { class: 'muted keys' }, 'j / k: next / previous file'), collapseAll, layoutToggle),
+        h('span', { class: 'muted keys' }, 'j / k: next / previous file'),
+        h('label', { class: 'whitespace-toggle', title: 'Show removed and added lines that differ only in whitespace as unchanged (git diff -w)' }, whitespace, ' Hide whitespace'),
+        collapseAll, layoutToggle),
       h('div', { class: 'changes-split' },
         h('details', { class: 'tree-box', open: window.innerWidth >= 800 }, h('summary', {}, `Files (${src.files.length})`),
           h('div', { class: 'tree-inner' }, this.filter, tree)),
         stack));
     this.updateProgress();
     document.addEventListener('keydown', this.onKey);
-    if (focus) queueMicrotask(() => this.focus(focus));
+    if (focus) queueMicrotask(() => this.focus(focus, line));
   }
 
   destroy() {
@@ -145,22 +165,89 @@ export class FilesView {
 
   has(path: string) { return this.cards.has(path); }
 
-  /** Scrolls to a file, opening it (a deep link, a click in the tree). */
-  focus(path: string) {
+  /**
+   * Scrolls to a file, opening it (a deep link, a click in the tree); with a line (a permalink, "L12" or "R12"), to
+   * that line of its diff once it is drawn, marked.
+   */
+  focus(path: string, line: string | null = null) {
     const card = this.cards.get(path);
     if (!card) return;
     if (card.collapsed) this.setCollapsed(card, false);
+    if (card.viewing) this.setViewing(card, false);
     for (const c of this.order) c.el.classList.toggle('focused', c === card);
     for (const c of this.order) c.treeItem.classList.toggle('selected', c === card);
+    for (const c of this.order) if (c !== card) { c.line = null; c.table?.setTarget(null); }
+    card.line = isLineAnchor(line) ? line : null;
     card.el.scrollIntoView({ block: 'start' });
     this.want(card);
+    if (card.table) this.showLine(card);
+  }
+
+  /** The permalink's line of a drawn file: revealed (its stretch of context expanded if need be), marked, scrolled to. */
+  private showLine(card: Card) {
+    const line = card.line;
+    if (!line || !card.table) return;
+    void card.table.reveal(line).then((row) => {
+      if (row && card.line === line && !this.closed) row.scrollIntoView({ block: 'center' });
+    });
+  }
+
+  /** A click on a line number: the URL becomes the line's permalink, and the line is marked. */
+  private linkLine(card: Card, anchor: LineAnchor) {
+    history.replaceState(null, '', lineHref(this.src.href(card.file.path), anchor));
+    for (const c of this.order) if (c !== card) { c.line = null; c.table?.setTarget(null); }
+    card.line = anchor;
+    card.table?.setTarget(anchor);
+  }
+
+  /** Copies a file's path to the clipboard; where the page may not write it (not a secure context), selects it. */
+  private async copyPath(card: Card, button: HTMLButtonElement) {
+    const name = card.el.querySelector('.file-name')!;
+    try {
+      if (!navigator.clipboard) throw new Error('no clipboard');
+      await navigator.clipboard.writeText(card.file.path);
+      button.textContent = 'Copied';
+    } catch {
+      getSelection()?.selectAllChildren(name);
+      button.textContent = 'Selected: press Ctrl+C';
+    }
+    setTimeout(() => { button.textContent = 'Copy path'; }, 1_500);
+  }
+
+  /** "View file": the whole file as the changeset left it (as it was before, for a deleted one), instead of its diff. */
+  private async setViewing(card: Card, on: boolean) {
+    card.viewing = on;
+    card.viewButton!.textContent = on ? 'View diff' : 'View file';
+    card.viewButton!.setAttribute('aria-pressed', String(on));
+    card.diff.hidden = on;
+    card.view.hidden = !on;
+    if (!on) { card.view.replaceChildren(); return; }
+    if (card.collapsed) this.setCollapsed(card, false);
+    const deleted = card.file.status === 'DELETED';
+    const view = card.view;
+    view.dataset.side = deleted ? 'old' : 'new';
+    view.replaceChildren(h('p', { class: 'muted loading' }, 'Loading the file…'));
+    let text: string | null = null;
+    let failed: unknown = null;
+    try { text = await this.src.text(deleted ? 'old' : 'new', card.file.path); } catch (e) { failed = e; }
+    if (!card.viewing) return;
+    view.replaceChildren(
+      h('p', { class: 'muted file-view-note' }, deleted ? 'The file as it was before it was deleted.' : 'The whole file as it was left at the end.'),
+      text != null ? fileTable(text, card.file.path)
+        : h('p', { class: 'error-box' }, failed ? `The file could not be read: ${failed instanceof Error ? failed.message : String(failed)}`
+          : 'The stored text of this file is not available (not captured, omitted, binary or expired).'));
   }
 
   private card(f: FileEntry): Card {
     const omissions = omissionsOf(f.path, this.src.omissions);
     const toggle = h('button', { type: 'button', class: 'collapse', 'aria-expanded': 'true', title: 'Collapse / expand this file' }, '▾');
     const viewed = h('input', { type: 'checkbox', class: 'viewed-box' });
-    const body = h('div', { class: 'file-body' });
+    const diff = h('div', { class: 'file-diff' });
+    const view = h('div', { class: 'file-view', hidden: true });
+    const body = h('div', { class: 'file-body' }, diff, view);
+    const copy = h('button', { type: 'button', class: 'copy-path', title: `Copy ${f.path}` }, 'Copy path');
+    const viewFile = f.binary ? null : h('button', { type: 'button', class: 'view-file', 'aria-pressed': 'false',
+      title: f.status === 'DELETED' ? 'The whole file as it was before it was deleted' : 'The whole file as it was left' }, 'View file');
     // Room for the diff before it loads, so the scroll position stays put as files render.
     body.style.minHeight = `${Math.min(600, 40 + 20 * (f.additions + f.deletions + 6))}px`;
     const el = h('section', { class: 'file-card', 'data-path': f.path, 'data-status': f.status },
@@ -171,6 +258,7 @@ export class FilesView {
         f.binary ? badge('binary', 'muted') : null,
         ...omissions.map((o) => badge(o.reason === 'CAPTURE_LIMIT' && o.path === '.' ? 'partial capture' : `omitted: ${o.reason}`, 'warn', o.detail)),
         h('span', { class: 'spacer' }),
+        copy, viewFile,
         h('label', { class: 'viewed' }, viewed, ' Viewed')),
       body);
     const treeItem = h('li', { class: 'tree-file', 'data-path': f.path },
@@ -178,8 +266,10 @@ export class FilesView {
         h('span', { class: `file-status fs-${f.status.toLowerCase()}` }, STATUS_LETTER[f.status] ?? '?'), ' ',
         h('span', { class: 'tree-name' }, f.path.split('/').pop()!)),
       h('span', { class: 'tree-check', 'aria-hidden': 'true' }, '✓'));
-    const card: Card = { file: f, el, body, toggle, viewed, treeItem, state: 'idle', table: null, collapsed: false };
+    const card: Card = { file: f, el, body, diff, view, toggle, viewed, treeItem, state: 'idle', table: null, collapsed: false, line: null, viewing: false, viewButton: viewFile };
     toggle.addEventListener('click', () => this.setCollapsed(card, !card.collapsed));
+    copy.addEventListener('click', () => { void this.copyPath(card, copy); });
+    viewFile?.addEventListener('click', () => { void this.setViewing(card, !card.viewing); });
     viewed.addEventListener('change', () => {
       this.marks.toggle(f.path, viewed.checked);
       el.classList.toggle('is-viewed', viewed.checked);
@@ -232,10 +322,10 @@ export class FilesView {
       const card = this.queue.shift()!;
       card.state = 'loading';
       this.inFlight++;
-      card.body.replaceChildren(h('p', { class: 'muted loading' }, 'Loading the diff…'));
+      card.diff.replaceChildren(h('p', { class: 'muted loading' }, 'Loading the diff…'));
       Promise.all([this.src.patch(card.file.path), loadLanguageOf(card.file.path)]).then(([p]) => this.draw(card, p), (e) => {
         card.state = 'idle';
-        card.body.replaceChildren(h('p', { class: 'error-box' }, `The diff could not be loaded: ${e instanceof Error ? e.message : String(e)}`));
+        card.diff.replaceChildren(h('p', { class: 'error-box' }, `The diff could not be loaded: ${e instanceof Error ? e.message : String(e)}`));
       }).finally(() => { this.inFlight--; this.pump(); });
     }
   }
@@ -247,7 +337,7 @@ export class FilesView {
     const f = card.file;
     if (!file?.patch) {
       const why = this.src.omissions.filter((o) => o.path === f.path);
-      card.body.replaceChildren(h('div', { class: 'not-rendered', 'data-not-rendered': f.binary ? 'binary' : 'omitted' },
+      card.diff.replaceChildren(h('div', { class: 'not-rendered', 'data-not-rendered': f.binary ? 'binary' : 'omitted' },
         h('strong', {}, f.binary ? 'Binary file: its content is not rendered.' : 'This file\'s patch was not rendered.'),
         ...why.map((o) => h('p', {}, badge(o.reason, 'warn'), ' ', o.detail)),
         !why.length && !f.binary ? h('p', {}, 'See the coverage omissions above.') : null));
@@ -266,8 +356,18 @@ export class FilesView {
         return Object.assign((n: number) => lines[n - 1] ?? '', { count: lines.length });
       },
     } : null;
-    card.table = new DiffTable(hunks, f.path, this.layout, expand);
-    card.body.replaceChildren(card.table.el);
+    card.table = new DiffTable(hunks, f.path, this.layout, expand, {
+      hideWhitespace: this.hideWhitespace,
+      onLine: (anchor) => this.linkLine(card, anchor),
+    });
+    card.diff.replaceChildren(card.table.el);
+    this.showLine(card);
+  }
+
+  private setHideWhitespace(on: boolean) {
+    this.hideWhitespace = on;
+    if (on) localStorage.setItem(WHITESPACE_KEY, '1'); else localStorage.removeItem(WHITESPACE_KEY);
+    for (const c of this.order) c.table?.setHideWhitespace(on);
   }
 
   private setLayout(l: Layout) {

@@ -43,10 +43,10 @@ function sourceOf(key: string, cs: ReviewChangesetFactsFragment, patch: ChangesS
   };
 }
 
-function filesSection(cs: ReviewChangesetFactsFragment, src: ChangesSource, path: string | null, what: string): { el: HTMLElement; view: FilesView | null } {
+function filesSection(cs: ReviewChangesetFactsFragment, src: ChangesSource, path: string | null, line: string | null, what: string): { el: HTMLElement; view: FilesView | null } {
   const totals = changeTotals(cs);
   const missing = path && !cs.files.some((f) => f.path === path) ? h('p', { class: 'error-box' }, `${path} did not change ${what}.`) : null;
-  const view = cs.files.length ? new FilesView(src, missing ? null : path) : null;
+  const view = cs.files.length ? new FilesView(src, missing ? null : path, line) : null;
   return {
     el: h('section', { class: 'changes-section' }, h('h2', {}, 'Files changed'), totals, missing,
       view ? view.el : h('p', { class: 'muted' }, cs.coverage.__typename === 'CoverageUnavailable' ? 'No files can be shown.' : 'No files changed.')),
@@ -58,20 +58,20 @@ function filesSection(cs: ReviewChangesetFactsFragment, src: ChangesSource, path
 export abstract class ChangesPage {
   protected files: FilesView | null = null;
   protected closed = false;
-  constructor(protected root: HTMLElement, readonly key: string, path: string | null) {
+  constructor(protected root: HTMLElement, readonly key: string, path: string | null, protected readonly line: string | null) {
     root.replaceChildren(loading());
     // After the subclass's constructor has set its own fields.
     queueMicrotask(() => this.load(path).catch((e) => { if (!this.closed) root.dispatchEvent(new CustomEvent('view-error', { detail: e, bubbles: true })); }));
   }
   close() { this.closed = true; this.files?.destroy(); }
-  select(path: string) { if (this.files?.has(path)) this.files.focus(path); }
+  select(path: string, line: string | null = null) { if (this.files?.has(path)) this.files.focus(path, line); }
   protected abstract load(path: string | null): Promise<void>;
 }
 
 /** "Changes from execution #3 to #7": the start boundary of one to the end boundary of a later one. */
 export class RangeView extends ChangesPage {
-  constructor(root: HTMLElement, private sessionID: string, private from: string, private to: string, path: string | null) {
-    super(root, `range.${sessionID}.${from}.${to}`, path);
+  constructor(root: HTMLElement, private sessionID: string, private from: string, private to: string, path: string | null, line: string | null = null) {
+    super(root, `range.${sessionID}.${from}.${to}`, path, line);
   }
 
   protected async load(path: string | null) {
@@ -95,7 +95,7 @@ export class RangeView extends ChangesPage {
       (p) => gateway().request(ReviewSessionChangesFileDocument, { id, from, to, path: p }).then((x) => (x.session?.changes.__typename === 'Changeset' ? x.session.changes.file ?? null : null)),
       (p) => boundaryText(to, true, p),
       (p) => rangeHref(id, from, to, p));
-    const files = filesSection(c, src, path, 'in this range');
+    const files = filesSection(c, src, path, this.line, 'in this range');
     this.files = files.view;
     this.root.replaceChildren(crumbs,
       h('h1', { class: 'range-title' }, `Changes from execution #${a?.sequence ?? '?'} to #${b?.sequence ?? '?'}`,
@@ -109,8 +109,8 @@ export class RangeView extends ChangesPage {
 
 /** What changed in the worktree between the previous execution's end and this one's start, outside the agent. */
 export class DriftView extends ChangesPage {
-  constructor(root: HTMLElement, readonly executionID: string, path: string | null) {
-    super(root, `drift.${executionID}`, path);
+  constructor(root: HTMLElement, readonly executionID: string, path: string | null, line: string | null = null) {
+    super(root, `drift.${executionID}`, path, line);
   }
 
   protected async load(path: string | null) {
@@ -134,7 +134,7 @@ export class DriftView extends ChangesPage {
       (p) => gateway().request(ReviewDriftFileDocument, { id, path: p }).then((x) => x.execution?.driftBefore?.file ?? null),
       (p) => boundaryText(id, false, p),
       (p) => driftHref(id, p));
-    const files = filesSection(d, src, path, 'between the two executions');
+    const files = filesSection(d, src, path, this.line, 'between the two executions');
     this.files = files.view;
     this.root.replaceChildren(crumbs, title,
       h('p', { class: 'drift-explain' }, `From the end boundary of execution #${e.sequence - 1} to the start boundary of #${e.sequence}: no execution of this session ran, so these changes were made by someone or something else (the user, another tool).`),
