@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { blockHeader, contextLines, gaps, parsePatch, splitLines, textMatches } from '../review/src/diff/patch.js';
-import { changedWords, wordChanges } from '../review/src/diff/words.js';
+import { changedWords, hideWhitespace, wordChanges } from '../review/src/diff/words.js';
 
 /** The review page's patch reading (review/src/diff/patch.ts): hunks, the gaps between them, exact context. */
 describe('review patch reading', () => {
@@ -70,5 +70,12 @@ describe('review patch reading', () => {
     const hs = parsePatch('@@ -1,3 +1,3 @@\n-a b\n-c d\n+a B\n+c d!\n x\n');
     const words = wordChanges(hs[0].lines);
     expect(hs[0].lines.map((l) => words.get(l) ?? null)).toEqual([[[2, 3]], [], [[2, 3]], [[3, 4]], null]);
+  });
+
+  it('hides whitespace changes: a removed and an added line equal but for whitespace become one unchanged line with both numbers', () => {
+    const hs = parsePatch('@@ -1,3 +1,4 @@\n a\n-  b\n-x\n+    b\n+y\n+c\n');
+    expect(hideWhitespace(hs[0].lines).map((l) => [l.kind, l.text, l.old, l.new])).toEqual([
+      ['ctx', 'a', 1, 1], ['ctx', '    b', 2, 2], ['del', 'x', 3, null], ['add', 'y', null, 3], ['add', 'c', null, 4],
+    ]);
   });
 });
