@@ -22,7 +22,8 @@ export function storeToken(token: string | null): void {
  * Signing out in one tab signs out every tab, so a token dropped in one is not handed back by another.
  */
 type TabMessage = { type: 'ask'; from: string } | { type: 'token'; to: string; token: string } | { type: 'signed-out' };
-const tabID = crypto.randomUUID();
+// crypto.randomUUID needs a secure context; a gateway served over plain HTTP on another host is not one.
+const tabID = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
 const channel = typeof BroadcastChannel === 'undefined' ? null : new BroadcastChannel('gateway.review');
 const handoffListeners = new Set<(token: string) => void>();
 const signedOutListeners = new Set<() => void>();

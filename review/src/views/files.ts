@@ -173,7 +173,7 @@ export class FilesView {
     const card = this.cards.get(path);
     if (!card) return;
     if (card.collapsed) this.setCollapsed(card, false);
-    if (card.viewing) this.setViewing(card, false);
+    if (card.viewing) void this.setViewing(card, false);
     for (const c of this.order) c.el.classList.toggle('focused', c === card);
     for (const c of this.order) c.treeItem.classList.toggle('selected', c === card);
     for (const c of this.order) if (c !== card) { c.line = null; c.table?.setTarget(null); }
