@@ -7,10 +7,11 @@ import { WorktreeCapturer } from '../host/capture.js';
 import { changesetKit, write } from './support/changeset-kit.js';
 import { ensureReviewBuilt } from '../server/review.js';
 import { runDemo } from '../host/demo.js';
+import { begin, lapseLease, registerHost, settle } from './fixtures.js';
 
 /**
  * The review page says only what is true (issue 49), in Chromium: an unknown changeset is never a count of zero,
- * a prompt is shown only on the execution that answered it.
+ * a prompt is shown only on the execution that answered it, a failed, interrupted or abandoned execution says why.
  */
 const WAIT = 30_000;
 
@@ -78,6 +79,50 @@ describe('the review page tells the truth', () => {
     expect(await row(e.id).locator('td.changeset').innerText()).toBe('unknown (a boundary snapshot is missing or expired) coverage: unavailable');
     await row(e.id).locator('td.changeset a.changes-unknown').click();
     await page.locator('[data-totals="UNKNOWN"]').waitFor();
+  });
+
+  it('a failed execution\'s page says it failed with its error and error name; an interrupted one says what interrupted it, in words', async () => {
+    const sessionID = await session('why it stopped');
+    const other = await registerHost(g);
+    const failed = await begin(g, other, sessionID);
+    await settle(g, other, failed.id, 'FAILED', { error: 'the build exited with 3', errorName: 'BuildError' });
+    const outcome = page.locator('.outcome');
+
+    await open(`#/execution/${failed.id}`);
+    await page.locator('.outcome[data-outcome="FAILED"]').waitFor();
+    expect(await outcome.innerText()).toBe('Failed.\nBuildError: the build exited with 3');
+    // Under the execution's title, before the banners.
+    expect(await page.locator('h1 + .outcome').count()).toBe(1);
+
+    const said: Record<string, string> = {
+      USER: 'Interrupted by the user.',
+      SEAL: 'Interrupted by the seal: the session was sealed while it ran.',
+      SUPERSEDED: 'Superseded by a new prompt: interrupted before it finished.',
+      SHUTDOWN: 'Interrupted by its host shutting down.',
+    };
+    for (const [reason, words] of Object.entries(said)) {
+      const e: any = await host.beginExecution(sessionID, 'PROMPT');
+      await host.settleExecution(e.id, 'INTERRUPTED', { interruptReason: reason as 'USER' });
+      await open(`#/execution/${e.id}`);
+      await page.locator(`.outcome[data-outcome="INTERRUPTED"][data-reason="${reason}"]`).waitFor();
+      expect(await outcome.innerText()).toBe(words);
+    }
+
+    // Its host stopped renewing its lease: the gateway marked it ABANDONED.
+    const lost = await registerHost(g);
+    const orphan = await begin(g, lost, await session('abandoned'));
+    await lapseLease(g.sql, lost.hostID);
+    await expect.poll(async () => (await g.gql(`query($id: ID!) { execution(id: $id) { status } }`, { id: orphan.id })).data.execution.status, { timeout: 10_000 }).toBe('ABANDONED');
+    await open(`#/execution/${orphan.id}`);
+    await page.locator('.outcome[data-outcome="ABANDONED"]').waitFor();
+    expect(await outcome.innerText()).toBe('Abandoned: its host was lost (its lease lapsed) before the execution settled.');
+
+    // A succeeded execution says nothing of the kind.
+    const ok: any = await host.beginExecution(sessionID, 'PROMPT');
+    await host.settleExecution(ok.id, 'SUCCEEDED');
+    await open(`#/execution/${ok.id}`);
+    await page.locator('ol.timeline').waitFor();
+    expect(await outcome.count()).toBe(0);
   });
 
   it('a prompt sent outside any execution shows on the execution that answered it, never on a later one that recorded nothing (the demo\'s #3)', async () => {

@@ -26,6 +26,28 @@ export async function boundaryText(executionID: string, atEnd: boolean, path: st
   return (atEnd ? b.end?.text : b.start?.text) ?? null;
 }
 
+/** What interrupted an execution, in a reviewer's words (Execution.interruptReason). */
+const INTERRUPTED_BY: Record<string, string> = {
+  USER: 'Interrupted by the user.',
+  SEAL: 'Interrupted by the seal: the session was sealed while it ran.',
+  SUPERSEDED: 'Superseded by a new prompt: interrupted before it finished.',
+  SHUTDOWN: 'Interrupted by its host shutting down.',
+};
+
+/** Why an execution did not succeed (its status, error, error name and interrupt reason), under its title; null when it did or still runs. */
+function outcomeBanner(e: Execution): HTMLElement | null {
+  let said: string;
+  if (e.status === 'FAILED') said = 'Failed.';
+  else if (e.status === 'INTERRUPTED') said = (e.interruptReason && INTERRUPTED_BY[e.interruptReason]) || 'Interrupted (no reason was recorded).';
+  else if (e.status === 'ABANDONED') said = 'Abandoned: its host was lost (its lease lapsed) before the execution settled.';
+  else return null;
+  const error = e.error || e.errorName
+    ? h('div', { class: 'outcome-error' }, e.errorName ? h('code', { class: 'error-name' }, e.errorName) : '', e.errorName && e.error ? ': ' : '', e.error ?? '')
+    : e.status === 'FAILED' ? h('div', { class: 'outcome-error muted' }, 'The host reported no error message.') : null;
+  return h('div', { class: `outcome outcome-${e.status.toLowerCase()}`, 'data-outcome': e.status, 'data-reason': e.interruptReason ?? null },
+    h('strong', {}, said), error);
+}
+
 /** Before the execution's own changes: what changed in the worktree since the previous execution ended, outside the agent. */
 function driftBanner(e: Execution): HTMLElement | null {
   const d = e.driftBefore;
@@ -271,6 +293,7 @@ export class ExecutionView {
     this.root.replaceChildren(
       h('nav', { class: 'crumbs' }, link('#/', 'Sessions'), ' › ', link(`#/session/${e.session.id}`, e.session.title || e.session.id), ' › ', `Execution #${e.sequence}`),
       h('h1', {}, statusBadge(e.status), ` Execution #${e.sequence}`, h('span', { class: 'muted' }, ` · ${e.trigger} · `, time(e.startedAt), ` · ${duration(e.startedAt, e.settledAt)}`)),
+      outcomeBanner(e) ?? '',
       driftBanner(e) ?? '',
       coverageBanner(cs.coverage),
       boundaryView(e),
