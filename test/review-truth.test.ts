@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { startTestGateway, type TestGateway } from './harness.js';
-import { ReferenceHost } from '../host/host.js';
+import type { Browser, Page } from 'playwright-core';
+import type { TestGateway } from './harness.js';
+import type { ReferenceHost } from '../host/host.js';
 import { WorktreeCapturer } from '../host/capture.js';
 import { changesetKit, write } from './support/changeset-kit.js';
-import { ensureReviewBuilt } from '../server/review.js';
+import { startReviewRig, type ReviewRig } from './support/review-rig.js';
 import { runDemo } from '../host/demo.js';
 import { begin, lapseLease, registerHost, settle } from './fixtures.js';
 
@@ -15,6 +15,7 @@ import { begin, lapseLease, registerHost, settle } from './fixtures.js';
  */
 const WAIT = 30_000;
 
+let rig: ReviewRig;
 let g: TestGateway;
 let host: ReferenceHost;
 let browser: Browser;
@@ -34,26 +35,12 @@ const open = (hash: string) => page.goto(`${base()}/review/${hash}`);
 const row = (executionID: string) => page.locator(`tr.execution-row[data-execution="${executionID}"]`);
 
 beforeAll(async () => {
-  await ensureReviewBuilt();
-  g = await startTestGateway();
-  host = new ReferenceHost({ url: g.url, token: await g.token('host'), leaseMs: 600_000 });
-  await host.start();
-  reader = await g.token('reader');
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.setDefaultTimeout(WAIT);
-  page.on('pageerror', (e) => console.error('page error:', e));
-  await page.goto(`${base()}/review/`);
-  await page.evaluate((t) => sessionStorage.setItem('gateway.review.token', t), reader);
+  rig = await startReviewRig(WAIT);
+  ({ g, host, reader, browser, page } = rig);
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await host?.stop();
-  await g?.stop();
+  await rig?.stop();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 

@@ -3,13 +3,13 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { availableParallelism, loadavg } from 'node:os';
 import { gzipSync } from 'node:zlib';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { startTestGateway, type TestGateway } from './harness.js';
-import { ReferenceHost } from '../host/host.js';
+import type { Browser, Page } from 'playwright-core';
+import type { TestGateway } from './harness.js';
+import type { ReferenceHost } from '../host/host.js';
 import { WorktreeCapturer } from '../host/capture.js';
 import { changesetKit, write } from './support/changeset-kit.js';
 import { setPolicy } from '../domain/snapshots.js';
-import { ensureReviewBuilt } from '../server/review.js';
+import { startReviewRig, type ReviewRig } from './support/review-rig.js';
 import { TEST_OUTPUT } from './support/browser.js';
 import { createToken } from '../domain/tokens.js';
 import { BeginExecutionDocument, GatewayClient, SettleExecutionDocument } from '../client/index.js';
@@ -24,6 +24,7 @@ import { runDemo } from '../host/demo.js';
 const SHOTS = process.env.REVIEW_SCREENSHOTS ?? path.join(TEST_OUTPUT, 'review');
 const WAIT = 30_000;
 
+let rig: ReviewRig;
 let g: TestGateway;
 let host: ReferenceHost;
 let browser: Browser;
@@ -61,27 +62,12 @@ const card = (file: string) => `.file-card[data-path="${file}"]`;
 beforeAll(async () => {
   rmSync(SHOTS, { recursive: true, force: true });
   mkdirSync(SHOTS, { recursive: true });
-  await ensureReviewBuilt();
-  g = await startTestGateway();
-  host = new ReferenceHost({ url: g.url, token: await g.token('host'), leaseMs: 600_000 });
-  await host.start();
-  reader = await g.token('reader');
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.setDefaultTimeout(WAIT);
-  page.on('pageerror', (e) => console.error('page error:', e));
-  // Signed in as a reader for every test (the first one clears this and signs in through the form).
-  await page.goto(`${base()}/review/`);
-  await page.evaluate((t) => sessionStorage.setItem('gateway.review.token', t), reader);
+  rig = await startReviewRig(WAIT);
+  ({ g, host, reader, browser, page } = rig);
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await host?.stop();
-  await g?.stop();
+  await rig?.stop();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
   if (shots.length) console.log(`review screenshots (${shots.length}):\n${shots.join('\n')}`);
 });
