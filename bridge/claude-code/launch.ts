@@ -46,8 +46,9 @@ async function hostCall(dir: string, route: string, body: unknown): Promise<any>
 }
 
 /**
- * Claude Code refuses `bypassPermissions` (`--dangerously-skip-permissions`) as root, and then a headless
- * run asks for every tool call and gets no answer: said before it starts, with what works instead.
+ * Claude Code run as root refuses to start with `bypassPermissions` (`--dangerously-skip-permissions`), and
+ * without any permission a headless run denies every tool call that needs one: said before it starts, with
+ * what works instead (`--allowedTools`, checked with 2.1.332 as root).
  */
 export function checkPermissionArgs(args: string[], uid = typeof process.getuid === 'function' ? process.getuid() : -1): void {
   const bypass = args.some((a, i) => a === '--dangerously-skip-permissions' || a === '--permission-mode=bypassPermissions'
