@@ -14,8 +14,9 @@ const DATABASE_INDEPENDENT = [
   'bridge-opencode', 'bridge-opencode-cli', 'bridge-opencode-crash', 'bridge-opencode-mapping', 'bridge-opencode-mirror', 'bridge-opencode-repos',
   'opencode-proxy', 'opencode-proxy-spellings', 'opencode-plugins', 'opencode-snapshot-reader', 'opencode-local-channels',
   'claude-code-host', 'process-tree', 'capture-watch', 'capture-errors', 'build-lock',
-  'install', 'client-pack', 'client-package', 'data-dir', 'credentials', 'cli-first-hour', 'production',
-  'graphiql-browser', 'review', 'review-patch', 'demo',
+  'install', 'client-pack', 'client-package', 'client-types', 'client-examples', 'client-connection',
+  'data-dir', 'credentials', 'cli-first-hour', 'cli-help', 'production',
+  'graphiql-browser', 'graphiql-headers', 'review', 'review-truth', 'review-patch', 'review-documents', 'demo',
 ].map((f) => `test/${f}.test.ts`);
 
 export default defineConfig({
