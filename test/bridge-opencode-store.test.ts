@@ -54,6 +54,25 @@ describe('FileBridgeStore', () => {
     expect(fs.readFileSync(f, 'utf8')).toContain('"t":"sess');
   });
 
+  it('a forgotten row stays forgotten across a reopen and a compaction; a row saved again after it is back', async () => {
+    const f = file();
+    const s = new FileBridgeStore(f);
+    await s.saveSession(row('a', 1));
+    await s.saveSession(row('b', 1));
+    await s.forgetSession('a');
+    await s.forgetSession('nope'); // nothing to forget: nothing written
+    expect(await s.sessions()).toEqual([row('b', 1)]);
+    await s.close();
+    const t = new FileBridgeStore(f);
+    expect(await t.sessions()).toEqual([row('b', 1)]);
+    for (let i = 0; i < 1_200; i++) await t.saveSession(row('b', i)); // compacted on the way
+    expect(fs.readFileSync(f, 'utf8')).not.toContain('"ocSessionID":"a"');
+    await t.saveSession(row('a', 2));
+    await t.forgetSession('b');
+    await t.close();
+    expect(await new FileBridgeStore(f).sessions()).toEqual([row('a', 2)]);
+  });
+
   it('compacts a long log to the live state (each write costs its change, not the whole state)', async () => {
     const f = file();
     const s = new FileBridgeStore(f);

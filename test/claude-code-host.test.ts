@@ -19,6 +19,7 @@ import { scriptPrompt, startScriptedAnthropic, type ScriptedAnthropic, type Scri
 import { parseTranscript, turnOf } from '../bridge/claude-code/transcript.js';
 import { processesWith } from './support/processes.js';
 import { processFacts } from '../bridge/claude-code/processes.js';
+import { FileBridgeStore } from '../bridge/opencode/store.js';
 import { until } from './support/until.js';
 
 const bin = findClaudeBinary();
@@ -221,6 +222,11 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     // A host restart: everything stored is mirrored once (idempotency keys and the state file).
     const before = JSON.stringify(await session(id));
     await host.stop();
+    // The launches of the two runs are not kept once their Claude Code exited.
+    const stored = new FileBridgeStore(path.join(hostDir, 'state.jsonl'));
+    expect((await stored.sessions()).filter((r) => r.ocSessionID.startsWith('launch:'))).toEqual([]);
+    expect((await stored.sessions()).map((r) => r.ocSessionID)).toContain(cc);
+    await stored.close();
     host = newHost();
     await host.start();
     await host.settled();

@@ -296,6 +296,9 @@ export class ClaudeCodeHost {
         if (l && !launchRunning(l)) void this.enqueue(cc, () => this.endRunning(cc, 'exit'));
       }
     }
+    // Launches whose Claude Code is gone (the launcher reported it, or it died with the host down) are not
+    // kept: nothing reads them any more.
+    for (const l of [...this.launches.values()]) if (!launchRunning(l)) await this.forgetLaunch(l.token);
     for (const cc of this.sessions.keys()) {
       this.watch(cc);
       if (this.sessions.get(cc)!.pendingEdits?.length) void this.enqueue(cc, () => this.applyEdits(cc));
@@ -361,6 +364,12 @@ export class ClaudeCodeHost {
       if (w) { this.sessionWaiters.delete(cc); w.forEach((f) => f(st.sessionID!)); }
     }
     await this.store.saveSession({ ocSessionID: cc, sessionID: st.sessionID, lastSeq: 0, state: st as any });
+  }
+
+  private async forgetLaunch(token: string) {
+    this.launches.delete(token);
+    this.refusals.delete(token);
+    await this.store.forgetSession(`launch:${token}`);
   }
 
   private async persistLaunch(l: LaunchState) {
@@ -432,7 +441,9 @@ export class ClaudeCodeHost {
         }
         // What the host refused in this launch: the launcher prints it (Claude Code's `-p` exits 0 after a refused prompt).
         const refused = this.refusals.get(l.token) ?? [];
-        this.refusals.delete(l.token);
+        // Its Claude Code is gone: the launch is no longer needed (a session it ran keeps its token, which then
+        // names no process: nothing to stop, nothing that holds a rewrite back).
+        await this.forgetLaunch(l.token);
         return json(res, 200, { refused });
       }
       if (url === '/health') return json(res, 200, { ok: true, hostIDs: this.hostIDs });

@@ -60,10 +60,16 @@ export function sessionArgs(args: string[]): { names: string | null; anyInCwd: b
   return { names, anyInCwd };
 }
 
-/** Whether the launch's process may still run: it has not exited, and its PID is still that process (or not known yet). */
+/** How long a launch may go without reporting its PID (the launcher reports it right after spawning Claude Code). */
+const PID_REPORTED_WITHIN_MS = 60_000;
+
+/**
+ * Whether the launch's process may still run: it has not exited, and its PID is still that process, or is
+ * not known yet (a launch just issued; one whose launcher never reported a PID is taken as gone after a minute).
+ */
 export function launchRunning(l: LaunchState): boolean {
   if (l.exited) return false;
-  if (l.pid === null) return true;
+  if (l.pid === null) return Date.now() - (l.createdAt ?? 0) < PID_REPORTED_WITHIN_MS;
   if (l.startTicks == null) return alive(l.pid);
   return processFacts(l.pid)?.startTicks === l.startTicks;
 }

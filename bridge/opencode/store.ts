@@ -23,11 +23,11 @@ export interface BridgeStore {
 
 export interface FileShape { hostID: string | null; sessions: Record<string, StoredSession>; messages: Record<string, StoredMessage> }
 
-type Entry = { t: 'host'; id: string } | { t: 'session'; s: StoredSession } | { t: 'message'; m: StoredMessage };
+type Entry = { t: 'host'; id: string } | { t: 'session'; s: StoredSession } | { t: 'forget'; id: string } | { t: 'message'; m: StoredMessage };
 
 /**
  * The bridge's own store (no access to the gateway's database): one file, a log of JSON lines (the host
- * ID, a session's row after each applied event, a mirrored message), each appended and fsynced before
+ * ID, a session's row after each applied event or its removal, a mirrored message), each appended and fsynced before
  * the call returns, so a write costs the size of the change, not of the whole state. Reading replays the
  * log (the last row of a session wins); a torn last line (a crash mid-append) is dropped. When the log
  * holds much more than the live state it is compacted: the live state written to a temporary file,
@@ -81,6 +81,7 @@ export class FileBridgeStore implements BridgeStore {
   private apply(e: Entry) {
     if (e.t === 'host') this.data.hostID = e.id;
     else if (e.t === 'session') this.data.sessions[e.s.ocSessionID] = e.s;
+    else if (e.t === 'forget') delete this.data.sessions[e.id];
     else if (e.t === 'message' && !this.data.messages[e.m.messageID]) {
       this.data.messages[e.m.messageID] = e.m;
       if (!this.byOc.has(e.m.ocMessageID)) this.byOc.set(e.m.ocMessageID, e.m.messageID);
@@ -117,6 +118,8 @@ export class FileBridgeStore implements BridgeStore {
   async setHostID(id: string) { if (this.data.hostID !== id) this.append({ t: 'host', id }); }
   async sessions() { return Object.values(this.data.sessions).map((s) => structuredClone(s)); }
   async saveSession(s: StoredSession) { this.append({ t: 'session', s: structuredClone(s) }); }
+  /** Drops a session's row (gone at the next compaction; a reader replaying the log drops it too). */
+  async forgetSession(ocSessionID: string) { if (this.data.sessions[ocSessionID]) this.append({ t: 'forget', id: ocSessionID }); }
   async saveMessage(m: StoredMessage) {
     if (this.data.messages[m.messageID]) return;
     this.append({ t: 'message', m: structuredClone(m) });
