@@ -300,6 +300,8 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     l.child.stderr!.resume();
     return {
       pid: l.child.pid!,
+      /** Its launch token (what its hooks carry). */
+      token: l.token,
       exited: l.exited,
       async turn(text: string) {
         const n = results.length;
@@ -408,6 +410,40 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     sent = JSON.stringify(model.agentRequests().slice(before).map((q) => q.body.messages));
     expect(sent).toContain('now [gone]');
     expect(sent).not.toContain(later);
+  });
+
+  it('a Claude Code that started before a session\'s transcript was rewritten and then switches to it (an interactive /resume) has its prompts refused there; a new --resume is admitted', async () => {
+    const secret = 'sk-SWITCH-SECRET-9090';
+    const r1 = await run(scriptPrompt('say it', [{ text: `the key is ${secret}` }]));
+    expect(r1.code, r1.err).toBe(0);
+    const f = r1.result.session_id as string;
+    const id = host.gatewaySessionOf(f)!;
+    const file = path.join(home, '.claude', 'projects', repo.replace(/[^A-Za-z0-9]/g, '-'), `${f}.jsonl`);
+    // Another Claude Code, open on a session of its own, started before the correction.
+    const other = await openSession();
+    await other.turn(scriptPrompt('its own session', [{ text: 'ok' }]));
+    const msgs = (await gw.gql(`query($id: ID!) { session(id: $id) { messages(first: 10) { edges { node { id role parts { id ... on TextPart { text } } } } } } }`, { id }))
+      .data.session.messages.edges.map((e: any) => e.node);
+    const answer = msgs.find((m: any) => m.role === 'ASSISTANT');
+    const part = answer.parts.find((p: any) => p.text?.includes(secret));
+    const c = await gw.gql(`mutation($i: CorrectMessagePartInput!) { correctMessagePart(input: $i) { __typename } }`, { i: { messageID: answer.id, partID: part.id, text: 'the key is [redacted]' } });
+    expect(c.data.correctMessagePart.__typename).toBe('MessagePartCorrected');
+    // Written at once: that process runs another session.
+    await until('the correction written', async () => !fs.readFileSync(file, 'utf8').includes(secret), 15_000);
+    // It now switches to F, as `/resume` does in an interactive Claude Code: the hook it runs there, from its own process.
+    const input = { session_id: f, transcript_path: file, cwd: repo, hook_event_name: 'UserPromptSubmit', prompt: 'go on', prompt_id: randomUUID() };
+    const executions = (await gw.sql`SELECT count(*)::int AS n FROM executions WHERE session_id = ${id}`)[0].n;
+    const d = await host.hook('UserPromptSubmit', input, other.token, other.pid);
+    expect(d).toMatchObject({ exit: 2, reason: expect.stringContaining(`may still hold the old text: exit it and run \`gateway claude-code --resume ${f}\``) });
+    expect((await gw.sql`SELECT count(*)::int AS n FROM executions WHERE session_id = ${id}`)[0].n).toBe(executions);
+    await other.end();
+    // A Claude Code started to resume it after the rewrite reads the corrected transcript: admitted.
+    const before = model.agentRequests().length;
+    const r2 = await run(scriptPrompt('resumed', [{ text: 'fine' }]), { resume: f });
+    expect(r2.code, r2.err).toBe(0);
+    const sent = JSON.stringify(model.agentRequests().slice(before).map((q) => q.body.messages));
+    expect(sent).toContain('the key is [redacted]');
+    expect(sent).not.toContain(secret);
   });
 
   it('the host answers only requests with its secret, and takes a hook only from a Claude Code process of its user that runs where the hook says', async () => {

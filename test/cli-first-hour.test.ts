@@ -8,12 +8,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_DIR } from '../db/index.js';
+import { cli } from './support/cli.js';
 import { createTestDatabase, startTestGateway } from './harness.js';
 import { runDemo } from '../host/demo.js';
 
-const cli = (args: string[], env: Record<string, string> = {}) => spawnSync(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
-  cwd: PROJECT_DIR, encoding: 'utf8', timeout: 120_000, env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'info', ...env },
-});
 
 let tmp: string;
 beforeAll(() => { tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-first-hour-')); });

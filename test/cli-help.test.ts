@@ -9,12 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_DIR } from '../db/index.js';
+import { cli } from './support/cli.js';
 import { ENVIRONMENT } from '../server/environment.js';
 import { createTestDatabase, gql } from './harness.js';
 
-const cli = (args: string[], env: Record<string, string> = {}) => spawnSync(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
-  cwd: PROJECT_DIR, encoding: 'utf8', timeout: 120_000, env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'info', ...env },
-});
 
 let tmp: string;
 beforeAll(() => { tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-help-')); });
