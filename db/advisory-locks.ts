@@ -16,4 +16,6 @@ export const ADVISORY_LOCKS = {
   idempotentCreate: 7_424_009,
   /** Two-key: uploads of the same content, one at a time (domain/snapshots.ts; second key from its hash). */
   contentUpload: 7_424_010,
+  /** One OpenTelemetry trace exporter at a time, across instances (server/otel-export.ts): each settlement sent once. */
+  otelExport: 7_424_011,
 } as const;

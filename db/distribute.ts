@@ -32,10 +32,11 @@ export const DISTRIBUTION_PLAN = {
    * Left as plain tables on the coordinator: `tokens` (its NOTIFY trigger cannot run inside a prepared
    * transaction on a worker), `clocks` (the settlement clock's row lock is the sequencer's mutual
    * exclusion: on a reference table Citus first takes a blocking lock on the shard, so a pass's
-   * `FOR UPDATE SKIP LOCKED` would wait instead of answering busy), the migration ledger, and the retired
-   * bridge tables.
+   * `FOR UPDATE SKIP LOCKED` would wait instead of answering busy), the migration ledger, the exporters'
+   * cursors (`export_cursors`: one row per exporter, advanced under the coordinator's advisory lock), and the
+   * retired bridge tables.
    */
-  local: ['tokens', 'clocks', 'schema_migrations', /^bridge_opencode_/],
+  local: ['tokens', 'clocks', 'schema_migrations', 'export_cursors', /^bridge_opencode_/],
 } as const;
 
 /** The database has tables that DISTRIBUTION_PLAN does not place. */
