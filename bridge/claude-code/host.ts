@@ -20,63 +20,37 @@
 // (hooks merged into the user's settings) is served by one that does not (its seal answers
 // SealUnsupportedError(ADMISSION_NOT_EXCLUSIVE): Claude Code can run it without the hooks). A session started
 // by the launcher stays fronted: a hook of it that comes without a valid launch token is refused.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
-  AcknowledgeHostCommandDocument, AdmitWorkDocument, AppendMessageDocument, BeginExecutionDocument, CreateSessionDocument,
-  FinishJobDocument, ReplyHostCommandDocument, SettleExecutionDocument, StartJobDocument, TranscriptEventsDocument,
+  AdmitWorkDocument, AppendMessageDocument, BeginExecutionDocument, CreateSessionDocument,
+  FinishJobDocument, SettleExecutionDocument, StartJobDocument, TranscriptEventsDocument,
 } from '../../client/index.js';
 import { WorktreeCapturer, type CaptureOptions } from '../../host/capture.js';
 import { HostLease, type Command, type HostIdentity } from '../common/host-lease.js';
+import { allow, decideWithin, refuse, within, type Decision, type Ticket } from '../hooks-host/admission.js';
+import { rewriteFileAtomically as rewriteAtomically } from '../hooks-host/atomic-rewrite.js';
+import { HostChannel } from '../hooks-host/channel.js';
+import { acknowledge, replyTo, runHidden } from '../hooks-host/host-commands.js';
+import { SessionQueues, Waker } from '../hooks-host/queues.js';
+import { captureBoundary, inside, real, worktreeRoot } from '../hooks-host/worktree.js';
 import { Gateway, GatewayError } from '../opencode/gateway.js';
-import { bridgeTransport } from '../opencode/snapshot-sink.js';
 import { FileBridgeStore } from '../opencode/store.js';
 import { hookSettings, writeHookScript } from './hook.js';
 import { findClaudeBinary } from './launch.js';
 import { launchRunning, mayTouch, runsSession, type LaunchState } from './launches.js';
-import { hostSecret, SECRET_HEADER, sameSecret } from './local-channel.js';
+import { CLAUDE_CODE_NAMES } from './local-channel.js';
 import { alive, claudeProcess, killProcessTree, processFacts } from './processes.js';
 import { isPrompt, parseTranscript, rewriteTranscript, turnOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
 
 /**
- * Rewrites a transcript atomically: the new content goes to a temporary file that replaces the transcript by
- * rename (a crash leaves the old file or the new one, never a torn one). The host calls it only while no
- * Claude Code process of the session runs (`applyEdits`): a writer that opened the file just before the rename
- * and writes just after it would write into the replaced file, and that line would be lost (measured: 1 line
- * in 400 with a writer appending in a loop). As defence in depth, an append between the read and the rename is
- * detected (the size changed: read again) and one found in the old file after the rename is carried over.
+ * Rewrites a transcript atomically (the kit's rewrite, bridge/hooks-host/atomic-rewrite.ts), only while no
+ * Claude Code process of the session runs (`applyEdits`).
  */
 export function rewriteFileAtomically(file: string, edits: TranscriptEdit[], sidechain = false): number {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const fd = fs.openSync(file, 'r');
-    try {
-      const before = fs.readFileSync(fd);
-      const { text, applied } = rewriteTranscript(before.toString('utf8'), edits, sidechain);
-      if (!applied) return 0;
-      const tmp = `${file}.gateway-${process.pid}.tmp`;
-      const out = fs.openSync(tmp, 'w', fs.fstatSync(fd).mode & 0o777);
-      try { fs.writeSync(out, text); fs.fsyncSync(out); } finally { fs.closeSync(out); }
-      const now = fs.statSync(file);
-      if (now.size !== before.length || now.ino !== fs.fstatSync(fd).ino) { fs.rmSync(tmp, { force: true }); continue; }
-      fs.renameSync(tmp, file);
-      const late = fs.fstatSync(fd).size - before.length;
-      if (late > 0) {
-        const buf = Buffer.alloc(late);
-        fs.readSync(fd, buf, 0, late, before.length);
-        fs.appendFileSync(file, buf);
-      }
-      try { const d = fs.openSync(path.dirname(file), 'r'); fs.fsyncSync(d); fs.closeSync(d); } catch { /* best effort */ }
-      return applied;
-    } finally {
-      fs.closeSync(fd);
-    }
-  }
-  throw new Error(`${file} kept changing while it was being rewritten`);
+  return rewriteAtomically(file, (text) => rewriteTranscript(text, edits, sidechain));
 }
 
 /** The model IDs Claude Code 2.1.332 resolves its aliases opus, sonnet and haiku to (measured: `--model <alias>`). */
@@ -185,28 +159,7 @@ export interface HookInput {
   [k: string]: unknown;
 }
 
-type Decision = { exit: 0 } | { exit: 2; reason: string };
-interface Ticket { answered: boolean }
-const allow: Decision = { exit: 0 };
-const refuse = (reason: string): Decision => ({ exit: 2, reason });
-
-class Timeout extends Error {}
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let t: NodeJS.Timeout;
-  return Promise.race([p, new Promise<T>((_, rej) => { t = setTimeout(() => rej(new Timeout(`${what}: no answer from the gateway within ${ms} ms`)), ms); })])
-    .finally(() => clearTimeout(t));
-}
-
-/** The repository's top level (nearest directory with `.git`), else the directory itself. */
-export function worktreeRoot(dir: string): string {
-  let d = path.resolve(dir);
-  for (;;) {
-    if (fs.existsSync(path.join(d, '.git'))) return d;
-    const up = path.dirname(d);
-    if (up === d) return path.resolve(dir);
-    d = up;
-  }
-}
+export { worktreeRoot };
 
 export class ClaudeCodeHost {
   readonly gw: Gateway;
@@ -217,13 +170,12 @@ export class ClaudeCodeHost {
   private readonly launches = new Map<string, LaunchState>();
   /** Claude Code session -> the PID its hooks ran under (observed sessions: the only handle to stop a turn). */
   private readonly pids = new Map<string, number>();
-  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly queues: SessionQueues;
   private readonly capturer: WorktreeCapturer;
   private readonly warmed = new Set<string>();
-  private server: http.Server | null = null;
-  private exitWaiters: (() => void)[] = [];
-  /** What every request to the host must carry (local-channel.ts). */
-  private readonly secret: string;
+  /** The loopback channel of the hook script and the launcher (the kit's: authenticated by the host's secret). */
+  private readonly channel: HostChannel;
+  private readonly exits = new Waker();
   /** Why the host refused a launch's prompts and tool calls (the launcher prints them when Claude Code exits). */
   private readonly refusals = new Map<string, string[]>();
   stopped = false;
@@ -236,7 +188,13 @@ export class ClaudeCodeHost {
     this.log = opts.log ?? (() => {});
     this.gw = new Gateway(opts.gatewayUrl, opts.hostToken, opts.pluginToken ?? opts.hostToken, this.log);
     this.scriptPath = writeHookScript(opts.dir); // the directory made (or narrowed to) 0700 first
-    this.secret = hostSecret(opts.dir);
+    this.queues = new SessionQueues(this.log);
+    this.channel = new HostChannel(opts.dir, CLAUDE_CODE_NAMES, {
+      hook: (event, input, launch, ppid) => this.hook(event, input as HookInput, launch, ppid),
+      routes: { '/launch': (b) => this.launchRoute(b), '/launched': (b) => this.launchedRoute(b), '/exited': (b) => this.exitedRoute(b),
+        '/health': async () => [200, { ok: true, hostIDs: this.hostIDs }] },
+      failClosed: ['UserPromptSubmit', 'PreToolUse'],
+    }, this.log, this.stats);
     this.store = new FileBridgeStore(path.join(opts.dir, 'state.jsonl'));
     this.capturer = new WorktreeCapturer({ watch: true, ...opts.capture });
     const self = this;
@@ -283,12 +241,7 @@ export class ClaudeCodeHost {
     }
     await this.leases.launched.start();
     await this.leases.observed.start();
-    this.server = http.createServer((req, res) => void this.http(req, res));
-    await new Promise<void>((r) => this.server!.listen(this.opts.port ?? 0, '127.0.0.1', r));
-    this.port = (this.server.address() as AddressInfo).port;
-    const pf = this.portFile();
-    fs.writeFileSync(`${pf}.tmp`, `${this.port}\n`, { mode: 0o600 });
-    fs.renameSync(`${pf}.tmp`, pf);
+    this.port = await this.channel.start(this.opts.port ?? 0);
     // Turns left running by a host that stopped: their Claude Code may be gone meanwhile.
     for (const [cc, st] of this.sessions) {
       if (st.current && st.kind === 'launched' && st.launch) {
@@ -306,19 +259,14 @@ export class ClaudeCodeHost {
     this.log(`claude-code host listening on 127.0.0.1:${this.port} (hosts ${this.hostIDs.launched} launched, ${this.hostIDs.observed} observed)`);
   }
 
-  private portFile() { return path.join(this.opts.dir, 'host.port'); }
-
   async stop(): Promise<void> {
     this.stopped = true;
     for (const l of Object.values(this.leases)) l.stop();
     for (const u of this.watched.values()) u();
-    // No port file left behind for a launcher to find (unless another host took the directory meanwhile).
-    try { if (this.port && fs.readFileSync(this.portFile(), 'utf8').trim() === String(this.port)) fs.rmSync(this.portFile()); } catch { /* gone */ }
-    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
-    this.server?.closeAllConnections();
+    await this.channel.stop();
     // Queued work waiting for an unreachable gateway gives up (at its next retry) instead of holding the stop.
     this.gw.stopped = true;
-    await Promise.allSettled([...this.queues.values()]);
+    await this.queues.settled();
     for (const l of Object.values(this.leases)) await l.settle();
     await this.capturer.close();
     await this.gw.close();
@@ -332,20 +280,9 @@ export class ClaudeCodeHost {
   gatewaySessionOf(ccSessionID: string): string | null { return this.sessions.get(ccSessionID)?.sessionID ?? null; }
 
   /** Resolves when every queued task of every session has run (tests: after Claude Code exited). */
-  async settled(): Promise<void> {
-    for (;;) {
-      const qs = [...this.queues.values()];
-      await Promise.allSettled(qs);
-      if ([...this.queues.values()].every((q, i) => q === qs[i]) && this.queues.size === qs.length) return;
-    }
-  }
+  settled(): Promise<void> { return this.queues.settled(); }
 
-  private enqueue<T>(cc: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.queues.get(cc) ?? Promise.resolve();
-    const p = prev.then(fn, fn);
-    this.queues.set(cc, p.catch((e) => this.log(`session ${cc}: ${e?.stack ?? e}`)));
-    return p;
-  }
+  private enqueue<T>(cc: string, fn: () => Promise<T>): Promise<T> { return this.queues.enqueue(cc, fn); }
 
   private readonly sessionWaiters = new Map<string, ((id: string) => void)[]>();
 
@@ -379,86 +316,52 @@ export class ClaudeCodeHost {
 
   // ---- HTTP: hooks and the launcher ----
 
-  private async http(req: http.IncomingMessage, res: http.ServerResponse) {
-    const url = req.url ?? '/';
-    const given = req.headers[SECRET_HEADER];
-    if (!sameSecret(typeof given === 'string' ? given : undefined, this.secret)) {
-      // Anyone on the machine can reach the port: nothing is read or changed for a request without the secret.
-      this.stats.unauthenticated++;
-      this.log(`refused ${req.method} ${url.slice(0, 100)}: no valid ${SECRET_HEADER} (the secret is in ${this.opts.dir}/host.secret)`);
-      res.writeHead(401, { 'content-type': 'application/json', connection: 'close' });
-      res.end(JSON.stringify({ error: `the Claude Code host answers only requests that carry its secret (${path.join(this.opts.dir, 'host.secret')})` }));
-      req.resume();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
-    try {
-      if (req.method === 'POST' && url.startsWith('/hook/')) {
-        let input: HookInput = {};
-        try { input = JSON.parse(text); } catch { /* an empty or torn body: decided below */ }
-        const d = await this.hook(url.slice('/hook/'.length), input, String(req.headers['x-launch'] ?? ''), Number(req.headers['x-ppid'] ?? 0));
-        res.writeHead(200, { 'content-type': 'text/plain', connection: 'close' });
-        res.end(d.exit === 2 ? `2\n${d.reason}` : '0\n');
-        return;
-      }
-      const body = text ? JSON.parse(text) : {};
-      if (req.method === 'POST' && url === '/launch') {
-        const l: LaunchState = {
-          token: randomBytes(16).toString('hex'), pid: null, exited: false, cwd: String(body.cwd ?? ''), createdAt: Date.now(),
-          names: typeof body.names === 'string' ? body.names : null, anyInCwd: body.anyInCwd === true, sessions: [], admitted: [], stale: [],
-        };
-        await this.persistLaunch(l);
-        const settings = this.settingsFile('launched', body.settings && typeof body.settings === 'object' ? body.settings : {});
-        return json(res, 200, { token: l.token, settings });
-      }
-      if (req.method === 'POST' && url === '/launched') {
-        const l = this.launches.get(String(body.token));
-        if (!l) return json(res, 404, { error: 'unknown launch' });
-        const pid = Number(body.pid) || null;
-        await this.persistLaunch({ ...l, pid, startTicks: pid ? processFacts(pid)?.startTicks ?? null : null });
-        this.wakeExits();
-        return json(res, 200, {});
-      }
-      if (req.method === 'POST' && url === '/exited') {
-        const l = this.launches.get(String(body.token));
-        if (!l) return json(res, 404, { error: 'unknown launch' });
-        await this.persistLaunch({ ...l, exited: true });
-        this.wakeExits();
-        for (const [cc, st] of this.sessions) {
-          if (st.launch !== l.token) continue;
-          // Not awaited: the launcher (and so its user) does not wait for the host to finish the session's turn.
-          void this.enqueue(cc, async () => {
-            const killed = this.killing.has(cc) || this.sessions.get(cc)!.fenced;
-            await this.endRunning(cc, killed ? (this.sessions.get(cc)!.fenced ? 'seal' : 'signal') : body.signal ? 'signal' : Number(body.code) ? 'failed' : 'exit');
-            // Shells still running when Claude Code went: killed with it by the host, else nobody saw their end.
-            await this.finishAllJobs(cc, killed ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
-          });
-        }
-        for (const [cc, st] of this.sessions) {
-          if (st.pendingEdits?.length) void this.enqueue(cc, () => this.applyEdits(cc));
-        }
-        // What the host refused in this launch: the launcher prints it (Claude Code's `-p` exits 0 after a refused prompt).
-        const refused = this.refusals.get(l.token) ?? [];
-        // Its Claude Code is gone: the launch is no longer needed (a session it ran keeps its token, which then
-        // names no process: nothing to stop, nothing that holds a rewrite back).
-        await this.forgetLaunch(l.token);
-        return json(res, 200, { refused });
-      }
-      if (url === '/health') return json(res, 200, { ok: true, hostIDs: this.hostIDs });
-      json(res, 404, { error: 'not found' });
-    } catch (e: any) {
-      this.log(`http ${url}: ${e?.stack ?? e}`);
-      if (url.startsWith('/hook/')) {
-        // An unexpected failure: refused (exit 2) where refusing is what keeps a seal provable, else allowed.
-        res.writeHead(200, { 'content-type': 'text/plain', connection: 'close' });
-        res.end(/UserPromptSubmit|PreToolUse/.test(url) ? `2\nthe gateway's Claude Code host failed: ${e?.message ?? e}` : '0\n');
-      } else json(res, 500, { error: String(e?.message ?? e) });
-    }
+  private async launchRoute(body: any): Promise<[number, unknown]> {
+    const l: LaunchState = {
+      token: randomBytes(16).toString('hex'), pid: null, exited: false, cwd: String(body.cwd ?? ''), createdAt: Date.now(),
+      names: typeof body.names === 'string' ? body.names : null, anyInCwd: body.anyInCwd === true, sessions: [], admitted: [], stale: [],
+    };
+    await this.persistLaunch(l);
+    const settings = this.settingsFile('launched', body.settings && typeof body.settings === 'object' ? body.settings : {});
+    return [200, { token: l.token, settings }];
   }
 
-  private wakeExits() { this.exitWaiters.splice(0).forEach((w) => w()); }
+  private async launchedRoute(body: any): Promise<[number, unknown]> {
+    const l = this.launches.get(String(body.token));
+    if (!l) return [404, { error: 'unknown launch' }];
+    const pid = Number(body.pid) || null;
+    await this.persistLaunch({ ...l, pid, startTicks: pid ? processFacts(pid)?.startTicks ?? null : null });
+    this.wakeExits();
+    return [200, {}];
+  }
+
+  private async exitedRoute(body: any): Promise<[number, unknown]> {
+    const l = this.launches.get(String(body.token));
+    if (!l) return [404, { error: 'unknown launch' }];
+    await this.persistLaunch({ ...l, exited: true });
+    this.wakeExits();
+    for (const [cc, st] of this.sessions) {
+      if (st.launch !== l.token) continue;
+      // Not awaited: the launcher (and so its user) does not wait for the host to finish the session's turn.
+      void this.enqueue(cc, async () => {
+        const killed = this.killing.has(cc) || this.sessions.get(cc)!.fenced;
+        await this.endRunning(cc, killed ? (this.sessions.get(cc)!.fenced ? 'seal' : 'signal') : body.signal ? 'signal' : Number(body.code) ? 'failed' : 'exit');
+        // Shells still running when Claude Code went: killed with it by the host, else nobody saw their end.
+        await this.finishAllJobs(cc, killed ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
+      });
+    }
+    for (const [cc, st] of this.sessions) {
+      if (st.pendingEdits?.length) void this.enqueue(cc, () => this.applyEdits(cc));
+    }
+    // What the host refused in this launch: the launcher prints it (Claude Code's `-p` exits 0 after a refused prompt).
+    const refused = this.refusals.get(l.token) ?? [];
+    // Its Claude Code is gone: the launch is no longer needed (a session it ran keeps its token, which then
+    // names no process: nothing to stop, nothing that holds a rewrite back).
+    await this.forgetLaunch(l.token);
+    return [200, { refused }];
+  }
+
+  private wakeExits() { this.exits.wake(); }
 
   /** One hook: the decision Claude Code gets. */
   async hook(event: string, input: HookInput, launchToken: string, ppid: number): Promise<Decision> {
@@ -549,7 +452,7 @@ export class ClaudeCodeHost {
     const wait = event === 'UserPromptSubmit' || (event === 'PreToolUse' && (launch !== null || known?.kind === 'launched' || !known));
     if (admitting && !wait && known?.fenced) { decided.catch(() => {}); return refuse(`session ${known.sessionID} is sealed by the gateway: nothing more runs in it`); }
     const strict = launch !== null || known?.kind === 'launched';
-    return wait ? await this.decide(decided, ticket, strict, event) : (decided.catch(() => {}), allow);
+    return wait ? await decideWithin(this.gw, decided, ticket, strict, event, this.opts.admissionTimeoutMs ?? 20_000, this.log) : (decided.catch(() => {}), allow);
   }
 
   /**
@@ -622,32 +525,6 @@ export class ClaudeCodeHost {
     }
     const now = this.launches.get(token)!;
     await this.persistLaunch({ ...now, admitted: [...(now.admitted ?? []), cc] });
-  }
-
-  /**
-   * The decision of an admitting hook, or, when the gateway cannot be reached (a request found it so) or does
-   * not answer within admissionTimeoutMs, the fallback: refused in a session the gateway fronts (its seal must
-   * be able to prove nothing started without it), let through in one it only observes (never blocked by it).
-   * Claude Code lets a hook that exceeds its own timeout through, so the host always answers before it.
-   */
-  private async decide(decided: Promise<Decision>, ticket: Ticket, strict: boolean, event: string): Promise<Decision> {
-    const down = this.gw.whenUnreachable();
-    let timer: NodeJS.Timeout | undefined;
-    const fallback = new Promise<string>((r) => {
-      timer = setTimeout(() => r(`no answer from the gateway within ${this.opts.admissionTimeoutMs ?? 20_000} ms`), this.opts.admissionTimeoutMs ?? 20_000);
-      void down.promise.then(() => r('the gateway cannot be reached'));
-    });
-    try {
-      const r = await Promise.race([decided, fallback]);
-      if (typeof r !== 'string') return r;
-      ticket.answered = true;
-      decided.catch(() => {});
-      this.log(`${event}: ${r}: ${strict ? 'refused (a session the gateway fronts)' : 'let through (a session the gateway only observes)'}`);
-      return strict ? refuse(`the gateway did not admit this ${event === 'PreToolUse' ? 'tool call' : 'prompt'} (${r})`) : allow;
-    } finally {
-      clearTimeout(timer);
-      down.cancel();
-    }
   }
 
   /**
@@ -779,15 +656,8 @@ export class ClaudeCodeHost {
     for (const [id, j] of Object.entries(this.sessions.get(cc)!.jobs ?? {})) if (!j.done) await this.finishJob(cc, id, { status: 'LOST', exitCode: null });
   }
 
-  private async snapshot(st: SessionState): Promise<{ id: string } | { error: string }> {
-    try {
-      const lease = this.leases[st.kind];
-      const r = await this.capturer.snapshot(bridgeTransport(this.gw) as any, st.sessionID!, worktreeRoot(st.cwd), lease.hostID);
-      return { id: r.id };
-    } catch (e: any) {
-      this.log(`capture ${st.cwd}: ${e?.message ?? e}`);
-      return { error: String(e?.message ?? e).slice(0, 1_000) };
-    }
+  private snapshot(st: SessionState): Promise<{ id: string } | { error: string }> {
+    return captureBoundary(this.capturer, this.gw, st.sessionID!, st.cwd, this.leases[st.kind].hostID, this.log);
   }
 
   /** UserPromptSubmit: the turn is an execution admitted by the gateway, or the prompt is refused. */
@@ -1142,7 +1012,7 @@ export class ClaudeCodeHost {
 
   private async command(c: Command) {
     if (!c) return;
-    if (c.kind === 'COMPACT_SESSION' || c.kind === 'GENERATE') return this.reply(c, () => (c.kind === 'GENERATE' ? this.generate(c) : this.compact(c)));
+    if (c.kind === 'COMPACT_SESSION' || c.kind === 'GENERATE') return replyTo(this.gw, c, () => (c.kind === 'GENERATE' ? this.generate(c) : this.compact(c)), () => this.stopped, this.log);
     try {
       const cc = this.byGateway.get(c.sessionID);
       if (cc && (c.kind === 'INTERRUPT_EXECUTION' || c.kind === 'CLOSE_ADMISSIONS' || c.kind === 'CANCEL_JOB')) {
@@ -1156,20 +1026,7 @@ export class ClaudeCodeHost {
       if (this.stopped) return; // not acknowledged: delivered again on the next start
       this.log(`command ${c.kind} ${c.id}: ${e?.message ?? e}`);
     }
-    await this.gw.call(AcknowledgeHostCommandDocument, { input: { commandID: c.id } }).catch((e) => this.log(`acknowledge ${c.id}: ${e.message}`));
-  }
-
-  /** Runs a request and sends its result (or its error) with replyHostCommand (not acknowledged: the reply is the answer). */
-  private async reply(c: Command, fn: () => Promise<Record<string, unknown>>) {
-    let result: Record<string, unknown> | null = null;
-    let error: string | null = null;
-    try { result = await fn(); } catch (e: any) {
-      if (this.stopped) return;
-      error = String(e?.message ?? e).slice(0, 2_000) || 'failed';
-      this.log(`${c.kind} ${c.id}: ${error}`);
-    }
-    await this.gw.call(ReplyHostCommandDocument, { input: { commandID: c.id, ...(error !== null ? { error } : { result }) } as any })
-      .catch((e) => this.log(`reply ${c.id}: ${e.message}`));
+    await acknowledge(this.gw, c, this.log);
   }
 
   /** A `claude` run of the host's own: its hooks answer at once (GATEWAY_CLAUDE_HIDDEN), nothing of it is mirrored. */
@@ -1178,15 +1035,7 @@ export class ClaudeCodeHost {
     if (!bin) return Promise.reject(new Error('the claude binary was not found (install @anthropic-ai/claude-code, or set CLAUDE_BIN)'));
     const env: NodeJS.ProcessEnv = { ...(this.opts.claudeEnv ?? process.env), GATEWAY_CLAUDE_HIDDEN: '1' };
     delete env.GATEWAY_CLAUDE_LAUNCH;
-    return new Promise((resolve, reject) => {
-      const child = spawn(bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let err = '';
-      child.stdout!.on('data', (d) => { out += d; });
-      child.stderr!.on('data', (d) => { err += d; });
-      child.once('error', reject);
-      child.once('exit', (code) => resolve({ code, out, err }));
-    });
+    return runHidden(bin, args, cwd, env);
   }
 
   /**
@@ -1306,25 +1155,5 @@ export class ClaudeCodeHost {
     await this.enqueue(cc, () => this.applyEdits(cc));
   }
 
-  private waitExit(ms: number) {
-    return new Promise<void>((r) => { const t = setTimeout(r, ms); this.exitWaiters.push(() => { clearTimeout(t); r(); }); });
-  }
-}
-
-/** The path with its symbolic links resolved (as far as it exists; the rest as given). */
-function real(p: string): string {
-  const abs = path.resolve(p);
-  try { return fs.realpathSync(abs); } catch { /* not there (yet) */ }
-  try { return path.join(fs.realpathSync(path.dirname(abs)), path.basename(abs)); } catch { return abs; }
-}
-
-/** Whether `p` is `dir` or inside it. */
-function inside(p: string, dir: string): boolean {
-  const r = path.relative(dir, p);
-  return r === '' || (r !== '..' && !r.startsWith(`..${path.sep}`) && !path.isAbsolute(r));
-}
-
-function json(res: http.ServerResponse, status: number, body: unknown) {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
+  private waitExit(ms: number) { return this.exits.wait(ms); }
 }

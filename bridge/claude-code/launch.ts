@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { sessionArgs } from './launches.js';
-import { clientSecret, SECRET_HEADER } from './local-channel.js';
+import { hostCall as kitHostCall } from '../hooks-host/channel.js';
+import { CLAUDE_CODE_NAMES } from './local-channel.js';
 
 /** The `claude` binary: CLAUDE_BIN, else the platform package `@anthropic-ai/claude-code-linux-x64` (an optional dependency). */
 export function findClaudeBinary(): string | null {
@@ -23,27 +24,8 @@ export function findClaudeBinary(): string | null {
   }
 }
 
-/** A request to the host of `dir` (its port from `host.port`, its secret from `host.secret`), with errors that say what to run. */
-async function hostCall(dir: string, route: string, body: unknown): Promise<any> {
-  const start = `start it with \`gateway host claude-code --dir ${dir}\` (and keep it running)`;
-  let port: string;
-  try { port = fs.readFileSync(path.join(dir, 'host.port'), 'utf8').trim(); } catch {
-    throw new Error(`no Claude Code host runs with directory ${dir}: ${start}`);
-  }
-  const secret = clientSecret(dir);
-  let r: Response;
-  try {
-    r = await fetch(`http://127.0.0.1:${port}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', [SECRET_HEADER]: secret }, body: JSON.stringify(body) });
-  } catch (e: any) {
-    const why = e?.cause?.code ?? e?.cause?.message ?? e?.message ?? String(e);
-    throw new Error(`the Claude Code host of ${dir} does not answer at 127.0.0.1:${port} (${why}; ${path.join(dir, 'host.port')} is left by a host that stopped): ${start}`);
-  }
-  if (r.status === 401) {
-    throw new Error(`the process at 127.0.0.1:${port} refused the secret of ${path.join(dir, 'host.secret')}: it is not the Claude Code host of ${dir}; restart the host (\`gateway host claude-code --dir ${dir}\`)`);
-  }
-  if (!r.ok) throw new Error(`the Claude Code host of ${dir} answered ${route} with HTTP ${r.status}: ${(await r.text()).slice(0, 500)}`);
-  return r.json();
-}
+/** A request to the Claude Code host of `dir` (the kit's launcher side of the channel). */
+const hostCall = (dir: string, route: string, body: unknown) => kitHostCall(dir, CLAUDE_CODE_NAMES, route, body);
 
 /**
  * Claude Code run as root refuses to start with `bypassPermissions` (`--dangerously-skip-permissions`), and
