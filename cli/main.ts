@@ -193,7 +193,7 @@ async function serve() {
     app = buildApp({
       sql, port: config.port, host: config.host, limits: config.limits, gateway: config.gateway,
       tokenCache: config.tokenCache, metricsToken: config.metrics.token, metricsPort: config.metrics.port, logger,
-      trustedDocuments: config.trustedDocuments,
+      trustedDocuments: config.trustedDocuments, otel: config.otel,
     });
   } catch (e) {
     if (!(e instanceof ManifestError)) throw e;

@@ -28,6 +28,7 @@ import { VERSION } from './version.js';
 import { operationOf, useOperationRecord } from './operations.js';
 import { inOrder } from './operation-checks.js';
 import { useCompiledQueries } from '../resolvers/compiled.js';
+import { OtelExport, type OtelExportConfig } from './otel-export.js';
 import { DEFAULT_TRUSTED_DOCUMENTS, TrustedDocuments, useTrustedDocuments, type TrustedDocumentsConfig } from './trusted-documents.js';
 
 export interface AppOptions {
@@ -50,6 +51,8 @@ export interface AppOptions {
   logger?: Logger;
   /** Trusted documents (server/trusted-documents.ts): the known documents, and whether to run only those. */
   trustedDocuments?: TrustedDocumentsConfig;
+  /** The OpenTelemetry trace export (server/otel-export.ts); none: off. */
+  otel?: OtelExportConfig | null;
 }
 
 export interface App {
@@ -66,6 +69,8 @@ export interface App {
   caps: ClientCaps;
   /** The WebSocket server of /graphql (graphql-ws); the benchmark traces its sockets. */
   wss: WebSocketServer;
+  /** The OpenTelemetry trace export, when configured. */
+  otel: OtelExport | null;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -102,6 +107,7 @@ export function buildApp(opts: AppOptions): App {
     ? (...args: unknown[]) => log[level]({ yoga: args.map(String) }, 'graphql-yoga')
     : () => {};
   const gateway = new Gateway(sql, { sweepIntervalMs: 1_000, ...opts.gateway }, log);
+  const otel = opts.otel ? new OtelExport(sql, gateway.bus, log, opts.otel) : null;
   const tokens = new TokenCache(sql, gateway.bus, opts.tokenCache);
   const actors = new WeakMap<Request, Actor>();
   const edge = loadEdgeConfig();
@@ -379,8 +385,10 @@ export function buildApp(opts: AppOptions): App {
     tokens,
     caps,
     wss,
+    otel,
     async start() {
       await gateway.start();
+      otel?.start();
       const listen = (srv: Server, port: number) => new Promise<void>((resolve, reject) => {
         srv.once('error', reject);
         srv.listen(port, opts.host ?? '127.0.0.1', () => { srv.off('error', reject); resolve(); });
@@ -411,6 +419,7 @@ export function buildApp(opts: AppOptions): App {
         setTimeout(() => { for (const s of sockets) s.destroy(); }, 2_000).unref();
       });
       if (metricsServer?.listening) await new Promise<void>((r) => metricsServer.close(() => r()));
+      await otel?.stop();
       await gateway.stop();
     },
   };

@@ -4,6 +4,7 @@ import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import { PROJECT_DIR } from './version.js';
 import type { GatewayConfig } from './gateway.js';
 import type { TokenCacheOptions } from './token-cache.js';
+import { loadOtelConfig, type OtelExportConfig } from './otel-export.js';
 import { ManifestError, readManifest, type TrustedDocumentsConfig } from './trusted-documents.js';
 
 /** A bad option: one line naming the variable, what it must be and what it was. */
@@ -31,6 +32,8 @@ export interface Config {
   caps: CapsConfig;
   /** Trusted documents: TRUSTED_DOCUMENTS_ONLY, TRUSTED_DOCUMENTS (server/trusted-documents.ts). */
   trustedDocuments: TrustedDocumentsConfig;
+  /** The OpenTelemetry trace export: OTEL_EXPORTER_OTLP_* (server/otel-export.ts); null: off. */
+  otel: OtelExportConfig | null;
   metrics: {
     /** Bearer token that `/metrics` on the main port requires (unset: not served there). */
     token: string | undefined;
@@ -120,6 +123,7 @@ export function loadConfig(env: Env = process.env, packageDir = PROJECT_DIR, cwd
     ...loadEdgeConfig(env),
     trustedDocuments: { only: trustedOnly === '1', files: trustedFiles },
     metrics: { token: metricsToken, port: metricsPort },
+    otel: loadOtelConfig(env, (m) => new ConfigError(m)),
   };
 }
 

@@ -33,6 +33,12 @@ export const ENVIRONMENT: readonly { name: string; default: string; what: string
   { name: 'MAX_WS_BUFFERED_BYTES', default: '16 MiB', what: 'unsent bytes of a WebSocket before it is closed as a slow consumer' },
   { name: 'TRUSTED_DOCUMENTS_ONLY', default: '0', what: '1: run only trusted documents (by hash); admins may still send any' },
   { name: 'TRUSTED_DOCUMENTS', default: 'none', what: 'comma-separated JSON files of hash → document, trusted beside the client\'s' },
+  { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: 'unset', what: 'export every settled execution as an OpenTelemetry GenAI trace to this OTLP/HTTP endpoint (/v1/traces appended)' },
+  { name: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', default: 'unset', what: 'the traces URL itself (instead of the one above)' },
+  { name: 'OTEL_EXPORTER_OTLP_HEADERS', default: 'none', what: 'key=value pairs sent with each export (percent-encoded, comma-separated)' },
+  { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', default: 'http/protobuf', what: 'http/protobuf or http/json' },
+  { name: 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT', default: 'false', what: 'true: traces carry message text, tool arguments and results' },
+  { name: 'OTEL_SERVICE_NAME', default: 'agent-history-gateway', what: 'the traces\' service.name' },
 ];
 
 /** The variables as `gateway serve --help` prints them. */
