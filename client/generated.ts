@@ -143,7 +143,8 @@ export type ExecutionUsageInput = {
 export type FileChangeStatus =
   | 'ADDED'
   | 'DELETED'
-  | 'MODIFIED';
+  | 'MODIFIED'
+  | 'RENAMED';
 
 export type FinishJobInput = {
   exitCode?: number | null | undefined;

@@ -54,9 +54,12 @@ CREATE TABLE changeset_files (
   deletions integer DEFAULT 0 NOT NULL,
   binary boolean DEFAULT false NOT NULL,
   patch text,
+  previous_path text,
+  similarity smallint,
   CONSTRAINT changeset_files_pkey PRIMARY KEY (session_id, execution_id, ord),
   CONSTRAINT changeset_files_changeset_fkey FOREIGN KEY (session_id, execution_id) REFERENCES changesets(session_id, execution_id) ON DELETE CASCADE,
-  CONSTRAINT changeset_files_status_check CHECK ((status = ANY (ARRAY['ADDED'::text, 'MODIFIED'::text, 'DELETED'::text])))
+  CONSTRAINT changeset_files_rename_check CHECK ((((status = 'RENAMED'::text) = ((previous_path IS NOT NULL) AND (similarity IS NOT NULL))) AND ((similarity IS NULL) OR ((similarity >= 0) AND (similarity <= 100))))),
+  CONSTRAINT changeset_files_status_check CHECK ((status = ANY (ARRAY['ADDED'::text, 'MODIFIED'::text, 'DELETED'::text, 'RENAMED'::text])))
 );
 
 CREATE TABLE changeset_policy (
@@ -175,14 +178,6 @@ CREATE INDEX executions_host_running ON public.executions USING btree (host_id) 
 CREATE INDEX executions_id ON public.executions USING btree (id);
 CREATE UNIQUE INDEX executions_one_running ON public.executions USING btree (session_id) WHERE (status = 'RUNNING'::text);
 CREATE INDEX executions_start_snapshot ON public.executions USING btree (session_id, start_snapshot_id) WHERE (start_snapshot_id IS NOT NULL);
-
-CREATE TABLE export_cursors (
-  name text NOT NULL,
-  pos bigint DEFAULT 0 NOT NULL,
-  exported bigint DEFAULT 0 NOT NULL,
-  updated_at timestamp with time zone DEFAULT now() NOT NULL,
-  CONSTRAINT export_cursors_pkey PRIMARY KEY (name)
-);
 
 CREATE TABLE host_commands (
   id text NOT NULL,
@@ -388,9 +383,12 @@ CREATE TABLE snapshot_changeset_files (
   deletions integer DEFAULT 0 NOT NULL,
   binary boolean DEFAULT false NOT NULL,
   patch text,
+  previous_path text,
+  similarity smallint,
   CONSTRAINT snapshot_changeset_files_pkey PRIMARY KEY (session_id, start_snapshot_id, end_snapshot_id, ord),
   CONSTRAINT snapshot_changeset_files_session_id_start_snapshot_id_end__fkey FOREIGN KEY (session_id, start_snapshot_id, end_snapshot_id) REFERENCES snapshot_changesets(session_id, start_snapshot_id, end_snapshot_id) ON DELETE CASCADE,
-  CONSTRAINT snapshot_changeset_files_status_check CHECK ((status = ANY (ARRAY['ADDED'::text, 'MODIFIED'::text, 'DELETED'::text])))
+  CONSTRAINT snapshot_changeset_files_rename_check CHECK ((((status = 'RENAMED'::text) = ((previous_path IS NOT NULL) AND (similarity IS NOT NULL))) AND ((similarity IS NULL) OR ((similarity >= 0) AND (similarity <= 100))))),
+  CONSTRAINT snapshot_changeset_files_status_check CHECK ((status = ANY (ARRAY['ADDED'::text, 'MODIFIED'::text, 'DELETED'::text, 'RENAMED'::text])))
 );
 CREATE INDEX snapshot_changeset_files_path ON public.snapshot_changeset_files USING btree (session_id, start_snapshot_id, end_snapshot_id, path);
 

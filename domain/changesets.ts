@@ -16,7 +16,7 @@ import { ADVISORY_LOCKS } from '../db/advisory-locks.js';
 
 export type OmissionReason = 'IGNORED' | 'SIZE' | 'BINARY' | 'TRUNCATED' | 'CAPTURE_LIMIT';
 export interface Omission { path: string; reason: OmissionReason; detail: string }
-export type FileStatus = 'ADDED' | 'MODIFIED' | 'DELETED';
+export type FileStatus = 'ADDED' | 'MODIFIED' | 'DELETED' | 'RENAMED';
 export type BoundaryReason = 'NOT_SETTLED' | 'START_NOT_CAPTURED' | 'END_NOT_CAPTURED' | 'HOST_LOST' | 'EXPIRED';
 export type CoverageReason = 'NOT_SETTLED' | 'BOUNDARY_UNAVAILABLE' | 'EXPIRED';
 
@@ -50,6 +50,12 @@ export interface ChangesetFileRow {
   deletions: number;
   binary: boolean;
   patch: string | null;
+  /**
+   * RENAMED: the path it had at the start (`path` is the one at the end) and how similar its two contents are, in
+   * percent (100: the same bytes). Null otherwise; absent where a reader did not select them.
+   */
+  previousPath?: string | null;
+  similarity?: number | null;
 }
 
 /** An execution row with the boundary columns this issue added. */
@@ -147,23 +153,30 @@ function hunks(ops: Op[]): { header: string; body: string }[] {
 
 const modeString = (m: number) => m.toString(8).padStart(6, '0');
 
+/** A rename's old path and similarity, for renderFilePatch. */
+export interface RenameOf { previousPath: string; similarity: number }
+
 /**
  * A git-style unified diff of one file, with fixed `a/` and `b/` prefixes: the output depends only
  * on the two stored contents, never on any Git configuration (noprefix, autocrlf, color, attributes).
+ * A rename (`renamed`) is headed as git heads one (`similarity index`, `rename from`, `rename to`), its hunks
+ * only the differences between the old path's content and the new one's (none when they are the same).
  */
-export function renderFilePatch(path: string, status: FileStatus, oldText: string | null, newText: string | null, oldMode: number, newMode: number):
-  { patch: string; additions: number; deletions: number } {
-  let head = `diff --git a/${path} b/${path}\n`;
+export function renderFilePatch(path: string, status: FileStatus, oldText: string | null, newText: string | null, oldMode: number, newMode: number,
+  renamed?: RenameOf): { patch: string; additions: number; deletions: number } {
+  const oldPath = renamed?.previousPath ?? path;
+  let head = `diff --git a/${oldPath} b/${path}\n`;
   if (status === 'ADDED') head += `new file mode ${modeString(newMode)}\n`;
   else if (status === 'DELETED') head += `deleted file mode ${modeString(oldMode)}\n`;
   else if (oldMode !== newMode) head += `old mode ${modeString(oldMode)}\nnew mode ${modeString(newMode)}\n`;
+  if (renamed) head += `similarity index ${renamed.similarity}%\nrename from ${oldPath}\nrename to ${path}\n`;
   const ops = editScript(splitLines(oldText ?? ''), splitLines(newText ?? ''));
   const hs = hunks(ops);
   let additions = 0;
   let deletions = 0;
   for (const op of ops) { if (op.t === 1) deletions++; else if (op.t === 2) additions++; }
   if (hs.length === 0) return { patch: head, additions, deletions };
-  let patch = head + (status === 'ADDED' ? '--- /dev/null\n' : `--- a/${path}\n`) + (status === 'DELETED' ? '+++ /dev/null\n' : `+++ b/${path}\n`);
+  let patch = head + (status === 'ADDED' ? '--- /dev/null\n' : `--- a/${oldPath}\n`) + (status === 'DELETED' ? '+++ /dev/null\n' : `+++ b/${path}\n`);
   for (const h of hs) patch += h.header + h.body;
   return { patch, additions, deletions };
 }
@@ -185,7 +198,10 @@ export function asText(data: Uint8Array): string | null {
 // ---------------------------------------------------------------------------------------------
 // Comparing two manifests
 
-interface ComputedFile { path: string; status: FileStatus; additions: number; deletions: number; binary: boolean; patch: string | null }
+interface ComputedFile {
+  path: string; status: FileStatus; additions: number; deletions: number; binary: boolean; patch: string | null;
+  previousPath: string | null; similarity: number | null;
+}
 export interface Computed { files: ComputedFile[]; omissions: Omission[]; additions: number; deletions: number; patchBytes: number }
 
 function isUnder(path: string, regions: Set<string>): string | null {
@@ -198,6 +214,120 @@ function isUnder(path: string, regions: Set<string>): string | null {
     i = p.lastIndexOf('/');
   }
   return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Renames
+
+/** The least similarity for a deleted file and an added one to be one renamed file, in percent (git's default, -M50%). */
+export const RENAME_THRESHOLD = 50;
+/**
+ * Similar (not identical) renames are looked for only when the deleted text files times the added ones are at most
+ * this many (git's diff.renameLimit of 400, squared): the search runs inside the settling transaction.
+ */
+export const RENAME_PAIR_LIMIT = 400 * 400;
+/** A file larger than this is a rename only when its content is the same (by hash). */
+const RENAME_MAX_BYTES = 4 * 1024 * 1024;
+
+const fileType = (m: number) => m & 0o170000;
+
+/**
+ * What git's similarity counts of a content (diffcore-delta): its bytes in chunks, each a line (with its "\n")
+ * or 64 bytes where a line is longer, the "\r" of "\r\n" left out; the bytes of each distinct chunk summed.
+ */
+function chunkBytes(data: Buffer): { size: number; counts: Map<string, number> } {
+  const counts = new Map<string, number>();
+  let size = 0;
+  let chunk: number[] = [];
+  const flush = () => {
+    if (!chunk.length) return;
+    const k = String.fromCharCode(...chunk);
+    counts.set(k, (counts.get(k) ?? 0) + chunk.length);
+    size += chunk.length;
+    chunk = [];
+  };
+  for (let i = 0; i < data.length; i++) {
+    const c = data[i];
+    if (c === 13 && data[i + 1] === 10) continue;
+    chunk.push(c);
+    if (c === 10 || chunk.length === 64) flush();
+  }
+  flush();
+  return { size, counts };
+}
+
+/** How similar two contents are, in percent: the bytes they share over the larger one's (git's similarity index). */
+export function similarity(a: Buffer, b: Buffer): number {
+  return similarityOf(chunkBytes(a), chunkBytes(b));
+}
+function similarityOf(x: ReturnType<typeof chunkBytes>, y: ReturnType<typeof chunkBytes>): number {
+  const max = Math.max(x.size, y.size);
+  if (max === 0) return 100;
+  let shared = 0;
+  const [small, large] = x.counts.size <= y.counts.size ? [x.counts, y.counts] : [y.counts, x.counts];
+  for (const [k, n] of small) shared += Math.min(n, large.get(k) ?? 0);
+  return Math.floor((shared * 100) / max);
+}
+
+interface Changed { path: string; a: ManifestEntry | undefined; b: ManifestEntry | undefined }
+interface Renames { byTarget: Map<string, { source: Changed; similarity: number }>; sources: Set<string> }
+
+/**
+ * Pairs deleted files with added ones, as git does: first the same content (by hash; the same kind of file,
+ * regular or link; among several deleted files of that content the one of the same name, else the first by
+ * path), then, among the text files left, pairs at least RENAME_THRESHOLD similar, the most similar first (ties
+ * by new path, then old path), each file in one pair at most. Empty files are never paired. Pure and
+ * deterministic: the same manifests and contents always give the same pairs.
+ */
+function detectRenames(changed: readonly Changed[], contents: Map<string, Buffer>): Renames {
+  const out: Renames = { byTarget: new Map(), sources: new Set() };
+  const movable = (e: ManifestEntry | undefined): e is ManifestEntry => !!e && (e.k === 'f' || e.k === 'o') && !!e.h && e.s > 0;
+  const deleted = changed.filter((c) => !c.b && movable(c.a));
+  const added = changed.filter((c) => !c.a && movable(c.b));
+  if (!deleted.length || !added.length) return out;
+  const pair = (source: Changed, target: Changed, sim: number) => {
+    out.byTarget.set(target.path, { source, similarity: sim });
+    out.sources.add(source.path);
+  };
+  const base = (p: string) => p.slice(p.lastIndexOf('/') + 1);
+  const byHash = new Map<string, Changed[]>();
+  for (const d of deleted) {
+    const k = `${d.a!.h}|${fileType(d.a!.m)}`;
+    if (!byHash.has(k)) byHash.set(k, []);
+    byHash.get(k)!.push(d);
+  }
+  for (const t of added) {
+    const list = byHash.get(`${t.b!.h}|${fileType(t.b!.m)}`)?.filter((d) => !out.sources.has(d.path));
+    if (!list?.length) continue;
+    pair(list.find((d) => base(d.path) === base(t.path)) ?? list[0], t, 100);
+  }
+  const text = (e: ManifestEntry): Buffer | null => {
+    if (e.k !== 'f' || e.b || e.s > RENAME_MAX_BYTES) return null;
+    const data = contents.get(e.h!);
+    return data && asText(data) !== null ? data : null;
+  };
+  const sources = deleted.filter((d) => !out.sources.has(d.path)).map((d) => ({ c: d, data: text(d.a!) })).filter((x) => x.data);
+  const targets = added.filter((t) => !out.byTarget.has(t.path)).map((t) => ({ c: t, data: text(t.b!) })).filter((x) => x.data);
+  if (!sources.length || !targets.length || sources.length * targets.length > RENAME_PAIR_LIMIT) return out;
+  const chunks = new Map<Changed, ReturnType<typeof chunkBytes>>();
+  const chunksOf = (c: Changed, data: Buffer) => { let v = chunks.get(c); if (!v) chunks.set(c, (v = chunkBytes(data))); return v; };
+  const candidates: { s: Changed; t: Changed; sim: number }[] = [];
+  for (const t of targets) {
+    for (const s of sources) {
+      if (fileType(s.c.a!.m) !== fileType(t.c.b!.m)) continue;
+      // The larger content's share the smaller one could at most cover.
+      const [x, y] = [s.data!.length, t.data!.length];
+      if (Math.min(x, y) * 100 < RENAME_THRESHOLD * Math.max(x, y)) continue;
+      const sim = similarityOf(chunksOf(s.c, s.data!), chunksOf(t.c, t.data!));
+      if (sim >= RENAME_THRESHOLD) candidates.push({ s: s.c, t: t.c, sim });
+    }
+  }
+  candidates.sort((x, y) => y.sim - x.sim || (x.t.path < y.t.path ? -1 : x.t.path > y.t.path ? 1 : 0) || (x.s.path < y.s.path ? -1 : x.s.path > y.s.path ? 1 : 0));
+  for (const c of candidates) {
+    if (out.sources.has(c.s.path) || out.byTarget.has(c.t.path)) continue;
+    pair(c.s, c.t, Math.min(c.sim, 99));
+  }
+  return out;
 }
 
 /**
@@ -242,14 +372,9 @@ export function computeChangeset(start: Manifest, end: Manifest, contents: Map<s
   const paths = new Set<string>();
   for (const p of A.keys()) paths.add(p);
   for (const p of B.keys()) paths.add(p);
-  const sorted = [...paths].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
-  const files: ComputedFile[] = [];
-  let budget = policy.changesetPatchBytes;
-  let additions = 0;
-  let deletions = 0;
-  let patchBytes = 0;
-
-  for (const p of sorted) {
+  // The paths that changed (the start's entry, the end's), each a file of the changeset unless a rename pairs it.
+  const changed: { path: string; a: ManifestEntry | undefined; b: ManifestEntry | undefined }[] = [];
+  for (const p of paths) {
     const a = A.get(p);
     const b = B.get(p);
     if (a?.k === 'd' || b?.k === 'd') continue;
@@ -265,9 +390,36 @@ export function computeChangeset(start: Manifest, end: Manifest, contents: Map<s
       continue;
     }
     if (a && b && a.h === b.h && a.m === b.m) continue;
-    const status: FileStatus = !a ? 'ADDED' : !b ? 'DELETED' : 'MODIFIED';
+    changed.push({ path: p, a, b });
+  }
+  const renames = detectRenames(changed, contents);
+  const files: ComputedFile[] = [];
+  let budget = policy.changesetPatchBytes;
+  let additions = 0;
+  let deletions = 0;
+  let patchBytes = 0;
+
+  const items = changed.filter((c) => !renames.sources.has(c.path)).map((c) => {
+    const r = renames.byTarget.get(c.path);
+    return r ? { path: c.path, a: r.source.a, b: c.b, renamed: { previousPath: r.source.path, similarity: r.similarity } } : { ...c, renamed: undefined };
+  });
+  items.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
+  for (const { path: p, a, b, renamed } of items) {
+    const status: FileStatus = renamed ? 'RENAMED' : !a ? 'ADDED' : !b ? 'DELETED' : 'MODIFIED';
+    const previousPath = renamed?.previousPath ?? null;
+    const similarity = renamed?.similarity ?? null;
+    const row = (x: { additions: number; deletions: number; binary: boolean; patch: string | null }): ComputedFile => ({ path: p, status, ...x, previousPath, similarity });
+    // The same bytes under another path: nothing to render, whatever they are (binary, over the size limit).
+    if (renamed && a!.h === b!.h) {
+      const r = renderFilePatch(p, status, '', '', a!.m, b!.m, renamed);
+      const bytes = Buffer.byteLength(r.patch, 'utf8');
+      budget -= Math.min(budget, bytes);
+      patchBytes += bytes;
+      files.push(row({ additions: 0, deletions: 0, binary: !!(a!.b || b!.b), patch: r.patch }));
+      continue;
+    }
     if (a?.k === 'o' || b?.k === 'o') {
-      files.push({ path: p, status, additions: 0, deletions: 0, binary: !!(a?.b || b?.b), patch: null });
+      files.push(row({ additions: 0, deletions: 0, binary: !!(a?.b || b?.b), patch: null }));
       omissions.push({ path: p, reason: 'SIZE', detail: `over the per-file capture limit (${a ? a.s : 0} → ${b ? b.s : 0} bytes); content not stored` });
       continue;
     }
@@ -275,33 +427,33 @@ export function computeChangeset(start: Manifest, end: Manifest, contents: Map<s
       if (!e) return '';
       if (e.b) return null;
       const data = contents.get(e.h!);
-      if (!data) throw new Error(`freeze: content of ${p} is missing`);
+      if (!data) throw new Error(`freeze: content of ${e === a && previousPath ? previousPath : p} is missing`);
       return asText(data);
     };
     const oldText = a?.b || b?.b ? null : text(a);
     const newText = oldText === null ? null : text(b);
     if (oldText === null || newText === null) {
-      files.push({ path: p, status, additions: 0, deletions: 0, binary: true, patch: null });
+      files.push(row({ additions: 0, deletions: 0, binary: true, patch: null }));
       omissions.push({ path: p, reason: 'BINARY', detail: `binary content (${a ? a.s : 0} → ${b ? b.s : 0} bytes), not rendered` });
       continue;
     }
-    const r = renderFilePatch(p, status, a ? oldText : null, b ? newText : null, a?.m ?? 0o100644, b?.m ?? 0o100644);
+    const r = renderFilePatch(p, status, a ? oldText : null, b ? newText : null, a?.m ?? 0o100644, b?.m ?? 0o100644, renamed);
     additions += r.additions;
     deletions += r.deletions;
     const bytes = Buffer.byteLength(r.patch, 'utf8');
     if (bytes > policy.filePatchBytes) {
-      files.push({ path: p, status, additions: r.additions, deletions: r.deletions, binary: false, patch: null });
+      files.push(row({ additions: r.additions, deletions: r.deletions, binary: false, patch: null }));
       omissions.push({ path: p, reason: 'TRUNCATED', detail: `patch of ${bytes} bytes exceeds the per-file budget of ${policy.filePatchBytes} bytes` });
       continue;
     }
     if (bytes > budget) {
-      files.push({ path: p, status, additions: r.additions, deletions: r.deletions, binary: false, patch: null });
+      files.push(row({ additions: r.additions, deletions: r.deletions, binary: false, patch: null }));
       omissions.push({ path: p, reason: 'TRUNCATED', detail: `patch of ${bytes} bytes exceeds what is left of the changeset budget of ${policy.changesetPatchBytes} bytes` });
       continue;
     }
     budget -= bytes;
     patchBytes += bytes;
-    files.push({ path: p, status, additions: r.additions, deletions: r.deletions, binary: false, patch: r.patch });
+    files.push(row({ additions: r.additions, deletions: r.deletions, binary: false, patch: r.patch }));
   }
   omissions.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : x.reason < y.reason ? -1 : x.reason > y.reason ? 1 : 0));
   return { files, omissions, additions, deletions, patchBytes };
@@ -347,7 +499,7 @@ export async function freezeChangeset(tx: Tx, e: { id: string; sessionId: string
       ${c.files.length}, ${c.additions}, ${c.deletions}, ${c.patchBytes})`;
   const rows = c.files.map((f, ord) => ({
     execution_id: e.id, session_id: e.sessionId, ord, path: f.path, status: f.status,
-    additions: f.additions, deletions: f.deletions, binary: f.binary, patch: f.patch,
+    additions: f.additions, deletions: f.deletions, binary: f.binary, patch: f.patch, previous_path: f.previousPath, similarity: f.similarity,
   }));
   await insertFileRows(tx, 'changeset_files', rows);
 }
@@ -448,7 +600,7 @@ export async function changesetRows(db: Db, executionIDs: readonly string[]): Pr
 export async function changesetFiles(db: Db, executionIDs: readonly string[]): Promise<ChangesetFileRow[]> {
   const sessions = carriedSessions(executionIDs);
   return db<ChangesetFileRow[]>`
-    SELECT f.execution_id, f.ord, f.path, f.status, f.additions, f.deletions, f.binary, f.patch
+    SELECT f.execution_id, f.ord, f.path, f.status, f.additions, f.deletions, f.binary, f.patch, f.previous_path, f.similarity
     FROM changesets c JOIN changeset_files f ON f.session_id = c.session_id AND f.execution_id = c.execution_id
     WHERE ${rowKeys(db, executionIDs, { alias: 'c', column: 'execution_id' })} AND c.pruned_at IS NULL
       ${sessions ? db`AND f.session_id = ANY(${sessions})` : db``}
@@ -464,7 +616,7 @@ export async function changesetFilesAt(db: Db, keys: readonly { executionId: str
   const executionIDs = [...new Set(keys.map((k) => k.executionId))];
   const sessions = carriedSessions(executionIDs);
   return db<ChangesetFileRow[]>`
-    SELECT f.execution_id, f.ord, f.path, f.status, f.additions, f.deletions, f.binary, f.patch
+    SELECT f.execution_id, f.ord, f.path, f.status, f.additions, f.deletions, f.binary, f.patch, f.previous_path, f.similarity
     FROM changesets c JOIN changeset_files f ON f.session_id = c.session_id AND f.execution_id = c.execution_id
     JOIN unnest(${keys.map((k) => k.executionId)}::text[], ${keys.map((k) => k.path)}::text[]) AS k(execution_id, path)
       ON k.execution_id = f.execution_id AND k.path = f.path

@@ -35,7 +35,7 @@ export interface SnapshotChangesetRow extends SnapshotPair {
 }
 
 /** A file row of a changeset between snapshots; without `patch` when listed only. */
-export type SnapshotChangesetFile = Omit<ChangesetFileRow, 'executionId' | 'patch'> & { patch?: string | null };
+export type SnapshotChangesetFile = Omit<ChangesetFileRow, 'executionId' | 'patch'> & SnapshotPair & { patch?: string | null };
 
 /** Where the pair of a range or a drift comes from, or why there is none. */
 export type PairOf =
@@ -95,7 +95,8 @@ export async function snapshotChangesetFiles(db: Db, pairs: readonly SnapshotPai
   if (!pairs.length) return [];
   const k = keysOf(pairs);
   return db<SnapshotChangesetFile[]>`
-    SELECT f.session_id, f.start_snapshot_id, f.end_snapshot_id, f.ord, f.path, f.status, f.additions, f.deletions, f.binary
+    SELECT f.session_id, f.start_snapshot_id, f.end_snapshot_id, f.ord, f.path, f.status, f.additions, f.deletions, f.binary,
+      f.previous_path, f.similarity
       ${patches ? db`, f.patch` : db``}
     FROM snapshot_changeset_files f
     JOIN unnest(${k.s}::text[], ${k.a}::text[], ${k.b}::text[]) AS k(s, a, b)
@@ -109,7 +110,8 @@ export async function snapshotChangesetFilesAt(db: Db, keys: readonly (SnapshotP
   if (!keys.length) return [];
   const k = keysOf(keys);
   return db<SnapshotChangesetFile[]>`
-    SELECT f.session_id, f.start_snapshot_id, f.end_snapshot_id, f.ord, f.path, f.status, f.additions, f.deletions, f.binary, f.patch
+    SELECT f.session_id, f.start_snapshot_id, f.end_snapshot_id, f.ord, f.path, f.status, f.additions, f.deletions, f.binary, f.patch,
+      f.previous_path, f.similarity
     FROM snapshot_changeset_files f
     JOIN unnest(${k.s}::text[], ${k.a}::text[], ${k.b}::text[], ${keys.map((x) => x.path)}::text[]) AS k(s, a, b, path)
       ON f.session_id = k.s AND f.start_snapshot_id = k.a AND f.end_snapshot_id = k.b AND f.path = k.path
@@ -148,6 +150,7 @@ export async function freezeSnapshotChangeset(sql: Sql, pair: SnapshotPair): Pro
     const files = c.files.map((f, ord) => ({
       session_id: pair.sessionId, start_snapshot_id: pair.startSnapshotId, end_snapshot_id: pair.endSnapshotId, ord,
       path: f.path, status: f.status, additions: f.additions, deletions: f.deletions, binary: f.binary, patch: f.patch,
+      previous_path: f.previousPath, similarity: f.similarity,
     }));
     await insertFileRows(tx, 'snapshot_changeset_files', files);
     return {

@@ -39,7 +39,7 @@ const BoundaryReasonEnum = builder.enumType('BoundaryUnavailableReason', {
 });
 const CoverageReasonEnum = builder.enumType('CoverageUnavailableReason', { values: ['NOT_SETTLED', 'BOUNDARY_UNAVAILABLE', 'EXPIRED'] as const });
 const OmissionReasonEnum = builder.enumType('OmissionReason', { values: ['IGNORED', 'SIZE', 'BINARY', 'TRUNCATED', 'CAPTURE_LIMIT'] as const });
-const FileChangeStatusEnum = builder.enumType('FileChangeStatus', { values: ['ADDED', 'MODIFIED', 'DELETED'] as const });
+const FileChangeStatusEnum = builder.enumType('FileChangeStatus', { values: ['ADDED', 'MODIFIED', 'DELETED', 'RENAMED'] as const });
 const EntryKindEnum = builder.enumType('SnapshotEntryKind', {
   values: {
     FILE: { description: 'A file whose content was uploaded.' },
@@ -118,10 +118,29 @@ function patchOf(f: FileRow): string | null {
   return f.patch ?? null;
 }
 
+/**
+ * A rename's old path and similarity: from the row when its reader selected them; else (a file list read without
+ * them) from the file's whole row, loaded by its path for RENAMED rows only (every other row has none).
+ */
+async function renameOf(f: FileRow, ctx: Context): Promise<{ previousPath: string | null; similarity: number | null }> {
+  if ('previousPath' in f && f.previousPath !== undefined) return { previousPath: f.previousPath ?? null, similarity: f.similarity ?? null };
+  if (f.status !== 'RENAMED') return { previousPath: null, similarity: null };
+  const whole = 'executionId' in f
+    ? await fileOfChangeset(ctx).load({ executionId: f.executionId, path: f.path })
+    : await fileBetween(ctx).load({ sessionId: f.sessionId, startSnapshotId: f.startSnapshotId, endSnapshotId: f.endSnapshotId, path: f.path });
+  return { previousPath: whole?.previousPath ?? null, similarity: whole?.similarity ?? null };
+}
 const FileChangeRef = builder.objectRef<FileRow>('FileChange').implement({
   fields: (t) => ({
-    path: t.exposeString('path'),
-    status: t.expose('status', { type: FileChangeStatusEnum }),
+    path: t.exposeString('path', { description: 'The file\'s path at the end of the changeset (for RENAMED its new path).' }),
+    status: t.expose('status', {
+      type: FileChangeStatusEnum,
+      description: 'RENAMED: a file deleted from `previousPath` and added at `path` with the same content (by hash) or a similar one (`similarity` at least 50%, as git measures it), one file whose patch holds only their differences.',
+    }),
+    previousPath: t.string({ nullable: true, description: 'RENAMED: the path the file had at the start of the changeset. Null for every other status.',
+      resolve: async (f, _a, ctx) => (await renameOf(f, ctx)).previousPath }),
+    similarity: t.int({ nullable: true, description: 'RENAMED: how much of the two contents is the same, in percent, as git\'s similarity index (the bytes of the lines they share over the larger one\'s size): 100 only for the same bytes. Null for every other status.',
+      resolve: async (f, _a, ctx) => (await renameOf(f, ctx)).similarity }),
     additions: t.exposeInt('additions'),
     deletions: t.exposeInt('deletions'),
     binary: t.exposeBoolean('binary'),
