@@ -179,6 +179,14 @@ CREATE INDEX executions_id ON public.executions USING btree (id);
 CREATE UNIQUE INDEX executions_one_running ON public.executions USING btree (session_id) WHERE (status = 'RUNNING'::text);
 CREATE INDEX executions_start_snapshot ON public.executions USING btree (session_id, start_snapshot_id) WHERE (start_snapshot_id IS NOT NULL);
 
+CREATE TABLE export_cursors (
+  name text NOT NULL,
+  pos bigint DEFAULT 0 NOT NULL,
+  exported bigint DEFAULT 0 NOT NULL,
+  updated_at timestamp with time zone DEFAULT now() NOT NULL,
+  CONSTRAINT export_cursors_pkey PRIMARY KEY (name)
+);
+
 CREATE TABLE host_commands (
   id text NOT NULL,
   host_id text NOT NULL,
