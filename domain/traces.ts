@@ -125,14 +125,16 @@ export async function executionTraces(
     WHERE (e.session_id, e.id) IN (SELECT * FROM unnest(${sessions}::text[], ${ids}::text[]))
       AND e.settled_at IS NOT NULL`;
   if (!executions.length) return [];
+  // A join grouped by the message (its session first): on a Citus cluster the whole statement runs on the shards.
   const messages = await db<TraceMessageRow[]>`
     SELECT m.id, m.session_id, m.execution_id, m.position, m.role, m.external_id, m.created_at, m.retracted_at,
-      coalesce((SELECT json_agg(json_build_object('id', p.id, 'index', p.index, 'type', p.type, 'text', p.text,
+      coalesce(json_agg(json_build_object('id', p.id, 'index', p.index, 'type', p.type, 'text', p.text,
           'tool', p.tool, 'input', p.input, 'output', p.output, 'status', p.status, 'external_id', p.external_id,
-          'started_at', p.started_at, 'ended_at', p.ended_at) ORDER BY p.index)
-        FROM parts p WHERE p.session_id = m.session_id AND p.message_id = m.id), '[]'::json) AS parts
+          'started_at', p.started_at, 'ended_at', p.ended_at) ORDER BY p.index) FILTER (WHERE p.id IS NOT NULL), '[]'::json) AS parts
     FROM messages m
+    LEFT JOIN parts p ON p.session_id = m.session_id AND p.message_id = m.id
     WHERE (m.session_id, m.execution_id) IN (SELECT * FROM unnest(${executions.map((e) => e.sessionId)}::text[], ${executions.map((e) => e.id)}::text[]))
+    GROUP BY m.session_id, m.id
     ORDER BY m.session_id, m.position`;
   const byExecution = new Map<string, TraceMessageRow[]>();
   for (const m of messages) {
