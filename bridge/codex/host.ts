@@ -1,0 +1,858 @@
+// OpenAI's Codex CLI as a host of the gateway, on the hooks-driven host kit (bridge/hooks-host/). What the host
+// sees of Codex are its hooks (the kit's hook script, forwarded over the kit's authenticated loopback channel)
+// and its rollout (rollout.ts). The host
+//
+// - mirrors each Codex thread as a gateway session (hostMetadata.codex.threadID), created at its first hook;
+//   rollout turns written before the host saw the thread are imported once, with honest boundaries;
+// - admits each turn at UserPromptSubmit (the hook names the turn ID: the execution's externalID): captures the
+//   worktree (the reference host's capture), `beginExecution` with that start snapshot, the prompt appended; a
+//   refusal (SessionSealedError) blocks the prompt (exit 2: Codex makes no model request);
+// - admits every tool call of a fronted session at PreToolUse (admitWork; an exec_command is a SHELL job, whose
+//   startJob is the admission), failing closed; PostToolUse ends a shell that exited, keeps one still running;
+// - at Stop reads the turn from the rollout (prompt, reasoning summaries, assistant text, each tool call with its
+//   output and exit code; one message per model response), model and usage, captures the worktree again and
+//   settles the execution;
+// - obeys the seal: the session is fenced (every later prompt and tool call refused), every Codex process of the
+//   session is killed with every process it started (unified exec's background terminals included, so
+//   `write_stdin`, which no hook gates, has nothing left to reach), the turn settles INTERRUPTED(SEAL), the jobs
+//   CANCELLED; only then is the command acknowledged;
+// - writes corrections and retractions into the rollout, atomically, while no Codex process of the session runs.
+//
+// Two registrations, as the Claude Code host's: sessions started by `gateway codex` (launch.ts) are served by a
+// host that declares `exclusiveAdmission`; any other session whose hooks reach the host (hooks installed in
+// `$CODEX_HOME` by the user) by one that does not (its seal answers SealUnsupportedError(ADMISSION_NOT_EXCLUSIVE)).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import {
+  AdmitWorkDocument, AppendMessageDocument, BackgroundJobDocument, BeginExecutionDocument, CreateSessionDocument,
+  FinishJobDocument, SettleExecutionDocument, StartJobDocument, TranscriptEventsDocument,
+} from '../../client/index.js';
+import { WorktreeCapturer, type CaptureOptions } from '../../host/capture.js';
+import { HostLease, type Command, type HostIdentity } from '../common/host-lease.js';
+import { allow, decideWithin, refuse, within, type Decision, type Ticket } from '../hooks-host/admission.js';
+import { rewriteFileAtomically } from '../hooks-host/atomic-rewrite.js';
+import { HostChannel } from '../hooks-host/channel.js';
+import { acknowledge, replyTo, runHidden } from '../hooks-host/host-commands.js';
+import { launchRunning, mayTouch, runsSession, type LaunchState } from '../hooks-host/launches.js';
+import { agentProcess, alive, killProcessTree, processFacts } from '../hooks-host/processes.js';
+import { SessionQueues, Waker } from '../hooks-host/queues.js';
+import { captureBoundary, boundaryInput, inside, real, worktreeRoot } from '../hooks-host/worktree.js';
+import { Gateway, GatewayError } from '../opencode/gateway.js';
+import { FileBridgeStore } from '../opencode/store.js';
+import { CODEX_NAMES, findCodexBinary, writeHookScript } from './launch.js';
+import { parseRollout, rewriteRollout, shellResult, turnIds, turnOf, type CodexTurn, type Locator, type RolloutEdit } from './rollout.js';
+
+export interface CodexHostOptions {
+  gatewayUrl: string;
+  hostToken: string;
+  pluginToken?: string;
+  /** The host's directory: state file, hook script, secret, port file. */
+  dir: string;
+  port?: number;
+  leaseMs?: number;
+  capture?: CaptureOptions;
+  admissionTimeoutMs?: number;
+  /** The models the host offers for generation (any other is ModelNotFoundError). Default: none (no generation). */
+  models?: string[];
+  /** The environment of the `codex` runs the host makes itself (generation). Default: its own. */
+  codexEnv?: NodeJS.ProcessEnv;
+  codexBin?: string;
+  log?: (m: string) => void;
+}
+
+type Kind = 'launched' | 'observed';
+interface TurnState { turnId: string; executionID: string; settled: boolean }
+interface JobState { jobID: string; turnId: string; background: boolean; done: boolean }
+type JobEnd = { status: 'COMPLETED' | 'ERROR' | 'CANCELLED' | 'LOST'; exitCode?: number | null };
+
+export interface CodexSessionState {
+  kind: Kind;
+  sessionID: string | null;
+  cwd: string;
+  /** The rollout file (the hooks' transcript_path). */
+  transcript: string;
+  launch: string | null;
+  fenced: boolean;
+  turns: Record<string, TurnState>;
+  current: string | null;
+  jobs?: Record<string, JobState>;
+  /** Gateway message -> where each of its parts lives in the rollout. */
+  messages?: Record<string, Locator[]>;
+  eventsCursor?: string | null;
+  eventsSeq?: number;
+  pendingEdits?: RolloutEdit[];
+  rewrittenAt?: number;
+  /** The rollout's earlier turns were imported (at the first prompt the host saw). */
+  imported?: boolean;
+}
+
+export interface CodexHookInput {
+  session_id?: string;
+  turn_id?: string;
+  transcript_path?: string;
+  cwd?: string;
+  hook_event_name?: string;
+  prompt?: string;
+  tool_name?: string;
+  tool_input?: Record<string, unknown>;
+  tool_use_id?: string;
+  tool_response?: unknown;
+  last_assistant_message?: string | null;
+  model?: string;
+  [k: string]: unknown;
+}
+
+type GatewayEvent = { cursor: string; sequence: number; type: string; messageID: string | null; partID: string | null; message: any };
+
+/** Where a Codex process keeps its sessions: `$CODEX_HOME`, else `$HOME/.codex`, of its own environment. */
+const codexHome = (env: Map<string, string>) => env.get('CODEX_HOME') || (env.get('HOME') ? `${env.get('HOME')}/.codex` : null);
+const isCodex = (argv: string[]) => path.basename(argv[0] ?? '') === 'codex';
+
+export class CodexHost {
+  readonly gw: Gateway;
+  private readonly store: FileBridgeStore;
+  private readonly leases: Record<Kind, HostLease>;
+  private readonly sessions = new Map<string, CodexSessionState>();
+  private readonly byGateway = new Map<string, string>();
+  private readonly launches = new Map<string, LaunchState>();
+  private readonly pids = new Map<string, number>();
+  private readonly queues: SessionQueues;
+  private readonly exits = new Waker();
+  private readonly capturer: WorktreeCapturer;
+  private readonly channel: HostChannel;
+  private readonly refusals = new Map<string, string[]>();
+  private readonly watched = new Map<string, () => void>();
+  private readonly killing = new Set<string>();
+  private readonly warmed = new Set<string>();
+  private readonly sessionWaiters = new Map<string, ((id: string) => void)[]>();
+  stopped = false;
+  port = 0;
+  readonly log: (m: string) => void;
+  readonly scriptPath: string;
+  readonly stats = { hooks: 0, refused: 0, unauthenticated: 0, unverified: 0 };
+
+  constructor(readonly opts: CodexHostOptions) {
+    this.log = opts.log ?? (() => {});
+    this.gw = new Gateway(opts.gatewayUrl, opts.hostToken, opts.pluginToken ?? opts.hostToken, this.log);
+    this.scriptPath = writeHookScript(opts.dir);
+    this.store = new FileBridgeStore(path.join(opts.dir, 'state.jsonl'));
+    this.capturer = new WorktreeCapturer({ watch: true, ...opts.capture });
+    this.queues = new SessionQueues(this.log);
+    this.channel = new HostChannel(opts.dir, CODEX_NAMES, {
+      hook: (event, input, launch, ppid) => this.hook(event, input as CodexHookInput, launch, ppid),
+      routes: { '/launch': (b) => this.launchRoute(b), '/launched': (b) => this.launchedRoute(b), '/exited': (b) => this.exitedRoute(b),
+        '/health': async () => [200, { ok: true, hostIDs: this.hostIDs }] },
+      failClosed: ['UserPromptSubmit', 'PreToolUse'],
+    }, this.log, this.stats);
+    const self = this;
+    const ctx = { get gw() { return self.gw; }, get stopped() { return self.stopped; }, log: this.log, leaseMs: opts.leaseMs ?? 30_000 };
+    const identity = (kind: Kind): HostIdentity => ({
+      name: () => `codex ${kind} ${opts.dir}`,
+      // compact: Codex offers no headless compaction of a stored thread (`/compact` is a TUI command).
+      capabilities: () => ({ cancel: true, compact: false, generate: (opts.models ?? []).length > 0, exclusiveAdmission: kind === 'launched', sessions: false }),
+      models: async () => (opts.models ?? []).map((modelID) => ({ providerID: 'openai', modelID })),
+      storedHostID: async () => (kind === 'launched' ? this.store.hostID() : ((await this.store.sessions()).find((s) => s.ocSessionID === '@observed-host')?.state as any)?.hostID ?? null),
+      storeHostID: async (id) => {
+        if (kind === 'launched') return this.store.setHostID(id);
+        await this.store.saveSession({ ocSessionID: '@observed-host', sessionID: null, lastSeq: 0, state: { hostID: id } as any });
+      },
+    });
+    this.leases = {
+      launched: new HostLease(ctx, identity('launched'), (c) => this.command(c)),
+      observed: new HostLease(ctx, identity('observed'), (c) => this.command(c)),
+    };
+  }
+
+  get hostIDs() { return { launched: this.leases.launched.hostID, observed: this.leases.observed.hostID }; }
+
+  async start(): Promise<void> {
+    for (const row of await this.store.sessions()) {
+      if (row.ocSessionID === '@observed-host') continue;
+      if (row.ocSessionID.startsWith('launch:')) { const l = row.state as unknown as LaunchState; this.launches.set(l.token, l); continue; }
+      const st = row.state as unknown as CodexSessionState;
+      this.sessions.set(row.ocSessionID, st);
+      if (st.sessionID) this.byGateway.set(st.sessionID, row.ocSessionID);
+    }
+    await this.leases.launched.start();
+    await this.leases.observed.start();
+    this.port = await this.channel.start(this.opts.port ?? 0);
+    // Turns left running by a host that stopped, whose Codex is gone meanwhile; launches whose Codex is gone.
+    for (const [id, st] of this.sessions) {
+      const l = st.launch ? this.launches.get(st.launch) : undefined;
+      if (st.current && st.kind === 'launched' && (!l || !launchRunning(l))) void this.enqueue(id, () => this.endRunning(id, 'exit'));
+    }
+    for (const l of [...this.launches.values()]) if (!launchRunning(l)) await this.forgetLaunch(l.token);
+    for (const id of this.sessions.keys()) {
+      this.watch(id);
+      if (this.sessions.get(id)!.pendingEdits?.length) void this.enqueue(id, () => this.applyEdits(id));
+    }
+    this.log(`codex host listening on 127.0.0.1:${this.port} (hosts ${this.hostIDs.launched} launched, ${this.hostIDs.observed} observed)`);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const l of Object.values(this.leases)) l.stop();
+    for (const u of this.watched.values()) u();
+    await this.channel.stop();
+    this.gw.stopped = true;
+    await this.queues.settled();
+    for (const l of Object.values(this.leases)) await l.settle();
+    await this.capturer.close();
+    await this.gw.close();
+    await this.store.close();
+  }
+
+  gatewaySessionOf(thread: string): string | null { return this.sessions.get(thread)?.sessionID ?? null; }
+  pendingEditsOf(thread: string): number { return this.sessions.get(thread)?.pendingEdits?.length ?? 0; }
+  settled(): Promise<void> { return this.queues.settled(); }
+
+  waitSession(thread: string): Promise<string> {
+    const id = this.gatewaySessionOf(thread);
+    if (id) return Promise.resolve(id);
+    return new Promise((r) => this.sessionWaiters.set(thread, [...(this.sessionWaiters.get(thread) ?? []), r]));
+  }
+
+  private enqueue<T>(id: string, fn: () => Promise<T>): Promise<T> { return this.queues.enqueue(id, fn); }
+
+  private async persist(id: string, st: CodexSessionState) {
+    this.sessions.set(id, st);
+    if (st.sessionID) {
+      this.byGateway.set(st.sessionID, id);
+      const w = this.sessionWaiters.get(id);
+      if (w) { this.sessionWaiters.delete(id); w.forEach((f) => f(st.sessionID!)); }
+    }
+    await this.store.saveSession({ ocSessionID: id, sessionID: st.sessionID, lastSeq: 0, state: st as any });
+  }
+
+  private async update(id: string, f: (st: CodexSessionState) => Partial<CodexSessionState>) {
+    const st = this.sessions.get(id)!;
+    await this.persist(id, { ...st, ...f(st) });
+  }
+
+  private async persistLaunch(l: LaunchState) {
+    this.launches.set(l.token, l);
+    await this.store.saveSession({ ocSessionID: `launch:${l.token}`, sessionID: null, lastSeq: 0, state: l as any });
+  }
+
+  private async forgetLaunch(token: string) {
+    this.launches.delete(token);
+    this.refusals.delete(token);
+    await this.store.forgetSession(`launch:${token}`);
+  }
+
+  // ---- the launcher's routes ----
+
+  private async launchRoute(body: any): Promise<[number, unknown]> {
+    const l: LaunchState = {
+      token: randomBytes(16).toString('hex'), pid: null, exited: false, cwd: String(body.cwd ?? ''), createdAt: Date.now(),
+      names: typeof body.names === 'string' ? body.names : null, anyInCwd: body.anyInCwd === true, sessions: [], admitted: [], stale: [],
+    };
+    await this.persistLaunch(l);
+    return [200, { token: l.token, script: this.scriptPath }];
+  }
+
+  private async launchedRoute(body: any): Promise<[number, unknown]> {
+    const l = this.launches.get(String(body.token));
+    if (!l) return [404, { error: 'unknown launch' }];
+    const pid = Number(body.pid) || null;
+    await this.persistLaunch({ ...l, pid, startTicks: pid ? processFacts(pid)?.startTicks ?? null : null });
+    this.exits.wake();
+    return [200, {}];
+  }
+
+  private async exitedRoute(body: any): Promise<[number, unknown]> {
+    const l = this.launches.get(String(body.token));
+    if (!l) return [404, { error: 'unknown launch' }];
+    await this.persistLaunch({ ...l, exited: true });
+    this.exits.wake();
+    for (const [id, st] of this.sessions) {
+      if (st.launch !== l.token) continue;
+      void this.enqueue(id, async () => {
+        const now = this.sessions.get(id)!;
+        const killed = this.killing.has(id) || now.fenced;
+        await this.endRunning(id, killed ? (now.fenced ? 'seal' : 'signal') : body.signal ? 'signal' : Number(body.code) ? 'failed' : 'exit');
+        // Codex ends its unified exec processes when it exits: killed with it by the host, else their end unseen.
+        await this.finishAllJobs(id, killed ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
+      });
+    }
+    for (const [id, st] of this.sessions) if (st.pendingEdits?.length) void this.enqueue(id, () => this.applyEdits(id));
+    const refused = this.refusals.get(l.token) ?? [];
+    await this.forgetLaunch(l.token);
+    return [200, { refused }];
+  }
+
+  // ---- hooks ----
+
+  async hook(event: string, input: CodexHookInput, launchToken: string, ppid: number): Promise<Decision> {
+    this.stats.hooks++;
+    const d = await this.decideHook(event, input, launchToken, ppid);
+    if (process.env.BRIDGE_TRACE) this.log(`hook ${event} ${input.session_id ?? ''} ${input.turn_id ?? ''}: ${d.exit === 2 ? `refused: ${d.reason}` : 'allowed'}`);
+    if (d.exit === 2) {
+      this.stats.refused++;
+      if (launchToken && this.launches.has(launchToken) && d.reason !== 'late') {
+        this.refusals.set(launchToken, [...(this.refusals.get(launchToken) ?? []), `${event === 'PreToolUse' ? 'a tool call' : event === 'UserPromptSubmit' ? 'the prompt' : event}: ${d.reason}`].slice(-20));
+      }
+    }
+    return d;
+  }
+
+  private async decideHook(event: string, input: CodexHookInput, launchToken: string, ppid: number): Promise<Decision> {
+    const id = typeof input.session_id === 'string' ? input.session_id : '';
+    const admitting = event === 'UserPromptSubmit' || event === 'PreToolUse';
+    if (!id) return admitting && launchToken ? refuse('the hook input names no session_id') : allow;
+    const launch = launchToken ? this.launches.get(launchToken) ?? null : null;
+    if (launchToken && !launch && admitting) return refuse('unknown launch token: start Codex with `gateway codex`');
+    const pid = await this.verifyHook(id, input, launch, ppid);
+    if (typeof pid === 'string') {
+      this.stats.unverified++;
+      this.log(`${event} of thread ${id.slice(0, 100)} not taken: ${pid}`);
+      return admitting && launchToken ? refuse(`the gateway's Codex host did not take this hook: ${pid}`) : allow;
+    }
+    const ticket: Ticket = { answered: false };
+    const decided = this.enqueue(id, async (): Promise<Decision> => {
+      let st = this.sessions.get(id);
+      if (st?.kind === 'launched' && !launch && admitting) {
+        return refuse(`thread ${id} is fronted by the gateway: resume it with \`gateway codex exec resume ${id} …\``);
+      }
+      if (!launch) this.pids.set(id, pid);
+      if (!st) {
+        if (event !== 'SessionStart' && event !== 'UserPromptSubmit') return allow;
+        st = { kind: launch ? 'launched' : 'observed', sessionID: null, cwd: String(input.cwd ?? ''), transcript: String(input.transcript_path ?? ''),
+          launch: launch?.token ?? null, fenced: false, turns: {}, current: null };
+        await this.persist(id, st);
+      }
+      if ((typeof input.transcript_path === 'string' && input.transcript_path !== st.transcript) || (st.kind === 'launched' && launch && launch.token !== st.launch)) {
+        st = { ...st, transcript: typeof input.transcript_path === 'string' ? input.transcript_path : st.transcript, ...(st.kind === 'launched' && launch ? { launch: launch.token } : {}) };
+        await this.persist(id, st);
+      }
+      if (launch) {
+        const stale = await this.bindLaunch(launch.token, id);
+        if (stale && admitting) return refuse(stale);
+      }
+      if (admitting && st.fenced) return refuse(`session ${st.sessionID} is sealed by the gateway: nothing more runs in it`);
+      switch (event) {
+        case 'SessionStart': {
+          await this.ensureSession(id, input);
+          if (launch) await this.admitProcess(id, launch.token).catch((e) => this.log(`process admission of ${id}: ${e?.message ?? e}`));
+          const key = `${worktreeRoot(st.cwd)}\0${id}`;
+          if (!this.warmed.has(key)) { this.warmed.add(key); await this.snapshot(this.sessions.get(id)!); }
+          return allow;
+        }
+        case 'UserPromptSubmit': return this.admitPrompt(id, input, ticket);
+        case 'PreToolUse': return this.admitTool(id, input, ticket);
+        case 'PostToolUse': await this.toolEnded(id, input); return allow;
+        case 'Stop': await this.finishTurn(id, input); return allow;
+        case 'SessionEnd':
+          if (st.kind === 'observed' && st.current) void this.enqueue(id, () => this.endRunning(id, 'exit'));
+          if (st.kind === 'observed' && st.pendingEdits?.length) void this.afterExit(id);
+          return allow;
+        default: return allow;
+      }
+    });
+    const known = this.sessions.get(id);
+    const wait = event === 'UserPromptSubmit' || (event === 'PreToolUse' && (launch !== null || known?.kind === 'launched' || !known));
+    if (admitting && !wait && known?.fenced) { decided.catch(() => {}); return refuse(`session ${known.sessionID} is sealed by the gateway: nothing more runs in it`); }
+    const strict = launch !== null || known?.kind === 'launched';
+    return wait ? await decideWithin(this.gw, decided, ticket, strict, event, this.opts.admissionTimeoutMs ?? 20_000, this.log) : (decided.catch(() => {}), allow);
+  }
+
+  /**
+   * The Codex process a hook ran under (its parent), checked: a process of this host's user, the launch's own for
+   * a launched session, whose working directory holds the `cwd` the hook names, and whose sessions folder
+   * (`$CODEX_HOME/sessions`, else `~/.codex/sessions`, of its own environment) holds the rollout it names, a
+   * rollout of the thread it names. Answers its PID, or why the hook is not taken.
+   */
+  private async verifyHook(id: string, input: CodexHookInput, launch: LaunchState | null, ppid: number): Promise<number | string> {
+    const pid = ppid > 1 ? agentProcess(ppid, isCodex) : null;
+    if (pid === null) return `the hook's parent process (${ppid || 'none given'}) is not a Codex process`;
+    const facts = processFacts(pid, codexHome);
+    if (!facts) return `Codex process ${pid} cannot be read`;
+    if (typeof process.getuid === 'function' && facts.uid !== process.getuid()) return `Codex process ${pid} belongs to another user (uid ${facts.uid})`;
+    if (launch) {
+      let l = this.launches.get(launch.token) ?? launch;
+      for (const deadline = Date.now() + 5_000; l.pid === null && !l.exited && Date.now() < deadline; l = this.launches.get(launch.token) ?? l) await this.exits.wait(50);
+      if (l.pid !== pid) return `the hook ran under process ${pid}, not the Codex this launch started (${l.pid ?? 'none reported'})`;
+    }
+    if (typeof input.cwd === 'string' && !(inside(real(input.cwd), facts.cwd) || (launch && launch.cwd && inside(real(input.cwd), real(launch.cwd))))) {
+      return `the hook names directory ${input.cwd.slice(0, 500)}, not Codex's own (${facts.cwd})`;
+    }
+    const sessionsDir = facts.configDir ? path.join(real(facts.configDir), 'sessions') : null;
+    const t = input.transcript_path;
+    if (t !== undefined && t !== null) {
+      if (typeof t !== 'string' || !sessionsDir || !inside(real(t), sessionsDir) || real(t) === sessionsDir) {
+        return `the hook names rollout ${String(t).slice(0, 500)}, outside Codex's own sessions (${sessionsDir ?? 'no HOME'})`;
+      }
+      if (!path.basename(t).endsWith(`-${id}.jsonl`)) return `the hook's rollout ${t.slice(0, 500)} is not thread ${id.slice(0, 100)}'s`;
+    }
+    return pid;
+  }
+
+  private async bindLaunch(token: string, id: string): Promise<string | null> {
+    let l = this.launches.get(token);
+    if (!l) return null;
+    if (!l.sessions?.includes(id)) {
+      const st = this.sessions.get(id);
+      const stale = !!st?.rewrittenAt && st.rewrittenAt >= (l.createdAt ?? 0) && !mayTouch({ ...l, sessions: [] }, id, st.cwd);
+      l = { ...l, sessions: [...(l.sessions ?? []), id], ...(stale ? { stale: [...(l.stale ?? []), id] } : {}) };
+      await this.persistLaunch(l);
+    }
+    return l.stale?.includes(id)
+      ? `this Codex process started before the gateway rewrote thread ${id}'s rollout (a correction or a retraction) and may still hold the old text: exit it and run \`gateway codex exec resume ${id} …\``
+      : null;
+  }
+
+  /** A launched Codex process runs in the thread: an admission of the session, so its seal asks this host to stop it even when idle. */
+  private async admitProcess(id: string, token: string) {
+    const l = this.launches.get(token);
+    const st = this.sessions.get(id);
+    if (!l || !st?.sessionID || st.kind !== 'launched' || l.admitted?.includes(id)) return;
+    try {
+      await this.leases.launched.call(AdmitWorkDocument, { sessionID: st.sessionID, route: `codex process ${l.pid ?? '?'}` } as any);
+    } catch (e) {
+      if (e instanceof GatewayError && e.tag === 'SessionSealedError') { await this.fence(id); return; }
+      throw e;
+    }
+    const now = this.launches.get(token)!;
+    await this.persistLaunch({ ...now, admitted: [...(now.admitted ?? []), id] });
+  }
+
+  /**
+   * The gateway session of a thread, created at its first hook (idempotent by key). Earlier turns are imported at
+   * the first prompt (the hook that names the turn now starting: Codex writes its `task_started` before
+   * SessionStart runs, so the live turn is told apart by its ID).
+   */
+  private async ensureSession(id: string, input: CodexHookInput): Promise<CodexSessionState> {
+    const st = this.sessions.get(id)!;
+    if (st.sessionID) {
+      if (!st.imported && typeof input.turn_id === 'string') {
+        await this.update(id, () => ({ imported: true }));
+        await this.importEarlier(id, input.turn_id).catch((e) => this.log(`import of ${id}: ${e?.message ?? e}`));
+      }
+      return this.sessions.get(id)!;
+    }
+    const s = await within(this.gw.call(CreateSessionDocument, { input: {
+      title: '', directory: st.cwd || String(input.cwd ?? ''), hostID: this.leases[st.kind].hostID,
+      hostMetadata: { codex: { threadID: id, rolloutPath: st.transcript, launched: st.kind === 'launched' } },
+      idempotencyKey: `codex:session:${id}`,
+    } }, 'plugin'), this.opts.admissionTimeoutMs ?? 20_000, 'createSession');
+    await this.persist(id, { ...this.sessions.get(id)!, sessionID: s.id });
+    this.watch(id);
+    return this.ensureSession(id, input);
+  }
+
+  private readRollout(st: CodexSessionState) {
+    let text = '';
+    try { text = fs.readFileSync(st.transcript, 'utf8'); } catch { /* not there (yet) */ }
+    return parseRollout(text).lines;
+  }
+
+  /**
+   * The turns a rollout holds from before the host saw the thread: each an execution with its messages, jobs,
+   * model and usage, and honest boundaries (no capture exists: START_/END_NOT_CAPTURED, the detail says they were
+   * imported). Same idempotency keys as live turns: imported once, never twice.
+   */
+  private async importEarlier(id: string, current: string | null) {
+    const st = this.sessions.get(id)!;
+    const lines = this.readRollout(st);
+    const why = 'imported: this turn was written to the rollout before the Codex host ran, so no capture of the worktree exists for it';
+    const lease = this.leases[st.kind];
+    for (const turnId of turnIds(lines)) {
+      if (turnId === current || this.sessions.get(id)!.turns[turnId]) continue;
+      const t = turnOf(lines, turnId);
+      const e: any = await lease.call(BeginExecutionDocument, {
+        sessionID: st.sessionID!, trigger: 'PROMPT', externalID: turnId, idempotencyKey: `codex:turn:${id}:${turnId}`, startCaptureError: why,
+        ...(t.model ? { model: { providerID: 'openai', modelID: t.model } } : {}),
+      } as any);
+      const ts: TurnState = { turnId, executionID: e.id, settled: false };
+      await this.update(id, (now) => ({ turns: { ...now.turns, [turnId]: ts } }));
+      if (t.prompt) await this.appendPrompt(id, ts, t.prompt);
+      await this.appendTurn(id, ts, t);
+      for (const sh of t.shells) {
+        await this.startShell(id, sh.callId, turnId, sh.command);
+        await this.finishJob(id, sh.callId, sh.done ? { status: sh.exitCode === 0 ? 'COMPLETED' : 'ERROR', exitCode: sh.exitCode } : { status: 'LOST', exitCode: null });
+      }
+      await this.settle(id, ts, { ...this.outcome(t, null), ...this.usageInput(t), endCaptureError: why });
+    }
+  }
+
+  private snapshot(st: CodexSessionState) {
+    return captureBoundary(this.capturer, this.gw, st.sessionID!, st.cwd, this.leases[st.kind].hostID, this.log);
+  }
+
+  /** UserPromptSubmit: the turn (its ID from the hook) is an execution admitted by the gateway, or the prompt is refused. */
+  private async admitPrompt(id: string, input: CodexHookInput, ticket: Ticket): Promise<Decision> {
+    const turnId = typeof input.turn_id === 'string' && input.turn_id ? input.turn_id : `noid:${Date.now()}`;
+    let st = this.sessions.get(id)!;
+    const strict = st.kind === 'launched';
+    try {
+      st = await this.ensureSession(id, input);
+      if (st.launch) await this.admitProcess(id, st.launch);
+      if (st.current && st.current !== turnId) await this.endRunning(id, 'superseded');
+      st = this.sessions.get(id)!;
+      if (st.turns[turnId]) return allow; // the same prompt's hook again: admitted already
+      const start = await this.snapshot(st);
+      const e: any = await this.leases[st.kind].call(BeginExecutionDocument, {
+        sessionID: st.sessionID!, trigger: 'PROMPT', externalID: turnId, idempotencyKey: `codex:turn:${id}:${turnId}`,
+        ...(typeof input.model === 'string' ? { model: { providerID: 'openai', modelID: input.model } } : {}),
+        ...boundaryInput('start', start),
+      } as any);
+      if (ticket.answered && strict) {
+        await this.gw.call(SettleExecutionDocument, { input: { executionID: e.id, status: 'FAILED', error: 'the prompt was refused: the gateway answered too late' } }).catch(() => {});
+        return refuse('late');
+      }
+      const ts: TurnState = { turnId, executionID: e.id, settled: false };
+      await this.update(id, (now) => ({ current: turnId, turns: { ...now.turns, [turnId]: ts } }));
+      const text = typeof input.prompt === 'string' ? input.prompt : '';
+      if (text) void this.enqueue(id, () => this.appendPrompt(id, ts, text));
+      return allow;
+    } catch (e: any) {
+      if (e instanceof GatewayError && e.tag === 'SessionSealedError') {
+        await this.fence(id);
+        return refuse(`session ${st.sessionID} is sealed by the gateway: prompt refused`);
+      }
+      const why = e instanceof GatewayError ? `${e.tag}: ${String(e.fields.message ?? '')}` : String(e?.message ?? e);
+      this.log(`prompt of ${id}: ${why}`);
+      return strict ? refuse(`the gateway did not admit this prompt (${why})`) : allow;
+    }
+  }
+
+  private async appendPrompt(id: string, ts: TurnState, text: string) {
+    const st = this.sessions.get(id)!;
+    const m: any = await this.gw.call(AppendMessageDocument, { input: {
+      sessionID: st.sessionID!, executionID: ts.executionID, role: 'USER', origin: 'PROMPT', externalID: ts.turnId,
+      idempotencyKey: `codex:prompt:${id}:${ts.turnId}`, parts: [{ type: 'TEXT', text }],
+    } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`prompt of ${ts.turnId}: ${e.message}`); return null; });
+    if (m) await this.update(id, (now) => ({ messages: { ...now.messages, [m.id]: [{ kind: 'prompt', turnId: ts.turnId }] } }));
+  }
+
+  private async startShell(id: string, callId: string, turnId: string, command: string) {
+    const st = this.sessions.get(id)!;
+    if (st.jobs?.[callId]) return;
+    const j: any = await this.leases[st.kind].call(StartJobDocument, {
+      sessionID: st.sessionID, executionID: st.turns[turnId]?.executionID ?? null, kind: 'SHELL', background: false,
+      title: null, command: command.slice(0, 10_000), idempotencyKey: `codex:job:${id}:${callId}`,
+    } as any);
+    await this.update(id, (now) => ({ jobs: { ...now.jobs, [callId]: { jobID: j.id, turnId, background: false, done: false } } }));
+  }
+
+  /**
+   * PreToolUse: in a fronted session every tool call is admitted by the gateway, failing closed. A shell command
+   * (`tool_name` Bash: exec_command) is a SHELL job, whose startJob is itself the admission (refused after a seal).
+   */
+  private async admitTool(id: string, input: CodexHookInput, ticket: Ticket): Promise<Decision> {
+    const st = this.sessions.get(id)!;
+    const strict = st.kind === 'launched';
+    if (!st.sessionID) return strict ? refuse('the session is not known to the gateway yet') : allow;
+    try {
+      const callId = typeof input.tool_use_id === 'string' ? input.tool_use_id : null;
+      const shell = input.tool_name === 'Bash' && callId && !st.jobs?.[callId];
+      if (strict && !shell) await this.leases.launched.call(AdmitWorkDocument, { sessionID: st.sessionID, route: `codex PreToolUse ${String(input.tool_name ?? '?')}`.slice(0, 400) } as any);
+      if (shell && callId) {
+        const cmd = (input.tool_input ?? {}).command;
+        await this.startShell(id, callId, String(input.turn_id ?? st.current ?? ''), typeof cmd === 'string' ? cmd : JSON.stringify(input.tool_input ?? {}));
+        if (ticket.answered && strict) { await this.finishJob(id, callId, { status: 'CANCELLED', exitCode: null }); return refuse('late'); }
+      }
+      return allow;
+    } catch (e: any) {
+      if (e instanceof GatewayError && e.tag === 'SessionSealedError') {
+        await this.fence(id);
+        return refuse(`session ${st.sessionID} is sealed by the gateway: tool call refused`);
+      }
+      const why = e instanceof GatewayError ? `${e.tag}: ${String(e.fields.message ?? '')}` : String(e?.message ?? e);
+      this.log(`tool call of ${id}: ${why}`);
+      return strict ? refuse(`the gateway did not admit this tool call (${why})`) : allow;
+    }
+  }
+
+  /** PostToolUse: a shell that exited ends (its exit code from the output); one still running is a background job now. */
+  private async toolEnded(id: string, input: CodexHookInput) {
+    const callId = typeof input.tool_use_id === 'string' ? input.tool_use_id : '';
+    const j = this.sessions.get(id)?.jobs?.[callId];
+    if (!j || j.done) return;
+    const out = typeof input.tool_response === 'string' ? input.tool_response : JSON.stringify(input.tool_response ?? '');
+    const r = shellResult(out);
+    if (r.running) {
+      await this.gw.call(BackgroundJobDocument, { input: { jobID: j.jobID } } as any).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`background ${j.jobID}: ${e.message}`); });
+      await this.update(id, (now) => ({ jobs: { ...now.jobs, [callId]: { ...j, background: true } } }));
+      return;
+    }
+    if (r.exitCode !== null) await this.finishJob(id, callId, { status: r.exitCode === 0 ? 'COMPLETED' : 'ERROR', exitCode: r.exitCode });
+  }
+
+  private async finishJob(id: string, callId: string, end: JobEnd) {
+    const j = this.sessions.get(id)?.jobs?.[callId];
+    if (!j || j.done) return;
+    await this.gw.call(FinishJobDocument, { input: { jobID: j.jobID, status: end.status, exitCode: end.exitCode ?? null } }).catch((e) => {
+      if (!(e instanceof GatewayError)) throw e;
+      this.log(`finish job ${j.jobID}: ${e.message}`);
+    });
+    await this.update(id, (now) => ({ jobs: { ...now.jobs, [callId]: { ...j, done: true } } }));
+  }
+
+  private async finishAllJobs(id: string, end: JobEnd) {
+    for (const [callId, j] of Object.entries(this.sessions.get(id)?.jobs ?? {})) if (!j.done) await this.finishJob(id, callId, end);
+  }
+
+  /** The turn's shells: those the rollout shows exited end so; the others as `otherwise` (null: left running). */
+  private async finishTurnJobs(id: string, t: CodexTurn, otherwise: JobEnd | null) {
+    const byCall = new Map(t.shells.map((s) => [s.callId, s]));
+    for (const [callId, j] of Object.entries(this.sessions.get(id)?.jobs ?? {})) {
+      if (j.done || j.turnId !== t.turnId) continue;
+      const s = byCall.get(callId);
+      if (s?.done) await this.finishJob(id, callId, { status: s.exitCode === 0 ? 'COMPLETED' : 'ERROR', exitCode: s.exitCode });
+      else if (otherwise) await this.finishJob(id, callId, otherwise);
+    }
+  }
+
+  private async fence(id: string) {
+    const st = this.sessions.get(id);
+    if (st && !st.fenced) await this.persist(id, { ...st, fenced: true });
+  }
+
+  /** Reads the turn from the rollout; waits (bounded) until it holds the turn's last assistant message. */
+  private async readTurn(st: CodexSessionState, turnId: string, lastText: string | null, waitMs: number): Promise<CodexTurn> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const t = turnOf(this.readRollout(st), turnId);
+      const texts = t.steps.flatMap((s) => s.parts).filter((p) => p.type === 'TEXT').map((p) => p.text ?? '');
+      const done = t.end !== null || t.error !== null || (lastText !== null ? (texts.at(-1) ?? '').trim() === lastText.trim() : false);
+      if (done || Date.now() >= deadline) return t;
+      await new Promise<void>((r) => {
+        let w: fs.FSWatcher | null = null;
+        const t2 = setTimeout(() => { w?.close(); r(); }, 100);
+        try { w = fs.watch(st.transcript, () => { clearTimeout(t2); w?.close(); r(); }); } catch { /* not there */ }
+      });
+    }
+  }
+
+  /** One ASSISTANT message per model response (idempotent by key), with where each part lives in the rollout. */
+  private async appendTurn(id: string, ts: TurnState, t: CodexTurn) {
+    const st = this.sessions.get(id)!;
+    for (const s of t.steps) {
+      if (!s.parts.length) continue;
+      const m: any = await this.gw.call(AppendMessageDocument, { input: {
+        sessionID: st.sessionID!, executionID: ts.executionID, role: 'ASSISTANT', origin: 'MODEL', externalID: s.id,
+        idempotencyKey: `codex:message:${id}:${ts.turnId}:${s.id}`, parts: s.parts as any,
+      } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`message ${s.id}: ${e.message}`); return null; });
+      if (m) await this.update(id, (now) => ({ messages: { ...now.messages, [m.id]: s.locators } }));
+    }
+  }
+
+  private outcome(t: CodexTurn, fenced: boolean | null): Record<string, unknown> {
+    if (fenced) return { status: 'INTERRUPTED', interruptReason: 'SEAL' };
+    if (t.error) return { status: 'FAILED', error: t.error.slice(0, 4_000), errorName: 'APIError' };
+    if (t.end?.kind === 'aborted') return { status: 'INTERRUPTED', interruptReason: 'USER' };
+    if (t.end?.kind === 'complete') return { status: 'SUCCEEDED' };
+    return { status: 'INTERRUPTED', interruptReason: 'USER' };
+  }
+
+  private usageInput(t: CodexTurn) {
+    return {
+      ...(t.usage ? { usage: t.usage } : {}),
+      ...(t.model ? { model: { providerID: 'openai', modelID: t.model } } : {}),
+      ...(t.end ? { finishReason: t.end.kind === 'complete' ? 'stop' : t.end.reason } : {}),
+    };
+  }
+
+  /** Stop: the turn's messages, its shells' ends, the end snapshot, the settlement. */
+  private async finishTurn(id: string, input: CodexHookInput) {
+    const st = this.sessions.get(id);
+    const turnId = typeof input.turn_id === 'string' ? input.turn_id : st?.current;
+    if (!st || !turnId) return;
+    const ts = st.turns[turnId];
+    if (!ts || ts.settled) return;
+    const last = typeof input.last_assistant_message === 'string' ? input.last_assistant_message : null;
+    const t = await this.readTurn(st, turnId, last, 5_000);
+    await this.appendTurn(id, ts, t);
+    await this.finishTurnJobs(id, t, null);
+    const end = await this.snapshot(st);
+    const ended = t.end ?? { kind: 'complete' as const, lastText: last };
+    await this.settle(id, ts, { ...this.outcome({ ...t, end: ended }, this.sessions.get(id)!.fenced), ...this.usageInput({ ...t, end: ended }), ...boundaryInput('end', end) });
+  }
+
+  private async settle(id: string, ts: TurnState, input: Record<string, unknown>) {
+    if (process.env.BRIDGE_TRACE) this.log(`settle ${ts.turnId}: ${JSON.stringify(input).slice(0, 300)}`);
+    await this.gw.call(SettleExecutionDocument, { input: { executionID: ts.executionID, ...input } as any }).catch((e) => {
+      if (!(e instanceof GatewayError)) throw e;
+      this.log(`settle ${ts.executionID}: ${e.message}`);
+    });
+    await this.update(id, (now) => ({ current: now.current === ts.turnId ? null : now.current, turns: { ...now.turns, [ts.turnId]: { ...ts, settled: true } } }));
+  }
+
+  /** The running turn ended without Stop (Codex exited or was killed, or a new prompt came): INTERRUPTED. */
+  private async endRunning(id: string, why: 'exit' | 'signal' | 'failed' | 'superseded' | 'seal') {
+    const st = this.sessions.get(id);
+    const ts = st?.current ? st.turns[st.current] : undefined;
+    if (!st || !ts || ts.settled) return;
+    const t = await this.readTurn(st, ts.turnId, null, 0);
+    await this.appendTurn(id, ts, t);
+    await this.finishTurnJobs(id, t, why === 'seal' ? { status: 'CANCELLED', exitCode: null } : why === 'superseded' ? null : { status: 'LOST', exitCode: null });
+    const end = await this.snapshot(st);
+    const reason = st.fenced || why === 'seal' ? 'SEAL' : why === 'superseded' ? 'SUPERSEDED' : why === 'failed' ? 'SHUTDOWN' : 'USER';
+    const failed = why === 'failed' && !st.fenced;
+    await this.settle(id, ts, {
+      ...(failed ? { status: 'FAILED', error: t.error ?? 'Codex exited with an error before the turn ended' } : t.error && !st.fenced ? { status: 'FAILED', error: t.error } : { status: 'INTERRUPTED', interruptReason: reason }),
+      ...this.usageInput(t), ...boundaryInput('end', end),
+    });
+  }
+
+  // ---- the gateway's commands ----
+
+  private async command(c: Command) {
+    if (!c) return;
+    if (c.kind === 'COMPACT_SESSION' || c.kind === 'GENERATE') {
+      return replyTo(this.gw, c, () => (c.kind === 'GENERATE' ? this.generate(c) : Promise.reject(new Error('Codex offers no compaction of a stored thread outside its interactive /compact'))), () => this.stopped, this.log);
+    }
+    try {
+      const id = this.byGateway.get(c.sessionID);
+      if (id && (c.kind === 'INTERRUPT_EXECUTION' || c.kind === 'CLOSE_ADMISSIONS' || c.kind === 'CANCEL_JOB')) {
+        const seal = c.reason === 'SEAL' || c.kind === 'CLOSE_ADMISSIONS' || c.kind === 'CANCEL_JOB';
+        if (seal) await this.fence(id);
+        await this.stopSession(id, seal ? 'seal' : 'signal');
+      }
+    } catch (e: any) {
+      if (this.stopped) return;
+      this.log(`command ${c.kind} ${c.id}: ${e?.message ?? e}`);
+    }
+    await acknowledge(this.gw, c, this.log);
+  }
+
+  /**
+   * GENERATE: a hidden `codex exec --ephemeral -m <model>` in an empty directory (its hooks answer at once:
+   * GATEWAY_CODEX_HIDDEN), the gateway's context and the prompt as its prompt; the answer is its last message.
+   */
+  private async generate(c: Command): Promise<Record<string, unknown>> {
+    const p = c.payload as { prompt: string; model: { providerID: string; modelID: string }; context?: { role: string; text: string }[] };
+    const bin = this.opts.codexBin ?? findCodexBinary();
+    if (!bin) throw new Error('the codex binary was not found');
+    const context = (p.context ?? []).map((m) => `${m.role}: ${m.text}`).join('\n\n');
+    const prompt = context ? `Conversation so far:\n\n${context}\n\n---\n\n${p.prompt}` : p.prompt;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-codex-generate-'));
+    try {
+      const env: NodeJS.ProcessEnv = { ...(this.opts.codexEnv ?? process.env), GATEWAY_CODEX_HIDDEN: '1' };
+      delete env.GATEWAY_CODEX_LAUNCH;
+      const r = await runHidden(bin, ['exec', '--ephemeral', '--skip-git-repo-check', '-s', 'read-only', '-m', p.model.modelID, '--json', '-'], dir, env, prompt);
+      let text = '';
+      let usage: any = null;
+      for (const line of r.out.split('\n')) {
+        try {
+          const ev = JSON.parse(line);
+          if (ev?.type === 'item.completed' && ev.item?.type === 'agent_message' && typeof ev.item.text === 'string') text = ev.item.text;
+          if (ev?.type === 'turn.completed' && ev.usage) usage = ev.usage;
+          if (ev?.type === 'turn.failed' || ev?.type === 'error') throw new Error(String(ev.error?.message ?? ev.message ?? 'failed'));
+        } catch (e) { if (!(e instanceof SyntaxError)) throw e; }
+      }
+      if (r.code !== 0) throw new Error(`codex exec exited ${r.code}: ${r.err.slice(-500)}`);
+      return { text, inputTokens: Number(usage?.input_tokens ?? 0), outputTokens: Number(usage?.output_tokens ?? 0), providerID: 'openai', modelID: p.model.modelID };
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Stops the thread's Codex processes and waits until they are gone (killProcessTree: each with every process
+   * it started, unified exec's terminals included). A seal of a launched thread stops every process that ran it
+   * or was started to resume it, busy or idle; otherwise only the process running a turn or a shell.
+   */
+  private async stopSession(id: string, why: 'seal' | 'signal') {
+    const st = this.sessions.get(id);
+    if (!st) return;
+    const busy = !!st.current || Object.values(st.jobs ?? {}).some((j) => !j.done);
+    const pids = why === 'seal' && st.kind === 'launched' ? await this.launchedProcesses(id)
+      : busy ? [await this.processOf(st, id)].filter((p): p is number => p !== null) : [];
+    if (pids.length) {
+      this.killing.add(id);
+      await Promise.all(pids.map((pid) => killProcessTree(pid, (ms) => this.exits.wait(ms))));
+    }
+    await this.enqueue(id, async () => {
+      await this.endRunning(id, why);
+      await this.finishAllJobs(id, pids.length ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
+    });
+  }
+
+  private async launchedProcesses(id: string): Promise<number[]> {
+    const out: number[] = [];
+    const last = this.sessions.get(id)?.launch;
+    for (const l0 of this.launches.values()) {
+      if (!(runsSession(l0, id) || l0.token === last) || !launchRunning(l0)) continue;
+      let l = l0;
+      for (const deadline = Date.now() + 10_000; l.pid === null && !l.exited && Date.now() < deadline; l = this.launches.get(l.token) ?? l) await this.exits.wait(200);
+      if (l.pid !== null && launchRunning(l)) out.push(l.pid);
+    }
+    return out;
+  }
+
+  private async processOf(st: CodexSessionState, id: string): Promise<number | null> {
+    if (st.kind === 'launched' && st.launch) {
+      const l = this.launches.get(st.launch);
+      return l && l.pid !== null && launchRunning(l) ? l.pid : null;
+    }
+    const p = this.pids.get(id);
+    return p && alive(p) ? p : null;
+  }
+
+  private async afterExit(id: string) {
+    const p = this.pids.get(id);
+    const deadline = Date.now() + 60_000;
+    while (p !== undefined && alive(p) && Date.now() < deadline && !this.stopped) await this.exits.wait(200);
+    await this.enqueue(id, () => this.applyEdits(id));
+  }
+
+  // ---- gateway -> rollout: corrections, retractions, the seal's first commit ----
+
+  private watch(id: string) {
+    const st = this.sessions.get(id);
+    if (!st?.sessionID || this.watched.has(id)) return;
+    const sessionID = st.sessionID;
+    this.watched.set(id, this.gw.subscribe(TranscriptEventsDocument,
+      () => ({ sessionID, after: this.sessions.get(id)?.eventsCursor ?? null }), 'plugin',
+      (d) => this.enqueue(id, () => this.onEvent(id, d.sessionEvents as GatewayEvent))));
+  }
+
+  private async onEvent(id: string, ev: GatewayEvent) {
+    const st = this.sessions.get(id);
+    if (!st || !ev || (st.eventsSeq ?? 0) >= ev.sequence) return;
+    if (ev.type === 'session.sealing' || ev.type === 'session.sealed') await this.fence(id);
+    const locators = ev.messageID ? st.messages?.[ev.messageID] : undefined;
+    let edit: RolloutEdit | null = null;
+    if (locators && ev.type === 'message.retracted') {
+      edit = { kind: 'retract', at: locators, placeholder: String(ev.message?.parts?.[0]?.text ?? '[retracted]') };
+    } else if (locators && ev.type === 'message.part_corrected' && ev.partID) {
+      const parts: any[] = ev.message?.parts ?? [];
+      const sorted = [...parts].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+      const i = sorted.findIndex((p) => p.id === ev.partID);
+      const text = sorted[i]?.text;
+      if (typeof text === 'string' && i >= 0 && locators[i]) edit = { kind: 'correct', at: locators[i], text };
+    }
+    const now = this.sessions.get(id)!;
+    await this.persist(id, { ...now, ...(edit ? { pendingEdits: [...(now.pendingEdits ?? []), edit] } : {}), eventsSeq: Math.max(now.eventsSeq ?? 0, ev.sequence), eventsCursor: ev.cursor });
+    if (this.sessions.get(id)!.pendingEdits?.length) await this.applyEdits(id);
+  }
+
+  /** Whether a Codex process may be reading or appending to the thread's rollout now. */
+  private codexRunning(id: string): boolean {
+    const st = this.sessions.get(id);
+    if (!st) return false;
+    for (const l of this.launches.values()) if (launchRunning(l) && mayTouch(l, id, st.cwd)) return true;
+    const p = this.pids.get(id);
+    return p !== undefined && alive(p);
+  }
+
+  /** Writes pending corrections and retractions into the rollout once no Codex process of the thread runs. */
+  private async applyEdits(id: string) {
+    const st = this.sessions.get(id);
+    if (!st?.pendingEdits?.length || !st.transcript) return;
+    if (this.codexRunning(id)) { this.log(`thread ${id}: ${st.pendingEdits.length} rollout edit(s) wait for Codex to exit`); return; }
+    try {
+      const edits = st.pendingEdits;
+      const n = rewriteFileAtomically(st.transcript, (text) => rewriteRollout(text, edits));
+      if (n < edits.length) this.log(`thread ${id}: ${edits.length - n} edit(s) found no item in ${st.transcript}`);
+    } catch (e: any) {
+      this.log(`thread ${id}: rollout rewrite failed: ${e?.message ?? e}`);
+      if (e?.code !== 'ENOENT') return;
+    }
+    await this.update(id, () => ({ pendingEdits: [], rewrittenAt: Date.now() }));
+  }
+}
