@@ -177,9 +177,9 @@ async function ceilingChangeset(sql: Sql, id: string, patch: boolean) {
 
 async function ceilingSessions(sql: Sql, n: number) {
   // The gateway's statement (resolvers/loaders.ts sessionsWithExecutions): the sessions with the columns it reads for this
-  // selection (resolvers/projection.ts) and, in the same statement, each one's page of executions with their changesets' counts.
+  // selection (resolvers/plans.ts) and, in the same statement, each one's page of executions with their changesets' counts.
   const { sessions: rows, pages } = await sessionsWithExecutions(sql, { where: sql`TRUE`, limit: n + 1, sessionColumns: ['created_at', 'directory', 'id', 'title'],
-    page: { limit: 5, after: null, columns: ['id', 'sequence', 'session_id', 'settled_at', 'status'], along: 'counts' } });
+    page: { limit: 5, after: null, columns: ['id', 'sequence', 'session_id', 'settled_at', 'status'], changesets: 'counts' } });
   const sessions = rows.slice(0, n);
   const ids = sessions.map((s) => s.id);
   const bySession = new Map<string, ExecutionRow[]>();

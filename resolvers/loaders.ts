@@ -15,7 +15,7 @@ import {
 } from '../domain/snapshot-changes.js';
 import type { Context } from './context.js';
 import { decodeCursor, encodeCursor, type CursorKey, type CursorKind } from './cursors.js';
-import type { ChangesetAlong, FileReads } from './lookahead.js';
+import type { ExecutionPlan, FileRead, RowRead } from './plans.js';
 import { pageSize, toPage, type Page } from './pagination.js';
 
 /**
@@ -64,8 +64,8 @@ function inSessionsOf(db: Context['sql'], ids: readonly string[], column: string
 }
 
 export const sessionsById = (ids: readonly string[], ctx: Context) =>
-  ctx.sql<SessionRow[]>`SELECT * FROM sessions WHERE id = ${anyOf(ctx.sql, ids)} AND ${scope(ctx, 'directory')}`;
-export const executionsById = (ids: readonly string[], ctx: Context) => ctx.sql<ExecutionRow[]>`
+  ctx.sql<SessionRead[]>`SELECT * FROM sessions WHERE id = ${anyOf(ctx.sql, ids)} AND ${scope(ctx, 'directory')}`;
+export const executionsById = (ids: readonly string[], ctx: Context) => ctx.sql<ExecutionRead[]>`
   SELECT e.* FROM executions e JOIN sessions s ON s.id = e.session_id
   WHERE ${rowKeys(ctx.sql, ids, { alias: 'e' })} AND ${inSessionsOf(ctx.sql, ids, 's.id')} AND ${scope(ctx, 's.directory')}`;
 
@@ -84,9 +84,9 @@ const CHANGESET_COLUMNS = (db: Context['sql']) => db`c.execution_id AS cs_execut
  */
 const COUNT_COLUMNS = (db: Context['sql']) => db`c.execution_id AS cs_execution_id, c.coverage AS cs_coverage, c.file_count AS cs_file_count,
   c.additions AS cs_additions, c.deletions AS cs_deletions, c.pruned_at AS cs_pruned_at`;
-const changesetColumns = (db: Context['sql'], along: ChangesetAlong) => (along === 'whole' ? CHANGESET_COLUMNS(db) : COUNT_COLUMNS(db));
-/** A listed file as the JSON array of `executionsWithChangesets` holds it: [ord, path, status, additions, deletions, binary]. */
-type ListedJson = [number, string, ChangesetFileRow['status'], number, number, boolean];
+const changesetColumns = (db: Context['sql'], row: RowRead) => (row === 'whole' ? CHANGESET_COLUMNS(db) : COUNT_COLUMNS(db));
+/** A listed file as the JSON array of `executionsWithChangesets` holds it: [ord, path, status, additions, deletions, binary, previous_path, similarity]. */
+type ListedJson = [number, string, ChangesetFileRow['status'], number, number, boolean, string | null, number | null];
 type WithChangeset = ExecutionRow & {
   csExecutionId: string | null; csSessionId: string; csCoverage: ChangesetRow['coverage']; csUnavailableReason: ChangesetRow['unavailableReason'];
   csDetail: string | null; csOmissions: ChangesetRow['omissions']; csFileCount: number; csAdditions: number; csDeletions: number;
@@ -153,7 +153,7 @@ export async function executionsWithChangesets(db: Context['sql'], ids: readonly
     FROM executions e JOIN sessions s ON s.id = e.session_id
     LEFT JOIN changesets c ON c.session_id = e.session_id AND c.execution_id = e.id
     ${listFiles ? db`LEFT JOIN LATERAL (
-      SELECT json_agg(json_build_array(f.ord, f.path, f.status, f.additions, f.deletions, f.binary) ORDER BY f.ord) AS files
+      SELECT json_agg(json_build_array(f.ord, f.path, f.status, f.additions, f.deletions, f.binary, f.previous_path, f.similarity) ORDER BY f.ord) AS files
       FROM changeset_files f WHERE f.session_id = c.session_id AND f.execution_id = c.execution_id AND c.pruned_at IS NULL) f ON true` : db``}
     WHERE ${rowKeys(db, ids, { alias: 'e' })} AND ${inSessionsOf(db, ids, 's.id')} AND ${scope}`;
   const keys = ownExecutionKeys(rows);
@@ -162,47 +162,58 @@ export async function executionsWithChangesets(db: Context['sql'], ids: readonly
     const executionId = execution.id;
     return {
       execution, changeset,
-      files: listFiles ? (files ?? []).map(([ord, path, status, additions, deletions, binary]) => ({ executionId, ord, path, status, additions, deletions, binary })) : null,
+      files: listFiles ? (files ?? []).map(([ord, path, status, additions, deletions, binary, previousPath, similarity]) => ({ executionId, ord, path, status, additions, deletions, binary, previousPath, similarity })) : null,
     };
   });
 }
 
-/** The file lists this context has read without patches, by execution ID (see knownFileList). */
-const listedFiles = new WeakMap<object, Map<string, ListedFile[]>>();
 /**
- * The files of an execution's changeset without their patches, when this context has read them
- * already (`execution(id)` brings them along), else undefined: only for a selection that reads no patch.
+ * What a read brought of an execution's frozen changeset (ExecutionRead.changesetRead): its row (null:
+ * none), whole or only its counts (`whole`), and its files when read (listed ones carry no patch:
+ * `patches`).
  */
-export function knownFileList(ctx: Context, executionID: string): ListedFile[] | undefined {
-  return listedFiles.get(ctx)?.get(executionID);
+export interface ChangesetRead {
+  row: ChangesetRow | ChangesetCounts | null;
+  whole: boolean;
+  files: readonly (ChangesetFileRow | ListedFile)[] | null;
+  patches: boolean;
 }
+/** An execution row as the read model hands it to its fields: with what its plan brought along (resolvers/plans.ts). */
+export type ExecutionRead = ExecutionRow & { changesetRead?: ChangesetRead };
 
 /**
- * Executions by ID with their changesets brought along (`executionsWithChangesets`), under the caller's
- * scope: what they read lands where `Execution.changeset` and `.boundary` look first (knownChangeset,
- * knownFileList), so those answer without a load of their own.
+ * Executions by ID, each read as its plan asks (resolvers/plans.ts ExecutionPlan): with its changeset
+ * in the same statement when the plan reads one (executionsWithChangesets; the list of its files too
+ * when the plan lists them, and its files with their patches in the same wave when it reads those).
+ * What `execution(id) { changeset { … files { … } } }`, a review page's first read, needs in one wave.
  */
-const executionsWithChangesetsLoader = perContext<{ id: string; list: boolean }, ExecutionRow | null, string>(async (keys, ctx) => {
-  const out = new Map<string, ExecutionRow>();
-  for (const list of [false, true]) {
-    const ids = [...new Set(keys.filter((k) => k.list === list).map((k) => k.id))];
-    if (!ids.length) continue;
-    const known = changesetsRead(ctx);
-    let listed = listedFiles.get(ctx);
-    for (const r of await executionsWithChangesets(ctx.sql, ids, scope(ctx, 's.directory'), list)) {
-      const id = r.execution.id;
-      out.set(`${id}|${list}`, r.execution);
-      if (!known.has(id)) known.set(id, r.changeset);
-      if (r.files) {
-        if (!listed) listedFiles.set(ctx, (listed = new Map()));
-        if (!listed.has(id)) listed.set(id, r.files);
-      }
-    }
+export const executionReads = perContext<{ id: string; plan: ExecutionPlan }, ExecutionRead | null, string>(async (keys, ctx) => {
+  const out = new Map<string, ExecutionRead>();
+  const byRead = new Map<FileRead | null, Set<string>>();
+  for (const k of keys) {
+    const read = k.plan.changeset ? k.plan.changeset.files : null;
+    if (!byRead.has(read)) byRead.set(read, new Set());
+    byRead.get(read)!.add(k.id);
   }
-  return keys.map((k) => out.get(`${k.id}|${k.list}`) ?? null);
-}, { cacheKeyFn: (k) => `${k.id}|${k.list}` });
-/** The execution with its changeset row and, with `listFiles`, the list of its files (see executionsWithChangesets). */
-export const executionWithChangeset = (ctx: Context, id: string, listFiles: boolean) => executionsWithChangesetsLoader(ctx).load({ id, list: listFiles });
+  await Promise.all([...byRead].map(async ([read, idSet]) => {
+    const ids = [...idSet];
+    if (read === null) {
+      for (const r of await executionsById(ids, ctx)) out.set(`${r.id}|${read}`, r);
+      return;
+    }
+    const [rows, files] = await Promise.all([
+      executionsWithChangesets(ctx.sql, ids, scope(ctx, 's.directory'), read === 'list'),
+      read === 'patches' ? changesetFiles(ctx.sql, ids) : null,
+    ]);
+    const patched = files && new Map(groupBy(ids, files, (f) => f.executionId).map((g, i) => [ids[i], g]));
+    for (const r of rows) {
+      const withPatches = patched?.get(r.execution.id) ?? null;
+      const changesetRead: ChangesetRead = { row: r.changeset, whole: true, files: withPatches ?? r.files, patches: !!withPatches };
+      out.set(`${r.execution.id}|${read}`, Object.assign(r.execution, { changesetRead }));
+    }
+  }));
+  return keys.map((k) => out.get(`${k.id}|${k.plan.changeset ? k.plan.changeset.files : null}`) ?? null);
+}, { cacheKeyFn: (k) => `${k.id}|${k.plan.key}` });
 
 export const messagesById = (ids: readonly string[], ctx: Context) => ctx.sql<MessageRow[]>`
   SELECT m.* FROM messages m JOIN sessions s ON s.id = m.session_id
@@ -245,57 +256,11 @@ export const contextOfSession = perContext<string, ContextMessage[]>((ids, ctx) 
 
 // ---- changesets ----------------------------------------------------------------------------------
 
-/**
- * The changeset rows this context has read, by execution ID (null: none): Execution.changeset answers
- * from here synchronously, without a load per execution, when a page of executions brought them along
- * (executionsOfSession with `along`). Every read of whole changeset rows in the context lands here, so
- * the context reads each row once, whichever way. Rows read as counts only (`along: 'counts'`) are kept
- * apart (countedChangesets), so a field that reads more of a row (coverage, boundary) never finds a part
- * of one: it loads the whole row.
- */
-const readChangesets = new WeakMap<object, Map<string, ChangesetRow | null>>();
-function changesetsRead(ctx: Context): Map<string, ChangesetRow | null> {
-  let m = readChangesets.get(ctx);
-  if (!m) readChangesets.set(ctx, (m = new Map()));
-  return m;
-}
-const countedChangesets = new WeakMap<object, Map<string, ChangesetCounts | null>>();
-function changesetsCounted(ctx: Context): Map<string, ChangesetCounts | null> {
-  let m = countedChangesets.get(ctx);
-  if (!m) countedChangesets.set(ctx, (m = new Map()));
-  return m;
-}
-/**
- * Forgets what this context read besides its DataLoaders (with clearAllDataLoaders: before each root
- * mutation field): the changeset rows, the file lists and the pages a read brought along.
- */
-export function forgetReads(ctx: object): void {
-  primedPages.delete(ctx);
-  readChangesets.delete(ctx);
-  countedChangesets.delete(ctx);
-  listedFiles.delete(ctx);
-}
-/** The changeset row of an execution when this context has read it already (null: it has none), else undefined. */
-export function knownChangeset(ctx: Context, executionID: string): ChangesetRow | null | undefined {
-  return readChangesets.get(ctx)?.get(executionID);
-}
-/** The counts of an execution's changeset when this context has read them (its whole row, or its counts), else undefined. */
-export function knownChangesetCounts(ctx: Context, executionID: string): ChangesetCounts | null | undefined {
-  const whole = readChangesets.get(ctx)?.get(executionID);
-  return whole !== undefined ? whole : countedChangesets.get(ctx)?.get(executionID);
-}
-async function readChangesetRows(ctx: Context, ids: readonly string[]): Promise<(ChangesetRow | null)[]> {
-  const known = changesetsRead(ctx);
-  const missing = ids.filter((id) => !known.has(id));
-  if (missing.length) {
-    const rows = byKey(missing, await changesetRows(ctx.sql, missing), (r) => r.executionId);
-    for (let i = 0; i < missing.length; i++) if (!known.has(missing[i])) known.set(missing[i], rows[i]);
-  }
-  return ids.map((id) => known.get(id) ?? null);
-}
+/** The frozen changeset row of each execution (null: none), whole. */
+export const changesetRowOf = perContext<string, ChangesetRow | null>(async (ids, ctx) =>
+  byKey(ids, await changesetRows(ctx.sql, ids), (r) => r.executionId));
 
-export const changesetOfExecution = perContext<string, ChangesetRow | null>((ids, ctx) => readChangesetRows(ctx, ids));
-
+/** The files of each execution's frozen changeset, in order, with their patches. */
 export const filesOfChangeset = perContext<string, ChangesetFileRow[]>(async (ids, ctx) =>
   groupBy(ids, await changesetFiles(ctx.sql, ids), (r) => r.executionId));
 
@@ -315,7 +280,7 @@ export interface BetweenRead { row: SnapshotChangesetRow; files: SnapshotChanges
  * shards); a pair not stored yet is computed and stored then (freezeSnapshotChangeset), once for every
  * reader. Null: a snapshot of the pair has expired.
  */
-export const changesBetween = perContext<{ pair: SnapshotPair; files: FileReads }, BetweenRead | null, string>(async (keys, ctx) => {
+export const changesBetween = perContext<{ pair: SnapshotPair; files: FileRead }, BetweenRead | null, string>(async (keys, ctx) => {
   const pairs = [...new Map(keys.map((k) => [pairKey(k.pair), k.pair])).values()];
   const withFiles = [...new Map(keys.filter((k) => k.files !== 'none').map((k) => [pairKey(k.pair), k.pair])).values()];
   const patches = keys.some((k) => k.files === 'patches');
@@ -373,52 +338,45 @@ export const snapshotById = perContext<string, SnapshotRow | null>(async (ids, c
 // ---- connections: one page of children per parent --------------------------------------------------
 
 export interface PageArgs { first?: number | null; after?: string | null }
-interface PageKey<A> { parent: string; limit: number; after: A | null; along: ChangesetAlong | null; columns: readonly string[] | null }
-/** The columns a page is read with (resolvers/projection.ts), or null: whole rows. */
-type Columns = readonly string[] | null;
-/** A page's columns as part of a loader key: joined once per list of columns (projection.ts hands out one list per field of an operation). */
-const columnKeys = new WeakMap<readonly string[], string>();
-function columnsKey(columns: Columns): string {
-  if (!columns) return '*';
-  let k = columnKeys.get(columns);
-  if (k === undefined) columnKeys.set(columns, (k = columns.join()));
-  return k;
-}
-
-const pageKey = (k: PageKey<unknown>) => `${k.parent}|${k.limit}|${k.after ?? ''}|${k.along ?? ''}|${columnsKey(k.columns)}`;
-/** The pages `prime` gave each context, by loader and page key (forgotten with the context's other reads: forgetReads). */
-const primedPages = new WeakMap<object, Map<string, Page<object>>>();
-let pagedLoaders = 0;
+/** A page's key but its parent: its size, its cursor and the plan of its rows (`''`: read whole). */
+interface PageOf<A> { limit: number; after: A | null; plan: string }
+interface PageKey<A> extends PageOf<A> { parent: string }
+const pageOfKey = (k: PageOf<unknown>) => `${k.limit}|${k.after ?? ''}|${k.plan}`;
+const pageKey = (k: PageKey<unknown>) => `${k.parent}|${pageOfKey(k)}`;
 
 /**
- * A loader of one page of children per parent. Keys with the same page arguments are fetched in one
- * query (pageEach: up to limit+1 rows per parent through the index). Keys asked `along` are fetched
- * with what the selection reads of every row brought along in the same statement (the fetch's `along`:
- * for executions, their changeset rows, whole or their counts), apart from keys asked otherwise. Keys asked with `columns` read only
- * those columns of their rows (resolvers/projection.ts); keys with different columns are fetched apart.
+ * A page a read brought along with its parent (SessionRead.executionsRead): the page of which key.
+ * `Session.executions` answers it when its own key is the same, and loads otherwise.
  */
-function paged<T extends object, K extends CursorKind>(
+export interface PageRead<T extends object> { key: string; page: Page<T> }
+
+/**
+ * A loader of one page of children per parent. Keys with the same page (size, cursor, plan) are
+ * fetched in one query (pageEach: up to limit+1 rows per parent through the index), with what the
+ * plan reads of each row (`fetch` gets it).
+ */
+function paged<T extends object, K extends CursorKind, P extends { key: string } | undefined = undefined>(
   kind: K,
   cursorKey: (row: T) => CursorKey<K>,
   parentOf: (row: T) => string,
-  fetch: (ctx: Context, parents: string[], limit: number, after: CursorKey<K> | null, columns: Columns, along: ChangesetAlong | null) => Promise<T[]>,
+  fetch: (ctx: Context, parents: string[], limit: number, after: CursorKey<K> | null, plan: P) => Promise<T[]>,
 ) {
-  const loader = perContext<PageKey<CursorKey<K>>, Page<T>, string>(
+  const loader = perContext<PageKey<CursorKey<K>> & { read: P }, Page<T>, string>(
     async (keys, ctx) => {
-      const groups = new Map<string, PageKey<CursorKey<K>>[]>();
+      const groups = new Map<string, (PageKey<CursorKey<K>> & { read: P })[]>();
       for (const k of keys) {
-        const g = `${k.limit}|${k.after ?? ''}|${columnsKey(k.columns)}|${k.along ?? ''}`;
+        const g = pageOfKey(k);
         if (!groups.has(g)) groups.set(g, []);
         groups.get(g)!.push(k);
       }
       const result = new Map<PageKey<CursorKey<K>>, Page<T>>();
       await Promise.all(
         [...groups.values()].map(async (group) => {
-          const { limit, after, columns, along } = group[0];
+          const { limit, after, read } = group[0];
           const parents = [...new Set(group.map((k) => k.parent))];
-          const rows = await fetch(ctx, parents, limit + 1, after, columns, along);
+          const rows = await fetch(ctx, parents, limit + 1, after, read);
           const perParent = groupBy(parents, rows, parentOf);
-          const pages = new Map(parents.map((p, i) => [p, toPage(perParent[i], limit, (r) => encodeCursor(kind, cursorKey(r)))]));
+          const pages = new Map(parents.map((p, i) => [p, pageOfRows(perParent[i], limit)]));
           for (const k of group) result.set(k, pages.get(k.parent)!);
         }),
       );
@@ -426,23 +384,14 @@ function paged<T extends object, K extends CursorKind>(
     },
     { cacheKeyFn: pageKey },
   );
-  const id = ++pagedLoaders;
-  /** A page of `parent` (a promise unless a read of this context brought it: `prime`). */
-  const load = (ctx: Context, parent: string, args: PageArgs, opts: { along?: ChangesetAlong | null; columns?: Columns } = {}): Page<T> | Promise<Page<T>> => {
-    const key = { parent, limit: pageSize(args.first), after: decodeCursor(kind, args.after), along: opts.along ?? null, columns: opts.columns ?? null };
-    const given = primedPages.get(ctx)?.get(`${id}|${pageKey(key)}`);
-    return given ? (given as Page<T>) : loader(ctx).load(key);
+  const pageOfRows = (rows: T[], limit: number) => toPage(rows, limit, (r) => encodeCursor(kind, cursorKey(r)));
+  /** The page of `parent` these arguments ask for, read as `plan` asks; `given`: one its parent's read brought (answered when its key is this page's). */
+  const load = (ctx: Context, parent: string, args: PageArgs, plan?: P, given?: PageRead<T>): Page<T> | Promise<Page<T>> => {
+    const key = { parent, limit: pageSize(args.first), after: decodeCursor(kind, args.after), plan: plan?.key ?? '', read: plan as P };
+    return given && given.key === pageOfKey(key) ? given.page : loader(ctx).load(key);
   };
-  /**
-   * Gives this context the page of `parent` that a read of its own brought (up to limit+1 rows as
-   * `fetch` returns them for these page arguments): a later `load` of the same page answers it at once,
-   * without a promise (a list of sessions resolves each one's page synchronously).
-   */
-  load.prime = (ctx: Context, parent: string, page: Omit<PageKey<CursorKey<K>>, 'parent'>, rows: T[]) => {
-    let m = primedPages.get(ctx);
-    if (!m) primedPages.set(ctx, (m = new Map()));
-    m.set(`${id}|${pageKey({ parent, ...page })}`, toPage(rows, page.limit, (r) => encodeCursor(kind, cursorKey(r))));
-  };
+  /** The page of rows `fetch` read for these page arguments (up to limit+1 rows), as `load` would answer it, with its key. */
+  load.pageRead = (page: PageOf<CursorKey<K>>, rows: T[]): PageRead<T> => ({ key: pageOfKey(page), page: pageOfRows(rows, page.limit) });
   return load;
 }
 
@@ -473,7 +422,7 @@ interface Along { join: Fragment; select: Fragment }
  * cursor read. `along` joins on the session (colocated tables), so every form pushes down as before.
  */
 function pageEach<T extends object>(ctx: Context, table: string, column: 'session_id' | 'parent_id', parents: string[], limit: number,
-  where: Fragment, order: Fragment, columns: Columns = null, along: Along | null = null): Promise<T[]> {
+  where: Fragment, order: Fragment, columns: readonly string[] | null = null, along: Along | null = null): Promise<T[]> {
   const db = ctx.sql;
   const c = db(`x.${column}`);
   const cols = columns ? db(columns.map((n) => `x.${n}`)) : db`x.*`;
@@ -526,34 +475,24 @@ export const childrenOfSession = paged('session', (r: SessionRow) => r.id, (r) =
     ctx.sql`${after ? ctx.sql`id > ${after}` : ctx.sql`true`} AND ${scope(ctx, 'directory')}`, ctx.sql`id`));
 
 /**
- * Executions of a session, newest first; `along`: with the changeset rows of the settled ones (whole, or
- * their counts), read in the same statement (left joined: one or none per execution) into what the
- * context knows (knownChangeset, knownChangesetCounts); `columns`: resolvers/projection.ts EXECUTION
- * (its key has what this reads).
+ * Executions of a session, newest first, read as their plan asks (resolvers/plans.ts ExecutionPlan):
+ * its columns, and with the changeset rows of the settled ones (whole, or their counts) in the same
+ * statement when it reads them, kept on each execution (ExecutionRead.changesetRead).
  */
-export const executionsOfSession = paged('execution', (r: ExecutionRow) => r.sequence, (r) => r.sessionId, async (ctx, parents, limit, after, columns, along) => {
+export const executionsOfSession = paged('execution', (r: ExecutionRead) => r.sequence, (r) => r.sessionId, async (ctx, parents, limit, after, plan: ExecutionPlan) => {
   const db = ctx.sql;
   const where = after !== null ? db`sequence < ${after}` : db`true`;
-  if (!along) return pageEach<ExecutionRow>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, columns);
-  const rows = await pageEach<WithChangeset>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, columns,
-    { join: db`LEFT JOIN changesets c ON c.session_id = x.session_id AND c.execution_id = x.id`, select: changesetColumns(db, along) });
+  const row = plan.changeset?.row;
+  if (!row) return pageEach<ExecutionRead>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, plan.columns);
+  const rows = await pageEach<WithChangeset>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, plan.columns,
+    { join: db`LEFT JOIN changesets c ON c.session_id = x.session_id AND c.execution_id = x.id`, select: changesetColumns(db, row) });
   const keys = ownExecutionKeys(rows);
-  const split = rows.map((r) => (along === 'whole' ? splitChangeset(r, keys) : splitCounts(r, keys)));
-  knowChangesets(ctx, along, split);
-  return split.map((r) => r.execution);
+  return rows.map((r) => withChangesetRead(row === 'whole' ? splitChangeset(r, keys) : splitCounts(r, keys), row));
 });
 
-/**
- * Keeps the changeset rows a read brought along with their executions (whole, or their counts) where
- * Execution.changeset looks first, unless the execution is running (its changeset is not frozen yet) or
- * the context knows it already. Read with `along`, a row is whole exactly when `along` is 'whole'
- * (CHANGESET_COLUMNS, CHANGESET_KEYS).
- */
-function knowChangesets(ctx: Context, along: ChangesetAlong, rows: readonly { execution: ExecutionRow; changeset: ChangesetRow | ChangesetCounts | null }[]) {
-  const known: Map<string, ChangesetRow | ChangesetCounts | null> = along === 'whole' ? changesetsRead(ctx) : changesetsCounted(ctx);
-  for (const { execution, changeset } of rows) {
-    if (execution.status !== 'RUNNING' && !known.has(execution.id)) known.set(execution.id, changeset);
-  }
+/** An execution with the changeset row read along with it (whole, or its counts). */
+function withChangesetRead({ execution, changeset }: { execution: ExecutionRow; changeset: ChangesetRow | ChangesetCounts | null }, row: RowRead): ExecutionRead {
+  return Object.assign(execution, { changesetRead: { row: changeset, whole: row === 'whole', files: null, patches: false } });
 }
 
 // ---- a list of sessions with a page of executions of each, in one statement ---------------------
@@ -565,42 +504,38 @@ const CHANGESET_KEYS = {
   counts: ['executionId', 'coverage', 'fileCount', 'additions', 'deletions', 'prunedAt'],
 } as const;
 
-/** A page of executions per session to read along a list of sessions: what `executionsOfSession` would be asked. */
-export interface ExecutionPageAlong { limit: number; after: number | null; columns: readonly string[]; along: ChangesetAlong | null }
-
-/** Whether a list of sessions and a page of executions of each can be read in one statement (see sessionsWithExecutions). */
-export function executionPageAlongable(db: Context['sql'], sessionColumns: Columns, columns: Columns): columns is readonly string[] {
-  return !!columns && !!sessionColumns && !isDistributed(db);
-}
+/** The page of executions each session of a list reads: what `executionsOfSession` would be asked (the plan's columns, its changeset row: null for none). */
+export interface ExecutionsOfEach { limit: number; after: number | null; columns: readonly string[]; changesets: RowRead | null }
 
 /**
  * Sessions (`SELECT <sessionColumns> FROM sessions WHERE <where> ORDER BY id DESC LIMIT <limit>`) and,
  * in the same statement, each one's page of executions as `executionsOfSession` reads it: the same
- * rows (newest first, up to limit+1, after the cursor, the same columns) with, when `along`, their
+ * rows (newest first, up to limit+1, after the cursor, the same columns) with, when `changesets`, their
  * changeset rows or their counts (null: none). One round trip where a list of sessions with their executions took
  * two; a session's columns come on the first of its rows only (the others carry its ID and NULLs), which
  * costs less than aggregating the executions as JSON (what PostgreSQL spends escaping and the gateway
  * parsing) or than decoding them again on each of its executions' rows (13% of the gateway's CPU for
  * `sessions(first: 20)` with five executions each). Read
  * as arrays of values (postgres.js decodes each by its type as for rows), made into the rows here.
- * On one PostgreSQL (executionPageAlongable).
+ * On one PostgreSQL (a cluster reads the pages apart: Citus cannot push down the LATERAL over a list).
  */
-export async function sessionsWithExecutions(db: Context['sql'], q: { where: Fragment; limit: number; sessionColumns: readonly string[]; page: ExecutionPageAlong }) {
+export async function sessionsWithExecutions(db: Context['sql'], q: { where: Fragment; limit: number; sessionColumns: readonly string[]; page: ExecutionsOfEach }) {
   const { page } = q;
+  const along = page.changesets;
   const sessionKeys = q.sessionColumns.map((c) => postgres.toCamel(c));
   const executionKeys = page.columns.map((c) => postgres.toCamel(c));
-  const changesetKeys = page.along ? CHANGESET_KEYS[page.along] : [];
+  const changesetKeys = along ? CHANGESET_KEYS[along] : [];
   // A session's columns on its first row only (its ID on every row, for grouping; a session without executions
   // has one row, whose `nth` is NULL): the rows after it carry NULL there, which costs nothing to decode.
   const sessionSelect = q.sessionColumns.map((c) => (c === 'id' ? db`s.id` : db`CASE WHEN p.nth > 1 THEN NULL ELSE s.${db(c)} END`));
   const values = await db`
     SELECT ${sessionSelect.reduce((a, f) => db`${a}, ${f}`)}, ${db(page.columns.map((c) => `p.${c}`))}
-      ${page.along ? db`, ${db(changesetKeys.map((k) => `p.cs_${postgres.fromCamel(k)}`))}` : db``}
+      ${along ? db`, ${db(changesetKeys.map((k) => `p.cs_${postgres.fromCamel(k)}`))}` : db``}
     FROM (SELECT ${db(q.sessionColumns as string[])} FROM sessions WHERE ${q.where} ORDER BY id DESC LIMIT ${literalLimit(db, q.limit)}) s
     LEFT JOIN LATERAL (
       SELECT page.*, row_number() OVER (ORDER BY page.sequence DESC) AS nth FROM (
-        SELECT ${db(page.columns.map((c) => `x.${c}`))} ${page.along ? db`, ${changesetColumns(db, page.along)}` : db``}
-        FROM executions x ${page.along ? db`LEFT JOIN changesets c ON c.session_id = x.session_id AND c.execution_id = x.id` : db``}
+        SELECT ${db(page.columns.map((c) => `x.${c}`))} ${along ? db`, ${changesetColumns(db, along)}` : db``}
+        FROM executions x ${along ? db`LEFT JOIN changesets c ON c.session_id = x.session_id AND c.execution_id = x.id` : db``}
         WHERE x.session_id = s.id AND ${page.after !== null ? db`x.sequence < ${page.after}` : db`true`}
         ORDER BY x.sequence DESC LIMIT ${literalLimit(db, page.limit + 1)}) page) p ON true
     ORDER BY s.id DESC, p.sequence DESC`.values();
@@ -621,7 +556,7 @@ export async function sessionsWithExecutions(db: Context['sql'], q: { where: Fra
     const execution: Record<string, unknown> = {};
     for (let i = 0; i < executionKeys.length; i++) execution[executionKeys[i]] = v[q.sessionColumns.length + i];
     let changeset: Record<string, unknown> | null = null;
-    if (page.along && v[changesetAt] !== null) {
+    if (along && v[changesetAt] !== null) {
       changeset = {};
       for (let i = 0; i < changesetKeys.length; i++) changeset[changesetKeys[i]] = v[changesetAt + i];
     }
@@ -630,20 +565,22 @@ export async function sessionsWithExecutions(db: Context['sql'], q: { where: Fra
   return { sessions, pages };
 }
 
+/** A session row as the read model hands it to its fields: with the page of executions its list's plan brought along. */
+export type SessionRead = SessionRow & { executionsRead?: PageRead<ExecutionRead> };
+
 /**
- * `sessionsWithExecutions` for a request: the sessions, with each one's page of executions given to
- * this context's `executionsOfSession` loader (and, read along, the changeset rows of the settled ones
- * to what it knows, as that loader keeps them), so the `executions` field of each session answers
- * without a read of its own.
+ * `sessionsWithExecutions` for a request: the sessions, each with its page of executions as
+ * `executionsOfSession` reads it for this plan (SessionRead.executionsRead), so the `executions` field of
+ * each session answers without a read of its own.
  */
-export async function sessionsWithExecutionPages(ctx: Context, q: { where: Fragment; limit: number; sessionColumns: readonly string[]; page: ExecutionPageAlong }): Promise<SessionRow[]> {
-  const { sessions, pages } = await sessionsWithExecutions(ctx.sql, q);
-  const { limit, after, columns, along } = q.page;
-  for (const [session, rows] of pages) {
-    if (along) knowChangesets(ctx, along, rows);
-    executionsOfSession.prime(ctx, session, { limit, after, columns, along }, rows.map((r) => r.execution));
-  }
-  return sessions;
+export async function sessionsWithExecutionPages(ctx: Context, q: { where: Fragment; limit: number; sessionColumns: readonly string[]; page: { limit: number; after: number | null; plan: ExecutionPlan } }): Promise<SessionRead[]> {
+  const { limit, after, plan } = q.page;
+  const row = plan.changeset?.row ?? null;
+  const { sessions, pages } = await sessionsWithExecutions(ctx.sql, { ...q, page: { limit, after, columns: plan.columns, changesets: row } });
+  return sessions.map((s) => {
+    const rows = pages.get(s.id)!.map((r) => (row ? withChangesetRead(r, row) : r.execution));
+    return Object.assign(s, { executionsRead: executionsOfSession.pageRead({ limit, after, plan: plan.key }, rows) });
+  });
 }
 
 /** Messages of a session, oldest first. */

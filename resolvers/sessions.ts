@@ -1,55 +1,45 @@
 import type { GraphQLResolveInfo } from 'graphql';
+import { isDistributed } from '../db/cluster.js';
 import { literalLimit } from '../db/connection.js';
 import { scopeCondition } from '../domain/access.js';
-import type { SessionRow } from '../domain/rows.js';
 import type { Context } from './context.js';
-import { SessionRef } from '../schema/refs.js';
 import { decodeCursor, encodeCursor } from './cursors.js';
 import { pageSize, toPage } from './pagination.js';
-import { executionPageAlongable, sessionsWithExecutionPages, type ExecutionPageAlong } from './loaders.js';
-import { changesetsAlong, nestedField } from './lookahead.js';
-import { EXECUTION, pageColumns } from './projection.js';
+import { sessionsWithExecutionPages, type SessionRead } from './loaders.js';
+import { planSessionPage, type SessionPlan } from './plans.js';
+import { argumentsOf } from './selection.js';
 
 /**
- * The top-level session list: newest first (IDs ascend with creation time). `columns`: only those
- * (resolvers/projection.ts SESSION); rows read whole also answer the session loader by ID. When the
- * selection reads one page of executions of every session (`edges.node.executions`, one way:
- * lookahead.ts nestedField), those pages come in the same statement (loaders.ts sessionsWithExecutions).
+ * The top-level session list: newest first (IDs ascend with creation time), read as its plan asks
+ * (resolvers/plans.ts SessionPlan): its columns and, when every session selects one page of its
+ * executions one way, those pages in the same statement on one PostgreSQL (loaders.ts
+ * sessionsWithExecutions), kept on each session for `Session.executions`.
  */
-export async function listSessions(ctx: Context, args: { first?: number | null; after?: string | null; parentID: string | null; rootsOnly: boolean },
-  columns: readonly string[] | null = null, info?: GraphQLResolveInfo) {
+export async function listSessions(ctx: Context, args: { first?: number | null; after?: string | null; parentID: string | null; rootsOnly: boolean }, info: GraphQLResolveInfo) {
   const limit = pageSize(args.first);
   const after = decodeCursor('session', args.after);
   const db = ctx.sql;
+  const plan = planSessionPage(info);
   // Only the conditions asked for: every fragment is a query object of its own (an empty one included).
   let where = scopeCondition(db, ctx.actor, 'directory');
   if (args.parentID) where = db`${where} AND parent_id = ${args.parentID}`;
   if (args.rootsOnly) where = db`${where} AND parent_id IS NULL`;
   if (after) where = db`${where} AND id < ${after}`;
-  const page = info && executionPageOf(ctx, info, columns);
-  const rows = page && columns
-    ? await sessionsWithExecutionPages(ctx, { where, limit: limit + 1, sessionColumns: columns, page })
-    : await db<SessionRow[]>`SELECT ${columns ? db(columns as string[]) : db`*`} FROM sessions WHERE ${where} ORDER BY id DESC LIMIT ${literalLimit(db, limit + 1)}`;
-  if (!columns) {
-    const loader = SessionRef.getDataloader(ctx);
-    for (const r of rows) loader.prime(r.id, r);
-  }
+  const page = !isDistributed(db) && executionPageOf(plan, info);
+  const rows = page
+    ? await sessionsWithExecutionPages(ctx, { where, limit: limit + 1, sessionColumns: plan.columns, page })
+    : await db<SessionRead[]>`SELECT ${db(plan.columns as string[])} FROM sessions WHERE ${where} ORDER BY id DESC LIMIT ${literalLimit(db, limit + 1)}`;
   return toPage(rows, limit, (r) => encodeCursor('session', r.id));
 }
 
-/** The page of executions every session of the list reads, as `Session.executions` will ask for it, when it can come along. */
-function executionPageOf(ctx: Context, info: GraphQLResolveInfo, sessionColumns: readonly string[] | null): ExecutionPageAlong | null {
-  const field = nestedField(info, 'Session', 'executions');
-  if (!field) return null;
-  const columns = pageColumns(EXECUTION, info, field.nodes);
-  if (!executionPageAlongable(ctx.sql, sessionColumns, columns)) return null;
-  let limit: number;
-  let after: number | null;
+/** The page of executions every session of the list reads, as `Session.executions` will ask for it, when the plan has one. */
+function executionPageOf(plan: SessionPlan, info: GraphQLResolveInfo) {
+  if (!plan.executions) return null;
+  const args = argumentsOf(info, 'Session', 'executions', plan.executions.nodes[0]);
+  if (!args) return null;
   try {
-    limit = pageSize(field.args.first as number | null | undefined);
-    after = decodeCursor('execution', field.args.after as string | null | undefined);
+    return { limit: pageSize(args.first as number | null | undefined), after: decodeCursor('execution', args.after as string | null | undefined), plan: plan.executions.plan };
   } catch {
     return null; // a bad page argument: Session.executions answers it
   }
-  return { limit, after, columns, along: changesetsAlong(info, field.nodes) };
 }

@@ -1,4 +1,4 @@
-import type { FieldNode, GraphQLResolveInfo } from 'graphql';
+import type { GraphQLResolveInfo } from 'graphql';
 import { builder, allow } from './builder.js';
 import { ContentMissingError, HostNotFoundError, InvalidRequestError, SessionNotFoundError } from './errors.js';
 import { ExecutionRef, SessionRef } from './refs.js';
@@ -10,17 +10,12 @@ import {
   type BoundaryView, type BoundedExecution, type ChangesetCounts, type ChangesetFileRow, type ChangesetRow, type CoverageView, type Omission,
 } from '../domain/changesets.js';
 import type { Context } from '../resolvers/context.js';
-import { changesetFileReads, changesetRowReads, type FileReads } from '../resolvers/lookahead.js';
-import { changesBetween, fileBetween, incompleteExecutions, previousExecution, changesetOfExecution, fileOfChangeset, filesOfChangeset, knownChangeset, knownChangesetCounts, knownFileList, snapshotById, type ListedFile } from '../resolvers/loaders.js';
+import { planChangeset, type ChangesetPlan } from '../resolvers/plans.js';
+import {
+  changesBetween, changesetRowOf, fileBetween, fileOfChangeset, filesOfChangeset, incompleteExecutions, previousExecution, snapshotById,
+  type ExecutionRead, type ListedFile,
+} from '../resolvers/loaders.js';
 import { createSnapshot, missingContents, readPolicy, setPolicy, uploadContents, type Policy, type SnapshotRow } from '../domain/snapshots.js';
-
-/** What this selection of `Execution.changeset` reads of its files (computed once per field of the operation). */
-const fileReadsOf = new WeakMap<readonly FieldNode[], FileReads>();
-function fileReads(info: GraphQLResolveInfo): FileReads {
-  let v = fileReadsOf.get(info.fieldNodes);
-  if (v === undefined) fileReadsOf.set(info.fieldNodes, (v = changesetFileReads(info.fragments, info.fieldNodes)));
-  return v;
-}
 
 // ---- types ---------------------------------------------------------------------------------------
 
@@ -109,27 +104,18 @@ const CoverageUnion = builder.unionType('Coverage', {
 });
 
 /**
- * The patch of a file row. A listed row (no patch) reaches a selection only when it reads no patch
- * (fileReads): one that did would be a bug of the look-ahead, answered as an error, never as null.
+ * A file row as a changeset read it: whole (with its patch), or listed (without: read when no patch
+ * was planned, resolvers/plans.ts). A listed row's patch, asked all the same, is loaded by its path.
  */
 type FileRow = ChangesetFileRow | ListedFile | SnapshotChangesetFile;
-function patchOf(f: FileRow): string | null {
-  if (!('patch' in f)) throw new Error(`the patch of ${f.path} was not read`);
-  return f.patch ?? null;
+function patchOf(f: FileRow, ctx: Context): string | null | Promise<string | null> {
+  if ('patch' in f && f.patch !== undefined) return f.patch ?? null;
+  const file = 'executionId' in f
+    ? fileOfChangeset(ctx).load({ executionId: f.executionId, path: f.path })
+    : fileBetween(ctx).load({ ...(f as unknown as SnapshotPair), path: f.path });
+  return file.then((r) => r?.patch ?? null);
 }
 
-/**
- * A rename's old path and similarity: from the row when its reader selected them; else (a file list read without
- * them) from the file's whole row, loaded by its path for RENAMED rows only (every other row has none).
- */
-async function renameOf(f: FileRow, ctx: Context): Promise<{ previousPath: string | null; similarity: number | null }> {
-  if ('previousPath' in f && f.previousPath !== undefined) return { previousPath: f.previousPath ?? null, similarity: f.similarity ?? null };
-  if (f.status !== 'RENAMED') return { previousPath: null, similarity: null };
-  const whole = 'executionId' in f
-    ? await fileOfChangeset(ctx).load({ executionId: f.executionId, path: f.path })
-    : await fileBetween(ctx).load({ sessionId: f.sessionId, startSnapshotId: f.startSnapshotId, endSnapshotId: f.endSnapshotId, path: f.path });
-  return { previousPath: whole?.previousPath ?? null, similarity: whole?.similarity ?? null };
-}
 const FileChangeRef = builder.objectRef<FileRow>('FileChange').implement({
   fields: (t) => ({
     path: t.exposeString('path', { description: 'The file\'s path at the end of the changeset (for RENAMED its new path).' }),
@@ -138,25 +124,24 @@ const FileChangeRef = builder.objectRef<FileRow>('FileChange').implement({
       description: 'RENAMED: a file deleted from `previousPath` and added at `path` with the same content (by hash) or a similar one (`similarity` at least 50%, as git measures it), one file whose patch holds only their differences.',
     }),
     previousPath: t.string({ nullable: true, description: 'RENAMED: the path the file had at the start of the changeset. Null for every other status.',
-      resolve: async (f, _a, ctx) => (await renameOf(f, ctx)).previousPath }),
+      resolve: (f) => f.previousPath ?? null }),
     similarity: t.int({ nullable: true, description: 'RENAMED: how much of the two contents is the same, in percent, as git\'s similarity index (the bytes of the lines they share over the larger one\'s size): 100 only for the same bytes. Null for every other status.',
-      resolve: async (f, _a, ctx) => (await renameOf(f, ctx)).similarity }),
+      resolve: (f) => f.similarity ?? null }),
     additions: t.exposeInt('additions'),
     deletions: t.exposeInt('deletions'),
     binary: t.exposeBoolean('binary'),
-    patch: t.string({ nullable: true, description: 'Null where the content was not rendered (see the coverage omissions).', resolve: patchOf }),
+    patch: t.string({ nullable: true, description: 'Null where the content was not rendered (see the coverage omissions).', resolve: (f, _a, ctx) => patchOf(f, ctx) }),
   }),
 });
 
 /**
  * A changeset as its fields read it: the execution, its frozen row (null while running or when no
- * boundary was recorded; only its counts when the selection reads no more of it: changesetRowReads) and,
- * when the selection reads them, its file rows (whole rows, or listed ones without patches only when the
- * selection reads no patch: fileReads 'list'), all loaded before any field of it resolves. Every field
- * below is then a plain synchronous read; the counts are getters, exposed like a row's columns.
+ * boundary was recorded; only its counts when its plan read no more of it) and its files when its plan
+ * reads them (listed ones, without patches, when it reads no patch), all read before any field of it
+ * resolves. The counts are getters, exposed like a row's columns.
  */
 class ChangesetParent {
-  constructor(readonly execution: BoundedExecution, readonly row: ChangesetRow | ChangesetCounts | null, readonly files: (ChangesetFileRow | ListedFile)[] | null,
+  constructor(readonly execution: BoundedExecution, readonly row: ChangesetRow | ChangesetCounts | null, readonly files: readonly FileRow[] | null,
     /** Session.changes of one execution (from = to): its own changeset, with the range's incomplete executions. */
     readonly incomplete?: readonly BoundedExecution[]) {}
   get fileCount(): number { return readable(this)?.fileCount ?? 0; }
@@ -169,33 +154,52 @@ const readable = (c: ChangesetParent): ChangesetCounts | null => (c.execution.st
  * A changeset between two snapshots (Session.changes over several executions, Execution.driftBefore):
  * `execution` is the one whose boundary ends it (`to`; the execution whose drift it is), `coverage` what
  * the read found (the stored row's, or why there is none), `row` and `files` the stored changeset (null
- * when unavailable; files null when the selection reads none).
+ * when unavailable; files null when its plan reads none).
  */
 class BetweenParent {
   constructor(readonly execution: BoundedExecution, readonly pair: SnapshotPair | null, readonly coverage: WithIncomplete<CoverageView>,
-    readonly row: SnapshotChangesetRow | null, readonly files: SnapshotChangesetFile[] | null, readonly boundary: BoundaryView) {}
+    readonly row: SnapshotChangesetRow | null, readonly files: readonly SnapshotChangesetFile[] | null, readonly boundary: BoundaryView) {}
   get fileCount(): number { return this.row?.fileCount ?? 0; }
   get additions(): number { return this.row?.additions ?? 0; }
   get deletions(): number { return this.row?.deletions ?? 0; }
 }
 type AnyChangeset = ChangesetParent | BetweenParent;
 
-/**
- * The whole row, for a field that reads more than the counts. A row of counts reaches such a field only
- * through a bug of the look-ahead (COUNTS_FIELDS in resolvers/lookahead.ts), answered as an error, never
- * as a coverage made of missing columns.
- */
-function wholeRow(c: ChangesetParent): ChangesetRow | null {
-  if (c.row && !('omissions' in c.row)) throw new Error(`the changeset row of ${c.execution.id} was read as counts only`);
-  return c.row as ChangesetRow | null;
+/** The whole frozen row of an execution's changeset: the one read, or loaded when its plan read only the counts. */
+function wholeRowOf(c: ChangesetParent, ctx: Context): ChangesetRow | null | Promise<ChangesetRow | null> {
+  if (c.execution.status === 'RUNNING') return null;
+  return !c.row || 'omissions' in c.row ? (c.row as ChangesetRow | null) : changesetRowOf(ctx).load(c.execution.id);
 }
-const filesOf = (c: AnyChangeset): FileRow[] => (c instanceof BetweenParent ? (c.row ? c.files ?? [] : []) : readable(c) ? c.files ?? [] : []);
+/** The files of a changeset: those read, or loaded when its plan read none (none when they are not readable). */
+function filesOf(c: AnyChangeset, ctx: Context): readonly FileRow[] | Promise<readonly FileRow[]> {
+  if (c instanceof BetweenParent) return !c.row ? [] : c.files ?? changesBetween(ctx).load({ pair: c.pair!, files: 'patches' }).then((r) => r?.files ?? []);
+  return !readable(c) ? [] : c.files ?? filesOfChangeset(ctx).load(c.execution.id);
+}
 const hasReadableFiles = (c: AnyChangeset): boolean => (c instanceof BetweenParent ? !!c.row : !!readable(c));
-function coverageOfChangeset(c: AnyChangeset): WithIncomplete<CoverageView> {
+function coverageOfChangeset(c: AnyChangeset, ctx: Context): WithIncomplete<CoverageView> | Promise<WithIncomplete<CoverageView>> {
   if (c instanceof BetweenParent) return c.coverage;
-  const view: WithIncomplete<CoverageView> = coverageOf(c.execution, c.execution.status === 'RUNNING' ? null : wholeRow(c));
-  if (c.incomplete) view.incompleteExecutions = c.incomplete;
-  return view;
+  const view = (row: ChangesetRow | null): WithIncomplete<CoverageView> => {
+    const v: WithIncomplete<CoverageView> = coverageOf(c.execution, row);
+    if (c.incomplete) v.incompleteExecutions = c.incomplete;
+    return v;
+  };
+  const row = wholeRowOf(c, ctx);
+  return row instanceof Promise ? row.then(view) : view(row);
+}
+function boundaryOfChangeset(c: AnyChangeset, ctx: Context): BoundaryView | Promise<BoundaryView> {
+  if (c instanceof BetweenParent) return c.boundary;
+  const row = wholeRowOf(c, ctx);
+  return row instanceof Promise ? row.then((r) => boundaryOf(c.execution, r)) : boundaryOf(c.execution, row);
+}
+/** The whole unified diff: the files' patches in path order, each loaded when its row was listed without one. */
+function patchOfChangeset(c: AnyChangeset, ctx: Context): string | null | Promise<string | null> {
+  if (!hasReadableFiles(c)) return null;
+  const join = (files: readonly FileRow[]) => {
+    const patches = files.map((f) => patchOf(f, ctx));
+    return patches.some((p) => p instanceof Promise) ? Promise.all(patches).then((ps) => ps.map((p) => p ?? '').join('')) : patches.map((p) => p ?? '').join('');
+  };
+  const files = filesOf(c, ctx);
+  return files instanceof Promise ? files.then(join) : join(files);
 }
 
 const ChangesetRef = builder.objectRef<AnyChangeset>('Changeset').implement({
@@ -209,10 +213,10 @@ const ChangesetRef = builder.objectRef<AnyChangeset>('Changeset').implement({
     boundary: t.field({
       type: BoundaryUnion,
       description: 'The two snapshots this changeset goes between (for an execution\'s changeset its own boundary; for Session.changes the start of `from` and the end of `to`; for driftBefore the end of the previous execution and the start of this one), or why there are none: with Snapshot.text, what a review page expands context from.',
-      resolve: (c) => (c instanceof BetweenParent ? c.boundary : boundaryOf(c.execution, c.execution.status === 'RUNNING' ? null : wholeRow(c))),
+      resolve: (c, _a, ctx) => boundaryOfChangeset(c, ctx),
     }),
-    coverage: t.field({ type: CoverageUnion, resolve: coverageOfChangeset }),
-    files: t.field({ type: [FileChangeRef], resolve: filesOf }),
+    coverage: t.field({ type: CoverageUnion, resolve: (c, _a, ctx) => coverageOfChangeset(c, ctx) }),
+    files: t.field({ type: [FileChangeRef], resolve: (c, _a, ctx) => filesOf(c, ctx) }),
     file: t.field({
       type: FileChangeRef,
       nullable: true,
@@ -230,56 +234,52 @@ const ChangesetRef = builder.objectRef<AnyChangeset>('Changeset').implement({
     patch: t.string({
       nullable: true,
       description: 'The whole unified diff (the rendered file patches in path order); null when coverage is unavailable.',
-      resolve: (c) => (hasReadableFiles(c) ? filesOf(c).map((f) => patchOf(f) ?? '').join('') : null),
+      resolve: (c, _a, ctx) => patchOfChangeset(c, ctx),
     }),
   }),
 });
 
 /**
- * The changeset of an execution: its row as the context read it already (a page of executions brings
- * the rows along, or their counts when that is all its selection reads: resolvers/loaders.ts),
- * synchronously, or one batched load of it; and of its files when selected.
+ * The changeset of an execution as its plan asks: what the execution's own read brought along
+ * (ExecutionRead.changesetRead: a page of executions, or execution(id), read it in the same statement)
+ * when that covers the plan, synchronously; else one batched load of its row and of its files.
  */
-function changesetOf(e: BoundedExecution, ctx: Context, info: GraphQLResolveInfo, incomplete?: readonly BoundedExecution[]): ChangesetParent | Promise<ChangesetParent> {
+function changesetOf(e: ExecutionRead, ctx: Context, plan: ChangesetPlan, incomplete?: readonly BoundedExecution[]): ChangesetParent | Promise<ChangesetParent> {
   if (e.status === 'RUNNING') return new ChangesetParent(e, null, null, incomplete);
-  const known = changesetRowReads(info.fragments, info.fieldNodes) === 'counts' ? knownChangesetCounts(ctx, e.id) : knownChangeset(ctx, e.id);
-  const reads = fileReads(info);
-  if (reads === 'none') {
-    if (known !== undefined) return new ChangesetParent(e, known, null, incomplete);
-    return changesetOfExecution(ctx).load(e.id).then((row) => new ChangesetParent(e, row, null, incomplete));
-  }
-  // A list without patches the context read already (execution(id) brings it along), else the rows.
-  const listed = reads === 'list' ? knownFileList(ctx, e.id) : undefined;
-  if (known !== undefined && listed) return new ChangesetParent(e, known, listed, incomplete);
-  const row = known !== undefined ? known : changesetOfExecution(ctx).load(e.id);
-  return Promise.all([row, listed ?? filesOfChangeset(ctx).load(e.id)]).then(([row, files]) => new ChangesetParent(e, row, files, incomplete));
+  const read = e.changesetRead;
+  const row = read && (read.whole || plan.row === 'counts') ? read.row : undefined;
+  const files = plan.files === 'none' ? null : read?.files && (read.patches || plan.files === 'list') ? read.files : undefined;
+  if (row !== undefined && files !== undefined) return new ChangesetParent(e, row, files, incomplete);
+  return Promise.all([row !== undefined ? row : changesetRowOf(ctx).load(e.id), files !== undefined ? files : filesOfChangeset(ctx).load(e.id)])
+    .then(([row, files]) => new ChangesetParent(e, row, files, incomplete));
 }
 
 builder.objectFields(ExecutionRef, (t) => ({
   boundary: t.field({
     type: BoundaryUnion,
-    resolve: async (e, _a, ctx) => {
+    resolve: (e, _a, ctx) => {
       if (e.status === 'RUNNING') return boundaryOf(e, null);
-      const known = knownChangeset(ctx, e.id);
-      return boundaryOf(e, known !== undefined ? known : await changesetOfExecution(ctx).load(e.id));
+      const read = e.changesetRead;
+      if (read?.whole) return boundaryOf(e, read.row as ChangesetRow | null);
+      return changesetRowOf(ctx).load(e.id).then((row) => boundaryOf(e, row));
     },
   }),
-  changeset: t.field({ type: ChangesetRef, resolve: (e, _a, ctx, info) => changesetOf(e, ctx, info) }),
+  changeset: t.field({ type: ChangesetRef, resolve: (e, _a, ctx, info) => changesetOf(e, ctx, planChangeset(info)) }),
   driftBefore: t.field({
     type: ChangesetRef,
     nullable: true,
     description: 'What changed in the worktree between the end boundary of the previous execution of the session (by sequence) and the start boundary of this one, while no execution of the session ran (the user editing, another tool): empty with CoverageComplete when nothing did; CoverageUnavailable when either boundary is missing or expired. Null for the first execution of a session, which has no previous boundary.',
-    resolve: (e, _a, ctx, info) => driftOf(e, ctx, info),
+    resolve: (e, _a, ctx, info) => driftOf(e, ctx, planChangeset(info)),
   }),
 }));
 
 /** What a changeset between snapshots reads as: its stored row, or why there is none. */
-function betweenOf(execution: BoundedExecution, of: PairOf, ctx: Context, info: GraphQLResolveInfo, incomplete: readonly BoundedExecution[] | undefined): BetweenParent | Promise<BetweenParent> {
+function betweenOf(execution: BoundedExecution, of: PairOf, ctx: Context, plan: ChangesetPlan, incomplete: readonly BoundedExecution[] | undefined): BetweenParent | Promise<BetweenParent> {
   if (of.kind === 'unavailable') {
     return new BetweenParent(execution, null, { kind: 'unavailable', reason: of.reason, detail: of.detail, incompleteExecutions: incomplete }, null, null,
       { kind: 'unavailable', reason: of.boundaryReason, detail: of.detail });
   }
-  return changesBetween(ctx).load({ pair: of.pair, files: fileReads(info) }).then((read) => {
+  return changesBetween(ctx).load({ pair: of.pair, files: plan.files }).then((read) => {
     if (!read) {
       const detail = 'A boundary snapshot was pruned by the retention policy.';
       return new BetweenParent(execution, of.pair, { kind: 'unavailable', reason: 'EXPIRED', detail, incompleteExecutions: incomplete }, null, null,
@@ -294,11 +294,11 @@ function betweenOf(execution: BoundedExecution, of: PairOf, ctx: Context, info: 
 }
 
 /** Execution.driftBefore: the changeset from the previous execution's end boundary to this one's start (null for the first). */
-async function driftOf(e: BoundedExecution, ctx: Context, info: GraphQLResolveInfo): Promise<BetweenParent | null> {
+async function driftOf(e: BoundedExecution, ctx: Context, plan: ChangesetPlan): Promise<BetweenParent | null> {
   if (e.sequence <= 1) return null;
   const previous = await previousExecution(ctx).load({ sessionId: e.sessionId, sequence: e.sequence });
   if (!previous) return null;
-  return betweenOf(e, driftPair(previous, e), ctx, info, undefined);
+  return betweenOf(e, driftPair(previous, e), ctx, plan, undefined);
 }
 
 /**
@@ -318,11 +318,12 @@ async function sessionChanges(s: SessionRow, fromID: string, toID: string, ctx: 
     throw new InvalidRequestError('to', `Execution ${to.id} (sequence ${to.sequence}) comes before execution ${from.id} (sequence ${from.sequence}): a range goes from an execution to the same or a later one.`);
   }
   const incomplete = incompleteExecutions(ctx).load({ sessionId: s.id, from: from.sequence, to: to.sequence });
+  const plan = planChangeset(info);
   if (from.id === to.id) {
-    const [list, changeset] = await Promise.all([incomplete, changesetOf(to, ctx, info)]);
+    const [list, changeset] = await Promise.all([incomplete, changesetOf(to, ctx, plan)]);
     return new ChangesetParent(changeset.execution, changeset.row, changeset.files, list);
   }
-  const [list, changeset] = await Promise.all([incomplete, betweenOf(to, rangePair(from, to), ctx, info, undefined)]);
+  const [list, changeset] = await Promise.all([incomplete, betweenOf(to, rangePair(from, to), ctx, plan, undefined)]);
   changeset.coverage.incompleteExecutions = list;
   return changeset;
 }

@@ -7,8 +7,8 @@ import { pageArgs } from './connection.js';
 import { beginExecution, settleExecution } from '../domain/executions.js';
 import { ModelInput, ModelRef } from './host.js';
 import type { ExecutionRow } from '../domain/rows.js';
-import { executionWithChangeset, filesOfChangeset, jobsOfExecution, messagesOfExecution } from '../resolvers/loaders.js';
-import { changesetReads } from '../resolvers/lookahead.js';
+import { executionReads, jobsOfExecution, messagesOfExecution } from '../resolvers/loaders.js';
+import { planExecution } from '../resolvers/plans.js';
 
 const num = (v: string | number | null) => (v == null ? null : Number(v));
 
@@ -71,18 +71,9 @@ builder.queryField('execution', (t) =>
     type: ExecutionRef,
     nullable: true,
     args: { id: t.arg.id({ required: true }) },
-    // With its changeset selected, the execution comes with its changeset row (and the list of its
-    // files) in one statement; the files with their patches are read in the same wave, as rows.
-    resolve: async (_r, { id }, ctx, info) => {
-      const reads = changesetReads(info);
-      if (!reads) return id;
-      const [row] = await Promise.all([
-        executionWithChangeset(ctx, String(id), reads.files === 'list'),
-        reads.files === 'patches' ? filesOfChangeset(ctx).load(String(id)) : null,
-      ]);
-      if (row) ExecutionRef.getDataloader(ctx).prime(row.id, row);
-      return row;
-    },
+    // Read as its plan asks (resolvers/plans.ts): with its changeset selected, the execution comes with its
+    // changeset row (and the list of its files) in one statement, its files with their patches in the same wave.
+    resolve: (_r, { id }, ctx, info) => executionReads(ctx).load({ id: String(id), plan: planExecution(info) }),
   }),
 );
 

@@ -1,14 +1,13 @@
 import SchemaBuilder, { BasePlugin, type PothosOutputFieldConfig, type SchemaTypes } from '@pothos/core';
 import { clearAllDataLoaders } from '@pothos/plugin-dataloader';
 import type { GraphQLFieldResolver } from 'graphql';
-import { forgetReads } from '../resolvers/loaders.js';
 
 /**
  * Each root mutation field answers with what its own write left: the request's loaders (cached per
  * context, resolvers/loaders.ts) are cleared before it runs. Root mutation fields run one after the
  * other, so without this a second mutation of one request (`a: correctMessagePart(…) b:
  * correctMessagePart(…)`) would read the objects the first one's answer cached, as they were before
- * the second write. What a context keeps besides its loaders (changeset rows, pages read along: forgetReads) goes too.
+ * the second write.
  */
 export class MutationFreshnessPlugin<Types extends SchemaTypes> extends BasePlugin<Types> {
   override wrapResolve(
@@ -18,7 +17,6 @@ export class MutationFreshnessPlugin<Types extends SchemaTypes> extends BasePlug
     if (fieldConfig.kind !== 'Mutation') return resolver;
     return (parent, args, context, info) => {
       clearAllDataLoaders(context as object);
-      forgetReads(context as object);
       return resolver(parent, args, context, info);
     };
   }

@@ -6,8 +6,7 @@ import { hostRequestOptions } from './compaction.js';
 import { ExecutionRef, JobRef, MessageRef, NodeRef, SessionRef } from './refs.js';
 import { createSession, removeSession, sessionStatus, updateSession, visibleMetadata, type RemovedSessions } from '../domain/sessions.js';
 import { listSessions } from '../resolvers/sessions.js';
-import { changesetsAlong } from '../resolvers/lookahead.js';
-import { EXECUTION, pageColumns, SESSION } from '../resolvers/projection.js';
+import { planExecutionPage } from '../resolvers/plans.js';
 import { childrenOfSession, executionsOfSession, jobsOfSession, lastSettledExecution, messagesOfSession, runningExecution } from '../resolvers/loaders.js';
 
 export const ExecutionConnection = connectionOf('Execution', ExecutionRef);
@@ -46,9 +45,8 @@ SessionRef.implement({
       type: ExecutionConnection,
       description: 'Newest first.',
       args: pageArgs,
-      // With the changeset rows of the page when the selection reads them: one batch, no load per execution.
-      // Only the columns the selection reads (resolvers/projection.ts).
-      resolve: (s, args, ctx, info) => executionsOfSession(ctx, s.id, args, { along: changesetsAlong(info), columns: pageColumns(EXECUTION, info) }),
+      // Read as its plan asks (resolvers/plans.ts), or the page the session's list brought along.
+      resolve: (s, args, ctx, info) => executionsOfSession(ctx, s.id, args, planExecutionPage(info), s.executionsRead),
     }),
     runningExecution: t.field({
       type: ExecutionRef,
@@ -86,7 +84,7 @@ builder.queryFields((t) => ({
     type: SessionConnection,
     description: 'Newest first. `parentID` lists the children of one session; `rootsOnly` lists sessions without a parent.',
     args: { ...pageArgs, parentID: t.arg.id({ required: false }), rootsOnly: t.arg.boolean({ required: false }) },
-    resolve: (_r, args, ctx, info) => listSessions(ctx, { first: args.first, after: args.after, parentID: args.parentID ?? null, rootsOnly: args.rootsOnly ?? false }, pageColumns(SESSION, info), info),
+    resolve: (_r, args, ctx, info) => listSessions(ctx, { first: args.first, after: args.after, parentID: args.parentID ?? null, rootsOnly: args.rootsOnly ?? false }, info),
   }),
 }));
 

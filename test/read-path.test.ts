@@ -194,10 +194,10 @@ describe('the fast read path answers what graphql-js answers', () => {
     // The rows themselves (what the domain functions read of them: Dates, numbers, jsonb) are those postgres.js reads as rows.
     const cols = ['cost', 'id', 'input_tokens', 'sequence', 'session_id', 'settled_at', 'started_at', 'status'];
     const { sessions, pages } = await sessionsWithExecutions(g.sql, { where: g.sql`id <> ${S.sessions[99]}`, limit: 100, sessionColumns: ['created_at', 'id', 'title'],
-      page: { limit: 12, after: null, columns: cols, along: 'whole' } });
+      page: { limit: 12, after: null, columns: cols, changesets: 'whole' } });
     // Read as counts: the same rows, each changeset with the columns of ChangesetCounts only.
     const counted = await sessionsWithExecutions(g.sql, { where: g.sql`id <> ${S.sessions[99]}`, limit: 100, sessionColumns: ['created_at', 'id', 'title'],
-      page: { limit: 12, after: null, columns: cols, along: 'counts' } });
+      page: { limit: 12, after: null, columns: cols, changesets: 'counts' } });
     expect(counted.sessions).toEqual(sessions);
     const countsOf = (c: any) => c && { executionId: c.executionId, coverage: c.coverage, fileCount: c.fileCount, additions: c.additions, deletions: c.deletions, prunedAt: c.prunedAt };
     for (const [id, page] of pages) expect(counted.pages.get(id)).toEqual(page.map((r) => ({ execution: r.execution, changeset: countsOf(r.changeset) })));
@@ -205,7 +205,7 @@ describe('the fast read path answers what graphql-js answers', () => {
     const plain = [...await g.sql`SELECT created_at, id, title FROM sessions WHERE id <> ${S.sessions[99]} ORDER BY id DESC LIMIT 100`];
     expect(sessions).toEqual(plain);
     const none = await sessionsWithExecutions(g.sql, { where: g.sql`id <> ${S.sessions[99]}`, limit: 100, sessionColumns: ['created_at', 'id', 'title'],
-      page: { limit: 12, after: 1, columns: cols, along: 'counts' } });
+      page: { limit: 12, after: 1, columns: cols, changesets: 'counts' } });
     expect(none.sessions).toEqual(plain);
     expect([...none.pages.values()].every((p) => p.length === 0)).toBe(true);
     const kinds = new Set<string>();
