@@ -21,6 +21,7 @@ import './commands.js';
 import './admission.js';
 import './compaction.js';
 import './generation.js';
+import './usage.js';
 
 export const schema = builder.toSchema();
 
