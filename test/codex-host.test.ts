@@ -98,7 +98,7 @@ describe('the rollout reader', () => {
     const r = rewriteRollout(text, [{ kind: 'correct', at: t.steps[1].locators[0], text: 'the key is [redacted]' },
       { kind: 'retract', at: [{ kind: 'prompt', turnId: T }], placeholder: '[retracted]' }]);
     expect(r.applied).toBe(2);
-    const out = r.text.split('\n').filter((l) => !l.includes('task_complete')).join('\n');
+    const out = r.text;
     expect(out).not.toContain('SECRET-K');
     expect(out).not.toContain('SECRET-P');
     expect(out).toContain('<environment_context>');
@@ -252,11 +252,12 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     const id = await host.waitSession(thread);
     await model.waitGate('seal-hold');
     await until('the shell running', () => processesWith('timeout 60 tail').length > 0);
-    expect((await gw.sql`SELECT status, background FROM jobs WHERE session_id = ${id}`).map((j: any) => [j.status, j.background])).toEqual([['RUNNING', true]]);
+    // Codex sends no PostToolUse for a command still running past its yield: the job runs until its end is seen.
+    expect((await gw.sql`SELECT status FROM jobs WHERE session_id = ${id}`).map((j: any) => j.status)).toEqual(['RUNNING']);
     const sealed = await seal(id);
     expect(sealed.__typename, JSON.stringify(sealed)).toBe('SessionSealed');
     expect(sealed.interruptedExecution).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'SEAL' });
-    expect(sealed.cancelledJobs).toMatchObject([{ status: 'CANCELLED', background: true }]);
+    expect(sealed.cancelledJobs).toMatchObject([{ status: 'CANCELLED' }]);
     // Gone when the seal answered: the host acknowledged only after the kill.
     expect(processesWith('timeout 60 tail')).toEqual([]);
     const x = await r.done;
@@ -341,7 +342,8 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     const id = host.gatewaySessionOf(r.thread!)!;
     const ex = (await session(id)).executions.edges.map((e: any) => e.node);
     expect(ex).toMatchObject([{ status: 'FAILED' }]);
-    expect(ex[0].error).toContain('scripted failure');
+    expect(ex[0].error).toContain('scripted failure: model overloaded');
+    expect(r.code).toBe(1);
   });
 
   it('a thread Codex runs without the launcher (the host\'s hooks in its own config): observed, its seal ADMISSION_NOT_EXCLUSIVE', async () => {

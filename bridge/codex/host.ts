@@ -814,6 +814,7 @@ export class CodexHost {
   private async onEvent(id: string, ev: GatewayEvent) {
     const st = this.sessions.get(id);
     if (!st || !ev || (st.eventsSeq ?? 0) >= ev.sequence) return;
+    if (process.env.BRIDGE_TRACE) this.log(`event ${ev.sequence} ${ev.type} ${ev.messageID ?? ''} known=${!!(ev.messageID && st.messages?.[ev.messageID])}`);
     if (ev.type === 'session.sealing' || ev.type === 'session.sealed') await this.fence(id);
     const locators = ev.messageID ? st.messages?.[ev.messageID] : undefined;
     let edit: RolloutEdit | null = null;

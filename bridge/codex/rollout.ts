@@ -114,7 +114,12 @@ export function turnOf(lines: RolloutLine[], turnId: string): CodexTurn {
       continue;
     }
     if (l.type === 'event_msg') {
-      if (p.type === 'task_complete' && p.turn_id === turnId) { t.end = { kind: 'complete', lastText: p.last_agent_message ?? null }; inTurn = false; }
+      if (p.type === 'task_complete' && p.turn_id === turnId) {
+        t.end = { kind: 'complete', lastText: p.last_agent_message ?? null };
+        // A turn the model API failed (after Codex's retries): its error, with Codex's classification.
+        if (p.error && typeof p.error.message === 'string') t.error = `${p.error.message}${p.error.codex_error_info ? ` (${p.error.codex_error_info})` : ''}`;
+        inTurn = false;
+      }
       else if (p.type === 'turn_aborted' && (p.turn_id ?? turnId) === turnId) { t.end = { kind: 'aborted', reason: String(p.reason ?? 'interrupted') }; inTurn = false; }
       else if (p.type === 'error' && typeof p.message === 'string') t.error = p.message;
       else if (p.type === 'item_completed' && p.item?.type === 'CommandExecution' && typeof p.item.id === 'string') exits.set(p.item.id, typeof p.item.exit_code === 'number' ? p.item.exit_code : null);
@@ -197,14 +202,22 @@ export function rewriteRollout(text: string, edits: RolloutEdit[]): { text: stri
   const hit = new Set<number>();
   const ops = edits.flatMap((e, i) => (e.kind === 'correct' ? [{ i, at: e.at, text: e.text }] : e.at.map((at) => ({ i, at, text: e.placeholder }))));
   let turn: string | null = null;
+  /** The turn's last assistant message item: its text is repeated in the turn's `task_complete`. */
+  let lastAssistant: string | null = null;
   for (const raw of text.split('\n')) {
     if (!raw.trim()) { out.push(raw); continue; }
     let l: RolloutLine;
     try { l = JSON.parse(raw); } catch { out.push(raw); continue; }
     const p = l?.payload;
     if (!p || typeof p !== 'object') { out.push(raw); continue; }
-    if (l.type === 'event_msg' && p.type === 'task_started') turn = p.turn_id ?? null;
+    if (l.type === 'event_msg' && p.type === 'task_started') { turn = p.turn_id ?? null; lastAssistant = null; }
+    if (l.type === 'response_item' && p.type === 'message' && p.role === 'assistant' && typeof p.id === 'string') lastAssistant = p.id;
     let changed = false;
+    if (l.type === 'event_msg' && p.type === 'task_complete' && typeof p.last_agent_message === 'string') {
+      for (const op of ops) {
+        if (op.at.kind === 'text' && op.at.itemId === lastAssistant) { p.last_agent_message = op.text; changed = true; }
+      }
+    }
     for (const op of ops) {
       if (applyTo(l, p, op.at, op.text, turn)) { changed = true; hit.add(op.i); }
     }
