@@ -50,12 +50,19 @@ const USAGE = `Usage: gateway <command>
                                           What the host refused is printed on stderr (the exit code is Claude
                                           Code's). As root, allow tools with --allowedTools "Bash Edit Write Read"
                                           (Claude Code refuses --dangerously-skip-permissions there)
+  host codex [--dir <dir>] [--gateway <graphql url>] [--token-file <file>] [--plugin-token-file <file>] [--port <n>]
+                                          mirror Codex CLI threads (through its hooks and rollouts) into the gateway;
+                                          --print-hooks prints the hooks for $CODEX_HOME/hooks.json (observed threads)
+  codex [--dir <dir>] [codex arguments…]
+                                          run Codex with the host's hooks in force and trusted: the gateway fronts
+                                          the thread (a seal is then proven: SessionSealed); arguments that would
+                                          switch the hooks off are refused. CODEX_BIN names your own codex binary
 `;
 
 const SECRETS = `
 Tokens and passwords are never taken from the command line (every user of the machine can read it): each comes
 from a variable or from a file only you can read (chmod 600 <file>), which wins over the variable:
-  GATEWAY_TOKEN or --token-file           a host or admin token (demo, bridge opencode, host claude-code)
+  GATEWAY_TOKEN or --token-file           a host or admin token (demo, bridge opencode, host claude-code|codex)
   GATEWAY_PLUGIN_TOKEN or --plugin-token-file
                                           a plugin token for a host's plugin side (default: the token)
   OPENCODE_PROXY_PASSWORD or --password-file
@@ -255,8 +262,8 @@ function usageOf(cmd: string): string | null {
 
 async function main() {
   const [cmd, ...rest] = process.argv.slice(2);
-  // (`claude-code` passes its arguments on to Claude Code: only a first --help is the launcher's.)
-  const help = cmd === 'claude-code' ? ['--help', '-h'].includes(rest[0]) : rest.includes('--help') || rest.includes('-h');
+  // (`claude-code` and `codex` pass their arguments on to the agent: only a first --help is the launcher's.)
+  const help = cmd === 'claude-code' || cmd === 'codex' ? ['--help', '-h'].includes(rest[0]) : rest.includes('--help') || rest.includes('-h');
   if (cmd && cmd !== 'bridge' && help) {
     process.stdout.write(usageOf(cmd) ?? USAGE + SECRETS);
     return;
@@ -343,8 +350,16 @@ async function main() {
       return runBridgeCommand(rest);
     }
     case 'host': {
+      if (rest[0] === 'codex') {
+        const { runCodexHostCommand } = await import('../bridge/codex/cli.js');
+        return runCodexHostCommand(rest.slice(1));
+      }
       const { runHostCommand } = await import('../bridge/claude-code/cli.js');
       return runHostCommand(rest);
+    }
+    case 'codex': {
+      const { runCodexLauncher } = await import('../bridge/codex/cli.js');
+      return runCodexLauncher(rest);
     }
     case 'claude-code': {
       const { runClaudeLauncher } = await import('../bridge/claude-code/cli.js');
@@ -360,8 +375,8 @@ main().then(
   // serve and bridge keep running until a signal.
   () => {
     const [cmd, ...rest] = process.argv.slice(2);
-    const help = cmd === 'claude-code' ? ['--help', '-h'].includes(rest[0]) : rest.some((a) => a === '--help' || a === '-h');
-    if (help || !['serve', 'bridge', 'host', 'claude-code'].includes(process.argv[2])) process.exit(process.exitCode ?? 0);
+    const help = cmd === 'claude-code' || cmd === 'codex' ? ['--help', '-h'].includes(rest[0]) : rest.some((a) => a === '--help' || a === '-h');
+    if (help || !['serve', 'bridge', 'host', 'claude-code', 'codex'].includes(process.argv[2])) process.exit(process.exitCode ?? 0);
   },
 ).catch((e) => {
   // One line for the operator; the stack only with DEBUG set (a StartError has none worth showing).
