@@ -346,6 +346,38 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     expect(r.code).toBe(1);
   });
 
+  it('a turn the user interrupts (SIGINT while the model answers) is INTERRUPTED(USER), with what the rollout holds of it', async () => {
+    const r = await run(codexScript('interrupt me', [{ shell: ['echo first > interrupted.txt'] }, { text: 'never', gate: 'interrupt' }]));
+    const thread = await r.started;
+    await model.waitGate('interrupt');
+    process.kill(r.pid, 'SIGINT');
+    const x = await r.done;
+    model.release('interrupt');
+    const id = host.gatewaySessionOf(thread)!;
+    const ex = (await session(id)).executions.edges.map((e: any) => e.node);
+    expect(ex, JSON.stringify(x)).toMatchObject([{ status: 'INTERRUPTED', interruptReason: 'USER' }]);
+    expect(ex[0].jobs.edges.map((e: any) => e.node)).toMatchObject([{ kind: 'SHELL', status: 'COMPLETED', exitCode: 0 }]);
+    expect(ex[0].changeset.files.map((f: any) => f.path)).toContain('interrupted.txt');
+  });
+
+  it('generation is a hidden `codex exec --ephemeral` with the model asked for (a model the host does not offer is ModelNotFoundError); compaction is refused with why', async () => {
+    const r1 = await runToEnd(codexScript('remember PINEAPPLE-77', [{ text: 'noted PINEAPPLE-77' }]));
+    const id = host.gatewaySessionOf(r1.thread!)!;
+    const G = `mutation($i: GenerateInput!) { generate(input: $i) { __typename ... on Generation { text providerID modelID }
+      ... on ModelNotFoundError { message } ... on Error { message } } }`;
+    const n = model.requests.length;
+    const g = await gw.gql(G, { i: { sessionID: id, prompt: 'REPLY:generated text', model: { providerID: 'openai', modelID: 'gpt-5.5' }, timeoutMs: 60_000 } });
+    expect(g.data.generate, JSON.stringify(g)).toMatchObject({ __typename: 'Generation', text: 'generated text', providerID: 'openai', modelID: 'gpt-5.5' });
+    const sent = model.requests.slice(n);
+    expect(sent.map((q) => q.body?.model)).toEqual(['gpt-5.5']);
+    expect(JSON.stringify(sent[0].body.input)).toContain('PINEAPPLE-77'); // the gateway's context
+    const missing = await gw.gql(G, { i: { sessionID: id, prompt: 'x', model: { providerID: 'openai', modelID: 'gpt-nonexistent-1' } } });
+    expect(missing.data.generate.__typename).toBe('ModelNotFoundError');
+    expect((await session(id)).executions.edges.length).toBe(1); // the hidden run is not mirrored
+    const c = await gw.gql(`mutation($i: CompactSessionInput!) { compactSession(input: $i) { __typename ... on Error { message } } }`, { i: { sessionID: id, timeoutMs: 30_000 } });
+    expect(c.data.compactSession.__typename, JSON.stringify(c)).not.toBe('SessionCompacted');
+  });
+
   it('a thread Codex runs without the launcher (the host\'s hooks in its own config): observed, its seal ADMISSION_NOT_EXCLUSIVE', async () => {
     const child = spawn(bin!, ['--dangerously-bypass-hook-trust', ...hookConfigArgs(host.scriptPath, 'open'), 'exec', '--dangerously-bypass-approvals-and-sandbox',
       codexScript('observed', [{ text: 'hi', usage: { input_tokens: 5, output_tokens: 1 } }])], { cwd: repo, env: env(), stdio: ['ignore', 'ignore', 'pipe'] });

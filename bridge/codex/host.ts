@@ -691,9 +691,12 @@ export class CodexHost {
     await this.finishTurnJobs(id, t, why === 'seal' ? { status: 'CANCELLED', exitCode: null } : why === 'superseded' ? null : { status: 'LOST', exitCode: null });
     const end = await this.snapshot(st);
     const reason = st.fenced || why === 'seal' ? 'SEAL' : why === 'superseded' ? 'SUPERSEDED' : why === 'failed' ? 'SHUTDOWN' : 'USER';
-    const failed = why === 'failed' && !st.fenced;
+    // Codex wrote why the turn ended: aborted (Ctrl-C: it exits 1 after `turn_aborted`), or the model API's error.
+    const aborted = t.end?.kind === 'aborted';
+    const failed = !st.fenced && !aborted && (why === 'failed' || t.error !== null);
     await this.settle(id, ts, {
-      ...(failed ? { status: 'FAILED', error: t.error ?? 'Codex exited with an error before the turn ended' } : t.error && !st.fenced ? { status: 'FAILED', error: t.error } : { status: 'INTERRUPTED', interruptReason: reason }),
+      ...(failed ? { status: 'FAILED', error: t.error ?? 'Codex exited with an error before the turn ended', errorName: t.error ? 'APIError' : 'HostExit' }
+        : { status: 'INTERRUPTED', interruptReason: aborted && !st.fenced && why !== 'seal' ? 'USER' : reason }),
       ...this.usageInput(t), ...boundaryInput('end', end),
     });
   }

@@ -5,8 +5,8 @@
 // model response (one request of Codex's agent loop): `reasoning` (a summary), `text`, `shell` (exec_command
 // calls), `patch` (apply_patch calls, a freeform tool: offered by Codex for bundled model slugs such as gpt-5.5),
 // `usage`. The step answered is found from the call IDs the server gave (`call_s<step>_<n>`) after the last prompt
-// that carries a script; past the end the model answers "done.". A prompt without a script gets `ok` (or the text
-// after `REPLY:`). Every request body is kept (`requests`); `gate(name)` holds a step marked `{ "gate": name }`
+// that carries a script; past the end the model answers "done.". A prompt with `REPLY:<text>` gets that text
+// (whatever scripts it quotes), one without a script `ok`. Every request body is kept (`requests`); `gate(name)` holds a step marked `{ "gate": name }`
 // until released (a turn kept running for as long as a test needs, without sleeps).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -121,7 +121,8 @@ export async function startScriptedResponses(opts: { log?: (m: string) => void }
       requests.push({ body, headers: req.headers, at: Date.now() });
       const model = String(body?.model ?? 'scripted');
       const input: any[] = Array.isArray(body?.input) ? body.input : [];
-      // A compaction request (Codex asks for a summary of the conversation): the summary quotes every prompt.
+      const asked = /REPLY:(.*)/.exec(prompts(input).at(-1)?.text ?? '');
+      if (asked) return stream(res, model, { text: asked[1] }, 0);
       const picked = pickStep(input);
       if (picked === 'none' || picked === 'done') {
         const last = prompts(input).at(-1)?.text ?? '';
