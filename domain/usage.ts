@@ -228,15 +228,19 @@ export async function usage(db: Db, actor: Actor, raw: UsageInput): Promise<Usag
         percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) AS p95
       FROM keyed GROUP BY gk, ${keyList('')}),
     ${groups}
-    tool_groups AS (
-      SELECT k.gk, t.tool, sum(t.calls) AS calls, sum(t.failed) AS failed
-      FROM keyed k JOIN ex_tools t ON t.session_id = k.session_id AND t.execution_id = k.id
-      GROUP BY k.gk, t.tool),
-    job_groups AS (
-      SELECT k.gk, j.status, sum(j.n) AS n
-      FROM keyed k JOIN ex_jobs j ON j.session_id = k.session_id AND j.execution_id = k.id
-      GROUP BY k.gk, j.status),
-    listed AS (SELECT g.*, row_number() OVER (ORDER BY ${orderBy}) AS ord FROM g)
+    tool_lists AS MATERIALIZED (
+      SELECT gk, json_agg(json_build_object('tool', tool, 'calls', calls, 'failed', failed) ORDER BY calls DESC, tool) AS tools
+      FROM (SELECT k.gk, t.tool, sum(t.calls) AS calls, sum(t.failed) AS failed
+            FROM keyed k JOIN ex_tools t ON t.session_id = k.session_id AND t.execution_id = k.id
+            GROUP BY k.gk, t.tool) tg
+      GROUP BY gk),
+    job_lists AS MATERIALIZED (
+      SELECT gk, json_object_agg(status, n) AS jobs
+      FROM (SELECT k.gk, j.status, sum(j.n) AS n
+            FROM keyed k JOIN ex_jobs j ON j.session_id = k.session_id AND j.execution_id = k.id
+            GROUP BY k.gk, j.status) jg
+      GROUP BY gk),
+    listed AS MATERIALIZED (SELECT g.*, row_number() OVER (ORDER BY ${orderBy}) AS ord FROM g)
     SELECT
       ${q.sessionID ? db`EXISTS (SELECT 1 FROM sessions s WHERE s.id = ${q.sessionID} AND ${scopeCondition(db, actor, 's.directory')})` : db`true`} AS found,
       ${q.paged ? db`(SELECT count(*) FROM page) > ${q.first}` : db`false`} AS more,
@@ -250,10 +254,10 @@ export async function usage(db: Db, actor: Actor, raw: UsageInput): Promise<Usag
         'n', g.n, 'succeeded', g.succeeded, 'failed', g.failed, 'interrupted', g.interrupted, 'abandoned', g.abandoned,
         'input', g.input, 'output', g.output, 'reasoning', g.reasoning, 'cache_read', g.cache_read, 'cache_write', g.cache_write,
         'cost', g.cost, 'cost_reported', g.cost_reported, 'p50', g.p50, 'p95', g.p95,
-        'tools', (SELECT json_agg(json_build_object('tool', tg.tool, 'calls', tg.calls, 'failed', tg.failed) ORDER BY tg.calls DESC, tg.tool)
-                  FROM tool_groups tg WHERE tg.gk = g.gk),
-        'jobs', (SELECT json_object_agg(jg.status, jg.n) FROM job_groups jg WHERE jg.gk = g.gk)
-      ) ORDER BY g.ord) FROM listed g WHERE g.ord <= ${MAX_USAGE_GROUPS}), '[]'::json) AS groups`;
+        'tools', tl.tools, 'jobs', jl.jobs
+      ) ORDER BY g.ord)
+        FROM listed g LEFT JOIN tool_lists tl ON tl.gk = g.gk LEFT JOIN job_lists jl ON jl.gk = g.gk
+        WHERE g.ord <= ${MAX_USAGE_GROUPS}), '[]'::json) AS groups`;
 
   let row: { found: boolean; more: boolean; lastSession: string | null; groupCount: number; groups: RawGroup[] };
   try {
