@@ -11,7 +11,8 @@ import { RETRACTION_PLACEHOLDER } from './corrections.js';
  *   INTERRUPTED: unset, with the reason as an attribute); usage, model and the changeset's file count and
  *   coverage are attributes.
  * - `chat <model>`: one per model response (an ASSISTANT message of the execution), a child of the root,
- *   from the message's creation to the end of its last part (else the next message, else the settlement).
+ *   from the message's creation (or its first part's start, if earlier) to the end of its last part (else the
+ *   next message, else the settlement).
  * - `execute_tool <tool>`: one per tool call (a TOOL part of a model response), a child of the root, with its
  *   name, call ID (the host's, else the part's), duration and error (status `error`: span status ERROR).
  *
@@ -210,7 +211,9 @@ function spansOf(e: TraceExecutionRow, messages: TraceMessageRow[], opts: { cont
   const clamp = (t: number) => Math.min(Math.max(t, start), end);
   for (const [i, m] of messages.entries()) {
     if (m.role !== 'ASSISTANT') continue;
-    const mStart = clamp(m.createdAt.getTime());
+    // A host may record the response after its parts ran (their own times are earlier): it starts at the first.
+    const partStarts = m.parts.map((p) => time(p.started_at)).filter((t): t is number => t !== undefined);
+    const mStart = clamp(Math.min(m.createdAt.getTime(), ...partStarts));
     const partEnds = m.parts.map((p) => time(p.ended_at)).filter((t): t is number => t !== undefined);
     const next = messages[i + 1];
     const mEnd = clamp(partEnds.length ? Math.max(...partEnds) : next ? next.createdAt.getTime() : end);
