@@ -8,7 +8,8 @@ import { badge, duration, h, link, loading, setTitle, statusBadge, time } from '
 import { settlementStream } from '../live.js';
 import { changeTotals, coverageBanner, snapshotFacts } from './coverage.js';
 import { FilesView, type ChangesSource, type Omission } from './files.js';
-import { driftHref } from './range.js';
+import { driftHref, rangeHref } from './range.js';
+import { promptLine, turnOf, type Turn } from '../turns.js';
 
 type Execution = NonNullable<ReviewChangesetQuery['execution']>;
 type Job = NonNullable<ReviewTimelineQuery['execution']>['jobs']['edges'][number]['node'];
@@ -211,6 +212,28 @@ async function timelineData(e: Execution) {
   return { messages, jobs, prompt };
 }
 
+/**
+ * Above the timeline of an execution that is one of several a prompt started (an OpenCode turn: one execution per
+ * step): the turn's prompt, its executions (this one marked) and its combined changes one click away.
+ */
+function turnBar(e: Execution, t: Turn | null): HTMLElement | null {
+  if (!t || t.executions.length < 2) return null;
+  const first = t.executions[0];
+  const last = t.executions[t.executions.length - 1];
+  const step = t.executions.findIndex((x) => x.id === e.id) + 1;
+  const said = promptLine(t.prompt);
+  return h('section', { class: 'turn-bar', 'data-turn': first.id, 'data-step': step, role: 'note' },
+    h('strong', {}, `Step ${step} of ${t.executions.length} of a turn`),
+    ...(t.prompt ? [' started by the prompt ', h('span', { class: 'turn-prompt', title: t.prompt.text }, '“', said || '(no text)', '”'),
+      ...(first.id === e.id ? [] : [' (sent before ', link(`#/execution/${first.id}`, `#${first.sequence}`), ')'])]
+      : [!t.startKnown ? ' that began before the executions read' : ` started by ${first.trigger}`]),
+    h('span', { class: 'turn-steps' }, ': ', ...t.executions.flatMap((x, i) => [i ? ' · ' : '',
+      x.id === e.id ? h('strong', { class: 'turn-step current', 'data-execution': x.id }, `#${x.sequence}`)
+        : link(`#/execution/${x.id}`, `#${x.sequence}`), ' ', statusBadge(x.status)])),
+    ' · ', h('a', { class: 'turn-changes', href: rangeHref(e.session.id, first.id, last.id) },
+      `Combined changes of the turn (#${first.sequence}–#${last.sequence}) →`));
+}
+
 export function executionSource(e: Execution): ChangesSource {
   const cs = e.changeset;
   const patches = new Map<string, Promise<{ patch: string | null; binary: boolean } | null>>();
@@ -299,9 +322,9 @@ export class ExecutionView {
       boundaryView(e),
       tl,
       h('section', { class: 'changes-section' }, h('h2', { id: 'files' }, 'Files changed'), totals, missing, filesEl));
-    const data = await timelineData(e);
+    const [data, turn] = await Promise.all([timelineData(e), turnOf(e.session.id, e.id).catch(() => null)]);
     if (this.closed) return;
-    tl.replaceChildren(h('h2', {}, 'Timeline'), timeline(e, data.messages, data.prompt, data.jobs));
+    tl.replaceChildren(h('h2', {}, 'Timeline'), turnBar(e, turn) ?? '', timeline(e, data.messages, data.prompt, data.jobs));
     // The timeline above moved the file a deep link opened: back to it.
     if (path && !missing) this.files?.focus(path, this.line);
   }

@@ -2,7 +2,11 @@ import { badge, h } from '../dom.js';
 import { parsePatch, splitLines, textMatches } from '../diff/patch.js';
 import { DiffTable, fileTable, isLineAnchor, loadLanguageOf, type Layout, type LineAnchor } from '../diff/render.js';
 
-export interface FileEntry { path: string; status: string; additions: number; deletions: number; binary: boolean }
+export interface FileEntry {
+  path: string; status: string; additions: number; deletions: number; binary: boolean;
+  /** RENAMED: the path it had before, and how similar the two contents are (percent; 100: the same). */
+  previousPath?: string | null; similarity?: number | null;
+}
 export interface Omission { path: string; reason: string; detail: string }
 
 /** Where a stacked changeset reads its patches and the texts of its two sides (an execution, a range, a drift). */
@@ -16,7 +20,15 @@ export interface ChangesSource {
   href(path: string): string;
 }
 
-const STATUS_LETTER: Record<string, string> = { ADDED: 'A', MODIFIED: 'M', DELETED: 'D' };
+const STATUS_LETTER: Record<string, string> = { ADDED: 'A', MODIFIED: 'M', DELETED: 'D', RENAMED: 'R' };
+
+/** A renamed file's badge: how much of it stayed. */
+function renameBadge(f: FileEntry): HTMLElement | null {
+  if (f.status !== 'RENAMED') return null;
+  return f.similarity === 100
+    ? badge('renamed · content unchanged', 'rename', `Moved from ${f.previousPath}: the same bytes`)
+    : badge(`renamed · ${f.similarity}% similar`, 'rename', `Moved from ${f.previousPath}; ${f.similarity}% of the content is the same (git's similarity index): only the differences are shown`);
+}
 const LAYOUT_KEY = 'gateway.review.layout';
 const WHITESPACE_KEY = 'gateway.review.hide-whitespace';
 
@@ -253,7 +265,11 @@ export class FilesView {
     const el = h('section', { class: 'file-card', 'data-path': f.path, 'data-status': f.status },
       h('header', { class: 'file-head' }, toggle,
         h('span', { class: `file-status fs-${f.status.toLowerCase()}`, title: f.status }, STATUS_LETTER[f.status] ?? '?'),
-        h('a', { class: 'file-name', href: this.src.href(f.path) }, f.path),
+        f.status === 'RENAMED' && f.previousPath
+          ? h('a', { class: 'file-name renamed', href: this.src.href(f.path), title: `${f.previousPath} → ${f.path}` },
+            h('span', { class: 'old-path' }, f.previousPath), h('span', { class: 'rename-arrow' }, ' → '), h('span', { class: 'new-path' }, f.path))
+          : h('a', { class: 'file-name', href: this.src.href(f.path) }, f.path),
+        renameBadge(f),
         h('span', { class: 'file-stat' }, h('span', { class: 'add' }, `+${f.additions}`), ' ', h('span', { class: 'del' }, `−${f.deletions}`)),
         f.binary ? badge('binary', 'muted') : null,
         ...omissions.map((o) => badge(o.reason === 'CAPTURE_LIMIT' && o.path === '.' ? 'partial capture' : `omitted: ${o.reason}`, 'warn', o.detail)),
@@ -262,7 +278,7 @@ export class FilesView {
         h('label', { class: 'viewed' }, viewed, ' Viewed')),
       body);
     const treeItem = h('li', { class: 'tree-file', 'data-path': f.path },
-      h('a', { href: this.src.href(f.path), title: f.path },
+      h('a', { href: this.src.href(f.path), title: f.previousPath ? `${f.previousPath} → ${f.path}` : f.path },
         h('span', { class: `file-status fs-${f.status.toLowerCase()}` }, STATUS_LETTER[f.status] ?? '?'), ' ',
         h('span', { class: 'tree-name' }, f.path.split('/').pop()!)),
       h('span', { class: 'tree-check', 'aria-hidden': 'true' }, '✓'));
@@ -344,10 +360,15 @@ export class FilesView {
       return;
     }
     const hunks = parsePatch(file.patch);
+    if (!hunks.length && f.status === 'RENAMED') {
+      card.diff.replaceChildren(h('div', { class: 'not-rendered rename-only', 'data-not-rendered': 'renamed' },
+        h('strong', {}, 'File renamed without changes.'), ' ', h('span', { class: 'muted' }, `${f.previousPath} → ${f.path}`)));
+      return;
+    }
     const src = this.src;
     // Unchanged lines exist only around the hunks of a modified file; they are read from its stored
     // new side, offered only when that text agrees with every line the patch shows of it.
-    const expand = f.status === 'MODIFIED' ? {
+    const expand = f.status === 'MODIFIED' || f.status === 'RENAMED' ? {
       async lines() {
         const text = await src.text('new', f.path);
         if (text == null) return null;
@@ -404,7 +425,7 @@ export class FilesView {
   private applyFilter() {
     const q = this.filter.value.trim().toLowerCase();
     for (const c of this.order) {
-      const show = !q || c.file.path.toLowerCase().includes(q);
+      const show = !q || c.file.path.toLowerCase().includes(q) || !!c.file.previousPath?.toLowerCase().includes(q);
       c.el.hidden = !show;
       c.treeItem.hidden = !show;
     }

@@ -7,6 +7,7 @@ import { gateway } from '../api.js';
 import { badge, duration, h, link, loading, setTitle, statusBadge, time } from '../dom.js';
 import { sessionEventStream, settlementStream } from '../live.js';
 import { driftHref, rangeHref } from './range.js';
+import { groupTurns, promptLine, sessionPrompts, type Turn, type TurnPrompt } from '../turns.js';
 
 type Session = NonNullable<ReviewSessionQuery['session']>;
 type MessageNode = NonNullable<ReviewMessagesQuery['session']>['messages']['edges'][number]['node'];
@@ -99,10 +100,45 @@ function executionRows(rows: ReviewExecutionRowFragment[]): HTMLElement[] {
   return rows.flatMap((e) => [executionRow(e), driftRow(e)].filter((x): x is HTMLElement => !!x));
 }
 
-function executionsTable(rows: ReviewExecutionRowFragment[]): HTMLTableElement {
+const TRIGGER_WORDS: Record<string, string> = {
+  SYNTHETIC: 'Started by the host (SYNTHETIC trigger), not by a prompt',
+  COMMAND: 'Started by a command (COMMAND trigger)',
+  RESUME: 'Resumed by its host (RESUME trigger)',
+};
+
+/** A turn's heading row: the prompt that started it (or what did), its executions, and its combined changes one click away. */
+function turnHead(sessionID: string, t: Turn): HTMLElement {
+  const first = t.executions[0];
+  const last = t.executions[t.executions.length - 1];
+  const n = t.executions.length;
+  const span = n === 1 ? `#${first.sequence}` : `#${first.sequence}–#${last.sequence}`;
+  const said = promptLine(t.prompt);
+  const what = t.prompt
+    ? h('span', { class: 'turn-prompt', title: t.prompt.text }, '“', said || '(a prompt without text)', '”', t.prompt.retracted ? ' (retracted)' : '')
+    : !t.startKnown
+      ? h('span', { class: 'muted' }, 'continues a turn of older executions (load them below)')
+      : h('span', { class: 'muted' }, TRIGGER_WORDS[t.trigger] ?? 'No prompt was recorded for it');
+  return h('tr', { class: 'turn-head', 'data-turn': first.id },
+    h('td', { colspan: 9 },
+      h('strong', {}, `Turn ${span}`), ' · ', what, ' · ',
+      h('span', { class: 'turn-size' }, `${n} execution${n === 1 ? '' : 's'}`), ' · ',
+      h('a', { class: 'turn-changes', href: rangeHref(sessionID, first.id, last.id),
+        title: n === 1 ? 'This execution\'s changes' : `What the turn changed, from the start of #${first.sequence} to the end of #${last.sequence}` },
+      n === 1 ? 'Changes of the turn' : `Combined changes of the turn (#${first.sequence}–#${last.sequence})`, ' →')));
+}
+
+/**
+ * The executions, newest first, grouped by turn (the executions one prompt started: src/turns.ts), each turn one
+ * tbody under a heading row.
+ */
+function executionsTable(sessionID: string, rows: ReviewExecutionRowFragment[], prompts: TurnPrompt[]): HTMLTableElement {
+  const turns = groupTurns(rows, prompts).reverse();
+  const byID = new Map(rows.map((e) => [e.id, e]));
   return h('table', { class: 'executions' },
     h('thead', {}, h('tr', {}, ...['Seq', 'Status', 'Trigger', 'Started', 'Settled', 'Duration', 'Tokens / cost', 'Continuity', 'Changeset'].map((t) => h('th', {}, t)))),
-    h('tbody', {}, ...executionRows(rows)));
+    ...turns.map((t) => h('tbody', { class: `turn${t.executions.length > 1 ? ' turn-many' : ''}`, 'data-turn': t.executions[0].id, 'data-turn-size': t.executions.length },
+      turnHead(sessionID, t),
+      ...executionRows([...t.executions].reverse().map((e) => byID.get(e.id)!)))));
 }
 
 /** "Changes from execution #3 to #7": two of the executions read, oldest and newest by default. */
@@ -197,14 +233,20 @@ export function sessionView(root: HTMLElement, id: string): () => void {
     const session = s ?? (await gateway().request(ReviewSessionDocument, { id })).session;
     if (!session || closed) return;
     const rows = session.executions.edges.map((e) => e.node);
-    const table = executionsTable(rows);
+    const prompts = rows.length ? await sessionPrompts(id) : [];
+    if (closed) return;
+    let table = executionsTable(id, rows, prompts);
     let more = session.executions.pageInfo;
     const older = h('button', { type: 'button', class: 'more', hidden: !more.hasNextPage }, 'Older executions');
     older.addEventListener('click', async () => {
       older.disabled = true;
       const next = (await gateway().request(ReviewSessionDocument, { id, executionsAfter: more.endCursor })).session;
       if (!next) return;
-      table.tBodies[0].append(...executionRows(next.executions.edges.map((e) => e.node)));
+      rows.push(...next.executions.edges.map((e) => e.node));
+      // Regrouped: a turn the page boundary cut in two is whole again.
+      const regrouped = executionsTable(id, rows, prompts);
+      table.replaceWith(regrouped);
+      table = regrouped;
       more = next.executions.pageInfo;
       older.hidden = !more.hasNextPage;
       older.disabled = false;
