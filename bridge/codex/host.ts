@@ -24,7 +24,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import {
   AdmitWorkDocument, AppendMessageDocument, BackgroundJobDocument, BeginExecutionDocument, CreateSessionDocument,
   FinishJobDocument, SettleExecutionDocument, StartJobDocument, TranscriptEventsDocument,
@@ -35,12 +34,12 @@ import { allow, decideWithin, refuse, within, type Decision, type Ticket } from 
 import { rewriteFileAtomically } from '../hooks-host/atomic-rewrite.js';
 import { HostChannel } from '../hooks-host/channel.js';
 import { acknowledge, replyTo, runHidden } from '../hooks-host/host-commands.js';
-import { launchRunning, mayTouch, runsSession, type LaunchState } from '../hooks-host/launches.js';
+import { HostState } from '../hooks-host/host-state.js';
+import { launchRunning, type LaunchState } from '../hooks-host/launches.js';
 import { agentProcess, alive, killProcessTree, processFacts } from '../hooks-host/processes.js';
 import { SessionQueues, Waker } from '../hooks-host/queues.js';
 import { captureBoundary, boundaryInput, inside, real, worktreeRoot } from '../hooks-host/worktree.js';
 import { Gateway, GatewayError } from '../opencode/gateway.js';
-import { FileBridgeStore } from '../opencode/store.js';
 import { CODEX_NAMES, findCodexBinary, writeHookScript } from './launch.js';
 import { parseRollout, rewriteRollout, shellResult, turnIds, turnOf, type CodexTurn, type Locator, type RolloutEdit } from './rollout.js';
 
@@ -112,21 +111,19 @@ const isCodex = (argv: string[]) => path.basename(argv[0] ?? '') === 'codex';
 
 export class CodexHost {
   readonly gw: Gateway;
-  private readonly store: FileBridgeStore;
   private readonly leases: Record<Kind, HostLease>;
-  private readonly sessions = new Map<string, CodexSessionState>();
-  private readonly byGateway = new Map<string, string>();
-  private readonly launches = new Map<string, LaunchState>();
+  private readonly exits = new Waker();
+  /** The state file: sessions, launches, host IDs (the kit's). */
+  private readonly state: HostState<CodexSessionState>;
+  private get sessions() { return this.state.sessions; }
+  /** Thread -> the PID its hooks ran under (observed threads: the only handle to stop a turn). */
   private readonly pids = new Map<string, number>();
   private readonly queues: SessionQueues;
-  private readonly exits = new Waker();
   private readonly capturer: WorktreeCapturer;
   private readonly channel: HostChannel;
-  private readonly refusals = new Map<string, string[]>();
   private readonly watched = new Map<string, () => void>();
   private readonly killing = new Set<string>();
   private readonly warmed = new Set<string>();
-  private readonly sessionWaiters = new Map<string, ((id: string) => void)[]>();
   stopped = false;
   port = 0;
   readonly log: (m: string) => void;
@@ -137,7 +134,7 @@ export class CodexHost {
     this.log = opts.log ?? (() => {});
     this.gw = new Gateway(opts.gatewayUrl, opts.hostToken, opts.pluginToken ?? opts.hostToken, this.log);
     this.scriptPath = writeHookScript(opts.dir);
-    this.store = new FileBridgeStore(path.join(opts.dir, 'state.jsonl'));
+    this.state = new HostState(opts.dir, this.exits);
     this.capturer = new WorktreeCapturer({ watch: true, ...opts.capture });
     this.queues = new SessionQueues(this.log);
     this.channel = new HostChannel(opts.dir, CODEX_NAMES, {
@@ -153,11 +150,8 @@ export class CodexHost {
       // compact: Codex offers no headless compaction of a stored thread (`/compact` is a TUI command).
       capabilities: () => ({ cancel: true, compact: false, generate: (opts.models ?? []).length > 0, exclusiveAdmission: kind === 'launched', sessions: false }),
       models: async () => (opts.models ?? []).map((modelID) => ({ providerID: 'openai', modelID })),
-      storedHostID: async () => (kind === 'launched' ? this.store.hostID() : ((await this.store.sessions()).find((s) => s.ocSessionID === '@observed-host')?.state as any)?.hostID ?? null),
-      storeHostID: async (id) => {
-        if (kind === 'launched') return this.store.setHostID(id);
-        await this.store.saveSession({ ocSessionID: '@observed-host', sessionID: null, lastSeq: 0, state: { hostID: id } as any });
-      },
+      storedHostID: () => this.state.hostID(kind),
+      storeHostID: (id) => this.state.setHostID(kind, id),
     });
     this.leases = {
       launched: new HostLease(ctx, identity('launched'), (c) => this.command(c)),
@@ -168,22 +162,16 @@ export class CodexHost {
   get hostIDs() { return { launched: this.leases.launched.hostID, observed: this.leases.observed.hostID }; }
 
   async start(): Promise<void> {
-    for (const row of await this.store.sessions()) {
-      if (row.ocSessionID === '@observed-host') continue;
-      if (row.ocSessionID.startsWith('launch:')) { const l = row.state as unknown as LaunchState; this.launches.set(l.token, l); continue; }
-      const st = row.state as unknown as CodexSessionState;
-      this.sessions.set(row.ocSessionID, st);
-      if (st.sessionID) this.byGateway.set(st.sessionID, row.ocSessionID);
-    }
+    await this.state.load();
     await this.leases.launched.start();
     await this.leases.observed.start();
     this.port = await this.channel.start(this.opts.port ?? 0);
     // Turns left running by a host that stopped, whose Codex is gone meanwhile; launches whose Codex is gone.
     for (const [id, st] of this.sessions) {
-      const l = st.launch ? this.launches.get(st.launch) : undefined;
+      const l = st.launch ? this.state.launches.get(st.launch) : undefined;
       if (st.current && st.kind === 'launched' && (!l || !launchRunning(l))) void this.enqueue(id, () => this.endRunning(id, 'exit'));
     }
-    for (const l of [...this.launches.values()]) if (!launchRunning(l)) await this.forgetLaunch(l.token);
+    await this.state.forgetGoneLaunches();
     for (const id of this.sessions.keys()) {
       this.watch(id);
       if (this.sessions.get(id)!.pendingEdits?.length) void this.enqueue(id, () => this.applyEdits(id));
@@ -201,72 +189,36 @@ export class CodexHost {
     for (const l of Object.values(this.leases)) await l.settle();
     await this.capturer.close();
     await this.gw.close();
-    await this.store.close();
+    await this.state.close();
   }
 
   gatewaySessionOf(thread: string): string | null { return this.sessions.get(thread)?.sessionID ?? null; }
   pendingEditsOf(thread: string): number { return this.sessions.get(thread)?.pendingEdits?.length ?? 0; }
   settled(): Promise<void> { return this.queues.settled(); }
 
-  waitSession(thread: string): Promise<string> {
-    const id = this.gatewaySessionOf(thread);
-    if (id) return Promise.resolve(id);
-    return new Promise((r) => this.sessionWaiters.set(thread, [...(this.sessionWaiters.get(thread) ?? []), r]));
-  }
+  waitSession(thread: string): Promise<string> { return this.state.waitSession(thread); }
 
   private enqueue<T>(id: string, fn: () => Promise<T>): Promise<T> { return this.queues.enqueue(id, fn); }
 
-  private async persist(id: string, st: CodexSessionState) {
-    this.sessions.set(id, st);
-    if (st.sessionID) {
-      this.byGateway.set(st.sessionID, id);
-      const w = this.sessionWaiters.get(id);
-      if (w) { this.sessionWaiters.delete(id); w.forEach((f) => f(st.sessionID!)); }
-    }
-    await this.store.saveSession({ ocSessionID: id, sessionID: st.sessionID, lastSeq: 0, state: st as any });
-  }
+  private persist(id: string, st: CodexSessionState) { return this.state.persist(id, st); }
 
   private async update(id: string, f: (st: CodexSessionState) => Partial<CodexSessionState>) {
     const st = this.sessions.get(id)!;
     await this.persist(id, { ...st, ...f(st) });
   }
 
-  private async persistLaunch(l: LaunchState) {
-    this.launches.set(l.token, l);
-    await this.store.saveSession({ ocSessionID: `launch:${l.token}`, sessionID: null, lastSeq: 0, state: l as any });
-  }
-
-  private async forgetLaunch(token: string) {
-    this.launches.delete(token);
-    this.refusals.delete(token);
-    await this.store.forgetSession(`launch:${token}`);
-  }
-
   // ---- the launcher's routes ----
 
   private async launchRoute(body: any): Promise<[number, unknown]> {
-    const l: LaunchState = {
-      token: randomBytes(16).toString('hex'), pid: null, exited: false, cwd: String(body.cwd ?? ''), createdAt: Date.now(),
-      names: typeof body.names === 'string' ? body.names : null, anyInCwd: body.anyInCwd === true, sessions: [], admitted: [], stale: [],
-    };
-    await this.persistLaunch(l);
+    const l = await this.state.issueLaunch(body);
     return [200, { token: l.token, script: this.scriptPath }];
   }
 
-  private async launchedRoute(body: any): Promise<[number, unknown]> {
-    const l = this.launches.get(String(body.token));
-    if (!l) return [404, { error: 'unknown launch' }];
-    const pid = Number(body.pid) || null;
-    await this.persistLaunch({ ...l, pid, startTicks: pid ? processFacts(pid)?.startTicks ?? null : null });
-    this.exits.wake();
-    return [200, {}];
-  }
+  private launchedRoute(body: any) { return this.state.launchReported(body); }
 
   private async exitedRoute(body: any): Promise<[number, unknown]> {
-    const l = this.launches.get(String(body.token));
+    const l = await this.state.launchExited(String(body.token));
     if (!l) return [404, { error: 'unknown launch' }];
-    await this.persistLaunch({ ...l, exited: true });
-    this.exits.wake();
     for (const [id, st] of this.sessions) {
       if (st.launch !== l.token) continue;
       void this.enqueue(id, async () => {
@@ -278,8 +230,8 @@ export class CodexHost {
       });
     }
     for (const [id, st] of this.sessions) if (st.pendingEdits?.length) void this.enqueue(id, () => this.applyEdits(id));
-    const refused = this.refusals.get(l.token) ?? [];
-    await this.forgetLaunch(l.token);
+    const refused = this.state.refusals.get(l.token) ?? [];
+    await this.state.forgetLaunch(l.token);
     return [200, { refused }];
   }
 
@@ -291,9 +243,7 @@ export class CodexHost {
     if (process.env.BRIDGE_TRACE) this.log(`hook ${event} ${input.session_id ?? ''} ${input.turn_id ?? ''}: ${d.exit === 2 ? `refused: ${d.reason}` : 'allowed'}`);
     if (d.exit === 2) {
       this.stats.refused++;
-      if (launchToken && this.launches.has(launchToken) && d.reason !== 'late') {
-        this.refusals.set(launchToken, [...(this.refusals.get(launchToken) ?? []), `${event === 'PreToolUse' ? 'a tool call' : event === 'UserPromptSubmit' ? 'the prompt' : event}: ${d.reason}`].slice(-20));
-      }
+      if (d.reason !== 'late') this.state.refused(launchToken, `${event === 'PreToolUse' ? 'a tool call' : event === 'UserPromptSubmit' ? 'the prompt' : event}: ${d.reason}`);
     }
     return d;
   }
@@ -302,7 +252,7 @@ export class CodexHost {
     const id = typeof input.session_id === 'string' ? input.session_id : '';
     const admitting = event === 'UserPromptSubmit' || event === 'PreToolUse';
     if (!id) return admitting && launchToken ? refuse('the hook input names no session_id') : allow;
-    const launch = launchToken ? this.launches.get(launchToken) ?? null : null;
+    const launch = launchToken ? this.state.launches.get(launchToken) ?? null : null;
     if (launchToken && !launch && admitting) return refuse('unknown launch token: start Codex with `gateway codex`');
     const pid = await this.verifyHook(id, input, launch, ppid);
     if (typeof pid === 'string') {
@@ -327,9 +277,8 @@ export class CodexHost {
         st = { ...st, transcript: typeof input.transcript_path === 'string' ? input.transcript_path : st.transcript, ...(st.kind === 'launched' && launch ? { launch: launch.token } : {}) };
         await this.persist(id, st);
       }
-      if (launch) {
-        const stale = await this.bindLaunch(launch.token, id);
-        if (stale && admitting) return refuse(stale);
+      if (launch && await this.state.bindLaunch(launch.token, id) && admitting) {
+        return refuse(`this Codex process started before the gateway rewrote thread ${id}'s rollout (a correction or a retraction) and may still hold the old text: exit it and run \`gateway codex exec resume ${id} …\``);
       }
       if (admitting && st.fenced) return refuse(`session ${st.sessionID} is sealed by the gateway: nothing more runs in it`);
       switch (event) {
@@ -371,8 +320,7 @@ export class CodexHost {
     if (!facts) return `Codex process ${pid} cannot be read`;
     if (typeof process.getuid === 'function' && facts.uid !== process.getuid()) return `Codex process ${pid} belongs to another user (uid ${facts.uid})`;
     if (launch) {
-      let l = this.launches.get(launch.token) ?? launch;
-      for (const deadline = Date.now() + 5_000; l.pid === null && !l.exited && Date.now() < deadline; l = this.launches.get(launch.token) ?? l) await this.exits.wait(50);
+      const l = (await this.state.reportedLaunch(launch.token, 5_000)) ?? launch;
       if (l.pid !== pid) return `the hook ran under process ${pid}, not the Codex this launch started (${l.pid ?? 'none reported'})`;
     }
     if (typeof input.cwd === 'string' && !(inside(real(input.cwd), facts.cwd) || (launch && launch.cwd && inside(real(input.cwd), real(launch.cwd))))) {
@@ -389,23 +337,9 @@ export class CodexHost {
     return pid;
   }
 
-  private async bindLaunch(token: string, id: string): Promise<string | null> {
-    let l = this.launches.get(token);
-    if (!l) return null;
-    if (!l.sessions?.includes(id)) {
-      const st = this.sessions.get(id);
-      const stale = !!st?.rewrittenAt && st.rewrittenAt >= (l.createdAt ?? 0) && !mayTouch({ ...l, sessions: [] }, id, st.cwd);
-      l = { ...l, sessions: [...(l.sessions ?? []), id], ...(stale ? { stale: [...(l.stale ?? []), id] } : {}) };
-      await this.persistLaunch(l);
-    }
-    return l.stale?.includes(id)
-      ? `this Codex process started before the gateway rewrote thread ${id}'s rollout (a correction or a retraction) and may still hold the old text: exit it and run \`gateway codex exec resume ${id} …\``
-      : null;
-  }
-
   /** A launched Codex process runs in the thread: an admission of the session, so its seal asks this host to stop it even when idle. */
   private async admitProcess(id: string, token: string) {
-    const l = this.launches.get(token);
+    const l = this.state.launches.get(token);
     const st = this.sessions.get(id);
     if (!l || !st?.sessionID || st.kind !== 'launched' || l.admitted?.includes(id)) return;
     try {
@@ -414,8 +348,7 @@ export class CodexHost {
       if (e instanceof GatewayError && e.tag === 'SessionSealedError') { await this.fence(id); return; }
       throw e;
     }
-    const now = this.launches.get(token)!;
-    await this.persistLaunch({ ...now, admitted: [...(now.admitted ?? []), id] });
+    await this.state.admitted(token, id);
   }
 
   /**
@@ -709,7 +642,7 @@ export class CodexHost {
       return replyTo(this.gw, c, () => (c.kind === 'GENERATE' ? this.generate(c) : Promise.reject(new Error('Codex offers no compaction of a stored thread outside its interactive /compact'))), () => this.stopped, this.log);
     }
     try {
-      const id = this.byGateway.get(c.sessionID);
+      const id = this.state.byGateway.get(c.sessionID);
       if (id && (c.kind === 'INTERRUPT_EXECUTION' || c.kind === 'CLOSE_ADMISSIONS' || c.kind === 'CANCEL_JOB')) {
         const seal = c.reason === 'SEAL' || c.kind === 'CLOSE_ADMISSIONS' || c.kind === 'CANCEL_JOB';
         if (seal) await this.fence(id);
@@ -763,7 +696,7 @@ export class CodexHost {
     const st = this.sessions.get(id);
     if (!st) return;
     const busy = !!st.current || Object.values(st.jobs ?? {}).some((j) => !j.done);
-    const pids = why === 'seal' && st.kind === 'launched' ? await this.launchedProcesses(id)
+    const pids = why === 'seal' && st.kind === 'launched' ? await this.state.launchedProcesses(id)
       : busy ? [await this.processOf(st, id)].filter((p): p is number => p !== null) : [];
     if (pids.length) {
       this.killing.add(id);
@@ -775,23 +708,8 @@ export class CodexHost {
     });
   }
 
-  private async launchedProcesses(id: string): Promise<number[]> {
-    const out: number[] = [];
-    const last = this.sessions.get(id)?.launch;
-    for (const l0 of this.launches.values()) {
-      if (!(runsSession(l0, id) || l0.token === last) || !launchRunning(l0)) continue;
-      let l = l0;
-      for (const deadline = Date.now() + 10_000; l.pid === null && !l.exited && Date.now() < deadline; l = this.launches.get(l.token) ?? l) await this.exits.wait(200);
-      if (l.pid !== null && launchRunning(l)) out.push(l.pid);
-    }
-    return out;
-  }
-
   private async processOf(st: CodexSessionState, id: string): Promise<number | null> {
-    if (st.kind === 'launched' && st.launch) {
-      const l = this.launches.get(st.launch);
-      return l && l.pid !== null && launchRunning(l) ? l.pid : null;
-    }
+    if (st.kind === 'launched' && st.launch) return this.state.launchProcess(st.launch);
     const p = this.pids.get(id);
     return p && alive(p) ? p : null;
   }
@@ -839,7 +757,7 @@ export class CodexHost {
   private codexRunning(id: string): boolean {
     const st = this.sessions.get(id);
     if (!st) return false;
-    for (const l of this.launches.values()) if (launchRunning(l) && mayTouch(l, id, st.cwd)) return true;
+    if (this.state.launchMayTouch(id, st.cwd)) return true;
     const p = this.pids.get(id);
     return p !== undefined && alive(p);
   }
