@@ -141,22 +141,26 @@ describe('turns on the review page', () => {
     await host.settleExecution(own.id, 'SUCCEEDED', { endSnapshot: (await cap.snapshot(host.client, sessionID, root, host.id)).id });
     // Turn 4: started by the host, not by a prompt.
     const synthetic = await step('Checked on my own.', () => {}, 'SYNTHETIC');
+    // Interrupted before it recorded anything: it answered no prompt, so it is no step of the turn before it.
+    const empty: any = await host.beginExecution(sessionID, 'PROMPT');
+    await host.settleExecution(empty.id, 'INTERRUPTED', { interruptReason: 'USER' });
 
     await open(`#/session/${sessionID}`);
-    await page.locator(`tr.execution-row[data-execution="${synthetic}"]`).waitFor();
+    await page.locator(`tr.execution-row[data-execution="${empty.id}"]`).waitFor();
     const turns = await page.locator('table.executions tbody.turn').evaluateAll((b) => b.map((x) => ({
       size: (x as HTMLElement).dataset.turnSize,
       rows: [...x.querySelectorAll('tr.execution-row')].map((r) => (r as HTMLElement).dataset.sequence),
       head: (x.querySelector('tr.turn-head') as HTMLElement).innerText,
     })));
     expect(turns).toEqual([
+      { size: '1', rows: ['7'], head: 'Turn #7 · No prompt was recorded for it · 1 execution · Changes of the turn →' },
       { size: '1', rows: ['6'], head: 'Turn #6 · Started by the host (SYNTHETIC trigger), not by a prompt · 1 execution · Changes of the turn →' },
       { size: '1', rows: ['5'], head: 'Turn #5 · “Say hi.” · 1 execution · Changes of the turn →' },
       { size: '1', rows: ['4'], head: 'Turn #4 · “Now remove the farewell.” · 1 execution · Changes of the turn →' },
       { size: '3', rows: ['3', '2', '1'], head: 'Turn #1–#3 · “Add a greeting and a farewell, then tidy up.” · 3 executions · Combined changes of the turn (#1–#3) →' },
     ]);
     // Every execution row is still there, newest first.
-    expect(await page.locator('tr.execution-row').evaluateAll((r) => r.map((x) => (x as HTMLElement).dataset.sequence))).toEqual(['6', '5', '4', '3', '2', '1']);
+    expect(await page.locator('tr.execution-row').evaluateAll((r) => r.map((x) => (x as HTMLElement).dataset.sequence))).toEqual(['7', '6', '5', '4', '3', '2', '1']);
 
     // One click: the turn's combined changeset (from the start of its first step to the end of its last).
     await page.click(`tbody.turn[data-turn="${s1}"] a.turn-changes`);

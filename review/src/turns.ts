@@ -9,6 +9,8 @@ import { gateway } from './api.js';
  * - it is the session's first, or its trigger is not PROMPT (SYNTHETIC, COMMAND, RESUME: something else started it);
  * - or a prompt (a USER message, or one of PROMPT origin) was recorded in it;
  * - or a prompt was recorded outside any execution after the previous execution began and before it began;
+ * - or it recorded no message at all (interrupted before it began, say): it answered no prompt, so it is not
+ *   claimed as a step of the turn before it (the rule of the execution page's prompt, never carried forward);
  * and otherwise continues the turn of the execution before it (a step after the first of an OpenCode turn).
  */
 export interface TurnExecution { id: string; sequence: number; status: string; trigger: string; startedAt: string; settledAt?: string | null }
@@ -28,8 +30,11 @@ type MessageNode = NonNullable<ReviewTurnMessagesQuery['session']>['messages']['
 
 const isPrompt = (m: { role: string; origin: string }) => m.role === 'USER' || m.origin === 'PROMPT';
 
+/** What turns are read from: the session's prompts, and the executions that recorded a message. */
+export interface TurnMessages { prompts: TurnPrompt[]; recorded: ReadonlySet<string> }
+
 /** Groups executions (any order; contiguous sequences, the oldest ones possibly missing) into turns, oldest first. */
-export function groupTurns(executions: readonly TurnExecution[], prompts: readonly TurnPrompt[]): Turn[] {
+export function groupTurns(executions: readonly TurnExecution[], { prompts, recorded }: TurnMessages): Turn[] {
   const list = [...executions].sort((a, b) => a.sequence - b.sequence);
   const own = new Map<string, TurnPrompt>();
   for (const p of prompts) if (p.executionID && !own.has(p.executionID)) own.set(p.executionID, p);
@@ -42,7 +47,7 @@ export function groupTurns(executions: readonly TurnExecution[], prompts: readon
     // The last prompt sent outside any execution between the previous execution's start and this one's.
     const before = outside.filter((x) => x.at > since && x.at <= start).pop()?.p ?? null;
     const prompt = own.get(e.id) ?? before;
-    const known = e.sequence === 1 || e.trigger !== 'PROMPT' || !!own.get(e.id) || (!!prev && !!before);
+    const known = e.sequence === 1 || e.trigger !== 'PROMPT' || !!own.get(e.id) || (!!prev && !!before) || !recorded.has(e.id);
     if (known || !prev || !turns.length) {
       turns.push({ executions: [e], prompt: prev || known ? prompt : null, trigger: e.trigger, startKnown: known || !!prev });
     } else {
@@ -52,18 +57,22 @@ export function groupTurns(executions: readonly TurnExecution[], prompts: readon
   return turns;
 }
 
-/** The prompts of a session (every page of its messages, oldest first). */
-export async function sessionPrompts(sessionID: string, maxPages = 50): Promise<TurnPrompt[]> {
+/** The prompts of a session and the executions that recorded a message (every page of its messages, oldest first). */
+export async function sessionMessages(sessionID: string, maxPages = 50): Promise<TurnMessages> {
   const out: TurnPrompt[] = [];
+  const recorded = new Set<string>();
   let after: string | null = null;
   for (let page = 0; page < maxPages; page++) {
     const { session }: ReviewTurnMessagesQuery = await gateway().request(ReviewTurnMessagesDocument, { id: sessionID, after });
     if (!session) break;
-    for (const { node } of session.messages.edges) if (isPrompt(node)) out.push(promptOf(node));
+    for (const { node } of session.messages.edges) {
+      if (node.execution) recorded.add(node.execution.id);
+      if (isPrompt(node)) out.push(promptOf(node));
+    }
     if (!session.messages.pageInfo.hasNextPage) break;
     after = session.messages.pageInfo.endCursor ?? null;
   }
-  return out;
+  return { prompts: out, recorded };
 }
 
 function promptOf(m: MessageNode): TurnPrompt {
@@ -76,7 +85,7 @@ function promptOf(m: MessageNode): TurnPrompt {
  * (or every one is read) and the session's prompts.
  */
 export async function turnOf(sessionID: string, executionID: string): Promise<Turn | null> {
-  const prompts = sessionPrompts(sessionID);
+  const prompts = sessionMessages(sessionID);
   const executions: TurnExecution[] = [];
   let after: string | null = null;
   for (let page = 0; page < 40; page++) {

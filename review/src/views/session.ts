@@ -7,7 +7,7 @@ import { gateway } from '../api.js';
 import { badge, duration, h, link, loading, setTitle, statusBadge, time } from '../dom.js';
 import { sessionEventStream, settlementStream } from '../live.js';
 import { driftHref, rangeHref } from './range.js';
-import { groupTurns, promptLine, sessionPrompts, type Turn, type TurnPrompt } from '../turns.js';
+import { groupTurns, promptLine, sessionMessages, type Turn, type TurnMessages } from '../turns.js';
 
 type Session = NonNullable<ReviewSessionQuery['session']>;
 type MessageNode = NonNullable<ReviewMessagesQuery['session']>['messages']['edges'][number]['node'];
@@ -131,7 +131,7 @@ function turnHead(sessionID: string, t: Turn): HTMLElement {
  * The executions, newest first, grouped by turn (the executions one prompt started: src/turns.ts), each turn one
  * tbody under a heading row.
  */
-function executionsTable(sessionID: string, rows: ReviewExecutionRowFragment[], prompts: TurnPrompt[]): HTMLTableElement {
+function executionsTable(sessionID: string, rows: ReviewExecutionRowFragment[], prompts: TurnMessages): HTMLTableElement {
   const turns = groupTurns(rows, prompts).reverse();
   const byID = new Map(rows.map((e) => [e.id, e]));
   return h('table', { class: 'executions' },
@@ -233,7 +233,7 @@ export function sessionView(root: HTMLElement, id: string): () => void {
     const session = s ?? (await gateway().request(ReviewSessionDocument, { id })).session;
     if (!session || closed) return;
     const rows = session.executions.edges.map((e) => e.node);
-    const prompts = rows.length ? await sessionPrompts(id) : [];
+    const prompts = rows.length ? await sessionMessages(id) : { prompts: [], recorded: new Set<string>() };
     if (closed) return;
     let table = executionsTable(id, rows, prompts);
     let more = session.executions.pageInfo;
