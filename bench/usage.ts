@@ -17,6 +17,8 @@
  * - `session`: grouped by SESSION, the first page of 50 sessions;
  * - `agent-status`: grouped by AGENT and STATUS;
  * - `subtree`: one session with its subtree (no subtree here: one session), by DAY.
+ * USAGE_KEEP=1 keeps the seeded database on the server between runs (`gw_bench_usage_<HISTORY>x_<SESSIONS>`,
+ * reused when present; migrations newer than it are applied).
  * EXPLAIN=1 prints each statement's plan (EXPLAIN ANALYZE) first.
  * Each is run RUNS times one after the other, alternating gateway and direct; prints the medians and the ratio.
  */
@@ -45,36 +47,63 @@ const QUERY = `query($input: UsageInput!) { usage(input: $input) { __typename
     pageInfo { hasNextPage endCursor } }
   ... on Error { message } } }`;
 
+/** bench/reads' data under the older history, then models, tool calls and jobs (above). */
+async function seed(sql: ReturnType<typeof connect>) {
+  await seedReads(sql, SESSIONS);
+  await seedHistory(sql, SESSIONS * (HISTORY - 1));
+  await sql.unsafe(`
+    UPDATE executions SET
+      provider_id = CASE WHEN sequence % 3 = 2 THEN 'openai' ELSE 'anthropic' END,
+      model_id = CASE sequence % 3 WHEN 0 THEN 'claude-sonnet-4' WHEN 1 THEN 'claude-haiku-4' ELSE 'gpt-5' END,
+      reasoning_tokens = sequence * 3, cache_read_tokens = 500 + sequence, cache_write_tokens = 20,
+      cost = CASE WHEN sequence % 2 = 0 THEN 0.01 * sequence END`);
+  await sql.unsafe(`
+    UPDATE parts p SET type = 'TOOL', text = NULL, tool = CASE p.index WHEN 1 THEN 'bash' ELSE 'edit' END,
+      input = '{}'::jsonb, status = CASE WHEN (hashtext(p.id) & 7) = 0 THEN 'error' ELSE 'completed' END
+    FROM messages m WHERE m.session_id = p.session_id AND m.id = p.message_id AND m.role = 'ASSISTANT' AND p.index IN (1, 2)`);
+  await sql.unsafe(`
+    INSERT INTO jobs (id, session_id, execution_id, host_id, kind, title, status, started_at, completed_at)
+    SELECT 'job_' || substr(x.id, 5), x.session_id, x.id, 'hst_bench', 'SHELL', 'job',
+      (ARRAY['COMPLETED', 'ERROR', 'CANCELLED', 'LOST'])[1 + (x.sequence / 4) % 4], x.started_at, x.settled_at
+    FROM executions x WHERE x.sequence % 4 = 0`);
+  await sql`VACUUM ANALYZE`;
+}
+
+/** A scratch database, or with USAGE_KEEP=1 one kept on the server (seeded once). */
+async function benchDatabase(serverUrl: string): Promise<{ url: string; fresh: boolean; drop(): Promise<void> }> {
+  if (process.env.USAGE_KEEP !== '1') return { ...(await createScratchDatabase(serverUrl, 'gw_bench_usage')), fresh: true };
+  const name = `gw_bench_usage_${HISTORY}x_${SESSIONS}`;
+  const admin = connect(serverUrl, { max: 1 });
+  try {
+    const [row] = await admin<{ seeded: string | null }[]>`SELECT shobj_description(oid, 'pg_database') AS seeded FROM pg_database WHERE datname = ${name}`;
+    const u = new URL(serverUrl);
+    u.pathname = `/${name}`;
+    if (row && row.seeded === 'seeded') return { url: u.toString(), fresh: false, drop: async () => {} };
+    if (row) await admin.unsafe(`DROP DATABASE ${name} WITH (FORCE)`);
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+    return { url: u.toString(), fresh: true, drop: async () => {} };
+  } finally {
+    await admin.end();
+  }
+}
+
 async function main() {
   const db = await openDatabase();
-  const scratch = await createScratchDatabase(db.url, 'gw_bench_usage');
+  const scratch = await benchDatabase(db.url);
   const sql = connect(scratch.url, { max: 4 });
   let app: ReturnType<typeof buildApp> | null = null;
   let direct: postgres.Sql | null = null;
   try {
     await migrate(sql);
     const t0 = Date.now();
-    const reads = await seedReads(sql, SESSIONS);
-    const h = await seedHistory(sql, SESSIONS * (HISTORY - 1));
-    await sql.unsafe(`
-      UPDATE executions SET
-        provider_id = CASE WHEN sequence % 3 = 2 THEN 'openai' ELSE 'anthropic' END,
-        model_id = CASE sequence % 3 WHEN 0 THEN 'claude-sonnet-4' WHEN 1 THEN 'claude-haiku-4' ELSE 'gpt-5' END,
-        reasoning_tokens = sequence * 3, cache_read_tokens = 500 + sequence, cache_write_tokens = 20,
-        cost = CASE WHEN sequence % 2 = 0 THEN 0.01 * sequence END`);
-    await sql.unsafe(`
-      UPDATE parts p SET type = 'TOOL', text = NULL, tool = CASE p.index WHEN 1 THEN 'bash' ELSE 'edit' END,
-        input = '{}'::jsonb, status = CASE WHEN (hashtext(p.id) & 7) = 0 THEN 'error' ELSE 'completed' END
-      FROM messages m WHERE m.session_id = p.session_id AND m.id = p.message_id AND m.role = 'ASSISTANT' AND p.index IN (1, 2)`);
-    await sql.unsafe(`
-      INSERT INTO jobs (id, session_id, execution_id, host_id, kind, title, status, started_at, completed_at)
-      SELECT 'job_' || substr(x.id, 5), x.session_id, x.id, 'hst_bench', 'SHELL', 'job',
-        (ARRAY['COMPLETED', 'ERROR', 'CANCELLED', 'LOST'])[1 + (x.sequence / 4) % 4], x.started_at, x.settled_at
-      FROM executions x WHERE x.sequence % 4 = 0`);
-    await sql`VACUUM ANALYZE`;
+    if (scratch.fresh) await seed(sql);
+    else await sql`VACUUM ANALYZE`;
+    const [first] = await sql<{ id: string }[]>`SELECT id FROM sessions WHERE directory LIKE '/bench/reads/%' ORDER BY id LIMIT 1`;
     const [c] = await sql`SELECT (SELECT count(*)::int FROM executions) AS executions, (SELECT count(*)::int FROM parts WHERE type = 'TOOL') AS tools,
-      (SELECT count(*)::int FROM jobs) AS jobs, (SELECT count(*)::int FROM sessions) AS sessions`;
-    console.log(`seeded ${c.sessions} sessions, ${c.executions} executions, ${c.tools} tool calls, ${c.jobs} jobs (${h.parts} parts) in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+      (SELECT count(*)::int FROM jobs) AS jobs, (SELECT count(*)::int FROM sessions) AS sessions, (SELECT count(*)::int FROM parts) AS parts`;
+    console.log(`${scratch.fresh ? 'seeded' : 'kept'}: ${c.sessions} sessions, ${c.executions} executions, ${c.tools} tool calls, ${c.jobs} jobs (${c.parts} parts) in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    if (process.env.USAGE_KEEP === '1') await sql.unsafe(`COMMENT ON DATABASE ${new URL(scratch.url).pathname.slice(1)} IS 'seeded'`);
+
 
     app = buildApp({ sql, gateway: { sweepIntervalMs: 0, retentionIntervalMs: 0 } });
     await app.start();
@@ -96,7 +125,7 @@ async function main() {
       ['model-day', { ...month, groupBy: ['MODEL', 'DAY'], timeZone: 'Europe/Paris' }],
       ['session', { ...month, groupBy: ['SESSION'], first: 50 }],
       ['agent-status', { ...month, groupBy: ['AGENT', 'STATUS'] }],
-      ['subtree', { ...month, groupBy: ['DAY'], sessionID: reads.sessions[0], subtree: true, from: '2026-01-01T00:00:00Z', to: '2026-02-01T00:00:00Z' }],
+      ['subtree', { ...month, groupBy: ['DAY'], sessionID: first.id, subtree: true, from: '2026-01-01T00:00:00Z', to: '2026-02-01T00:00:00Z' }],
     ];
     console.log(`usage over ${HISTORY}x history (${c.executions} executions), ${RUNS} runs each, medians:`);
     for (const [name, input] of cases) {
