@@ -33,14 +33,14 @@ import { HostLease, type Command, type HostIdentity } from '../common/host-lease
 import { allow, decideWithin, refuse, within, type Decision, type Ticket } from '../hooks-host/admission.js';
 import { rewriteFileAtomically as rewriteAtomically } from '../hooks-host/atomic-rewrite.js';
 import { HostChannel } from '../hooks-host/channel.js';
+import { HostState } from '../hooks-host/host-state.js';
 import { acknowledge, replyTo, runHidden } from '../hooks-host/host-commands.js';
 import { SessionQueues, Waker } from '../hooks-host/queues.js';
 import { captureBoundary, inside, real, worktreeRoot } from '../hooks-host/worktree.js';
 import { Gateway, GatewayError } from '../opencode/gateway.js';
-import { FileBridgeStore } from '../opencode/store.js';
 import { hookSettings, writeHookScript } from './hook.js';
 import { findClaudeBinary } from './launch.js';
-import { launchRunning, mayTouch, runsSession, type LaunchState } from './launches.js';
+import { launchRunning, type LaunchState } from './launches.js';
 import { CLAUDE_CODE_NAMES } from './local-channel.js';
 import { alive, claudeProcess, killProcessTree, processFacts } from './processes.js';
 import { isPrompt, parseTranscript, rewriteTranscript, turnOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
@@ -163,11 +163,10 @@ export { worktreeRoot };
 
 export class ClaudeCodeHost {
   readonly gw: Gateway;
-  private readonly store: FileBridgeStore;
   private readonly leases: Record<Kind, HostLease>;
-  private readonly sessions = new Map<string, SessionState>();
-  private readonly byGateway = new Map<string, string>();
-  private readonly launches = new Map<string, LaunchState>();
+  /** The state file: sessions, launches, host IDs (the kit's). */
+  private readonly state: HostState<SessionState>;
+  private get sessions() { return this.state.sessions; }
   /** Claude Code session -> the PID its hooks ran under (observed sessions: the only handle to stop a turn). */
   private readonly pids = new Map<string, number>();
   private readonly queues: SessionQueues;
@@ -176,8 +175,6 @@ export class ClaudeCodeHost {
   /** The loopback channel of the hook script and the launcher (the kit's: authenticated by the host's secret). */
   private readonly channel: HostChannel;
   private readonly exits = new Waker();
-  /** Why the host refused a launch's prompts and tool calls (the launcher prints them when Claude Code exits). */
-  private readonly refusals = new Map<string, string[]>();
   stopped = false;
   port = 0;
   readonly log: (m: string) => void;
@@ -195,7 +192,7 @@ export class ClaudeCodeHost {
         '/health': async () => [200, { ok: true, hostIDs: this.hostIDs }] },
       failClosed: ['UserPromptSubmit', 'PreToolUse'],
     }, this.log, this.stats);
-    this.store = new FileBridgeStore(path.join(opts.dir, 'state.jsonl'));
+    this.state = new HostState(opts.dir, this.exits);
     this.capturer = new WorktreeCapturer({ watch: true, ...opts.capture });
     const self = this;
     const ctx = { get gw() { return self.gw; }, get stopped() { return self.stopped; }, log: this.log, leaseMs: opts.leaseMs ?? 30_000 };
@@ -206,11 +203,8 @@ export class ClaudeCodeHost {
       // compact: Claude Code's own `/compact` on `--resume`; generate: a hidden `claude -p --model` run.
       capabilities: () => ({ cancel: true, compact: true, generate: true, exclusiveAdmission: kind === 'launched', sessions: false }),
       models: async () => (opts.models ?? CLAUDE_CODE_MODELS).map((modelID) => ({ providerID: 'anthropic', modelID })),
-      storedHostID: async () => (kind === 'launched' ? this.store.hostID() : ((await this.store.sessions()).find((s) => s.ocSessionID === '@observed-host')?.state as any)?.hostID ?? null),
-      storeHostID: async (id) => {
-        if (kind === 'launched') return this.store.setHostID(id);
-        await this.store.saveSession({ ocSessionID: '@observed-host', sessionID: null, lastSeq: 0, state: { hostID: id } as any });
-      },
+      storedHostID: () => this.state.hostID(kind),
+      storeHostID: (id) => this.state.setHostID(kind, id),
     });
     this.leases = {
       launched: new HostLease(ctx, identity('launched'), (c) => this.command(c)),
@@ -228,30 +222,20 @@ export class ClaudeCodeHost {
   }
 
   async start(): Promise<void> {
-    for (const row of await this.store.sessions()) {
-      if (row.ocSessionID === '@observed-host') continue;
-      if (row.ocSessionID.startsWith('launch:')) {
-        const l = row.state as unknown as LaunchState;
-        this.launches.set(l.token, l);
-        continue;
-      }
-      const st = row.state as unknown as SessionState;
-      this.sessions.set(row.ocSessionID, st);
-      if (st.sessionID) this.byGateway.set(st.sessionID, row.ocSessionID);
-    }
+    await this.state.load();
     await this.leases.launched.start();
     await this.leases.observed.start();
     this.port = await this.channel.start(this.opts.port ?? 0);
     // Turns left running by a host that stopped: their Claude Code may be gone meanwhile.
     for (const [cc, st] of this.sessions) {
       if (st.current && st.kind === 'launched' && st.launch) {
-        const l = this.launches.get(st.launch);
+        const l = this.state.launches.get(st.launch);
         if (l && !launchRunning(l)) void this.enqueue(cc, () => this.endRunning(cc, 'exit'));
       }
     }
     // Launches whose Claude Code is gone (the launcher reported it, or it died with the host down) are not
     // kept: nothing reads them any more.
-    for (const l of [...this.launches.values()]) if (!launchRunning(l)) await this.forgetLaunch(l.token);
+    await this.state.forgetGoneLaunches();
     for (const cc of this.sessions.keys()) {
       this.watch(cc);
       if (this.sessions.get(cc)!.pendingEdits?.length) void this.enqueue(cc, () => this.applyEdits(cc));
@@ -270,7 +254,7 @@ export class ClaudeCodeHost {
     for (const l of Object.values(this.leases)) await l.settle();
     await this.capturer.close();
     await this.gw.close();
-    await this.store.close();
+    await this.state.close();
   }
 
   /** How many corrections and retractions of session `cc` wait to be written into its transcript. */
@@ -284,62 +268,24 @@ export class ClaudeCodeHost {
 
   private enqueue<T>(cc: string, fn: () => Promise<T>): Promise<T> { return this.queues.enqueue(cc, fn); }
 
-  private readonly sessionWaiters = new Map<string, ((id: string) => void)[]>();
-
   /** Resolves with the gateway session of Claude Code session `cc` once its first hook created it. */
-  waitSession(cc: string): Promise<string> {
-    const id = this.gatewaySessionOf(cc);
-    if (id) return Promise.resolve(id);
-    return new Promise((r) => this.sessionWaiters.set(cc, [...(this.sessionWaiters.get(cc) ?? []), r]));
-  }
+  waitSession(cc: string): Promise<string> { return this.state.waitSession(cc); }
 
-  private async persist(cc: string, st: SessionState) {
-    this.sessions.set(cc, st);
-    if (st.sessionID) {
-      this.byGateway.set(st.sessionID, cc);
-      const w = this.sessionWaiters.get(cc);
-      if (w) { this.sessionWaiters.delete(cc); w.forEach((f) => f(st.sessionID!)); }
-    }
-    await this.store.saveSession({ ocSessionID: cc, sessionID: st.sessionID, lastSeq: 0, state: st as any });
-  }
-
-  private async forgetLaunch(token: string) {
-    this.launches.delete(token);
-    this.refusals.delete(token);
-    await this.store.forgetSession(`launch:${token}`);
-  }
-
-  private async persistLaunch(l: LaunchState) {
-    this.launches.set(l.token, l);
-    await this.store.saveSession({ ocSessionID: `launch:${l.token}`, sessionID: null, lastSeq: 0, state: l as any });
-  }
+  private persist(cc: string, st: SessionState) { return this.state.persist(cc, st); }
 
   // ---- HTTP: hooks and the launcher ----
 
   private async launchRoute(body: any): Promise<[number, unknown]> {
-    const l: LaunchState = {
-      token: randomBytes(16).toString('hex'), pid: null, exited: false, cwd: String(body.cwd ?? ''), createdAt: Date.now(),
-      names: typeof body.names === 'string' ? body.names : null, anyInCwd: body.anyInCwd === true, sessions: [], admitted: [], stale: [],
-    };
-    await this.persistLaunch(l);
+    const l = await this.state.issueLaunch(body);
     const settings = this.settingsFile('launched', body.settings && typeof body.settings === 'object' ? body.settings : {});
     return [200, { token: l.token, settings }];
   }
 
-  private async launchedRoute(body: any): Promise<[number, unknown]> {
-    const l = this.launches.get(String(body.token));
-    if (!l) return [404, { error: 'unknown launch' }];
-    const pid = Number(body.pid) || null;
-    await this.persistLaunch({ ...l, pid, startTicks: pid ? processFacts(pid)?.startTicks ?? null : null });
-    this.wakeExits();
-    return [200, {}];
-  }
+  private launchedRoute(body: any) { return this.state.launchReported(body); }
 
   private async exitedRoute(body: any): Promise<[number, unknown]> {
-    const l = this.launches.get(String(body.token));
+    const l = await this.state.launchExited(String(body.token));
     if (!l) return [404, { error: 'unknown launch' }];
-    await this.persistLaunch({ ...l, exited: true });
-    this.wakeExits();
     for (const [cc, st] of this.sessions) {
       if (st.launch !== l.token) continue;
       // Not awaited: the launcher (and so its user) does not wait for the host to finish the session's turn.
@@ -354,14 +300,13 @@ export class ClaudeCodeHost {
       if (st.pendingEdits?.length) void this.enqueue(cc, () => this.applyEdits(cc));
     }
     // What the host refused in this launch: the launcher prints it (Claude Code's `-p` exits 0 after a refused prompt).
-    const refused = this.refusals.get(l.token) ?? [];
+    const refused = this.state.refusals.get(l.token) ?? [];
     // Its Claude Code is gone: the launch is no longer needed (a session it ran keeps its token, which then
     // names no process: nothing to stop, nothing that holds a rewrite back).
-    await this.forgetLaunch(l.token);
+    await this.state.forgetLaunch(l.token);
     return [200, { refused }];
   }
 
-  private wakeExits() { this.exits.wake(); }
 
   /** One hook: the decision Claude Code gets. */
   async hook(event: string, input: HookInput, launchToken: string, ppid: number): Promise<Decision> {
@@ -369,10 +314,7 @@ export class ClaudeCodeHost {
     const d = await this.decideHook(event, input, launchToken, ppid);
     if (d.exit === 2) {
       this.stats.refused++;
-      const said = launchToken ? this.refusals.get(launchToken) : undefined;
-      if (launchToken && this.launches.has(launchToken) && d.reason !== 'late') {
-        this.refusals.set(launchToken, [...(said ?? []), `${event === 'PreToolUse' ? 'a tool call' : event === 'UserPromptSubmit' ? 'the prompt' : event}: ${d.reason}`].slice(-20));
-      }
+      if (d.reason !== 'late') this.state.refused(launchToken, `${event === 'PreToolUse' ? 'a tool call' : event === 'UserPromptSubmit' ? 'the prompt' : event}: ${d.reason}`);
     }
     return d;
   }
@@ -381,7 +323,7 @@ export class ClaudeCodeHost {
     const cc = typeof input.session_id === 'string' ? input.session_id : '';
     const admitting = event === 'UserPromptSubmit' || event === 'PreToolUse';
     if (!cc) return admitting && launchToken ? refuse('the hook input names no session_id') : allow;
-    const launch = launchToken ? this.launches.get(launchToken) ?? null : null;
+    const launch = launchToken ? this.state.launches.get(launchToken) ?? null : null;
     if (launchToken && !launch && admitting) return refuse('unknown launch token: start Claude Code with `gateway claude-code`');
     // Before anything is read, captured or created: the hook ran under a Claude Code process of this user
     // (the launch's own, for a launched one), and what it names is that process's.
@@ -417,8 +359,9 @@ export class ClaudeCodeHost {
         await this.persist(cc, st);
       }
       if (launch) {
-        const stale = await this.bindLaunch(launch.token, cc);
-        if (stale && admitting) return refuse(stale);
+        if (await this.state.bindLaunch(launch.token, cc) && admitting) {
+          return refuse(`this Claude Code process started before the gateway rewrote session ${cc}'s transcript (a correction or a retraction) and may still hold the old text: exit it and run \`gateway claude-code --resume ${cc}\``);
+        }
       }
       if (admitting && st.fenced) return refuse(`session ${st.sessionID} is sealed by the gateway: nothing more runs in it`);
       // A subagent's hooks (they name its agent_id) are its own session's, a child of this one.
@@ -469,8 +412,7 @@ export class ClaudeCodeHost {
     if (typeof process.getuid === 'function' && facts.uid !== process.getuid()) return `Claude Code process ${pid} belongs to another user (uid ${facts.uid})`;
     if (launch) {
       // The launcher reports Claude Code's PID right after spawning it, well before Claude Code runs a hook.
-      let l = this.launches.get(launch.token) ?? launch;
-      for (const deadline = Date.now() + 5_000; l.pid === null && !l.exited && Date.now() < deadline; l = this.launches.get(launch.token) ?? l) await this.waitExit(50);
+      const l = (await this.state.reportedLaunch(launch.token, 5_000)) ?? launch;
       if (l.pid !== pid) return `the hook ran under process ${pid}, not the Claude Code this launch started (${l.pid ?? 'none reported'})`;
     }
     if (typeof input.cwd === 'string' && !(inside(real(input.cwd), facts.cwd) || (launch && launch.cwd && inside(real(input.cwd), real(launch.cwd))))) {
@@ -490,31 +432,13 @@ export class ClaudeCodeHost {
   }
 
   /**
-   * The launch ran a hook of session `cc`: recorded (the seal stops it, a rewrite waits for it). Answers why
-   * its prompts are refused there when it may hold the text of a rewritten transcript (launches.ts), else null.
-   */
-  private async bindLaunch(token: string, cc: string): Promise<string | null> {
-    let l = this.launches.get(token);
-    if (!l) return null;
-    if (!l.sessions?.includes(cc)) {
-      const st = this.sessions.get(cc);
-      const stale = !!st?.rewrittenAt && st.rewrittenAt >= (l.createdAt ?? 0) && !mayTouch({ ...l, sessions: [] }, cc, st.cwd);
-      l = { ...l, sessions: [...(l.sessions ?? []), cc], ...(stale ? { stale: [...(l.stale ?? []), cc] } : {}) };
-      await this.persistLaunch(l);
-    }
-    return l.stale?.includes(cc)
-      ? `this Claude Code process started before the gateway rewrote session ${cc}'s transcript (a correction or a retraction) and may still hold the old text: exit it and run \`gateway claude-code --resume ${cc}\``
-      : null;
-  }
-
-  /**
    * A launched Claude Code process runs in session `cc`: recorded by the gateway as an admission of the
    * session (admitWork), so a seal asks this host to close the session's admissions (CLOSE_ADMISSIONS) and
    * waits while it stops the process, even one idle between turns, whose work the seal knows nothing of.
    * Refused after the seal began: the session is fenced (its prompts refused).
    */
   private async admitProcess(cc: string, token: string) {
-    const l = this.launches.get(token);
+    const l = this.state.launches.get(token);
     const st = this.sessions.get(cc);
     if (!l || !st?.sessionID || st.kind !== 'launched' || st.parent || l.admitted?.includes(cc)) return;
     try {
@@ -523,8 +447,7 @@ export class ClaudeCodeHost {
       if (e instanceof GatewayError && e.tag === 'SessionSealedError') { await this.fence(cc); return; }
       throw e;
     }
-    const now = this.launches.get(token)!;
-    await this.persistLaunch({ ...now, admitted: [...(now.admitted ?? []), cc] });
+    await this.state.admitted(token, cc);
   }
 
   /**
@@ -903,7 +826,7 @@ export class ClaudeCodeHost {
     if (!st) return false;
     const root = st.parent ?? cc;
     const cwd = this.sessions.get(root)?.cwd ?? st.cwd;
-    for (const l of this.launches.values()) if (launchRunning(l) && mayTouch(l, root, cwd)) return true;
+    if (this.state.launchMayTouch(root, cwd)) return true;
     const p = this.pids.get(root);
     return p !== undefined && alive(p);
   }
@@ -1014,7 +937,7 @@ export class ClaudeCodeHost {
     if (!c) return;
     if (c.kind === 'COMPACT_SESSION' || c.kind === 'GENERATE') return replyTo(this.gw, c, () => (c.kind === 'GENERATE' ? this.generate(c) : this.compact(c)), () => this.stopped, this.log);
     try {
-      const cc = this.byGateway.get(c.sessionID);
+      const cc = this.state.byGateway.get(c.sessionID);
       if (cc && (c.kind === 'INTERRUPT_EXECUTION' || c.kind === 'CLOSE_ADMISSIONS' || c.kind === 'CANCEL_JOB')) {
         // Only a seal cancels jobs (domain/seal.ts), and it closes admissions: the session is fenced, then its
         // processes stopped, whether or not a turn runs (a background shell outlives its turn).
@@ -1045,7 +968,7 @@ export class ClaudeCodeHost {
    * Claude Code summarizes its transcript (with the corrections the host wrote into it).
    */
   private async compact(c: Command): Promise<Record<string, unknown>> {
-    const cc = this.byGateway.get(c.sessionID);
+    const cc = this.state.byGateway.get(c.sessionID);
     const st = cc ? this.sessions.get(cc) : undefined;
     if (!cc || !st) throw new Error(`session ${c.sessionID} is not a Claude Code session of this host`);
     if (st.parent) throw new Error('a subagent\'s transcript cannot be compacted by Claude Code (only a session can be resumed)');
@@ -1103,7 +1026,7 @@ export class ClaudeCodeHost {
     const st = this.sessions.get(cc);
     if (!st) return;
     const busy = !!st.current || Object.values(st.jobs ?? {}).some((j) => !j.done);
-    const pids = why === 'seal' && st.kind === 'launched' && !st.parent ? await this.launchedProcesses(cc)
+    const pids = why === 'seal' && st.kind === 'launched' && !st.parent ? await this.state.launchedProcesses(cc)
       : busy ? [await this.processOf(st, cc)].filter((p): p is number => p !== null) : [];
     if (pids.length) {
       this.killing.add(cc);
@@ -1118,31 +1041,8 @@ export class ClaudeCodeHost {
     });
   }
 
-  /** The live processes of launches that ran session `cc` or were started to resume it (a starting one: once its PID is known). */
-  private async launchedProcesses(cc: string): Promise<number[]> {
-    const out: number[] = [];
-    const last = this.sessions.get(cc)?.launch; // the launch that ran it last (one stored by an older host records no sessions)
-    for (const l0 of this.launches.values()) {
-      if (!(runsSession(l0, cc) || l0.token === last) || !launchRunning(l0)) continue;
-      let l = l0;
-      // The launcher reports the PID right after spawning Claude Code.
-      for (const deadline = Date.now() + 10_000; l.pid === null && !l.exited && Date.now() < deadline; l = this.launches.get(l.token) ?? l) await this.waitExit(200);
-      if (l.pid !== null && launchRunning(l)) out.push(l.pid);
-    }
-    return out;
-  }
-
   private async processOf(st: SessionState, cc: string): Promise<number | null> {
-    if (st.kind === 'launched' && st.launch) {
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const l = this.launches.get(st.launch);
-        if (!l || l.exited) return null;
-        if (l.pid !== null) return launchRunning(l) ? l.pid : null;
-        if (Date.now() > deadline) return null;
-        await this.waitExit(200); // the launcher reports the PID right after spawning
-      }
-    }
+    if (st.kind === 'launched' && st.launch) return this.state.launchProcess(st.launch);
     const p = this.pids.get(cc);
     return p && alive(p) ? p : null;
   }
