@@ -184,6 +184,12 @@ describe('renames in an execution\'s changeset', () => {
       { id: e.id, p: 'docs/b.md' });
     expect(r.data.execution.changeset.file).toEqual({ path: 'docs/b.md', previousPath: 'docs/a.md', similarity: first.files[0].similarity, status: 'RENAMED', patch: first.files[0].patch });
     expect(r.data.execution.changeset.gone).toBeNull();
+    // Listed without patches (what a review page reads first), through execution(id) and through a session's page.
+    const listed = await g.gql(`query($id: ID!, $s: ID!) { execution(id: $id) { changeset { files { path previousPath similarity status } } }
+      session(id: $s) { executions { edges { node { changeset { files { path previousPath similarity status } } } } } } }`, { id: e.id, s: sessionID });
+    const row = { path: 'docs/b.md', previousPath: 'docs/a.md', similarity: first.files[0].similarity, status: 'RENAMED' };
+    expect(listed.data.execution.changeset.files).toEqual([row]);
+    expect(listed.data.session.executions.edges[0].node.changeset.files).toEqual([row]);
   });
 });
 

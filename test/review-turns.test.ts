@@ -162,6 +162,14 @@ describe('turns on the review page', () => {
     // Every execution row is still there, newest first.
     expect(await page.locator('tr.execution-row').evaluateAll((r) => r.map((x) => (x as HTMLElement).dataset.sequence))).toEqual(['7', '6', '5', '4', '3', '2', '1']);
 
+    // Live: a new prompt and its execution appear as a turn of their own, its prompt read with the messages recorded since.
+    await host.appendText(sessionID, null, 'One more thing.', 'PROMPT');
+    const late: any = await host.beginExecution(sessionID, 'PROMPT');
+    await host.appendText(sessionID, late.id, 'Done.');
+    await host.settleExecution(late.id, 'SUCCEEDED');
+    await page.locator(`tbody.turn[data-turn="${late.id}"] tr.turn-head`, { hasText: 'Turn #8 · “One more thing.” · 1 execution' }).waitFor();
+    expect(await page.locator(`tbody.turn[data-turn="${s1}"]`).getAttribute('data-turn-size')).toBe('3');
+
     // One click: the turn's combined changeset (from the start of its first step to the end of its last).
     await page.click(`tbody.turn[data-turn="${s1}"] a.turn-changes`);
     await page.locator('h1.range-title', { hasText: 'Changes from execution #1 to #3' }).waitFor();

@@ -57,11 +57,15 @@ export function groupTurns(executions: readonly TurnExecution[], { prompts, reco
   return turns;
 }
 
-/** The prompts of a session and the executions that recorded a message (every page of its messages, oldest first). */
-export async function sessionMessages(sessionID: string, maxPages = 50): Promise<TurnMessages> {
-  const out: TurnPrompt[] = [];
-  const recorded = new Set<string>();
-  let after: string | null = null;
+/**
+ * The prompts of a session and the executions that recorded a message (every page of its messages, oldest first).
+ * Given what an earlier call returned, only the messages recorded since are read (messages are listed in the order
+ * they were recorded, so the earlier answer's cursor is where the new ones begin).
+ */
+export async function sessionMessages(sessionID: string, since?: TurnMessages & { after?: string | null }, maxPages = 50): Promise<TurnMessages & { after: string | null }> {
+  const out: TurnPrompt[] = [...(since?.prompts ?? [])];
+  const recorded = new Set<string>(since?.recorded ?? []);
+  let after: string | null = since?.after ?? null;
   for (let page = 0; page < maxPages; page++) {
     const { session }: ReviewTurnMessagesQuery = await gateway().request(ReviewTurnMessagesDocument, { id: sessionID, after });
     if (!session) break;
@@ -69,10 +73,10 @@ export async function sessionMessages(sessionID: string, maxPages = 50): Promise
       if (node.execution) recorded.add(node.execution.id);
       if (isPrompt(node)) out.push(promptOf(node));
     }
+    after = session.messages.pageInfo.endCursor ?? after;
     if (!session.messages.pageInfo.hasNextPage) break;
-    after = session.messages.pageInfo.endCursor ?? null;
   }
-  return { prompts: out, recorded };
+  return { prompts: out, recorded, after };
 }
 
 function promptOf(m: MessageNode): TurnPrompt {

@@ -229,11 +229,13 @@ export function sessionView(root: HTMLElement, id: string): () => void {
   const msgSection = h('section', { class: 'messages-section' }, h('h2', {}, 'Messages'), loading());
   const jobSection = h('section', { class: 'jobs-section' }, h('h2', {}, 'Jobs'), loading());
 
+  let turnMessages: Awaited<ReturnType<typeof sessionMessages>> | null = null;
   async function renderExecutions(s?: Session) {
     const session = s ?? (await gateway().request(ReviewSessionDocument, { id })).session;
     if (!session || closed) return;
     const rows = session.executions.edges.map((e) => e.node);
-    const prompts = rows.length ? await sessionMessages(id) : { prompts: [], recorded: new Set<string>() };
+    // Read once, then only what was recorded since (each settlement renders the executions again).
+    const prompts = rows.length ? (turnMessages = await sessionMessages(id, turnMessages ?? undefined)) : { prompts: [], recorded: new Set<string>() };
     if (closed) return;
     let table = executionsTable(id, rows, prompts);
     let more = session.executions.pageInfo;
