@@ -7,6 +7,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { CodexHost } from '../bridge/codex/host.js';
 import { checkCodexArgs, findCodexBinary, hookConfigArgs, launchCodex, sessionArgs } from '../bridge/codex/launch.js';
@@ -16,6 +17,7 @@ import { FileBridgeStore } from '../bridge/opencode/store.js';
 import { processesWith } from './support/processes.js';
 import { until } from './support/until.js';
 
+const __dirname = path.dirname(fileURLToPath(import.meta.url));
 const bin = findCodexBinary();
 if (!bin) console.warn('codex-host.test.ts: no codex binary (run .ci/codex-install, or set CODEX_BIN): the end-to-end tests are skipped');
 
@@ -344,6 +346,32 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     expect(ex).toMatchObject([{ status: 'FAILED' }]);
     expect(ex[0].error).toContain('scripted failure: model overloaded');
     expect(r.code).toBe(1);
+  });
+
+  it('an MCP tool call is admitted by the gateway and mirrored as a ToolPart with its result; after the seal it is refused and does not run', async () => {
+    const mcp = ['-m', 'fake-model', '-c', `mcp_servers.testmcp.command="node"`, '-c', `mcp_servers.testmcp.args=["${path.join(__dirname, 'support', 'mcp-touch-server.mjs')}"]`];
+    const target = path.join(repo, 'mcp.txt');
+    const step = (p: string): CodexScriptStep => ({ calls: [{ namespace: 'mcp__testmcp', name: 'touch_file', arguments: { path: p } }] });
+    const l = await launchCodex({ dir: hostDir, args: ['exec', ...mcp, '--dangerously-bypass-approvals-and-sandbox', codexScript('mcp', [step(target), { text: 'touched' }])], cwd: repo, env: env(), stdio: 'pipe', bin: bin! });
+    let err = '';
+    l.child.stderr!.on('data', (d) => { err += d; });
+    expect((await l.exited).code, err).toBe(0);
+    await host.settled();
+    const thread = /session id: ([0-9a-f-]{36})/.exec(err)![1];
+    const id = host.gatewaySessionOf(thread)!;
+    expect(fs.existsSync(target)).toBe(true);
+    const s = await session(id);
+    const tool = s.messages.edges.map((e: any) => e.node).flatMap((m: any) => m.parts).find((p: any) => p.__typename === 'ToolPart');
+    expect(tool).toMatchObject({ tool: 'mcp__testmcp__touch_file', status: 'completed', input: { path: target } });
+    expect(tool.output).toContain(`touched ${target}`);
+    expect((await gw.sql`SELECT route FROM admissions WHERE session_id = ${id}`).map((r: any) => r.route)).toContain('codex PreToolUse mcp__testmcp__touch_file');
+    expect(s.executions.edges[0].node.changeset.files.map((f: any) => f.path)).toEqual(['mcp.txt']);
+    expect((await seal(id)).__typename).toBe('SessionSealed');
+    // The sealed thread resumed: refused at its prompt, so no tool call is even attempted.
+    const after = path.join(repo, 'mcp-after.txt');
+    const l2 = await launchCodex({ dir: hostDir, args: ['exec', ...mcp, 'resume', '--dangerously-bypass-approvals-and-sandbox', thread, codexScript('again', [step(after)])], cwd: repo, env: env(), stdio: 'pipe', bin: bin! });
+    expect((await l2.exited).refused.join('\n')).toMatch(/sealed/);
+    expect(fs.existsSync(after)).toBe(false);
   });
 
   it('a turn the user interrupts (SIGINT while the model answers) is INTERRUPTED(USER), with what the rollout holds of it', async () => {

@@ -89,6 +89,8 @@ export function turnOf(lines: RolloutLine[], turnId: string): CodexTurn {
   let step: Step | null = null;
   const tools = new Map<string, StepPart>();
   const exits = new Map<string, number | null>();
+  /** MCP calls' statuses (`item_completed` McpToolCall). */
+  const mcp = new Map<string, string>();
   const usage: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
   let sawUsage = false;
   const open = (id: string) => {
@@ -123,6 +125,7 @@ export function turnOf(lines: RolloutLine[], turnId: string): CodexTurn {
       else if (p.type === 'turn_aborted' && (p.turn_id ?? turnId) === turnId) { t.end = { kind: 'aborted', reason: String(p.reason ?? 'interrupted') }; inTurn = false; }
       else if (p.type === 'error' && typeof p.message === 'string') t.error = p.message;
       else if (p.type === 'item_completed' && p.item?.type === 'CommandExecution' && typeof p.item.id === 'string') exits.set(p.item.id, typeof p.item.exit_code === 'number' ? p.item.exit_code : null);
+      else if (p.type === 'item_completed' && p.item?.type === 'McpToolCall' && typeof p.item.id === 'string') mcp.set(p.item.id, String(p.item.status ?? ''));
       continue;
     }
     if (l.type !== 'response_item') continue;
@@ -152,7 +155,8 @@ export function turnOf(lines: RolloutLine[], turnId: string): CodexTurn {
         const s = open(String(p.id ?? callId));
         let input: unknown = p.type === 'custom_tool_call' ? { input: p.input } : p.arguments;
         if (typeof input === 'string') { try { input = JSON.parse(input); } catch { input = { arguments: input }; } }
-        const name = p.namespace ? `${p.namespace}${p.name}` : String(p.name ?? '?');
+        // An MCP tool: namespace `mcp__<server>`, named as the hooks name it (`mcp__<server>__<tool>`).
+        const name = p.namespace ? `${String(p.namespace).replace(/_*$/, '')}__${p.name}` : String(p.name ?? '?');
         const part: StepPart = { type: 'TOOL', tool: name, input, output: null, status: 'running', externalID: callId };
         s.parts.push(part);
         s.locators.push({ kind: 'tool', callId });
@@ -166,7 +170,8 @@ export function turnOf(lines: RolloutLine[], turnId: string): CodexTurn {
       case 'function_call_output': case 'custom_tool_call_output': {
         const part = tools.get(String(p.call_id ?? ''));
         if (!part) break;
-        const out = typeof p.output === 'string' ? p.output : typeof p.output?.content === 'string' ? p.output.content : JSON.stringify(p.output ?? null);
+        const out = typeof p.output === 'string' ? p.output : typeof p.output?.content === 'string' ? p.output.content
+          : Array.isArray(p.output) ? p.output.map((c: any) => (typeof c?.text === 'string' ? c.text : '')).filter(Boolean).join('\n') : JSON.stringify(p.output ?? null);
         part.output = out;
         const sh = t.shells.find((x) => x.callId === p.call_id);
         if (sh) {
@@ -175,7 +180,8 @@ export function turnOf(lines: RolloutLine[], turnId: string): CodexTurn {
           sh.running = r.running;
           sh.done = !r.running;
           part.status = r.running ? 'running' : sh.exitCode === 0 ? 'completed' : 'error';
-        } else part.status = /^Exit code: 0\b/m.test(out) || !/^Exit code: \d+/m.test(out) ? 'completed' : 'error';
+        } else if (mcp.has(String(p.call_id))) part.status = mcp.get(String(p.call_id)) === 'completed' ? 'completed' : 'error';
+        else part.status = /^Exit code: 0\b/m.test(out) || !/^Exit code: \d+/m.test(out) ? 'completed' : 'error';
         if (/blocked by PreToolUse hook|aborted by user/.test(out)) part.status = 'error';
         break;
       }

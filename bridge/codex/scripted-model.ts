@@ -18,6 +18,8 @@ export interface CodexScriptStep {
   shell?: (string | { cmd: string; yield_time_ms?: number })[];
   /** apply_patch calls (the patch text, `*** Begin Patch` …). */
   patch?: string[];
+  /** Other function calls (an MCP server's tool: `namespace` `mcp__<server>__`, its `name`). */
+  calls?: { name: string; namespace?: string; arguments: Record<string, unknown> }[];
   usage?: { input_tokens?: number; cached_tokens?: number; output_tokens?: number; reasoning_tokens?: number };
   gate?: string;
   /** Answer with a `response.failed` of this message instead (the turn fails). */
@@ -87,6 +89,9 @@ function stream(res: http.ServerResponse, model: string, step: CodexScriptStep, 
   for (const s of step.shell ?? []) {
     const args = typeof s === 'string' ? { cmd: s } : s;
     item({ type: 'function_call', id: `fc_${++seq}`, name: 'exec_command', arguments: JSON.stringify(args), call_id: `call_s${n}_${k++}_${seq}` });
+  }
+  for (const c of step.calls ?? []) {
+    item({ type: 'function_call', id: `fc_${++seq}`, name: c.name, ...(c.namespace ? { namespace: c.namespace } : {}), arguments: JSON.stringify(c.arguments), call_id: `call_s${n}_${k++}_${seq}` });
   }
   for (const p of step.patch ?? []) item({ type: 'custom_tool_call', id: `ctc_${++seq}`, name: 'apply_patch', input: p, call_id: `call_s${n}_${k++}_${seq}` });
   const u = { input_tokens: 100, cached_tokens: 0, output_tokens: 20, reasoning_tokens: 0, ...step.usage };
