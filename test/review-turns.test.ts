@@ -200,6 +200,18 @@ describe('turns on the review page', () => {
     void s3;
   });
 
+  it('executions of a host that records no prompt are not run together into one turn', async () => {
+    const sessionID = await session('no prompts');
+    for (let i = 0; i < 3; i++) {
+      const e: any = await host.beginExecution(sessionID, 'PROMPT');
+      await host.appendText(sessionID, e.id, `answer ${i + 1}`);
+      await host.settleExecution(e.id, 'SUCCEEDED');
+    }
+    await open(`#/session/${sessionID}`);
+    await page.locator('tr.execution-row[data-sequence="1"]').waitFor();
+    expect(await page.locator('tr.turn-head').allInnerTexts()).toEqual([3, 2, 1].map((n) => `Turn #${n} · No prompt was recorded for it · 1 execution · Changes of the turn →`));
+  });
+
   it('a turn cut by the page boundary of the executions is whole again once the older ones are loaded', async () => {
     const sessionID = await session('a long turn');
     await host.appendText(sessionID, null, 'One prompt, many steps.', 'PROMPT');

@@ -11,7 +11,9 @@ import { gateway } from './api.js';
  * - or a prompt was recorded outside any execution after the previous execution began and before it began;
  * - or it recorded no message at all (interrupted before it began, say): it answered no prompt, so it is not
  *   claimed as a step of the turn before it (the rule of the execution page's prompt, never carried forward);
- * and otherwise continues the turn of the execution before it (a step after the first of an OpenCode turn).
+ * and otherwise continues the turn of the execution before it (a step after the first of an OpenCode turn), when that
+ * turn began with a prompt (or began among executions not read yet): executions of a host that records no prompts
+ * are never run together into one turn for want of evidence.
  */
 export interface TurnExecution { id: string; sequence: number; status: string; trigger: string; startedAt: string; settledAt?: string | null }
 export interface TurnPrompt { id: string; text: string; createdAt: string; executionID: string | null; retracted: boolean }
@@ -48,8 +50,10 @@ export function groupTurns(executions: readonly TurnExecution[], { prompts, reco
     const before = outside.filter((x) => x.at > since && x.at <= start).pop()?.p ?? null;
     const prompt = own.get(e.id) ?? before;
     const known = e.sequence === 1 || e.trigger !== 'PROMPT' || !!own.get(e.id) || (!!prev && !!before) || !recorded.has(e.id);
-    if (known || !prev || !turns.length) {
-      turns.push({ executions: [e], prompt: prev || known ? prompt : null, trigger: e.trigger, startKnown: known || !!prev });
+    const last = turns[turns.length - 1];
+    if (known || !prev || !last || !(last.prompt || !last.startKnown)) {
+      // Without the execution before it, a prompt sent outside may be an older execution's: only its own is sure.
+      turns.push({ executions: [e], prompt: prev || e.sequence === 1 ? prompt : own.get(e.id) ?? null, trigger: e.trigger, startKnown: known || !!prev });
     } else {
       turns[turns.length - 1].executions.push(e);
     }
