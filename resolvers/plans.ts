@@ -124,7 +124,7 @@ interface ExecutionAcc extends Columns { changeset: ChangesetPlan | null }
 /** Execution (schema/execution.ts; `boundary`, `changeset`, `driftBefore` in schema/changeset.ts). */
 export const execution: Planner<ExecutionPlan> = planner<ExecutionAcc, ExecutionPlan>('Execution', () => ({ columns: new Set(EXECUTION_KEY), changeset: null }), {
   id: columns(), session: columns(), sequence: columns(), status: columns(),
-  interruptReason: columns('interrupt_reason'), trigger: columns('trigger'), startedAt: columns('started_at'), settledAt: columns('settled_at'),
+  interruptReason: columns('interrupt_reason'), trigger: columns('trigger'), startedAt: columns('started_at'), settledAt: columns('settled_at'), durationMs: columns('started_at', 'settled_at'),
   error: columns('error'), hostID: columns('host_id'), externalID: columns('external_id'), model: columns('provider_id', 'model_id'),
   agent: columns('agent'), mode: columns('mode'), finishReason: columns('finish_reason'), errorName: columns('error_name'), usage: columns(...USAGE),
   messages: columns(), jobs: columns(), // pages of their own

@@ -51,6 +51,8 @@ ExecutionRef.implement({
     trigger: t.expose('trigger', { type: TriggerEnum }),
     startedAt: t.expose('startedAt', { type: 'DateTime' }),
     settledAt: t.expose('settledAt', { type: 'DateTime', nullable: true }),
+    durationMs: t.float({ nullable: true, description: 'From startedAt to settledAt, in milliseconds; null while it runs.',
+      resolve: (e) => (e.settledAt ? e.settledAt.getTime() - e.startedAt.getTime() : null) }),
     error: t.exposeString('error', { nullable: true }),
     hostID: t.exposeID('hostId'),
     externalID: t.exposeString('externalId', { nullable: true, description: 'The host\'s own ID of the step (OpenCode: its assistant message msg_…).' }),
