@@ -159,17 +159,35 @@ export async function usage(db: Db, actor: Actor, raw: UsageInput): Promise<Usag
     : db``;
   const where = q.paged ? db`${base} AND e.session_id IN (SELECT session_id FROM shown)` : base;
 
-  // Group key columns of `ex`, in the caller's order (also the order of the groups).
+  // The group key: the expressions of the dimensions asked for (over executions e and hosts h), in the caller's
+  // order (also the order of the groups). Each per-execution part below groups by the session and these, so it
+  // runs on the session's shard on a Citus cluster; the groups are then summed across sessions.
+  const exprOf = (c: string) => {
+    switch (c) {
+      case 'provider_id': return db`e.provider_id`;
+      case 'model_id': return db`e.model_id`;
+      case 'agent': return db`split_part(h.name, ' ', 1)`;
+      case 'host_id': return db`e.host_id`;
+      case 'session_id': return db`e.session_id`;
+      case 'status': return db`e.status`;
+      default: return db`date_trunc(${q.period}, e.settled_at AT TIME ZONE ${tz})`;
+    }
+  };
   const keyCols: Record<UsageDimension, string[]> = {
     MODEL: ['provider_id', 'model_id'], PROVIDER: ['provider_id'], AGENT: ['agent'], HOST: ['host_id'],
     SESSION: ['session_id'], STATUS: ['status'], DAY: ['period'], HOUR: ['period'],
   };
   const cols = [...new Set(q.groupBy.flatMap((d) => keyCols[d]))];
-  const keyList = (prefix: string) => db.unsafe(cols.length ? cols.map((c) => `${prefix}${c}`).join(', ') : 'NULL::text');
-  const keyJson = cols.length ? db.unsafe(`json_build_array(${cols.join(', ')})::text`) : db.unsafe(`'[]'`);
-  const orderBy = db.unsafe(cols.length ? cols.map((c) => `g.${c} NULLS LAST`).join(', ') : '1');
-  const periodExpr = q.period ? db`date_trunc(${q.period}, e.settled_at AT TIME ZONE ${tz})` : db`NULL::timestamp`;
-  const groupCols = (c: string) => (cols.includes(c) ? db.unsafe(`g.${c}`) : db.unsafe('NULL'));
+  const join = (parts: ReturnType<typeof db>[], sep: string) => parts.reduce((acc, p, i) => (i ? db`${acc}${db.unsafe(sep)}${p}` : p), db``);
+  // `k_<col>` columns (computed in a subquery `x`, grouped by name: a parameter written twice would be two
+  // expressions to the planner) and `gk`, a text of them all (NULL-safe to join on; "C" collation: a byte sort).
+  const keyExprs = cols.length ? db`, ${join(cols.map((c) => db`${exprOf(c)} AS ${db('k_' + c)}`), ', ')}` : db``;
+  const keySelect = cols.length ? db`${db.unsafe(cols.map((c) => `x.k_${c}`).join(', '))},` : db``;
+  const keyGroup = cols.length ? db.unsafe(', ' + cols.map((c) => `x.k_${c}`).join(', ')) : db``;
+  const gkOf = db.unsafe(cols.length ? `json_build_array(${cols.map((c) => `x.k_${c}`).join(', ')})::text COLLATE "C"` : `'[]'::text COLLATE "C"`);
+  const keyMins = cols.length ? db`${join(cols.map((c) => db`min(${db('k_' + c)}) AS ${db('k_' + c)}`), ', ')},` : db``;
+  const orderBy = db.unsafe(cols.length ? cols.map((c) => `g.k_${c} NULLS LAST`).join(', ') : '1');
+  const groupCols = (c: string) => (cols.includes(c) ? db.unsafe(`g.k_${c}`) : db.unsafe('NULL'));
   const periodLabel = q.period === 'hour' ? `'YYYY-MM-DD"T"HH24:00'` : `'YYYY-MM-DD'`;
 
   const groups = q.fill
@@ -181,64 +199,71 @@ export async function usage(db: Db, actor: Actor, raw: UsageInput): Promise<Usag
         FROM (SELECT generate_series(${q.from}::timestamptz, ${q.to}::timestamptz - interval '1 microsecond', interval '15 minutes') AS i
               UNION ALL SELECT ${q.to}::timestamptz - interval '1 microsecond') instants),
       g AS (
-        SELECT p.period, json_build_array(p.period)::text AS gk, coalesce(a.n, 0) AS n, coalesce(a.succeeded, 0) AS succeeded,
+        SELECT p.period AS k_period, json_build_array(p.period)::text COLLATE "C" AS gk, coalesce(a.n, 0) AS n, coalesce(a.succeeded, 0) AS succeeded,
           coalesce(a.failed, 0) AS failed, coalesce(a.interrupted, 0) AS interrupted, coalesce(a.abandoned, 0) AS abandoned,
           coalesce(a.input, 0) AS input, coalesce(a.output, 0) AS output, coalesce(a.reasoning, 0) AS reasoning,
           coalesce(a.cache_read, 0) AS cache_read, coalesce(a.cache_write, 0) AS cache_write, a.cost, coalesce(a.cost_reported, 0) AS cost_reported,
           a.p50, a.p95
-        FROM periods p LEFT JOIN agg a ON a.gk = json_build_array(p.period)::text),`
+        FROM periods p LEFT JOIN agg a ON a.gk = json_build_array(p.period)::text COLLATE "C"),`
     : db`g AS (SELECT * FROM agg),`;
 
   const statement = db`
     WITH ${recursive ? db`RECURSIVE` : db``} ${tree} ${page}
-    ex AS MATERIALIZED (
-      SELECT e.session_id, e.id, e.status, e.provider_id, e.model_id, e.host_id, split_part(h.name, ' ', 1) AS agent,
-        ${periodExpr} AS period,
-        extract(epoch FROM e.settled_at - e.started_at) * 1000 AS duration_ms,
-        e.input_tokens, e.output_tokens, e.reasoning_tokens, e.cache_read_tokens, e.cache_write_tokens, e.cost
-      FROM executions e
-      JOIN sessions s ON s.id = e.session_id
-      LEFT JOIN hosts h ON h.id = e.host_id
-      WHERE ${where}),
-    keyed AS MATERIALIZED (SELECT ex.*, ${keyJson} AS gk FROM ex),
+    per_session AS MATERIALIZED (
+      SELECT x.session_id, ${keySelect} ${gkOf} AS gk, count(*) AS n,
+        count(*) FILTER (WHERE x.status = 'SUCCEEDED') AS succeeded, count(*) FILTER (WHERE x.status = 'FAILED') AS failed,
+        count(*) FILTER (WHERE x.status = 'INTERRUPTED') AS interrupted, count(*) FILTER (WHERE x.status = 'ABANDONED') AS abandoned,
+        sum(x.input_tokens) AS input, sum(x.output_tokens) AS output, sum(x.reasoning_tokens) AS reasoning,
+        sum(x.cache_read_tokens) AS cache_read, sum(x.cache_write_tokens) AS cache_write, sum(x.cost) AS cost, count(x.cost) AS cost_reported,
+        array_agg(x.duration_ms) AS durations
+      FROM (
+        SELECT e.session_id, e.status, e.input_tokens, e.output_tokens, e.reasoning_tokens, e.cache_read_tokens,
+          e.cache_write_tokens, e.cost, extract(epoch FROM e.settled_at - e.started_at) * 1000 AS duration_ms ${keyExprs}
+        FROM executions e
+        JOIN sessions s ON s.id = e.session_id
+        LEFT JOIN hosts h ON h.id = e.host_id
+        WHERE ${where}) x
+      GROUP BY x.session_id ${keyGroup}),
     ex_tools AS MATERIALIZED (
-      SELECT m.session_id, m.execution_id, p.tool, count(*) AS calls,
-        count(*) FILTER (WHERE lower(p.status) IN ('error', 'failed')) AS failed
-      FROM parts p
-      JOIN messages m ON m.session_id = p.session_id AND m.id = p.message_id
-      JOIN executions e ON e.session_id = m.session_id AND e.id = m.execution_id
-      JOIN sessions s ON s.id = e.session_id
-      WHERE p.type = 'TOOL' AND p.tool IS NOT NULL AND ${where}
-      GROUP BY m.session_id, m.execution_id, p.tool),
+      SELECT x.session_id, ${gkOf} AS gk, x.tool, count(*) AS calls,
+        count(*) FILTER (WHERE lower(x.tool_status) IN ('error', 'failed')) AS failed
+      FROM (
+        SELECT e.session_id, p.tool, p.status AS tool_status ${keyExprs}
+        FROM parts p
+        JOIN messages m ON m.session_id = p.session_id AND m.id = p.message_id
+        JOIN executions e ON e.session_id = m.session_id AND e.id = m.execution_id
+        JOIN sessions s ON s.id = e.session_id
+        LEFT JOIN hosts h ON h.id = e.host_id
+        WHERE p.type = 'TOOL' AND p.tool IS NOT NULL AND ${where}) x
+      GROUP BY x.session_id ${keyGroup}, x.tool),
     ex_jobs AS MATERIALIZED (
-      SELECT j.session_id, j.execution_id, j.status, count(*) AS n
-      FROM jobs j
-      JOIN executions e ON e.session_id = j.session_id AND e.id = j.execution_id
-      JOIN sessions s ON s.id = e.session_id
-      WHERE ${where}
-      GROUP BY j.session_id, j.execution_id, j.status),
-    agg AS (
-      SELECT ${keyList('')}, gk, count(*) AS n,
-        count(*) FILTER (WHERE status = 'SUCCEEDED') AS succeeded, count(*) FILTER (WHERE status = 'FAILED') AS failed,
-        count(*) FILTER (WHERE status = 'INTERRUPTED') AS interrupted, count(*) FILTER (WHERE status = 'ABANDONED') AS abandoned,
-        coalesce(sum(input_tokens), 0) AS input, coalesce(sum(output_tokens), 0) AS output,
-        coalesce(sum(reasoning_tokens), 0) AS reasoning, coalesce(sum(cache_read_tokens), 0) AS cache_read,
-        coalesce(sum(cache_write_tokens), 0) AS cache_write, sum(cost) AS cost, count(cost) AS cost_reported,
-        percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50,
-        percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) AS p95
-      FROM keyed GROUP BY gk, ${keyList('')}),
+      SELECT x.session_id, ${gkOf} AS gk, x.job_status AS status, count(*) AS n
+      FROM (
+        SELECT e.session_id, j.status AS job_status ${keyExprs}
+        FROM jobs j
+        JOIN executions e ON e.session_id = j.session_id AND e.id = j.execution_id
+        JOIN sessions s ON s.id = e.session_id
+        LEFT JOIN hosts h ON h.id = e.host_id
+        WHERE ${where}) x
+      GROUP BY x.session_id ${keyGroup}, x.job_status),
+    sums AS (
+      SELECT gk, ${keyMins} sum(n) AS n, sum(succeeded) AS succeeded, sum(failed) AS failed, sum(interrupted) AS interrupted,
+        sum(abandoned) AS abandoned, coalesce(sum(input), 0) AS input, coalesce(sum(output), 0) AS output,
+        coalesce(sum(reasoning), 0) AS reasoning, coalesce(sum(cache_read), 0) AS cache_read, coalesce(sum(cache_write), 0) AS cache_write,
+        sum(cost) AS cost, sum(cost_reported) AS cost_reported
+      FROM per_session GROUP BY gk),
+    pct AS (
+      SELECT ps.gk, percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY d) AS p
+      FROM per_session ps, unnest(ps.durations) d GROUP BY ps.gk),
+    agg AS (SELECT sums.*, pct.p[1] AS p50, pct.p[2] AS p95 FROM sums JOIN pct ON pct.gk = sums.gk),
     ${groups}
     tool_lists AS MATERIALIZED (
       SELECT gk, json_agg(json_build_object('tool', tool, 'calls', calls, 'failed', failed) ORDER BY calls DESC, tool) AS tools
-      FROM (SELECT k.gk, t.tool, sum(t.calls) AS calls, sum(t.failed) AS failed
-            FROM keyed k JOIN ex_tools t ON t.session_id = k.session_id AND t.execution_id = k.id
-            GROUP BY k.gk, t.tool) tg
+      FROM (SELECT gk, tool, sum(calls) AS calls, sum(failed) AS failed FROM ex_tools GROUP BY gk, tool) tg
       GROUP BY gk),
     job_lists AS MATERIALIZED (
       SELECT gk, json_object_agg(status, n) AS jobs
-      FROM (SELECT k.gk, j.status, sum(j.n) AS n
-            FROM keyed k JOIN ex_jobs j ON j.session_id = k.session_id AND j.execution_id = k.id
-            GROUP BY k.gk, j.status) jg
+      FROM (SELECT gk, status, sum(n) AS n FROM ex_jobs GROUP BY gk, status) jg
       GROUP BY gk),
     listed AS MATERIALIZED (SELECT g.*, row_number() OVER (ORDER BY ${orderBy}) AS ord FROM g)
     SELECT
@@ -249,8 +274,8 @@ export async function usage(db: Db, actor: Actor, raw: UsageInput): Promise<Usag
       coalesce((SELECT json_agg(json_build_object(
         'provider_id', ${groupCols('provider_id')}, 'model_id', ${groupCols('model_id')}, 'agent', ${groupCols('agent')},
         'host_id', ${groupCols('host_id')}, 'session_id', ${groupCols('session_id')}, 'status', ${groupCols('status')},
-        'period_start', ${q.period ? db`g.period AT TIME ZONE ${tz}` : db`NULL::timestamptz`},
-        'period', ${q.period ? db`to_char(g.period, ${db.unsafe(periodLabel)})` : db`NULL::text`},
+        'period_start', ${q.period ? db`g.k_period AT TIME ZONE ${tz}` : db`NULL::timestamptz`},
+        'period', ${q.period ? db`to_char(g.k_period, ${db.unsafe(periodLabel)})` : db`NULL::text`},
         'n', g.n, 'succeeded', g.succeeded, 'failed', g.failed, 'interrupted', g.interrupted, 'abandoned', g.abandoned,
         'input', g.input, 'output', g.output, 'reasoning', g.reasoning, 'cache_read', g.cache_read, 'cache_write', g.cache_write,
         'cost', g.cost, 'cost_reported', g.cost_reported, 'p50', g.p50, 'p95', g.p95,

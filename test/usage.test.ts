@@ -36,7 +36,15 @@ const QUERY = `query($input: UsageInput!) { usage(input: $input) {
   ... on InvalidRequestError { field message code }
   ... on SessionNotFoundError { sessionID code } } }`;
 
-const zero = {
+interface Fig {
+  executions: Record<string, number>;
+  tokens: Record<string, number>;
+  cost: { total: number | null; reportedExecutions: number };
+  toolCalls: { total: number; failed: number; byTool: { tool: string; calls: number; failed: number }[] };
+  jobs: Record<string, number>;
+  duration: { p50Ms: number | null; p95Ms: number | null };
+}
+const zero: Fig = {
   executions: { total: 0, succeeded: 0, failed: 0, interrupted: 0, abandoned: 0 },
   tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 },
   cost: { total: null, reportedExecutions: 0 },
@@ -47,7 +55,7 @@ const zero = {
 const noKey = { model: null, providerID: null, modelID: null, agent: null, hostID: null, sessionID: null, status: null, period: null, periodStart: null };
 
 // Figures of each execution, and of a group of several: sums, and p50/p95 by linear interpolation.
-type Figures = Omit<typeof zero, 'duration'> & { durations: number[] };
+type Figures = Omit<Fig, 'duration'> & { durations: number[] };
 const E: Record<string, Figures> = {
   E1: {
     executions: { ...zero.executions, total: 1, succeeded: 1 }, tokens: { input: 100, output: 10, reasoning: 1, cacheRead: 50, cacheWrite: 5 },
