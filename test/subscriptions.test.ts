@@ -11,6 +11,7 @@ import { lockSession } from '../domain/session-lock.js';
 import { SYSTEM } from '../domain/access.js';
 import { revokeToken } from '../domain/tokens.js';
 import { resumable } from '../subscriptions/feed.js';
+import { until } from './support/until.js';
 
 /** What settleExecution commits for a plain SUCCEEDED settlement. */
 const settledPayload = (executionID: string) => ({
@@ -328,7 +329,7 @@ describe('two instances, one Postgres', () => {
     // Both instances' LISTEN came back (postgres.js reconnects and calls onlisten again).
     // (postgres.js may also drop a re-subscription under this storm: then the bus notices its own pings
     // stopped coming back and subscribes anew on a fresh connection, within three ping periods.)
-    for (let i = 0; i < 150 && (A.gateway.bus.resyncs === before[0] || B.gateway.bus.resyncs === before[1]); i++) await new Promise((r) => setTimeout(r, 100));
+    await until('both instances to resync', () => A.gateway.bus.resyncs > before[0] && B.gateway.bus.resyncs > before[1], 15_000);
     expect(A.gateway.bus.resyncs).toBeGreaterThan(before[0]);
     expect(B.gateway.bus.resyncs).toBeGreaterThan(before[1]);
     const expected = await log(start);
@@ -482,7 +483,7 @@ describe('access', () => {
     await onA.waitFor((e) => e.length >= 1);
     await onB.waitFor((e) => e.length >= 1);
     expect(await revokeToken(g.sql, tokenID)).toBe(true);
-    for (let i = 0; i < 50 && closes.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    await until('both revoked sockets to close', () => closes.length >= 2, 5_000);
     expect(closes).toEqual([4401, 4401]);
     await settle(B, sessions['/a/x'][0]);
     await control.waitFor((e) => e.length >= 2); // delivered after the revocation; the revoked sockets are closed (above)
@@ -501,13 +502,13 @@ describe('resources', () => {
     const c = ws(A, g.admin);
     const base = A.gateway.settlements.subscribers;
     const quiet = Array.from({ length: 5 }, () => subscribe<Ev>(c, SUB, { sessionID: sessions['/ab'][0] }));
-    for (let i = 0; i < 30 && A.gateway.settlements.subscribers < base + 5; i++) await new Promise((r) => setTimeout(r, 50));
+    await until('five subscribers on the feed', () => A.gateway.settlements.subscribers >= base + 5, 5_000);
     expect(A.gateway.settlements.subscribers).toBe(base + 5);
     quiet.slice(0, 3).forEach((s) => s.unsubscribe());
-    for (let i = 0; i < 30 && A.gateway.settlements.subscribers > base + 2; i++) await new Promise((r) => setTimeout(r, 50));
+    await until('three subscribers to leave the feed', () => A.gateway.settlements.subscribers <= base + 2, 5_000);
     expect(A.gateway.settlements.subscribers).toBe(base + 2);
     await c.dispose(); // closing the socket ends the rest
-    for (let i = 0; i < 30 && A.gateway.settlements.subscribers > base; i++) await new Promise((r) => setTimeout(r, 50));
+    await until('the socket\'s subscribers to leave the feed', () => A.gateway.settlements.subscribers <= base, 5_000);
     expect(A.gateway.settlements.subscribers).toBe(base);
   });
 
