@@ -18,71 +18,43 @@
 //   CANCELLED; only then is the command acknowledged;
 // - writes corrections and retractions into the rollout, atomically, while no Codex process of the session runs.
 //
-// Two registrations, as the Claude Code host's: sessions started by `gateway codex` (launch.ts) are served by a
-// host that declares `exclusiveAdmission`; any other session whose hooks reach the host (hooks installed in
+// Two registrations (the kit's, bridge/hooks-host/hooks-host.ts): threads started by `gateway codex` are served
+// by a host that declares `exclusiveAdmission`; any other thread whose hooks reach the host (hooks installed in
 // `$CODEX_HOME` by the user) by one that does not (its seal answers SealUnsupportedError(ADMISSION_NOT_EXCLUSIVE)).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
   AdmitWorkDocument, AppendMessageDocument, BackgroundJobDocument, BeginExecutionDocument, CreateSessionDocument,
-  FinishJobDocument, SettleExecutionDocument, StartJobDocument, TranscriptEventsDocument,
+  SettleExecutionDocument, StartJobDocument,
 } from '../../client/index.js';
-import { WorktreeCapturer, type CaptureOptions } from '../../host/capture.js';
-import { HostLease, type Command, type HostIdentity } from '../common/host-lease.js';
+import type { Command } from '../common/host-lease.js';
 import { allow, decideWithin, refuse, within, type Decision, type Ticket } from '../hooks-host/admission.js';
-import { rewriteFileAtomically } from '../hooks-host/atomic-rewrite.js';
-import { HostChannel } from '../hooks-host/channel.js';
-import { acknowledge, replyTo, runHidden } from '../hooks-host/host-commands.js';
-import { HostState } from '../hooks-host/host-state.js';
-import { launchRunning, type LaunchState } from '../hooks-host/launches.js';
-import { agentProcess, alive, killProcessTree, processFacts } from '../hooks-host/processes.js';
-import { SessionQueues, Waker } from '../hooks-host/queues.js';
-import { captureBoundary, boundaryInput, inside, real, worktreeRoot } from '../hooks-host/worktree.js';
-import { Gateway, GatewayError } from '../opencode/gateway.js';
+import { runHidden } from '../hooks-host/host-commands.js';
+import { HooksHost, type BaseSessionState, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd } from '../hooks-host/hooks-host.js';
+import type { LaunchState } from '../hooks-host/launches.js';
+import { boundaryInput, inside, real, worktreeRoot } from '../hooks-host/worktree.js';
+import { GatewayError } from '../opencode/gateway.js';
 import { CODEX_NAMES, findCodexBinary, writeHookScript } from './launch.js';
 import { parseRollout, rewriteRollout, shellResult, turnIds, turnOf, type CodexTurn, type Locator, type RolloutEdit } from './rollout.js';
 
-export interface CodexHostOptions {
-  gatewayUrl: string;
-  hostToken: string;
-  pluginToken?: string;
-  /** The host's directory: state file, hook script, secret, port file. */
-  dir: string;
-  port?: number;
-  leaseMs?: number;
-  capture?: CaptureOptions;
-  admissionTimeoutMs?: number;
+export interface CodexHostOptions extends HooksHostOptions {
   /** The models the host offers for generation (any other is ModelNotFoundError). Default: none (no generation). */
   models?: string[];
   /** The environment of the `codex` runs the host makes itself (generation). Default: its own. */
   codexEnv?: NodeJS.ProcessEnv;
   codexBin?: string;
-  log?: (m: string) => void;
 }
 
-type Kind = 'launched' | 'observed';
 interface TurnState { turnId: string; executionID: string; settled: boolean }
 interface JobState { jobID: string; turnId: string; background: boolean; done: boolean }
-type JobEnd = { status: 'COMPLETED' | 'ERROR' | 'CANCELLED' | 'LOST'; exitCode?: number | null };
 
-export interface CodexSessionState {
-  kind: Kind;
-  sessionID: string | null;
-  cwd: string;
-  /** The rollout file (the hooks' transcript_path). */
-  transcript: string;
-  launch: string | null;
-  fenced: boolean;
+/** What the host keeps per Codex thread (the state file; survives host restarts). `transcript` is its rollout. */
+export interface CodexSessionState extends BaseSessionState {
   turns: Record<string, TurnState>;
-  current: string | null;
   jobs?: Record<string, JobState>;
   /** Gateway message -> where each of its parts lives in the rollout. */
   messages?: Record<string, Locator[]>;
-  eventsCursor?: string | null;
-  eventsSeq?: number;
-  pendingEdits?: RolloutEdit[];
-  rewrittenAt?: number;
   /** The rollout's earlier turns were imported (at the first prompt the host saw). */
   imported?: boolean;
 }
@@ -103,152 +75,28 @@ export interface CodexHookInput {
   [k: string]: unknown;
 }
 
-type GatewayEvent = { cursor: string; sequence: number; type: string; messageID: string | null; partID: string | null; message: any };
 
 /** Where a Codex process keeps its sessions: `$CODEX_HOME`, else `$HOME/.codex`, of its own environment. */
 const codexHome = (env: Map<string, string>) => env.get('CODEX_HOME') || (env.get('HOME') ? `${env.get('HOME')}/.codex` : null);
 const isCodex = (argv: string[]) => path.basename(argv[0] ?? '') === 'codex';
 
-export class CodexHost {
-  readonly gw: Gateway;
-  private readonly leases: Record<Kind, HostLease>;
-  private readonly exits = new Waker();
-  /** The state file: sessions, launches, host IDs (the kit's). */
-  private readonly state: HostState<CodexSessionState>;
-  private get sessions() { return this.state.sessions; }
-  /** Thread -> the PID its hooks ran under (observed threads: the only handle to stop a turn). */
-  private readonly pids = new Map<string, number>();
-  private readonly queues: SessionQueues;
-  private readonly capturer: WorktreeCapturer;
-  private readonly channel: HostChannel;
-  private readonly watched = new Map<string, () => void>();
-  private readonly killing = new Set<string>();
+export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
   private readonly warmed = new Set<string>();
-  stopped = false;
-  port = 0;
-  readonly log: (m: string) => void;
-  readonly scriptPath: string;
-  readonly stats = { hooks: 0, refused: 0, unauthenticated: 0, unverified: 0 };
 
   constructor(readonly opts: CodexHostOptions) {
-    this.log = opts.log ?? (() => {});
-    this.gw = new Gateway(opts.gatewayUrl, opts.hostToken, opts.pluginToken ?? opts.hostToken, this.log);
-    this.scriptPath = writeHookScript(opts.dir);
-    this.state = new HostState(opts.dir, this.exits);
-    this.capturer = new WorktreeCapturer({ watch: true, ...opts.capture });
-    this.queues = new SessionQueues(this.log);
-    this.channel = new HostChannel(opts.dir, CODEX_NAMES, {
-      hook: (event, input, launch, ppid) => this.hook(event, input as CodexHookInput, launch, ppid),
-      routes: { '/launch': (b) => this.launchRoute(b), '/launched': (b) => this.launchedRoute(b), '/exited': (b) => this.exitedRoute(b),
-        '/health': async () => [200, { ok: true, hostIDs: this.hostIDs }] },
-      failClosed: ['UserPromptSubmit', 'PreToolUse'],
-    }, this.log, this.stats);
-    const self = this;
-    const ctx = { get gw() { return self.gw; }, get stopped() { return self.stopped; }, log: this.log, leaseMs: opts.leaseMs ?? 30_000 };
-    const identity = (kind: Kind): HostIdentity => ({
-      name: () => `codex ${kind} ${opts.dir}`,
+    super(opts, {
+      names: CODEX_NAMES, writeScript: writeHookScript, isAgent: isCodex, configDirOf: codexHome,
       // compact: Codex offers no headless compaction of a stored thread (`/compact` is a TUI command).
-      capabilities: () => ({ cancel: true, compact: false, generate: (opts.models ?? []).length > 0, exclusiveAdmission: kind === 'launched', sessions: false }),
-      models: async () => (opts.models ?? []).map((modelID) => ({ providerID: 'openai', modelID })),
-      storedHostID: () => this.state.hostID(kind),
-      storeHostID: (id) => this.state.setHostID(kind, id),
+      capabilities: () => ({ cancel: true, compact: false, generate: (opts.models ?? []).length > 0 }),
+      models: () => (opts.models ?? []).map((modelID) => ({ providerID: 'openai', modelID })),
     });
-    this.leases = {
-      launched: new HostLease(ctx, identity('launched'), (c) => this.command(c)),
-      observed: new HostLease(ctx, identity('observed'), (c) => this.command(c)),
-    };
   }
 
-  get hostIDs() { return { launched: this.leases.launched.hostID, observed: this.leases.observed.hostID }; }
-
-  async start(): Promise<void> {
-    await this.state.load();
-    await this.leases.launched.start();
-    await this.leases.observed.start();
-    this.port = await this.channel.start(this.opts.port ?? 0);
-    // Turns left running by a host that stopped, whose Codex is gone meanwhile; launches whose Codex is gone.
-    for (const [id, st] of this.sessions) {
-      const l = st.launch ? this.state.launches.get(st.launch) : undefined;
-      if (st.current && st.kind === 'launched' && (!l || !launchRunning(l))) void this.enqueue(id, () => this.endRunning(id, 'exit'));
-    }
-    await this.state.forgetGoneLaunches();
-    for (const id of this.sessions.keys()) {
-      this.watch(id);
-      if (this.sessions.get(id)!.pendingEdits?.length) void this.enqueue(id, () => this.applyEdits(id));
-    }
-    this.log(`codex host listening on 127.0.0.1:${this.port} (hosts ${this.hostIDs.launched} launched, ${this.hostIDs.observed} observed)`);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    for (const l of Object.values(this.leases)) l.stop();
-    for (const u of this.watched.values()) u();
-    await this.channel.stop();
-    this.gw.stopped = true;
-    await this.queues.settled();
-    for (const l of Object.values(this.leases)) await l.settle();
-    await this.capturer.close();
-    await this.gw.close();
-    await this.state.close();
-  }
-
-  gatewaySessionOf(thread: string): string | null { return this.sessions.get(thread)?.sessionID ?? null; }
-  pendingEditsOf(thread: string): number { return this.sessions.get(thread)?.pendingEdits?.length ?? 0; }
-  settled(): Promise<void> { return this.queues.settled(); }
-
-  waitSession(thread: string): Promise<string> { return this.state.waitSession(thread); }
-
-  private enqueue<T>(id: string, fn: () => Promise<T>): Promise<T> { return this.queues.enqueue(id, fn); }
-
-  private persist(id: string, st: CodexSessionState) { return this.state.persist(id, st); }
-
-  private async update(id: string, f: (st: CodexSessionState) => Partial<CodexSessionState>) {
-    const st = this.sessions.get(id)!;
-    await this.persist(id, { ...st, ...f(st) });
-  }
-
-  // ---- the launcher's routes ----
-
-  private async launchRoute(body: any): Promise<[number, unknown]> {
-    const l = await this.state.issueLaunch(body);
-    return [200, { token: l.token, script: this.scriptPath }];
-  }
-
-  private launchedRoute(body: any) { return this.state.launchReported(body); }
-
-  private async exitedRoute(body: any): Promise<[number, unknown]> {
-    const l = await this.state.launchExited(String(body.token));
-    if (!l) return [404, { error: 'unknown launch' }];
-    for (const [id, st] of this.sessions) {
-      if (st.launch !== l.token) continue;
-      void this.enqueue(id, async () => {
-        const now = this.sessions.get(id)!;
-        const killed = this.killing.has(id) || now.fenced;
-        await this.endRunning(id, killed ? (now.fenced ? 'seal' : 'signal') : body.signal ? 'signal' : Number(body.code) ? 'failed' : 'exit');
-        // Codex ends its unified exec processes when it exits: killed with it by the host, else their end unseen.
-        await this.finishAllJobs(id, killed ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
-      });
-    }
-    for (const [id, st] of this.sessions) if (st.pendingEdits?.length) void this.enqueue(id, () => this.applyEdits(id));
-    const refused = this.state.refusals.get(l.token) ?? [];
-    await this.state.forgetLaunch(l.token);
-    return [200, { refused }];
-  }
+  protected launchAnswer() { return { script: this.scriptPath }; }
 
   // ---- hooks ----
 
-  async hook(event: string, input: CodexHookInput, launchToken: string, ppid: number): Promise<Decision> {
-    this.stats.hooks++;
-    const d = await this.decideHook(event, input, launchToken, ppid);
-    if (process.env.BRIDGE_TRACE) this.log(`hook ${event} ${input.session_id ?? ''} ${input.turn_id ?? ''}: ${d.exit === 2 ? `refused: ${d.reason}` : 'allowed'}`);
-    if (d.exit === 2) {
-      this.stats.refused++;
-      if (d.reason !== 'late') this.state.refused(launchToken, `${event === 'PreToolUse' ? 'a tool call' : event === 'UserPromptSubmit' ? 'the prompt' : event}: ${d.reason}`);
-    }
-    return d;
-  }
-
-  private async decideHook(event: string, input: CodexHookInput, launchToken: string, ppid: number): Promise<Decision> {
+  protected async decideHook(event: string, input: CodexHookInput, launchToken: string, ppid: number): Promise<Decision> {
     const id = typeof input.session_id === 'string' ? input.session_id : '';
     const admitting = event === 'UserPromptSubmit' || event === 'PreToolUse';
     if (!id) return admitting && launchToken ? refuse('the hook input names no session_id') : allow;
@@ -314,18 +162,9 @@ export class CodexHost {
    * rollout of the thread it names. Answers its PID, or why the hook is not taken.
    */
   private async verifyHook(id: string, input: CodexHookInput, launch: LaunchState | null, ppid: number): Promise<number | string> {
-    const pid = ppid > 1 ? agentProcess(ppid, isCodex) : null;
-    if (pid === null) return `the hook's parent process (${ppid || 'none given'}) is not a Codex process`;
-    const facts = processFacts(pid, codexHome);
-    if (!facts) return `Codex process ${pid} cannot be read`;
-    if (typeof process.getuid === 'function' && facts.uid !== process.getuid()) return `Codex process ${pid} belongs to another user (uid ${facts.uid})`;
-    if (launch) {
-      const l = (await this.state.reportedLaunch(launch.token, 5_000)) ?? launch;
-      if (l.pid !== pid) return `the hook ran under process ${pid}, not the Codex this launch started (${l.pid ?? 'none reported'})`;
-    }
-    if (typeof input.cwd === 'string' && !(inside(real(input.cwd), facts.cwd) || (launch && launch.cwd && inside(real(input.cwd), real(launch.cwd))))) {
-      return `the hook names directory ${input.cwd.slice(0, 500)}, not Codex's own (${facts.cwd})`;
-    }
+    const proc = await this.hookProcess(input, launch, ppid);
+    if (typeof proc === 'string') return proc;
+    const { pid, facts } = proc;
     const sessionsDir = facts.configDir ? path.join(real(facts.configDir), 'sessions') : null;
     const t = input.transcript_path;
     if (t !== undefined && t !== null) {
@@ -335,20 +174,6 @@ export class CodexHost {
       if (!path.basename(t).endsWith(`-${id}.jsonl`)) return `the hook's rollout ${t.slice(0, 500)} is not thread ${id.slice(0, 100)}'s`;
     }
     return pid;
-  }
-
-  /** A launched Codex process runs in the thread: an admission of the session, so its seal asks this host to stop it even when idle. */
-  private async admitProcess(id: string, token: string) {
-    const l = this.state.launches.get(token);
-    const st = this.sessions.get(id);
-    if (!l || !st?.sessionID || st.kind !== 'launched' || l.admitted?.includes(id)) return;
-    try {
-      await this.leases.launched.call(AdmitWorkDocument, { sessionID: st.sessionID, route: `codex process ${l.pid ?? '?'}` } as any);
-    } catch (e) {
-      if (e instanceof GatewayError && e.tag === 'SessionSealedError') { await this.fence(id); return; }
-      throw e;
-    }
-    await this.state.admitted(token, id);
   }
 
   /**
@@ -408,10 +233,6 @@ export class CodexHost {
       }
       await this.settle(id, ts, { ...this.outcome(t, null), ...this.usageInput(t), endCaptureError: why });
     }
-  }
-
-  private snapshot(st: CodexSessionState) {
-    return captureBoundary(this.capturer, this.gw, st.sessionID!, st.cwd, this.leases[st.kind].hostID, this.log);
   }
 
   /** UserPromptSubmit: the turn (its ID from the hook) is an execution admitted by the gateway, or the prompt is refused. */
@@ -514,20 +335,6 @@ export class CodexHost {
     if (r.exitCode !== null) await this.finishJob(id, callId, { status: r.exitCode === 0 ? 'COMPLETED' : 'ERROR', exitCode: r.exitCode });
   }
 
-  private async finishJob(id: string, callId: string, end: JobEnd) {
-    const j = this.sessions.get(id)?.jobs?.[callId];
-    if (!j || j.done) return;
-    await this.gw.call(FinishJobDocument, { input: { jobID: j.jobID, status: end.status, exitCode: end.exitCode ?? null } }).catch((e) => {
-      if (!(e instanceof GatewayError)) throw e;
-      this.log(`finish job ${j.jobID}: ${e.message}`);
-    });
-    await this.update(id, (now) => ({ jobs: { ...now.jobs, [callId]: { ...j, done: true } } }));
-  }
-
-  private async finishAllJobs(id: string, end: JobEnd) {
-    for (const [callId, j] of Object.entries(this.sessions.get(id)?.jobs ?? {})) if (!j.done) await this.finishJob(id, callId, end);
-  }
-
   /** The turn's shells: those the rollout shows exited end so; the others as `otherwise` (null: left running). */
   private async finishTurnJobs(id: string, t: CodexTurn, otherwise: JobEnd | null) {
     const byCall = new Map(t.shells.map((s) => [s.callId, s]));
@@ -537,11 +344,6 @@ export class CodexHost {
       if (s?.done) await this.finishJob(id, callId, { status: s.exitCode === 0 ? 'COMPLETED' : 'ERROR', exitCode: s.exitCode });
       else if (otherwise) await this.finishJob(id, callId, otherwise);
     }
-  }
-
-  private async fence(id: string) {
-    const st = this.sessions.get(id);
-    if (st && !st.fenced) await this.persist(id, { ...st, fenced: true });
   }
 
   /** Reads the turn from the rollout; waits (bounded) until it holds the turn's last assistant message. */
@@ -615,7 +417,7 @@ export class CodexHost {
   }
 
   /** The running turn ended without Stop (Codex exited or was killed, or a new prompt came): INTERRUPTED. */
-  private async endRunning(id: string, why: 'exit' | 'signal' | 'failed' | 'superseded' | 'seal') {
+  protected async endRunning(id: string, why: EndWhy) {
     const st = this.sessions.get(id);
     const ts = st?.current ? st.turns[st.current] : undefined;
     if (!st || !ts || ts.settled) return;
@@ -636,30 +438,15 @@ export class CodexHost {
 
   // ---- the gateway's commands ----
 
-  private async command(c: Command) {
-    if (!c) return;
-    if (c.kind === 'COMPACT_SESSION' || c.kind === 'GENERATE') {
-      return replyTo(this.gw, c, () => (c.kind === 'GENERATE' ? this.generate(c) : Promise.reject(new Error('Codex offers no compaction of a stored thread outside its interactive /compact'))), () => this.stopped, this.log);
-    }
-    try {
-      const id = this.state.byGateway.get(c.sessionID);
-      if (id && (c.kind === 'INTERRUPT_EXECUTION' || c.kind === 'CLOSE_ADMISSIONS' || c.kind === 'CANCEL_JOB')) {
-        const seal = c.reason === 'SEAL' || c.kind === 'CLOSE_ADMISSIONS' || c.kind === 'CANCEL_JOB';
-        if (seal) await this.fence(id);
-        await this.stopSession(id, seal ? 'seal' : 'signal');
-      }
-    } catch (e: any) {
-      if (this.stopped) return;
-      this.log(`command ${c.kind} ${c.id}: ${e?.message ?? e}`);
-    }
-    await acknowledge(this.gw, c, this.log);
+  protected compact(): Promise<Record<string, unknown>> {
+    return Promise.reject(new Error('Codex offers no compaction of a stored thread outside its interactive /compact'));
   }
 
   /**
    * GENERATE: a hidden `codex exec --ephemeral -m <model>` in an empty directory (its hooks answer at once:
    * GATEWAY_CODEX_HIDDEN), the gateway's context and the prompt as its prompt; the answer is its last message.
    */
-  private async generate(c: Command): Promise<Record<string, unknown>> {
+  protected async generate(c: Command): Promise<Record<string, unknown>> {
     const p = c.payload as { prompt: string; model: { providerID: string; modelID: string }; context?: { role: string; text: string }[] };
     const bin = this.opts.codexBin ?? findCodexBinary();
     if (!bin) throw new Error('the codex binary was not found');
@@ -687,94 +474,18 @@ export class CodexHost {
     }
   }
 
-  /**
-   * Stops the thread's Codex processes and waits until they are gone (killProcessTree: each with every process
-   * it started, unified exec's terminals included). A seal of a launched thread stops every process that ran it
-   * or was started to resume it, busy or idle; otherwise only the process running a turn or a shell.
-   */
-  private async stopSession(id: string, why: 'seal' | 'signal') {
-    const st = this.sessions.get(id);
-    if (!st) return;
-    const busy = !!st.current || Object.values(st.jobs ?? {}).some((j) => !j.done);
-    const pids = why === 'seal' && st.kind === 'launched' ? await this.state.launchedProcesses(id)
-      : busy ? [await this.processOf(st, id)].filter((p): p is number => p !== null) : [];
-    if (pids.length) {
-      this.killing.add(id);
-      await Promise.all(pids.map((pid) => killProcessTree(pid, (ms) => this.exits.wait(ms))));
-    }
-    await this.enqueue(id, async () => {
-      await this.endRunning(id, why);
-      await this.finishAllJobs(id, pids.length ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
-    });
-  }
+  // ---- gateway -> rollout: corrections and retractions ----
 
-  private async processOf(st: CodexSessionState, id: string): Promise<number | null> {
-    if (st.kind === 'launched' && st.launch) return this.state.launchProcess(st.launch);
-    const p = this.pids.get(id);
-    return p && alive(p) ? p : null;
-  }
-
-  private async afterExit(id: string) {
-    const p = this.pids.get(id);
-    const deadline = Date.now() + 60_000;
-    while (p !== undefined && alive(p) && Date.now() < deadline && !this.stopped) await this.exits.wait(200);
-    await this.enqueue(id, () => this.applyEdits(id));
-  }
-
-  // ---- gateway -> rollout: corrections, retractions, the seal's first commit ----
-
-  private watch(id: string) {
-    const st = this.sessions.get(id);
-    if (!st?.sessionID || this.watched.has(id)) return;
-    const sessionID = st.sessionID;
-    this.watched.set(id, this.gw.subscribe(TranscriptEventsDocument,
-      () => ({ sessionID, after: this.sessions.get(id)?.eventsCursor ?? null }), 'plugin',
-      (d) => this.enqueue(id, () => this.onEvent(id, d.sessionEvents as GatewayEvent))));
-  }
-
-  private async onEvent(id: string, ev: GatewayEvent) {
-    const st = this.sessions.get(id);
-    if (!st || !ev || (st.eventsSeq ?? 0) >= ev.sequence) return;
-    if (process.env.BRIDGE_TRACE) this.log(`event ${ev.sequence} ${ev.type} ${ev.messageID ?? ''} known=${!!(ev.messageID && st.messages?.[ev.messageID])}`);
-    if (ev.type === 'session.sealing' || ev.type === 'session.sealed') await this.fence(id);
+  protected eventEdit(st: CodexSessionState, ev: GatewayEvent): RolloutEdit | null {
     const locators = ev.messageID ? st.messages?.[ev.messageID] : undefined;
-    let edit: RolloutEdit | null = null;
-    if (locators && ev.type === 'message.retracted') {
-      edit = { kind: 'retract', at: locators, placeholder: String(ev.message?.parts?.[0]?.text ?? '[retracted]') };
-    } else if (locators && ev.type === 'message.part_corrected' && ev.partID) {
-      const parts: any[] = ev.message?.parts ?? [];
-      const sorted = [...parts].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
-      const i = sorted.findIndex((p) => p.id === ev.partID);
-      const text = sorted[i]?.text;
-      if (typeof text === 'string' && i >= 0 && locators[i]) edit = { kind: 'correct', at: locators[i], text };
-    }
-    const now = this.sessions.get(id)!;
-    await this.persist(id, { ...now, ...(edit ? { pendingEdits: [...(now.pendingEdits ?? []), edit] } : {}), eventsSeq: Math.max(now.eventsSeq ?? 0, ev.sequence), eventsCursor: ev.cursor });
-    if (this.sessions.get(id)!.pendingEdits?.length) await this.applyEdits(id);
+    if (!locators) return null;
+    if (ev.type === 'message.retracted') return { kind: 'retract', at: locators, placeholder: String(ev.message?.parts?.[0]?.text ?? '[retracted]') };
+    if (!ev.partID) return null;
+    const sorted = [...(ev.message?.parts ?? [])].sort((a: any, b: any) => (a.index ?? 0) - (b.index ?? 0));
+    const i = sorted.findIndex((p: any) => p.id === ev.partID);
+    const text = sorted[i]?.text;
+    return typeof text === 'string' && i >= 0 && locators[i] ? { kind: 'correct', at: locators[i], text } : null;
   }
 
-  /** Whether a Codex process may be reading or appending to the thread's rollout now. */
-  private codexRunning(id: string): boolean {
-    const st = this.sessions.get(id);
-    if (!st) return false;
-    if (this.state.launchMayTouch(id, st.cwd)) return true;
-    const p = this.pids.get(id);
-    return p !== undefined && alive(p);
-  }
-
-  /** Writes pending corrections and retractions into the rollout once no Codex process of the thread runs. */
-  private async applyEdits(id: string) {
-    const st = this.sessions.get(id);
-    if (!st?.pendingEdits?.length || !st.transcript) return;
-    if (this.codexRunning(id)) { this.log(`thread ${id}: ${st.pendingEdits.length} rollout edit(s) wait for Codex to exit`); return; }
-    try {
-      const edits = st.pendingEdits;
-      const n = rewriteFileAtomically(st.transcript, (text) => rewriteRollout(text, edits));
-      if (n < edits.length) this.log(`thread ${id}: ${edits.length - n} edit(s) found no item in ${st.transcript}`);
-    } catch (e: any) {
-      this.log(`thread ${id}: rollout rewrite failed: ${e?.message ?? e}`);
-      if (e?.code !== 'ENOENT') return;
-    }
-    await this.update(id, () => ({ pendingEdits: [], rewrittenAt: Date.now() }));
-  }
+  protected rewrite(_st: CodexSessionState, text: string, edits: RolloutEdit[]) { return rewriteRollout(text, edits); }
 }
