@@ -26,23 +26,20 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
   AdmitWorkDocument, AppendMessageDocument, BeginExecutionDocument, CreateSessionDocument,
-  FinishJobDocument, SettleExecutionDocument, StartJobDocument, TranscriptEventsDocument,
+  SettleExecutionDocument, StartJobDocument,
 } from '../../client/index.js';
-import { WorktreeCapturer, type CaptureOptions } from '../../host/capture.js';
-import { HostLease, type Command, type HostIdentity } from '../common/host-lease.js';
+import type { Command } from '../common/host-lease.js';
 import { allow, decideWithin, refuse, within, type Decision, type Ticket } from '../hooks-host/admission.js';
 import { rewriteFileAtomically as rewriteAtomically } from '../hooks-host/atomic-rewrite.js';
-import { HostChannel } from '../hooks-host/channel.js';
-import { HostState } from '../hooks-host/host-state.js';
-import { acknowledge, replyTo, runHidden } from '../hooks-host/host-commands.js';
-import { SessionQueues, Waker } from '../hooks-host/queues.js';
-import { captureBoundary, inside, real, worktreeRoot } from '../hooks-host/worktree.js';
-import { Gateway, GatewayError } from '../opencode/gateway.js';
+import { runHidden } from '../hooks-host/host-commands.js';
+import { HooksHost, type BaseSessionState, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type Kind } from '../hooks-host/hooks-host.js';
+import type { LaunchState } from '../hooks-host/launches.js';
+import { inside, real, worktreeRoot } from '../hooks-host/worktree.js';
+import { GatewayError } from '../opencode/gateway.js';
 import { hookSettings, writeHookScript } from './hook.js';
 import { findClaudeBinary } from './launch.js';
-import { launchRunning, type LaunchState } from './launches.js';
 import { CLAUDE_CODE_NAMES } from './local-channel.js';
-import { alive, claudeProcess, killProcessTree, processFacts } from './processes.js';
+import { claudeConfigDir, isClaude } from './processes.js';
 import { isPrompt, parseTranscript, rewriteTranscript, turnOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
 
 /**
@@ -60,19 +57,7 @@ export const CLAUDE_CODE_MODELS = ['claude-opus-5-5', 'claude-sonnet-5-5', 'clau
 const ALL_TOOLS = ['Agent', 'Bash', 'Edit', 'ListAgents', 'Read', 'ReportFindings', 'ScheduleWakeup', 'Skill', 'ToolSearch', 'Workflow', 'Write',
   'Glob', 'Grep', 'NotebookEdit', 'WebFetch', 'WebSearch', 'TodoWrite', 'Monitor', 'SendMessage', 'TaskStop', 'EnterWorktree', 'ExitWorktree', 'CronCreate', 'CronDelete', 'CronList'];
 
-export interface ClaudeCodeHostOptions {
-  gatewayUrl: string;
-  hostToken: string;
-  /** Plugin rights (createSession); defaults to hostToken (e.g. an admin token). */
-  pluginToken?: string;
-  /** The host's directory: state file, hook script, settings files, the port file. */
-  dir: string;
-  /** Loopback port for the hooks (default: any free one). */
-  port?: number;
-  leaseMs?: number;
-  capture?: CaptureOptions;
-  /** How long an admission (prompt, tool call) may wait for the gateway before it is refused. Default 20 s. */
-  admissionTimeoutMs?: number;
+export interface ClaudeCodeHostOptions extends HooksHostOptions {
   /**
    * The models the host offers for generation (registered with the gateway: any other is ModelNotFoundError).
    * Default: what Claude Code 2.1.332's aliases opus, sonnet and haiku resolve to (CLAUDE_CODE_MODELS).
@@ -81,17 +66,12 @@ export interface ClaudeCodeHostOptions {
   /** The environment of the `claude` runs the host makes itself (compaction, generation). Default: its own. */
   claudeEnv?: NodeJS.ProcessEnv;
   claudeBin?: string;
-  log?: (m: string) => void;
 }
-
-type Kind = 'launched' | 'observed';
 
 interface TurnState { promptId: string; executionID: string; settled: boolean; startedAt: number }
 
 /** A Bash tool call: a SHELL job (keyed by the tool_use_id). */
 interface JobState { jobID: string; promptId: string; background: boolean; taskId: string | null; done: boolean }
-
-type JobEnd = { status: 'COMPLETED' | 'ERROR' | 'CANCELLED' | 'LOST'; exitCode?: number | null };
 
 /** The end of a foreground Bash call from its tool result (Claude Code writes "Exit code N" for a failure). */
 export function shellEnd(output: string | null | undefined, status: string | undefined): JobEnd | null {
@@ -115,34 +95,16 @@ export function taskNotification(text: string): { toolUseId: string | null; task
 }
 
 /** What the host keeps per Claude Code session (the state file; survives host restarts). */
-export interface SessionState {
-  kind: Kind;
-  sessionID: string | null;
-  cwd: string;
-  transcript: string;
-  /** The launch that started it (launched sessions). */
-  launch: string | null;
-  /** A seal began: every later prompt and tool call of the session is refused. */
-  fenced: boolean;
+export interface SessionState extends BaseSessionState {
   turns: Record<string, TurnState>;
-  /** The running turn's promptId. */
-  current: string | null;
   jobs?: Record<string, JobState>;
   /** Gateway message -> the transcript message it mirrors and its gateway parts in order (corrections, retractions). */
   messages?: Record<string, { key: MessageKey; parts: string[] }>;
-  /** The last gateway session event applied (sessionEvents resumes after it). */
-  eventsCursor?: string | null;
-  eventsSeq?: number;
   /** Corrections and retractions not written into the transcript yet (a Claude Code process of the session runs). */
   pendingEdits?: TranscriptEdit[];
-  /** When the host last rewrote the transcript (ms since the epoch). */
-  rewrittenAt?: number;
-  /** A subagent's session (the Agent tool): the Claude Code session it runs in, and its agent ID. */
-  parent?: string;
+  /** A subagent's session (the Agent tool): `parent` is the Claude Code session it runs in; its agent ID. */
   agentId?: string;
 }
-
-type GatewayEvent = { cursor: string; sequence: number; type: string; messageID: string | null; partID: string | null; message: any };
 
 
 export interface HookInput {
@@ -161,58 +123,17 @@ export interface HookInput {
 
 export { worktreeRoot };
 
-export class ClaudeCodeHost {
-  readonly gw: Gateway;
-  private readonly leases: Record<Kind, HostLease>;
-  /** The state file: sessions, launches, host IDs (the kit's). */
-  private readonly state: HostState<SessionState>;
-  private get sessions() { return this.state.sessions; }
-  /** Claude Code session -> the PID its hooks ran under (observed sessions: the only handle to stop a turn). */
-  private readonly pids = new Map<string, number>();
-  private readonly queues: SessionQueues;
-  private readonly capturer: WorktreeCapturer;
+export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
   private readonly warmed = new Set<string>();
-  /** The loopback channel of the hook script and the launcher (the kit's: authenticated by the host's secret). */
-  private readonly channel: HostChannel;
-  private readonly exits = new Waker();
-  stopped = false;
-  port = 0;
-  readonly log: (m: string) => void;
-  readonly scriptPath: string;
-  readonly stats = { hooks: 0, refused: 0, unauthenticated: 0, unverified: 0 };
 
   constructor(readonly opts: ClaudeCodeHostOptions) {
-    this.log = opts.log ?? (() => {});
-    this.gw = new Gateway(opts.gatewayUrl, opts.hostToken, opts.pluginToken ?? opts.hostToken, this.log);
-    this.scriptPath = writeHookScript(opts.dir); // the directory made (or narrowed to) 0700 first
-    this.queues = new SessionQueues(this.log);
-    this.channel = new HostChannel(opts.dir, CLAUDE_CODE_NAMES, {
-      hook: (event, input, launch, ppid) => this.hook(event, input as HookInput, launch, ppid),
-      routes: { '/launch': (b) => this.launchRoute(b), '/launched': (b) => this.launchedRoute(b), '/exited': (b) => this.exitedRoute(b),
-        '/health': async () => [200, { ok: true, hostIDs: this.hostIDs }] },
-      failClosed: ['UserPromptSubmit', 'PreToolUse'],
-    }, this.log, this.stats);
-    this.state = new HostState(opts.dir, this.exits);
-    this.capturer = new WorktreeCapturer({ watch: true, ...opts.capture });
-    const self = this;
-    const ctx = { get gw() { return self.gw; }, get stopped() { return self.stopped; }, log: this.log, leaseMs: opts.leaseMs ?? 30_000 };
-    const identity = (kind: Kind): HostIdentity => ({
-      name: () => `claude-code ${kind} ${opts.dir}`,
-      // Launched: Claude Code runs with the host's hooks in force (fail closed) and the seal can stop it, so
-      // nothing of the session starts without the gateway's admission. Observed: it can run without them.
+    super(opts, {
+      names: CLAUDE_CODE_NAMES, writeScript: writeHookScript, isAgent: isClaude, configDirOf: claudeConfigDir,
       // compact: Claude Code's own `/compact` on `--resume`; generate: a hidden `claude -p --model` run.
-      capabilities: () => ({ cancel: true, compact: true, generate: true, exclusiveAdmission: kind === 'launched', sessions: false }),
-      models: async () => (opts.models ?? CLAUDE_CODE_MODELS).map((modelID) => ({ providerID: 'anthropic', modelID })),
-      storedHostID: () => this.state.hostID(kind),
-      storeHostID: (id) => this.state.setHostID(kind, id),
+      capabilities: () => ({ cancel: true, compact: true, generate: true }),
+      models: () => (opts.models ?? CLAUDE_CODE_MODELS).map((modelID) => ({ providerID: 'anthropic', modelID })),
     });
-    this.leases = {
-      launched: new HostLease(ctx, identity('launched'), (c) => this.command(c)),
-      observed: new HostLease(ctx, identity('observed'), (c) => this.command(c)),
-    };
   }
-
-  get hostIDs() { return { launched: this.leases.launched.hostID, observed: this.leases.observed.hostID }; }
 
   /** The settings file a session of `kind` runs with (`--settings`), written into the host's directory. */
   settingsFile(kind: Kind, extra: Record<string, unknown> = {}): string {
@@ -221,105 +142,11 @@ export class ClaudeCodeHost {
     return file;
   }
 
-  async start(): Promise<void> {
-    await this.state.load();
-    await this.leases.launched.start();
-    await this.leases.observed.start();
-    this.port = await this.channel.start(this.opts.port ?? 0);
-    // Turns left running by a host that stopped: their Claude Code may be gone meanwhile.
-    for (const [cc, st] of this.sessions) {
-      if (st.current && st.kind === 'launched' && st.launch) {
-        const l = this.state.launches.get(st.launch);
-        if (l && !launchRunning(l)) void this.enqueue(cc, () => this.endRunning(cc, 'exit'));
-      }
-    }
-    // Launches whose Claude Code is gone (the launcher reported it, or it died with the host down) are not
-    // kept: nothing reads them any more.
-    await this.state.forgetGoneLaunches();
-    for (const cc of this.sessions.keys()) {
-      this.watch(cc);
-      if (this.sessions.get(cc)!.pendingEdits?.length) void this.enqueue(cc, () => this.applyEdits(cc));
-    }
-    this.log(`claude-code host listening on 127.0.0.1:${this.port} (hosts ${this.hostIDs.launched} launched, ${this.hostIDs.observed} observed)`);
+  protected launchAnswer(_l: LaunchState, body: any) {
+    return { settings: this.settingsFile('launched', body.settings && typeof body.settings === 'object' ? body.settings : {}) };
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    for (const l of Object.values(this.leases)) l.stop();
-    for (const u of this.watched.values()) u();
-    await this.channel.stop();
-    // Queued work waiting for an unreachable gateway gives up (at its next retry) instead of holding the stop.
-    this.gw.stopped = true;
-    await this.queues.settled();
-    for (const l of Object.values(this.leases)) await l.settle();
-    await this.capturer.close();
-    await this.gw.close();
-    await this.state.close();
-  }
-
-  /** How many corrections and retractions of session `cc` wait to be written into its transcript. */
-  pendingEditsOf(ccSessionID: string): number { return this.sessions.get(ccSessionID)?.pendingEdits?.length ?? 0; }
-
-  /** The gateway session of a Claude Code session (null until its first hook reached the host). */
-  gatewaySessionOf(ccSessionID: string): string | null { return this.sessions.get(ccSessionID)?.sessionID ?? null; }
-
-  /** Resolves when every queued task of every session has run (tests: after Claude Code exited). */
-  settled(): Promise<void> { return this.queues.settled(); }
-
-  private enqueue<T>(cc: string, fn: () => Promise<T>): Promise<T> { return this.queues.enqueue(cc, fn); }
-
-  /** Resolves with the gateway session of Claude Code session `cc` once its first hook created it. */
-  waitSession(cc: string): Promise<string> { return this.state.waitSession(cc); }
-
-  private persist(cc: string, st: SessionState) { return this.state.persist(cc, st); }
-
-  // ---- HTTP: hooks and the launcher ----
-
-  private async launchRoute(body: any): Promise<[number, unknown]> {
-    const l = await this.state.issueLaunch(body);
-    const settings = this.settingsFile('launched', body.settings && typeof body.settings === 'object' ? body.settings : {});
-    return [200, { token: l.token, settings }];
-  }
-
-  private launchedRoute(body: any) { return this.state.launchReported(body); }
-
-  private async exitedRoute(body: any): Promise<[number, unknown]> {
-    const l = await this.state.launchExited(String(body.token));
-    if (!l) return [404, { error: 'unknown launch' }];
-    for (const [cc, st] of this.sessions) {
-      if (st.launch !== l.token) continue;
-      // Not awaited: the launcher (and so its user) does not wait for the host to finish the session's turn.
-      void this.enqueue(cc, async () => {
-        const killed = this.killing.has(cc) || this.sessions.get(cc)!.fenced;
-        await this.endRunning(cc, killed ? (this.sessions.get(cc)!.fenced ? 'seal' : 'signal') : body.signal ? 'signal' : Number(body.code) ? 'failed' : 'exit');
-        // Shells still running when Claude Code went: killed with it by the host, else nobody saw their end.
-        await this.finishAllJobs(cc, killed ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
-      });
-    }
-    for (const [cc, st] of this.sessions) {
-      if (st.pendingEdits?.length) void this.enqueue(cc, () => this.applyEdits(cc));
-    }
-    // What the host refused in this launch: the launcher prints it (Claude Code's `-p` exits 0 after a refused prompt).
-    const refused = this.state.refusals.get(l.token) ?? [];
-    // Its Claude Code is gone: the launch is no longer needed (a session it ran keeps its token, which then
-    // names no process: nothing to stop, nothing that holds a rewrite back).
-    await this.state.forgetLaunch(l.token);
-    return [200, { refused }];
-  }
-
-
-  /** One hook: the decision Claude Code gets. */
-  async hook(event: string, input: HookInput, launchToken: string, ppid: number): Promise<Decision> {
-    this.stats.hooks++;
-    const d = await this.decideHook(event, input, launchToken, ppid);
-    if (d.exit === 2) {
-      this.stats.refused++;
-      if (d.reason !== 'late') this.state.refused(launchToken, `${event === 'PreToolUse' ? 'a tool call' : event === 'UserPromptSubmit' ? 'the prompt' : event}: ${d.reason}`);
-    }
-    return d;
-  }
-
-  private async decideHook(event: string, input: HookInput, launchToken: string, ppid: number): Promise<Decision> {
+  protected async decideHook(event: string, input: HookInput, launchToken: string, ppid: number): Promise<Decision> {
     const cc = typeof input.session_id === 'string' ? input.session_id : '';
     const admitting = event === 'UserPromptSubmit' || event === 'PreToolUse';
     if (!cc) return admitting && launchToken ? refuse('the hook input names no session_id') : allow;
@@ -405,19 +232,9 @@ export class ClaudeCodeHost {
    * transcripts it names. Answers its PID, or why the hook is not taken.
    */
   private async verifyHook(cc: string, input: HookInput, launch: LaunchState | null, ppid: number): Promise<number | string> {
-    const pid = ppid > 1 ? claudeProcess(ppid) : null;
-    if (pid === null) return `the hook's parent process (${ppid || 'none given'}) is not a Claude Code process`;
-    const facts = processFacts(pid);
-    if (!facts) return `Claude Code process ${pid} cannot be read`;
-    if (typeof process.getuid === 'function' && facts.uid !== process.getuid()) return `Claude Code process ${pid} belongs to another user (uid ${facts.uid})`;
-    if (launch) {
-      // The launcher reports Claude Code's PID right after spawning it, well before Claude Code runs a hook.
-      const l = (await this.state.reportedLaunch(launch.token, 5_000)) ?? launch;
-      if (l.pid !== pid) return `the hook ran under process ${pid}, not the Claude Code this launch started (${l.pid ?? 'none reported'})`;
-    }
-    if (typeof input.cwd === 'string' && !(inside(real(input.cwd), facts.cwd) || (launch && launch.cwd && inside(real(input.cwd), real(launch.cwd))))) {
-      return `the hook names directory ${input.cwd.slice(0, 500)}, not Claude Code's own (${facts.cwd})`;
-    }
+    const proc = await this.hookProcess(input, launch, ppid);
+    if (typeof proc === 'string') return proc;
+    const { pid, facts } = proc;
     const projects = facts.configDir ? path.join(real(facts.configDir), 'projects') : null;
     for (const t of [input.transcript_path, input.agent_transcript_path]) {
       if (t === undefined) continue;
@@ -429,25 +246,6 @@ export class ClaudeCodeHost {
       return `the hook's transcript ${input.transcript_path.slice(0, 500)} is not session ${cc.slice(0, 100)}'s`;
     }
     return pid;
-  }
-
-  /**
-   * A launched Claude Code process runs in session `cc`: recorded by the gateway as an admission of the
-   * session (admitWork), so a seal asks this host to close the session's admissions (CLOSE_ADMISSIONS) and
-   * waits while it stops the process, even one idle between turns, whose work the seal knows nothing of.
-   * Refused after the seal began: the session is fenced (its prompts refused).
-   */
-  private async admitProcess(cc: string, token: string) {
-    const l = this.state.launches.get(token);
-    const st = this.sessions.get(cc);
-    if (!l || !st?.sessionID || st.kind !== 'launched' || st.parent || l.admitted?.includes(cc)) return;
-    try {
-      await this.leases.launched.call(AdmitWorkDocument, { sessionID: st.sessionID, route: `claude-code process ${l.pid ?? '?'}` } as any);
-    } catch (e) {
-      if (e instanceof GatewayError && e.tag === 'SessionSealedError') { await this.fence(cc); return; }
-      throw e;
-    }
-    await this.state.admitted(token, cc);
   }
 
   /**
@@ -494,11 +292,6 @@ export class ClaudeCodeHost {
       case 'SubagentStop': await this.finishTurn(key, input); return allow;
       default: return allow;
     }
-  }
-
-  /** The subagent sessions of Claude Code session `cc`. */
-  private childrenOf(cc: string): string[] {
-    return [...this.sessions.entries()].filter(([, st]) => st.parent === cc).map(([k]) => k);
   }
 
   /** The gateway session of a Claude Code session, created at its first hook (idempotent by key). */
@@ -577,10 +370,6 @@ export class ClaudeCodeHost {
     }
     // Background shells of imported turns whose end no notification reported: nobody saw it.
     for (const [id, j] of Object.entries(this.sessions.get(cc)!.jobs ?? {})) if (!j.done) await this.finishJob(cc, id, { status: 'LOST', exitCode: null });
-  }
-
-  private snapshot(st: SessionState): Promise<{ id: string } | { error: string }> {
-    return captureBoundary(this.capturer, this.gw, st.sessionID!, st.cwd, this.leases[st.kind].hostID, this.log);
   }
 
   /** UserPromptSubmit: the turn is an execution admitted by the gateway, or the prompt is refused. */
@@ -682,19 +471,6 @@ export class ClaudeCodeHost {
     }
   }
 
-  /** Finishes a job once (the answer recorded; a repeat after a crash is refused harmlessly by the gateway). */
-  private async finishJob(cc: string, toolUseId: string, end: JobEnd) {
-    const st = this.sessions.get(cc);
-    const j = st?.jobs?.[toolUseId];
-    if (!st || !j || j.done) return;
-    await this.gw.call(FinishJobDocument, { input: { jobID: j.jobID, status: end.status, exitCode: end.exitCode ?? null } }).catch((e) => {
-      if (!(e instanceof GatewayError)) throw e;
-      this.log(`finish job ${j.jobID}: ${e.message}`);
-    });
-    const now = this.sessions.get(cc)!;
-    await this.persist(cc, { ...now, jobs: { ...now.jobs, [toolUseId]: { ...j, done: true } } });
-  }
-
   /** PostToolUse (Claude Code sends it for calls that succeeded): a foreground shell ended; a background one started. */
   private async toolEnded(cc: string, input: HookInput) {
     const st = this.sessions.get(cc)!;
@@ -719,18 +495,6 @@ export class ClaudeCodeHost {
       const end = p ? shellEnd(p.output, p.status) : null;
       if (end) await this.finishJob(cc, id, end);
       else if (otherwise) await this.finishJob(cc, id, otherwise);
-    }
-  }
-
-  /** Every unfinished job of the session ends so (Claude Code is gone: killed by the seal, or exited). */
-  private async finishAllJobs(cc: string, end: JobEnd) {
-    for (const [id, j] of Object.entries(this.sessions.get(cc)?.jobs ?? {})) if (!j.done) await this.finishJob(cc, id, end);
-  }
-
-  private async fence(cc: string) {
-    for (const k of [cc, ...this.childrenOf(cc)]) {
-      const st = this.sessions.get(k);
-      if (st && !st.fenced) await this.persist(k, { ...st, fenced: true });
     }
   }
 
@@ -779,76 +543,20 @@ export class ClaudeCodeHost {
     await this.persist(cc, { ...st, messages: { ...st.messages, [m.id]: { key, parts } } });
   }
 
-  // ---- gateway -> transcript: corrections, retractions, the seal's first commit ----
+  // ---- gateway -> transcript: corrections and retractions ----
 
-  private readonly watched = new Map<string, () => void>();
-
-  /** Follows the gateway session's events (from the stored cursor): corrections and retractions reach the transcript. */
-  private watch(cc: string) {
-    const st = this.sessions.get(cc);
-    if (!st?.sessionID || this.watched.has(cc)) return;
-    const sessionID = st.sessionID;
-    this.watched.set(cc, this.gw.subscribe(TranscriptEventsDocument,
-      () => ({ sessionID, after: this.sessions.get(cc)?.eventsCursor ?? null }), 'plugin',
-      (d) => this.enqueue(cc, () => this.onEvent(cc, d.sessionEvents as GatewayEvent))));
-  }
-
-  private async onEvent(cc: string, ev: GatewayEvent) {
-    const st = this.sessions.get(cc);
-    if (!st || !ev || (st.eventsSeq ?? 0) >= ev.sequence) return;
-    if (process.env.BRIDGE_TRACE) this.log(`event ${ev.sequence} ${ev.type} ${ev.messageID ?? ""}`);
-    // The seal's first commit: fenced at once (a hook decided after this refuses), before any command arrives.
-    if (ev.type === 'session.sealing' || ev.type === 'session.sealed') await this.fence(cc);
+  protected eventEdit(st: SessionState, ev: GatewayEvent): TranscriptEdit | null {
     const known = ev.messageID ? st.messages?.[ev.messageID] : undefined;
-    if (known && (ev.type === 'message.part_corrected' || ev.type === 'message.retracted')) {
-      let edit: TranscriptEdit | null = null;
-      if (ev.type === 'message.retracted') {
-        edit = { kind: 'retract', key: known.key, placeholder: String(ev.message?.parts?.[0]?.text ?? '[retracted]') };
-      } else if (ev.partID) {
-        const text = ev.message?.parts?.find((p: any) => p.id === ev.partID)?.text;
-        const partIndex = known.parts.indexOf(ev.partID);
-        if (typeof text === 'string' && partIndex >= 0) edit = { kind: 'correct', key: known.key, partIndex, text };
-      }
-      if (edit) await this.persist(cc, { ...st, pendingEdits: [...(st.pendingEdits ?? []), edit] });
-    }
-    const now = this.sessions.get(cc)!;
-    await this.persist(cc, { ...now, eventsSeq: Math.max(now.eventsSeq ?? 0, ev.sequence), eventsCursor: ev.cursor });
-    if (now.pendingEdits?.length) await this.applyEdits(cc);
+    if (!known) return null;
+    if (ev.type === 'message.retracted') return { kind: 'retract', key: known.key, placeholder: String(ev.message?.parts?.[0]?.text ?? '[retracted]') };
+    if (!ev.partID) return null;
+    const text = ev.message?.parts?.find((p: any) => p.id === ev.partID)?.text;
+    const partIndex = known.parts.indexOf(ev.partID);
+    return typeof text === 'string' && partIndex >= 0 ? { kind: 'correct', key: known.key, partIndex, text } : null;
   }
 
-  /**
-   * Whether a Claude Code process may be reading or appending to the session's transcript now: a launch that
-   * ran the session, or was started to resume it (launches.ts `mayTouch`), or the process an observed
-   * session's hooks ran under. A subagent's transcript is written by its parent session's process.
-   */
-  private claudeRunning(cc: string): boolean {
-    const st = this.sessions.get(cc);
-    if (!st) return false;
-    const root = st.parent ?? cc;
-    const cwd = this.sessions.get(root)?.cwd ?? st.cwd;
-    if (this.state.launchMayTouch(root, cwd)) return true;
-    const p = this.pids.get(root);
-    return p !== undefined && alive(p);
-  }
-
-  /**
-   * Writes the pending corrections and retractions into the transcript once no Claude Code process of the
-   * session runs (else at its exit: the launcher's report, or SessionEnd of an observed session). A Claude
-   * Code process that stays open keeps the old text in its memory; the next `--resume` reads the new one.
-   */
-  private async applyEdits(cc: string) {
-    const st = this.sessions.get(cc);
-    if (!st?.pendingEdits?.length || !st.transcript) return;
-    if (this.claudeRunning(cc)) { this.log(`session ${cc}: ${st.pendingEdits.length} transcript edit(s) wait for Claude Code to exit`); return; }
-    try {
-      const n = rewriteFileAtomically(st.transcript, st.pendingEdits, !!st.parent);
-      if (n < st.pendingEdits.length) this.log(`session ${cc}: ${st.pendingEdits.length - n} edit(s) found no message in ${st.transcript}`);
-    } catch (e: any) {
-      this.log(`session ${cc}: transcript rewrite failed: ${e?.message ?? e}`);
-      if (e?.code !== 'ENOENT') return; // kept pending: tried again at the next occasion
-    }
-    await this.persist(cc, { ...this.sessions.get(cc)!, pendingEdits: [], rewrittenAt: Date.now() });
-  }
+  /** A subagent's transcript holds its lines as a sidechain. */
+  protected rewrite(st: SessionState, text: string, edits: TranscriptEdit[]) { return rewriteTranscript(text, edits, !!st.parent); }
 
   /** The turn's API failure: from the transcript's API error line, else the StopFailure hook's input. */
   private failureOf(t: Turn, input: HookInput | null): { error: string; errorName: string } | null {
@@ -913,7 +621,7 @@ export class ClaudeCodeHost {
    * The running turn ended without Stop: Claude Code exited (killed by the seal, by the user, crashed), or a
    * new prompt came first (interactive: Esc, then a prompt). Its messages so far, the end snapshot, INTERRUPTED.
    */
-  private async endRunning(cc: string, why: 'exit' | 'signal' | 'failed' | 'superseded' | 'seal') {
+  protected async endRunning(cc: string, why: EndWhy) {
     const st = this.sessions.get(cc);
     const ts = st?.current ? st.turns[st.current] : undefined;
     if (!st || !ts || ts.settled) return;
@@ -931,26 +639,7 @@ export class ClaudeCodeHost {
     });
   }
 
-  // ---- the gateway's commands ----
-
-  private async command(c: Command) {
-    if (!c) return;
-    if (c.kind === 'COMPACT_SESSION' || c.kind === 'GENERATE') return replyTo(this.gw, c, () => (c.kind === 'GENERATE' ? this.generate(c) : this.compact(c)), () => this.stopped, this.log);
-    try {
-      const cc = this.state.byGateway.get(c.sessionID);
-      if (cc && (c.kind === 'INTERRUPT_EXECUTION' || c.kind === 'CLOSE_ADMISSIONS' || c.kind === 'CANCEL_JOB')) {
-        // Only a seal cancels jobs (domain/seal.ts), and it closes admissions: the session is fenced, then its
-        // processes stopped, whether or not a turn runs (a background shell outlives its turn).
-        const seal = c.reason === 'SEAL' || c.kind === 'CLOSE_ADMISSIONS' || c.kind === 'CANCEL_JOB';
-        if (seal) await this.fence(cc);
-        await this.stopSession(cc, seal ? 'seal' : 'signal');
-      }
-    } catch (e: any) {
-      if (this.stopped) return; // not acknowledged: delivered again on the next start
-      this.log(`command ${c.kind} ${c.id}: ${e?.message ?? e}`);
-    }
-    await acknowledge(this.gw, c, this.log);
-  }
+  // ---- the gateway's commands (compaction, generation: the rest is the kit's) ----
 
   /** A `claude` run of the host's own: its hooks answer at once (GATEWAY_CLAUDE_HIDDEN), nothing of it is mirrored. */
   private runClaude(args: string[], cwd: string): Promise<{ code: number | null; out: string; err: string }> {
@@ -967,12 +656,12 @@ export class ClaudeCodeHost {
    * context the next `--resume` sends); the summary line's text is the reply. The gateway's context is not used:
    * Claude Code summarizes its transcript (with the corrections the host wrote into it).
    */
-  private async compact(c: Command): Promise<Record<string, unknown>> {
+  protected async compact(c: Command): Promise<Record<string, unknown>> {
     const cc = this.state.byGateway.get(c.sessionID);
     const st = cc ? this.sessions.get(cc) : undefined;
     if (!cc || !st) throw new Error(`session ${c.sessionID} is not a Claude Code session of this host`);
     if (st.parent) throw new Error('a subagent\'s transcript cannot be compacted by Claude Code (only a session can be resumed)');
-    if (this.claudeRunning(cc) || st.current) throw new Error('Claude Code is running this session: compaction waits until it is idle');
+    if (this.agentRunning(cc) || st.current) throw new Error('Claude Code is running this session: compaction waits until it is idle');
     const r = await this.runClaude(['-p', '/compact', '--resume', cc, '--output-format', 'json'], st.cwd || os.tmpdir());
     if (r.code !== 0) throw new Error(`claude /compact exited ${r.code}: ${(r.out + r.err).slice(-500)}`);
     const { lines } = parseTranscript(fs.readFileSync(st.transcript, 'utf8'));
@@ -990,7 +679,7 @@ export class ClaudeCodeHost {
    * the host offers (the gateway refuses others with ModelNotFoundError); Claude Code's report of the model it
    * used is checked against it.
    */
-  private async generate(c: Command): Promise<Record<string, unknown>> {
+  protected async generate(c: Command): Promise<Record<string, unknown>> {
     const p = c.payload as { prompt: string; model: { providerID: string; modelID: string }; context?: { role: string; text: string }[] };
     const context = (p.context ?? []).map((m) => `${m.role}: ${m.text}`).join('\n\n');
     const prompt = context ? `Conversation so far:\n\n${context}\n\n---\n\n${p.prompt}` : p.prompt;
@@ -1010,50 +699,4 @@ export class ClaudeCodeHost {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }
-
-  /**
-   * Stops the session's Claude Code processes and waits until they are gone (killProcessTree: each with every
-   * process it started); then the running turn settles INTERRUPTED and the unfinished jobs CANCELLED (LOST when
-   * no process was there to stop: nobody saw their end). A seal of a launched session stops every process that
-   * ran it or was started to resume it, busy or idle: background shells that outlived their turn, a Claude
-   * Code waiting for its next prompt. Otherwise (an interrupt, an observed session, a subagent's session,
-   * which runs in its parent's process) only the process running a turn or a shell is stopped. A hook being
-   * decided meanwhile is refused (fenced), so nothing new starts while they stop.
-   */
-  private readonly killing = new Set<string>();
-
-  private async stopSession(cc: string, why: 'seal' | 'signal') {
-    const st = this.sessions.get(cc);
-    if (!st) return;
-    const busy = !!st.current || Object.values(st.jobs ?? {}).some((j) => !j.done);
-    const pids = why === 'seal' && st.kind === 'launched' && !st.parent ? await this.state.launchedProcesses(cc)
-      : busy ? [await this.processOf(st, cc)].filter((p): p is number => p !== null) : [];
-    if (pids.length) {
-      this.killing.add(cc);
-      await Promise.all(pids.map((pid) => killProcessTree(pid, (ms) => this.waitExit(ms))));
-    }
-    await this.enqueue(st.parent ?? cc, async () => {
-      // The session's subagents ran in the same process: stopped with it.
-      for (const k of [cc, ...this.childrenOf(cc)]) {
-        await this.endRunning(k, why);
-        await this.finishAllJobs(k, pids.length ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
-      }
-    });
-  }
-
-  private async processOf(st: SessionState, cc: string): Promise<number | null> {
-    if (st.kind === 'launched' && st.launch) return this.state.launchProcess(st.launch);
-    const p = this.pids.get(cc);
-    return p && alive(p) ? p : null;
-  }
-
-  /** An observed session's Claude Code is exiting (SessionEnd): its pending edits once the process is gone (bounded wait). */
-  private async afterExit(cc: string) {
-    const p = this.pids.get(cc);
-    const deadline = Date.now() + 60_000;
-    while (p !== undefined && alive(p) && Date.now() < deadline && !this.stopped) await this.waitExit(200);
-    await this.enqueue(cc, () => this.applyEdits(cc));
-  }
-
-  private waitExit(ms: number) { return this.exits.wait(ms); }
 }
