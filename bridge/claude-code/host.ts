@@ -1,4 +1,6 @@
-// Claude Code as a host of the gateway. Claude Code has no server to follow: what the host sees of
+// Claude Code as a host of the gateway, on the hooks-driven host kit (bridge/hooks-host/hooks-host.ts: the
+// registrations, state file, loopback channel, launcher routes, fence, seal's stop, commands and transcript
+// rewrites are the kit's; what follows is Claude Code's). Claude Code has no server to follow: what the host sees of
 // it are its hooks (bridge/claude-code/hook.ts: a bash script that forwards each hook's JSON to this process
 // over loopback HTTP and answers with the host's decision) and its transcript (transcript.ts). The host
 //
