@@ -16,6 +16,7 @@
  * - `model-day`: grouped by MODEL and DAY in Europe/Paris;
  * - `session`: grouped by SESSION, the first page of 50 sessions;
  * - `agent-status`: grouped by AGENT and STATUS;
+ * - `one-day`: one day of the month (an eighth of the history's executions), by MODEL and HOUR;
  * - `subtree`: one session with its subtree (no subtree here: one session), by DAY.
  * USAGE_KEEP=1 keeps the seeded database on the server between runs (`gw_bench_usage_<HISTORY>x_<SESSIONS>`,
  * reused when present; migrations newer than it are applied).
@@ -118,13 +119,14 @@ async function main() {
     let captured: { text: string; params: unknown[] } | null = null;
     direct = postgres(scratch.url, {
       max: 1, onnotice: () => {}, transform: { column: { from: postgres.toCamel } },
-      debug: (_c, text, params) => { if (/\bex AS MATERIALIZED\b/.test(text)) captured = { text, params: params as unknown[] }; },
+      debug: (_c, text, params) => { if (/\bper_session AS MATERIALIZED\b/.test(text)) captured = { text, params: params as unknown[] }; },
     });
     const month = { from: '2025-01-01T00:00:00Z', to: '2025-02-01T00:00:00Z' };
     const cases: [string, Record<string, unknown>][] = [
       ['model-day', { ...month, groupBy: ['MODEL', 'DAY'], timeZone: 'Europe/Paris' }],
       ['session', { ...month, groupBy: ['SESSION'], first: 50 }],
       ['agent-status', { ...month, groupBy: ['AGENT', 'STATUS'] }],
+      ['one-day', { from: '2025-01-03T00:00:00Z', to: '2025-01-04T00:00:00Z', groupBy: ['MODEL', 'HOUR'], timeZone: 'Europe/Paris' }],
       ['subtree', { ...month, groupBy: ['DAY'], sessionID: first.id, subtree: true, from: '2026-01-01T00:00:00Z', to: '2026-02-01T00:00:00Z' }],
     ];
     console.log(`usage over ${HISTORY}x history (${c.executions} executions), ${RUNS} runs each, medians:`);

@@ -177,6 +177,7 @@ CREATE INDEX executions_external ON public.executions USING btree (session_id, e
 CREATE INDEX executions_host_running ON public.executions USING btree (host_id) WHERE (status = 'RUNNING'::text);
 CREATE INDEX executions_id ON public.executions USING btree (id);
 CREATE UNIQUE INDEX executions_one_running ON public.executions USING btree (session_id) WHERE (status = 'RUNNING'::text);
+CREATE INDEX executions_settled_at ON public.executions USING btree (settled_at) WHERE (settled_at IS NOT NULL);
 CREATE INDEX executions_start_snapshot ON public.executions USING btree (session_id, start_snapshot_id) WHERE (start_snapshot_id IS NOT NULL);
 
 CREATE TABLE export_cursors (
