@@ -5,12 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { CodexHost } from '../bridge/codex/host.js';
-import { checkCodexArgs, findCodexBinary, hookConfigArgs, launchCodex, sessionArgs } from '../bridge/codex/launch.js';
+import { checkCodexArgs, findCodexBinary, hookConfigArgs, launchCodex, sessionArgs, writeHookScript } from '../bridge/codex/launch.js';
+import { hostSecret } from '../bridge/hooks-host/local-channel.js';
 import { parseRollout, rewriteRollout, turnOf } from '../bridge/codex/rollout.js';
 import { codexScript, startScriptedResponses, type CodexScriptStep, type ScriptedResponses } from '../bridge/codex/scripted-model.js';
 import { FileBridgeStore } from '../bridge/opencode/store.js';
@@ -419,6 +421,71 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     const s = await session(id);
     expect(s.metadata.codex).toMatchObject({ threadID: thread, launched: false });
     expect(await seal(id)).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'ADMISSION_NOT_EXCLUSIVE' });
+  });
+
+  it('a host or gateway that is down: a fronted thread is refused (no model request), an observed one runs', async () => {
+    const plainRun = async (script: string, mode: 'open' | 'closed', prompt: string, extraEnv: Record<string, string> = {}) => {
+      const child = spawn(bin!, ['--dangerously-bypass-hook-trust', ...hookConfigArgs(script, mode), 'exec', '--dangerously-bypass-approvals-and-sandbox', prompt],
+        { cwd: repo, env: { ...env(), ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout!.on('data', (d) => { out += d; });
+      child.stderr!.on('data', (d) => { err += d; });
+      const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+      return { code, out, err };
+    };
+    // 1. The host itself is down: the hook script finds nobody at host.port.
+    const deadDir = path.join(tmp, 'dead-host');
+    const script = writeHookScript(deadDir);
+    hostSecret(deadDir); // a host ran there once: its secret is left, its port answers no more
+    const probe = net.createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    fs.writeFileSync(path.join(deadDir, 'host.port'), `${(probe.address() as net.AddressInfo).port}\n`);
+    await new Promise((r) => probe.close(r));
+    let before = model.requests.length;
+    const closed = await plainRun(script, 'closed', codexScript('host down, fronted', [{ text: 'must not be asked' }]), { GATEWAY_CODEX_LAUNCH: 'a-token' });
+    expect(model.requests.length).toBe(before);
+    expect(closed.out.trim()).toBe('');
+    // `codex exec` shows the block, not the hook's reason (the launcher prints the host's reasons when it can reach it).
+    expect(closed.err).toContain('hook: UserPromptSubmit Blocked');
+    const open = await plainRun(script, 'open', codexScript('host down, observed', [{ text: 'answered without the host' }]));
+    expect(open.code).toBe(0);
+    expect(open.out.trim()).toBe('answered without the host');
+
+    // 2. The host runs but its gateway is down (a loopback relay to the gateway, closed).
+    const gwUrl = new URL(gw.url);
+    const sockets = new Set<net.Socket>();
+    const relay = net.createServer((c) => {
+      const u = net.connect(Number(gwUrl.port), gwUrl.hostname);
+      sockets.add(c).add(u);
+      c.pipe(u).pipe(c);
+      const end = () => { c.destroy(); u.destroy(); };
+      c.on('error', end).on('close', end);
+      u.on('error', end).on('close', end);
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    const dir2 = path.join(tmp, 'host-gw-down');
+    const host2 = new CodexHost({ gatewayUrl: `http://127.0.0.1:${(relay.address() as net.AddressInfo).port}${gwUrl.pathname}`, hostToken: gw.admin, dir: dir2, leaseMs: 10_000,
+      log: (m) => { if (process.env.BRIDGE_DEBUG) console.log(`[codex 2] ${m}`); } });
+    await host2.start();
+    try {
+      const gone = new Promise((r) => relay.close(r));
+      for (const so of sockets) so.destroy();
+      await gone;
+      before = model.requests.length;
+      const l = await launchCodex({ dir: dir2, args: ['exec', '--dangerously-bypass-approvals-and-sandbox', codexScript('gateway down, fronted', [{ text: 'must not be asked' }])], cwd: repo, env: env(), stdio: 'pipe', detached: true, bin: bin! });
+      l.child.stdout!.resume();
+      l.child.stderr!.resume();
+      const x = await l.exited;
+      expect(model.requests.length).toBe(before);
+      expect(x.refused.join('\n')).toMatch(/did not admit|cannot be reached/);
+      const observed = await plainRun(host2.scriptPath, 'open', codexScript('gateway down, observed', [{ text: 'answered while the gateway is down' }]));
+      expect(observed.code).toBe(0);
+      expect(observed.out.trim()).toBe('answered while the gateway is down');
+      expect(host2.gw.unreachableSince).not.toBeNull();
+    } finally {
+      await host2.stop();
+    }
   });
 
   it('a prompt racing a seal is never admitted after the seal committed (many rounds)', async () => {
