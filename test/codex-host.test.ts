@@ -62,7 +62,7 @@ describe('the launcher\'s arguments', () => {
     expect(sessionArgs(['exec', 'resume', '--last', 'go'])).toEqual({ names: null, anyInCwd: true });
     expect(sessionArgs(['exec', 'go'])).toEqual({ names: null, anyInCwd: false });
     const args = hookConfigArgs('/x/gateway-hook.sh', 'closed');
-    expect(args.filter((a) => a === '-c').length).toBe(6);
+    expect(args.filter((a) => a === '-c').length).toBe(8);
     expect(args).toContain(`hooks.PreToolUse=[{matcher="*",hooks=[{type="command",command="bash '/x/gateway-hook.sh' PreToolUse closed",timeout=60}]}]`);
   });
 });
@@ -374,6 +374,44 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     const l2 = await launchCodex({ dir: hostDir, args: ['exec', ...mcp, 'resume', '--dangerously-bypass-approvals-and-sandbox', thread, codexScript('again', [step(after)])], cwd: repo, env: env(), stdio: 'pipe', bin: bin! });
     expect((await l2.exited).refused.join('\n')).toMatch(/sealed/);
     expect(fs.existsSync(after)).toBe(false);
+  });
+
+  it('a subagent (multi_agent_v1 spawn_agent) is a child session with its own execution, messages and jobs, admitted against its parent', async () => {
+    const child = codexScript('child task', [{ reasoning: 'the child thinks', shell: ['echo child > child.txt'] }, { text: 'child done' }]);
+    const steps: CodexScriptStep[] = [
+      { calls: [{ namespace: 'multi_agent_v1', name: 'spawn_agent', arguments: { message: child } }] },
+      { calls: [{ namespace: 'multi_agent_v1', name: 'wait_agent', arguments: { targets: ['$AGENT_ID'], timeout_ms: 60_000 } }] },
+      { text: 'parent done' },
+    ];
+    const l = await launchCodex({ dir: hostDir, args: ['exec', '-m', 'fake-model', '--dangerously-bypass-approvals-and-sandbox', codexScript('parent', steps)], cwd: repo, env: env(), stdio: 'pipe', bin: bin! });
+    let err = '';
+    let out = '';
+    l.child.stderr!.on('data', (d) => { err += d; });
+    l.child.stdout!.on('data', (d) => { out += d; });
+    const x = await l.exited;
+    await host.settled();
+    expect(x.code, err).toBe(0);
+    expect(out.trim()).toBe('parent done');
+    expect(x.refused).toEqual([]);
+    const thread = /session id: ([0-9a-f-]{36})/.exec(err)![1];
+    const id = host.gatewaySessionOf(thread)!;
+    const [kid] = await gw.sql`SELECT id, parent_id, metadata FROM sessions WHERE parent_id = ${id}`;
+    expect(kid).toBeTruthy();
+    const s = await session(kid.id);
+    expect(s.metadata.codex).toMatchObject({ parentThreadID: thread, launched: true });
+    const ex = s.executions.edges.map((e: any) => e.node);
+    expect(ex).toMatchObject([{ status: 'SUCCEEDED', trigger: 'SYNTHETIC' }]);
+    expect(ex[0].jobs.edges.map((e: any) => e.node)).toMatchObject([{ kind: 'SHELL', status: 'COMPLETED', exitCode: 0, command: 'echo child > child.txt' }]);
+    expect(ex[0].changeset.files.map((f: any) => f.path)).toContain('child.txt');
+    const msgs = s.messages.edges.map((e: any) => e.node);
+    expect(msgs.map((m: any) => `${m.role}/${m.origin}:${m.parts.map((p: any) => p.__typename).join(',')}`)).toEqual(['USER/SYNTHETIC:TextPart', 'ASSISTANT/MODEL:ReasoningPart,ToolPart', 'ASSISTANT/MODEL:TextPart']);
+    expect(msgs[0].parts[0].text).toContain('child task');
+    // The parent's turn, and its spawn and wait calls, are the parent's; the child's shell is admitted against the parent.
+    const parent = await session(id);
+    expect(parent.executions.edges.map((e: any) => e.node.status)).toEqual(['SUCCEEDED']);
+    expect(parent.messages.edges.map((e: any) => e.node).flatMap((m: any) => m.parts).filter((p: any) => p.__typename === 'ToolPart').map((p: any) => p.tool))
+      .toEqual(['multi_agent_v1__spawn_agent', 'multi_agent_v1__wait_agent']);
+    expect((await gw.sql`SELECT route FROM admissions WHERE session_id = ${id}`).map((r: any) => r.route)).toContain('codex PreToolUse Bash');
   });
 
   it('a turn the user interrupts (SIGINT while the model answers) is INTERRUPTED(USER), with what the rollout holds of it', async () => {

@@ -108,6 +108,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
       this.log(`${event} of thread ${id.slice(0, 100)} not taken: ${pid}`);
       return admitting && launchToken ? refuse(`the gateway's Codex host did not take this hook: ${pid}`) : allow;
     }
+    const agentId = typeof input.agent_id === 'string' && input.agent_id ? input.agent_id : null;
     const ticket: Ticket = { answered: false };
     const decided = this.enqueue(id, async (): Promise<Decision> => {
       let st = this.sessions.get(id);
@@ -116,10 +117,18 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
       }
       if (!launch) this.pids.set(id, pid);
       if (!st) {
+        // A subagent's hook before its parent's (a thread the host never saw start): nothing to attach it to.
+        if (agentId) return admitting && launch ? refuse(`thread ${id} is not known to the host: its subagent's work is not admitted`) : allow;
         if (event !== 'SessionStart' && event !== 'UserPromptSubmit') return allow;
         st = { kind: launch ? 'launched' : 'observed', sessionID: null, cwd: String(input.cwd ?? ''), transcript: String(input.transcript_path ?? ''),
           launch: launch?.token ?? null, fenced: false, turns: {}, current: null };
         await this.persist(id, st);
+      }
+      // A subagent's hooks (they name its agent_id, and its own rollout) are its own session's, a child of this one.
+      if (agentId) {
+        if (launch) await this.state.bindLaunch(launch.token, id);
+        if (admitting && st.fenced) return refuse(`session ${st.sessionID} is sealed by the gateway: nothing more runs in it`);
+        return this.subagentHook(id, agentId, event, input, ticket);
       }
       if ((typeof input.transcript_path === 'string' && input.transcript_path !== st.transcript) || (st.kind === 'launched' && launch && launch.token !== st.launch)) {
         st = { ...st, transcript: typeof input.transcript_path === 'string' ? input.transcript_path : st.transcript, ...(st.kind === 'launched' && launch ? { launch: launch.token } : {}) };
@@ -156,6 +165,42 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
   }
 
   /**
+   * A subagent (`multi_agent_v1` `spawn_agent`) is a thread of its own, run by its parent's Codex process: a child
+   * session (parentID) keyed by its agent ID, each of its turns an execution (trigger SYNTHETIC: its prompt is the
+   * parent model's), mirrored from its own rollout at SubagentStop. Its tool calls are admitted against the parent
+   * thread (whose seal stops the process they run in); the parent's seal fences and interrupts it too.
+   */
+  private async subagentHook(id: string, agentId: string, event: string, input: CodexHookInput, ticket: Ticket): Promise<Decision> {
+    const key = `${id}:agent:${agentId}`;
+    const parent = await this.ensureSession(id, { cwd: input.cwd });
+    const rollout = typeof input.agent_transcript_path === 'string' ? input.agent_transcript_path
+      : typeof input.transcript_path === 'string' && input.transcript_path.endsWith(`-${agentId}.jsonl`) ? input.transcript_path : null;
+    let ch = this.sessions.get(key);
+    if (!ch) {
+      const s = await this.gw.call(CreateSessionDocument, { input: {
+        title: typeof input.agent_type === 'string' ? `subagent ${input.agent_type}`.slice(0, 200) : 'subagent', parentID: parent.sessionID,
+        directory: parent.cwd, hostID: this.leases[parent.kind].hostID,
+        hostMetadata: { codex: { threadID: agentId, parentThreadID: id, agentType: input.agent_type ?? null, rolloutPath: rollout, launched: parent.kind === 'launched' } },
+        idempotencyKey: `codex:session:${agentId}`,
+      } }, 'plugin');
+      ch = { kind: parent.kind, sessionID: s.id, cwd: parent.cwd, transcript: rollout ?? '', launch: parent.launch, fenced: parent.fenced, turns: {}, current: null,
+        parent: id, imported: true };
+      await this.persist(key, ch);
+      this.watch(key);
+    } else if ((rollout && ch.transcript !== rollout) || ch.launch !== parent.launch) {
+      ch = { ...ch, transcript: rollout ?? ch.transcript, launch: parent.launch };
+      await this.persist(key, ch);
+    }
+    switch (event) {
+      case 'UserPromptSubmit': return this.admitPrompt(key, input, ticket);
+      case 'PreToolUse': return this.admitTool(key, input, ticket);
+      case 'PostToolUse': await this.toolEnded(key, input); return allow;
+      case 'SubagentStop': await this.finishTurn(key, input); return allow;
+      default: return allow;
+    }
+  }
+
+  /**
    * The Codex process a hook ran under (its parent), checked: a process of this host's user, the launch's own for
    * a launched session, whose working directory holds the `cwd` the hook names, and whose sessions folder
    * (`$CODEX_HOME/sessions`, else `~/.codex/sessions`, of its own environment) holds the rollout it names, a
@@ -166,12 +211,14 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
     if (typeof proc === 'string') return proc;
     const { pid, facts } = proc;
     const sessionsDir = facts.configDir ? path.join(real(facts.configDir), 'sessions') : null;
-    const t = input.transcript_path;
-    if (t !== undefined && t !== null) {
+    // A subagent's hooks name its own rollout (transcript_path) or, at SubagentStop, its parent's and its own.
+    const agentId = typeof input.agent_id === 'string' && input.agent_id ? input.agent_id : null;
+    for (const [t, owners] of [[input.transcript_path, agentId ? [id, agentId] : [id]], [input.agent_transcript_path, [agentId]]] as const) {
+      if (t === undefined || t === null) continue;
       if (typeof t !== 'string' || !sessionsDir || !inside(real(t), sessionsDir) || real(t) === sessionsDir) {
         return `the hook names rollout ${String(t).slice(0, 500)}, outside Codex's own sessions (${sessionsDir ?? 'no HOME'})`;
       }
-      if (!path.basename(t).endsWith(`-${id}.jsonl`)) return `the hook's rollout ${t.slice(0, 500)} is not thread ${id.slice(0, 100)}'s`;
+      if (!owners.some((o) => o && path.basename(t).endsWith(`-${o}.jsonl`))) return `the hook's rollout ${t.slice(0, 500)} is not thread ${id.slice(0, 100)}'s`;
     }
     return pid;
   }
@@ -248,7 +295,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
       if (st.turns[turnId]) return allow; // the same prompt's hook again: admitted already
       const start = await this.snapshot(st);
       const e: any = await this.leases[st.kind].call(BeginExecutionDocument, {
-        sessionID: st.sessionID!, trigger: 'PROMPT', externalID: turnId, idempotencyKey: `codex:turn:${id}:${turnId}`,
+        sessionID: st.sessionID!, trigger: st.parent ? 'SYNTHETIC' : 'PROMPT', externalID: turnId, idempotencyKey: `codex:turn:${id}:${turnId}`,
         ...(typeof input.model === 'string' ? { model: { providerID: 'openai', modelID: input.model } } : {}),
         ...boundaryInput('start', start),
       } as any);
@@ -275,7 +322,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
   private async appendPrompt(id: string, ts: TurnState, text: string) {
     const st = this.sessions.get(id)!;
     const m: any = await this.gw.call(AppendMessageDocument, { input: {
-      sessionID: st.sessionID!, executionID: ts.executionID, role: 'USER', origin: 'PROMPT', externalID: ts.turnId,
+      sessionID: st.sessionID!, executionID: ts.executionID, role: 'USER', origin: st.parent ? 'SYNTHETIC' : 'PROMPT', externalID: ts.turnId,
       idempotencyKey: `codex:prompt:${id}:${ts.turnId}`, parts: [{ type: 'TEXT', text }],
     } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`prompt of ${ts.turnId}: ${e.message}`); return null; });
     if (m) await this.update(id, (now) => ({ messages: { ...now.messages, [m.id]: [{ kind: 'prompt', turnId: ts.turnId }] } }));
@@ -302,7 +349,10 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
     try {
       const callId = typeof input.tool_use_id === 'string' ? input.tool_use_id : null;
       const shell = input.tool_name === 'Bash' && callId && !st.jobs?.[callId];
-      if (strict && !shell) await this.leases.launched.call(AdmitWorkDocument, { sessionID: st.sessionID, route: `codex PreToolUse ${String(input.tool_name ?? '?')}`.slice(0, 400) } as any);
+      // A shell's startJob is its admission; a subagent's calls are admitted against its parent thread (whose
+      // seal stops the process they run in).
+      const admitIn = st.parent ? this.sessions.get(st.parent)?.sessionID ?? st.sessionID : st.sessionID;
+      if (strict && (!shell || st.parent)) await this.leases.launched.call(AdmitWorkDocument, { sessionID: admitIn, route: `codex PreToolUse ${String(input.tool_name ?? '?')}`.slice(0, 400) } as any);
       if (shell && callId) {
         const cmd = (input.tool_input ?? {}).command;
         await this.startShell(id, callId, String(input.turn_id ?? st.current ?? ''), typeof cmd === 'string' ? cmd : JSON.stringify(input.tool_input ?? {}));

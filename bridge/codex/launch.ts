@@ -21,12 +21,14 @@ export const CODEX_VERSION = '0.169.0';
  * The hook events the host follows. Codex lets a hook through when it outlives its `timeout` (fail open), so the
  * script answers (refusing, in a fronted session) well before: 50 s of a 60 s timeout.
  */
-export const CODEX_HOOK_EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'SessionEnd'] as const;
+export const CODEX_HOOK_EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'SubagentStart', 'SubagentStop', 'SessionEnd'] as const;
+/** The events whose hooks take a matcher (`*`: every tool, every agent type). */
+const MATCHED = new Set<string>(['PreToolUse', 'PostToolUse', 'SubagentStart', 'SubagentStop']);
 const HOOK_TIMEOUT_S = 60;
 
 export const CODEX_HOOK_SCRIPT: HookScriptSpec = {
   names: CODEX_NAMES, launchVar: 'GATEWAY_CODEX_LAUNCH', hiddenVar: 'GATEWAY_CODEX_HIDDEN',
-  largeEvents: ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop'], admittingEvents: ['UserPromptSubmit', 'PreToolUse'], answerWithinS: 50,
+  largeEvents: ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SubagentStop'], admittingEvents: ['UserPromptSubmit', 'PreToolUse'], answerWithinS: 50,
 };
 
 export const writeHookScript = (dir: string) => writeScript(dir, CODEX_HOOK_SCRIPT);
@@ -36,7 +38,7 @@ export { hookScript };
 export function hookConfigArgs(script: string, mode: 'open' | 'closed'): string[] {
   const args: string[] = [];
   for (const ev of CODEX_HOOK_EVENTS) {
-    const matcher = ev === 'PreToolUse' || ev === 'PostToolUse' ? 'matcher="*",' : '';
+    const matcher = MATCHED.has(ev) ? 'matcher="*",' : '';
     const cmd = `bash ${shellQuote(script)} ${ev} ${mode}`;
     args.push('-c', `hooks.${ev}=[{${matcher}hooks=[{type="command",command=${JSON.stringify(cmd)},timeout=${HOOK_TIMEOUT_S}}]}]`);
   }
@@ -47,7 +49,7 @@ export function hookConfigArgs(script: string, mode: 'open' | 'closed'): string[
 export function hooksJson(script: string): Record<string, unknown> {
   const hooks: Record<string, unknown[]> = {};
   for (const ev of CODEX_HOOK_EVENTS) {
-    hooks[ev] = [{ ...(ev === 'PreToolUse' || ev === 'PostToolUse' ? { matcher: '*' } : {}),
+    hooks[ev] = [{ ...(MATCHED.has(ev) ? { matcher: '*' } : {}),
       hooks: [{ type: 'command', command: `bash ${shellQuote(script)} ${ev} open`, timeout: HOOK_TIMEOUT_S }] }];
   }
   return { hooks };

@@ -18,7 +18,10 @@ export interface CodexScriptStep {
   shell?: (string | { cmd: string; yield_time_ms?: number })[];
   /** apply_patch calls (the patch text, `*** Begin Patch` …). */
   patch?: string[];
-  /** Other function calls (an MCP server's tool: `namespace` `mcp__<server>__`, its `name`). */
+  /**
+   * Other function calls (an MCP server's tool: `namespace` `mcp__<server>`, its `name`; a subagent:
+   * `multi_agent_v1` `spawn_agent`, `wait_agent` with `"$AGENT_ID"`, replaced by the last spawned agent's ID).
+   */
   calls?: { name: string; namespace?: string; arguments: Record<string, unknown> }[];
   usage?: { input_tokens?: number; cached_tokens?: number; output_tokens?: number; reasoning_tokens?: number };
   gate?: string;
@@ -74,7 +77,16 @@ function send(res: http.ServerResponse, type: string, data: Record<string, unkno
   res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
 }
 
-function stream(res: http.ServerResponse, model: string, step: CodexScriptStep, n: number) {
+/** The ID of the agent the last `spawn_agent` call of the input started (its output is `{"agent_id": …}`). */
+function lastAgent(input: any[]): string | null {
+  for (const it of [...input].reverse()) {
+    if (it?.type !== 'function_call_output' || typeof it.output !== 'string') continue;
+    try { const o = JSON.parse(it.output); if (typeof o?.agent_id === 'string') return o.agent_id; } catch { /* not JSON */ }
+  }
+  return null;
+}
+
+function stream(res: http.ServerResponse, model: string, step: CodexScriptStep, n: number, input: any[] = []) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const id = `resp_${Date.now().toString(36)}_${++seq}`;
   send(res, 'response.created', { response: { id, model } });
@@ -91,7 +103,8 @@ function stream(res: http.ServerResponse, model: string, step: CodexScriptStep, 
     item({ type: 'function_call', id: `fc_${++seq}`, name: 'exec_command', arguments: JSON.stringify(args), call_id: `call_s${n}_${k++}_${seq}` });
   }
   for (const c of step.calls ?? []) {
-    item({ type: 'function_call', id: `fc_${++seq}`, name: c.name, ...(c.namespace ? { namespace: c.namespace } : {}), arguments: JSON.stringify(c.arguments), call_id: `call_s${n}_${k++}_${seq}` });
+    const args = JSON.stringify(c.arguments).replaceAll('"$AGENT_ID"', JSON.stringify(lastAgent(input)));
+    item({ type: 'function_call', id: `fc_${++seq}`, name: c.name, ...(c.namespace ? { namespace: c.namespace } : {}), arguments: args, call_id: `call_s${n}_${k++}_${seq}` });
   }
   for (const p of step.patch ?? []) item({ type: 'custom_tool_call', id: `ctc_${++seq}`, name: 'apply_patch', input: p, call_id: `call_s${n}_${k++}_${seq}` });
   const u = { input_tokens: 100, cached_tokens: 0, output_tokens: 20, reasoning_tokens: 0, ...step.usage };
@@ -148,7 +161,7 @@ export async function startScriptedResponses(opts: { log?: (m: string) => void }
         res.end();
         return;
       }
-      stream(res, model, step, n);
+      stream(res, model, step, n, input);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

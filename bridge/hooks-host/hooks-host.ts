@@ -259,8 +259,9 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
     if (!l) return [404, { error: 'unknown launch' }];
     for (const [key, st] of this.sessions) {
       if (st.launch !== l.token) continue;
-      // Not awaited: the launcher (and so its user) does not wait for the host to finish the session's turn.
-      void this.enqueue(key, async () => {
+      // Not awaited: the launcher (and so its user) does not wait for the host to finish the session's turn. A
+      // child session's work is queued behind its parent's (whose hooks carry the child's, in order).
+      void this.enqueue(st.parent ?? key, async () => {
         const now = this.sessions.get(key)!;
         const killed = this.killing.has(key) || now.fenced;
         await this.endRunning(key, killed ? (now.fenced ? 'seal' : 'signal') : body.signal ? 'signal' : Number(body.code) ? 'failed' : 'exit');
