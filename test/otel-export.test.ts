@@ -10,6 +10,10 @@ import { RETRACTION_PLACEHOLDER } from '../domain/corrections.js';
 import { settleExecution } from '../domain/executions.js';
 import { SYSTEM } from '../domain/access.js';
 import type { Sql } from '../db/connection.js';
+import { rmSync, writeFileSync } from 'node:fs';
+import { ReferenceHost } from '../host/host.js';
+import { WorktreeCapturer } from '../host/capture.js';
+import { changesetKit } from './support/changeset-kit.js';
 
 const otel = (r: OtlpReceiver, extra: Partial<OtelExportConfig> = {}): OtelExportConfig => ({
   url: r.url, protocol: 'http/protobuf', headers: { 'x-api-key': 'k1' }, captureContent: false, serviceName: 'gw-test', pollMs: 0, ...extra,
@@ -173,6 +177,32 @@ describe('OpenTelemetry export', () => {
     expectOnce(receiver.spans);
     const [cursor] = await g.sql`SELECT exported FROM export_cursors WHERE name = 'otel'`;
     expect(Number(cursor.exported)).toBe(traces.size);
+  });
+
+  it('carries the frozen changeset\'s coverage and file count', async () => {
+    const refHost = new ReferenceHost({ url: g.url, token: await g.token('host'), leaseMs: 600_000 });
+    await refHost.start();
+    const dirs: string[] = [];
+    try {
+      const kit = changesetKit(() => ({ g, host: refHost }), dirs);
+      const root = kit.worktree({ 'a.txt': 'one\n', 'b.txt': 'two\n' });
+      const s = await kit.newSession();
+      const e = await kit.runExecution(s, root, new WorktreeCapturer(), () => {
+        rmSync(`${root}/b.txt`);
+        writeFileSync(`${root}/a.txt`, 'one\nmore\n');
+      });
+      await until('exported', () => exportedUpTo(g.sql));
+      const root2 = byTrace(receiver.spans).get(traceIdOf(e.id))!.find((sp) => sp.parentSpanId === '')!;
+      expect(root2.attributes).toMatchObject({
+        'agent_history.changeset.coverage': 'COMPLETE', 'agent_history.changeset.file_count': 2,
+        'agent_history.changeset.additions': 1, 'agent_history.changeset.deletions': 1,
+        'gen_ai.agent.name': 'reference-host',
+      });
+      expectOnce(receiver.spans);
+    } finally {
+      await refHost.stop();
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    }
   });
 
   it('a refused export is tried again: the cursor stays until the receiver accepts', async () => {
