@@ -428,7 +428,7 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     expect(ex[0].changeset.files.map((f: any) => f.path)).toContain('interrupted.txt');
   });
 
-  it('generation is a hidden `codex exec --ephemeral` with the model asked for (a model the host does not offer is ModelNotFoundError); compaction is refused with why', async () => {
+  it('generation is a hidden `codex exec --ephemeral` with the model asked for (a model the host does not offer is ModelNotFoundError); compaction is Codex\'s own, through its app-server (the next resume sends its summary)', async () => {
     const r1 = await runToEnd(codexScript('remember PINEAPPLE-77', [{ text: 'noted PINEAPPLE-77' }]));
     const id = host.gatewaySessionOf(r1.thread!)!;
     const G = `mutation($i: GenerateInput!) { generate(input: $i) { __typename ... on Generation { text providerID modelID }
@@ -442,8 +442,16 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     const missing = await gw.gql(G, { i: { sessionID: id, prompt: 'x', model: { providerID: 'openai', modelID: 'gpt-nonexistent-1' } } });
     expect(missing.data.generate.__typename).toBe('ModelNotFoundError');
     expect((await session(id)).executions.edges.length).toBe(1); // the hidden run is not mirrored
-    const c = await gw.gql(`mutation($i: CompactSessionInput!) { compactSession(input: $i) { __typename ... on Error { message } } }`, { i: { sessionID: id, timeoutMs: 30_000 } });
-    expect(c.data.compactSession.__typename, JSON.stringify(c)).not.toBe('SessionCompacted');
+    const c = await gw.gql(`mutation($i: CompactSessionInput!) { compactSession(input: $i) { __typename
+      ... on SessionCompacted { summary { parts { ... on TextPart { text } } } } ... on Error { message } } }`, { i: { sessionID: id, timeoutMs: 60_000 } });
+    expect(c.data.compactSession.__typename, JSON.stringify(c)).toBe('SessionCompacted');
+    expect(c.data.compactSession.summary.parts[0].text).toContain('SCRIPTED SUMMARY');
+    expect(c.data.compactSession.summary.parts[0].text).toContain('PINEAPPLE-77');
+    expect((await session(id)).executions.edges.length).toBe(1); // the compaction run is the host's own, not a turn
+    const m = model.requests.length;
+    const r2 = await runToEnd(codexScript('after compaction', [{ text: 'ok' }]), { resume: r1.thread! });
+    expect(r2.code, r2.err).toBe(0);
+    expect(JSON.stringify(model.requests[m].body.input)).toContain('SCRIPTED SUMMARY');
   });
 
   it('a thread Codex runs without the launcher (the host\'s hooks in its own config): observed, its seal ADMISSION_NOT_EXCLUSIVE', async () => {

@@ -35,6 +35,7 @@ import { HooksHost, type BaseSessionState, type EndWhy, type GatewayEvent, type 
 import type { LaunchState } from '../hooks-host/launches.js';
 import { boundaryInput, inside, real, worktreeRoot } from '../hooks-host/worktree.js';
 import { GatewayError } from '../opencode/gateway.js';
+import { startAppServer } from './app-server.js';
 import { CODEX_NAMES, findCodexBinary, writeHookScript } from './launch.js';
 import { parseRollout, rewriteRollout, shellResult, turnIds, turnOf, type CodexTurn, type Locator, type RolloutEdit } from './rollout.js';
 
@@ -86,8 +87,8 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
   constructor(readonly opts: CodexHostOptions) {
     super(opts, {
       names: CODEX_NAMES, writeScript: writeHookScript, isAgent: isCodex, configDirOf: codexHome,
-      // compact: Codex offers no headless compaction of a stored thread (`/compact` is a TUI command).
-      capabilities: () => ({ cancel: true, compact: false, generate: (opts.models ?? []).length > 0 }),
+      // compact: the app-server's thread/compact/start; generate: a hidden `codex exec --ephemeral -m`.
+      capabilities: () => ({ cancel: true, compact: true, generate: (opts.models ?? []).length > 0 }),
       models: () => (opts.models ?? []).map((modelID) => ({ providerID: 'openai', modelID })),
     });
   }
@@ -488,8 +489,39 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
 
   // ---- the gateway's commands ----
 
-  protected compact(): Promise<Record<string, unknown>> {
-    return Promise.reject(new Error('Codex offers no compaction of a stored thread outside its interactive /compact'));
+  /**
+   * COMPACT_SESSION: Codex's own compaction, through a `codex app-server` of the host's (`thread/resume`, then
+   * `thread/compact/start`), while no Codex process of the thread runs. Codex asks the model for a handoff summary
+   * and writes it into the rollout (a `compacted` line: the context the next `codex exec resume` sends); that
+   * summary is the reply. Codex summarizes its rollout (with the corrections the host wrote into it).
+   */
+  protected async compact(c: Command): Promise<Record<string, unknown>> {
+    const id = this.state.byGateway.get(c.sessionID);
+    const st = id ? this.sessions.get(id) : undefined;
+    if (!id || !st) throw new Error(`session ${c.sessionID} is not a Codex thread of this host`);
+    if (st.parent) throw new Error('a subagent\'s thread is compacted with its parent\'s process only: not by the host');
+    if (this.agentRunning(id) || st.current) throw new Error('Codex is running this thread: compaction waits until it is idle');
+    const bin = this.opts.codexBin ?? findCodexBinary();
+    if (!bin) throw new Error('the codex binary was not found');
+    const env: NodeJS.ProcessEnv = { ...(this.opts.codexEnv ?? process.env), GATEWAY_CODEX_HIDDEN: '1' };
+    delete env.GATEWAY_CODEX_LAUNCH;
+    const before = parseRollout(fs.readFileSync(st.transcript, 'utf8')).lines.filter((l) => l.type === 'compacted').length;
+    const server = await startAppServer(bin, st.cwd || os.tmpdir(), env);
+    try {
+      await server.call('thread/resume', { threadId: id });
+      const done = server.notified('turn/completed', (p) => p?.threadId === id);
+      await server.call('thread/compact/start', { threadId: id });
+      const turn = await within(done, 120_000, 'codex thread/compact/start');
+      if (turn?.turn?.status !== 'completed') throw new Error(`Codex's compaction ended ${turn?.turn?.status ?? '?'}: ${JSON.stringify(turn?.turn?.error ?? null).slice(0, 500)}`);
+    } finally {
+      await server.close();
+    }
+    const compacted = parseRollout(fs.readFileSync(st.transcript, 'utf8')).lines.filter((l) => l.type === 'compacted');
+    const message = compacted.length > before ? String(compacted.at(-1)!.payload?.message ?? '') : '';
+    // Codex prefixes the model's summary with a note for the next model ("…Here is the summary produced by the other language model…:").
+    const summary = message.replace(/^Another language model started[\s\S]*?summary[^\n]*:\n/, '').trim();
+    if (!summary) throw new Error(`Codex wrote no compaction summary into ${st.transcript}`);
+    return { summary };
   }
 
   /**

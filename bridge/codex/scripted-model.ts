@@ -139,6 +139,13 @@ export async function startScriptedResponses(opts: { log?: (m: string) => void }
       requests.push({ body, headers: req.headers, at: Date.now() });
       const model = String(body?.model ?? 'scripted');
       const input: any[] = Array.isArray(body?.input) ? body.input : [];
+      // Codex's compaction request (its last user message asks for a handoff summary): the summary quotes every
+      // earlier prompt, so a test sees what the compaction was given.
+      const lastUser = input.filter((it) => it?.type === 'message' && it.role === 'user').at(-1);
+      if (/CONTEXT CHECKPOINT COMPACTION/.test(inputText(lastUser))) {
+        const seen = prompts(input).map((p) => p.text).filter((t) => !/CONTEXT CHECKPOINT COMPACTION/.test(t)).join(' | ').replace(/\s+/g, ' ').slice(0, 2_000);
+        return stream(res, model, { text: `SCRIPTED SUMMARY of: ${seen}` }, 0);
+      }
       const asked = /REPLY:(.*)/.exec(prompts(input).at(-1)?.text ?? '');
       if (asked) return stream(res, model, { text: asked[1] }, 0);
       const picked = pickStep(input);
