@@ -1,6 +1,6 @@
 import {
-  GraphQLBoolean, GraphQLError, GraphQLFloat, GraphQLID, GraphQLInt, GraphQLString, getOperationAST, isAbstractType, print,
-  type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema, type Source, type SourceLocation,
+  GraphQLBoolean, GraphQLError, GraphQLFloat, GraphQLID, GraphQLInt, GraphQLString, getOperationAST, print,
+  type DocumentNode, type ExecutionArgs, type ExecutionResult, type Source, type SourceLocation,
 } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
@@ -16,22 +16,6 @@ import type { Plugin } from 'graphql-yoga';
  * parse cache holds a bounded number of those), keyed by operation name.
  */
 const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery | null>>();
-
-/**
- * graphql-jit calls an abstract type's resolveType(value, context, info) without the fourth argument,
- * the abstract type, which graphql-js passes and Pothos's resolvers (isTypeOf-based unions and
- * interfaces) need: give it to them.
- */
-const prepared = new WeakSet<GraphQLSchema>();
-function prepare(schema: GraphQLSchema) {
-  if (prepared.has(schema)) return;
-  prepared.add(schema);
-  for (const type of Object.values(schema.getTypeMap())) {
-    if (!isAbstractType(type) || !type.resolveType) continue;
-    const own = type.resolveType;
-    type.resolveType = (value, context, info, abstract) => own(value, context, info, abstract ?? type);
-  }
-}
 
 /**
  * graphql-jit's `customSerializers` for the built-in scalars: a value already of the scalar's own
@@ -59,7 +43,6 @@ function compiledFor(args: ExecutionArgs): CompiledQuery | null {
     c = null;
     if (op?.operation === 'query') {
       try {
-        prepare(args.schema);
         const r = compileQuery(args.schema, args.document, args.operationName ?? undefined, { disablingCapturingStackErrors: true, customSerializers: serializers });
         if (isCompiledQuery(r)) c = r;
       } catch (e) {

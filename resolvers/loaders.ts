@@ -209,7 +209,8 @@ export const executionReads = perContext<{ id: string; plan: ExecutionPlan }, Ex
     for (const r of rows) {
       const withPatches = patched?.get(r.execution.id) ?? null;
       const changesetRead: ChangesetRead = { row: r.changeset, whole: true, files: withPatches ?? r.files, patches: !!withPatches };
-      out.set(`${r.execution.id}|${read}`, Object.assign(r.execution, { changesetRead }));
+      (r.execution as ExecutionRead).changesetRead = changesetRead;
+      out.set(`${r.execution.id}|${read}`, r.execution);
     }
   }));
   return keys.map((k) => out.get(`${k.id}|${k.plan.changeset ? k.plan.changeset.files : null}`) ?? null);
@@ -491,8 +492,9 @@ export const executionsOfSession = paged('execution', (r: ExecutionRead) => r.se
 });
 
 /** An execution with the changeset row read along with it (whole, or its counts). */
-function withChangesetRead({ execution, changeset }: { execution: ExecutionRow; changeset: ChangesetRow | ChangesetCounts | null }, row: RowRead): ExecutionRead {
-  return Object.assign(execution, { changesetRead: { row: changeset, whole: row === 'whole', files: null, patches: false } });
+function withChangesetRead({ execution, changeset }: { execution: ExecutionRead; changeset: ChangesetRow | ChangesetCounts | null }, row: RowRead): ExecutionRead {
+  execution.changesetRead = { row: changeset, whole: row === 'whole', files: null, patches: false };
+  return execution;
 }
 
 // ---- a list of sessions with a page of executions of each, in one statement ---------------------
@@ -579,7 +581,8 @@ export async function sessionsWithExecutionPages(ctx: Context, q: { where: Fragm
   const { sessions, pages } = await sessionsWithExecutions(ctx.sql, { ...q, page: { limit, after, columns: plan.columns, changesets: row } });
   return sessions.map((s) => {
     const rows = pages.get(s.id)!.map((r) => (row ? withChangesetRead(r, row) : r.execution));
-    return Object.assign(s, { executionsRead: executionsOfSession.pageRead({ limit, after, plan: plan.key }, rows) });
+    (s as SessionRead).executionsRead = executionsOfSession.pageRead({ limit, after, plan: plan.key }, rows);
+    return s;
   });
 }
 

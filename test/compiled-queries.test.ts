@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   execute, parse, GraphQLBoolean, GraphQLError, GraphQLFloat, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType,
-  GraphQLSchema, GraphQLString, type GraphQLOutputType,
+  GraphQLSchema, GraphQLString, GraphQLUnionType, type GraphQLOutputType,
 } from 'graphql';
+import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { useCompiledQueries } from '../resolvers/compiled.js';
 
@@ -98,5 +99,26 @@ describe('compiled queries serialize the built-in scalars as graphql-js does', (
     expect(byPath(got)).toEqual(byPath(await interpreted(query)));
     expect(got.errors.map((e: { locations?: unknown }) => e.locations)).toEqual(expect.arrayContaining([[{ line: 2, column: 7 }], [{ line: 4, column: 9 }], [{ line: 5, column: 15 }]]));
     expect(got.errors.find((e: { message: string }) => e.message === 'refused').extensions).toEqual({ code: 'REFUSED' });
+  });
+});
+
+describe('graphql-jit patched (patches/graphql-jit+0.8.9.patch)', () => {
+  it('an abstract type\'s resolveType gets the abstract type as its fourth argument, as graphql-js gives it', async () => {
+    const A = new GraphQLObjectType({ name: 'A', fields: { a: { type: GraphQLString } } });
+    const B = new GraphQLObjectType({ name: 'B', fields: { b: { type: GraphQLString } } });
+    const seen: unknown[] = [];
+    // As Pothos's isTypeOf-based unions resolve: through the abstract type they are given.
+    const AorB: GraphQLUnionType = new GraphQLUnionType({
+      name: 'AorB', types: [A, B],
+      resolveType: (v: { a?: string }, _c, _i, abstract) => { seen.push(abstract); return abstract.name === 'AorB' ? (v.a ? 'A' : 'B') : undefined; },
+    });
+    const s = new GraphQLSchema({ query: new GraphQLObjectType({ name: 'Query', fields: { x: { type: new GraphQLList(AorB), resolve: () => [{ a: '1' }, { b: '2' }] } } }) });
+    const document = parse('{ x { __typename ... on A { a } ... on B { b } } }');
+    const compiled = compileQuery(s, document);
+    if (!isCompiledQuery(compiled)) throw new Error('not compiled');
+    const expected = await execute({ schema: s, document });
+    expect(expected.data).toEqual({ x: [{ __typename: 'A', a: '1' }, { __typename: 'B', b: '2' }] });
+    expect(await compiled.query(undefined, {}, {})).toEqual(expected);
+    expect(seen.every((t) => t === AorB)).toBe(true);
   });
 });
