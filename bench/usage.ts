@@ -119,7 +119,7 @@ async function main() {
     let captured: { text: string; params: unknown[] } | null = null;
     direct = postgres(scratch.url, {
       max: 1, onnotice: () => {}, transform: { column: { from: postgres.toCamel } },
-      debug: (_c, text, params) => { if (/\bper_session AS MATERIALIZED\b/.test(text)) captured = { text, params: params as unknown[] }; },
+      debug: (_c, text, params) => { if (/\bper_key AS MATERIALIZED\b/.test(text)) captured = { text, params: params as unknown[] }; },
     });
     const month = { from: '2025-01-01T00:00:00Z', to: '2025-02-01T00:00:00Z' };
     const cases: [string, Record<string, unknown>][] = [

@@ -12,9 +12,10 @@ import { isId } from './ids.js';
  * failed tool calls by tool, the executions' jobs by end state, and the duration (start to settlement)
  * percentiles p50 and p95.
  *
- * One statement per call, computed by the database: per-execution parts (the executions with their session
- * and host, tool calls and jobs counted per execution, each a join on the session's key, so on a Citus cluster
- * they run on the shards) and the grouping over them. Scoped like every read: a scoped token counts only the
+ * One statement per call, computed by the database: three parts, each a join on the session key grouped by
+ * the group key (the executions with their session and host: counts, token sums and the durations; their tool
+ * calls by tool; their jobs by status), so on a Citus cluster each runs on the shards and the coordinator only
+ * combines them (and computes the percentiles); then the groups' lists and order. Scoped like every read: a scoped token counts only the
  * sessions under its directory. Grouped by session, the answer is paged by session (keyset on the session ID);
  * grouped by one period (DAY or HOUR) alone, periods without executions are listed with zeros.
  *
@@ -160,8 +161,9 @@ export async function usage(db: Db, actor: Actor, raw: UsageInput): Promise<Usag
   const where = q.paged ? db`${base} AND e.session_id IN (SELECT session_id FROM shown)` : base;
 
   // The group key: the expressions of the dimensions asked for (over executions e and hosts h), in the caller's
-  // order (also the order of the groups). Each per-execution part below groups by the session and these, so it
-  // runs on the session's shard on a Citus cluster; the groups are then summed across sessions.
+  // order (also the order of the groups). Each part below (sums and durations, tool calls, jobs) is a join on
+  // the session key grouped by these: on a Citus cluster each shard aggregates its sessions' rows and the
+  // coordinator combines the partial counts and sums (and the duration arrays, whose percentiles it computes).
   const exprOf = (c: string) => {
     switch (c) {
       case 'provider_id': return db`e.provider_id`;
@@ -183,7 +185,9 @@ export async function usage(db: Db, actor: Actor, raw: UsageInput): Promise<Usag
   // expressions to the planner) and `gk`, a text of them all (NULL-safe to join on; "C" collation: a byte sort).
   const keyExprs = cols.length ? db`, ${join(cols.map((c) => db`${exprOf(c)} AS ${db('k_' + c)}`), ', ')}` : db``;
   const keySelect = cols.length ? db`${db.unsafe(cols.map((c) => `x.k_${c}`).join(', '))},` : db``;
-  const keyGroup = cols.length ? db.unsafe(', ' + cols.map((c) => `x.k_${c}`).join(', ')) : db``;
+  const keyGroupLead = cols.length ? db.unsafe(cols.map((c) => `x.k_${c}`).join(', ') + ',') : db``;
+  // (Without a dimension: one group, or none when nothing counts.)
+  const keyGroupOnly = cols.length ? db.unsafe('GROUP BY ' + cols.map((c) => `x.k_${c}`).join(', ')) : db``;
   const gkOf = db.unsafe(cols.length ? `json_build_array(${cols.map((c) => `x.k_${c}`).join(', ')})::text COLLATE "C"` : `'[]'::text COLLATE "C"`);
   const keyMins = cols.length ? db`${join(cols.map((c) => db`min(${db('k_' + c)}) AS ${db('k_' + c)}`), ', ')},` : db``;
   const orderBy = db.unsafe(cols.length ? cols.map((c) => `g.k_${c} NULLS LAST`).join(', ') : '1');
@@ -209,8 +213,8 @@ export async function usage(db: Db, actor: Actor, raw: UsageInput): Promise<Usag
 
   const statement = db`
     WITH ${recursive ? db`RECURSIVE` : db``} ${tree} ${page}
-    per_session AS MATERIALIZED (
-      SELECT x.session_id, ${keySelect} ${gkOf} AS gk, count(*) AS n,
+    per_key AS MATERIALIZED (
+      SELECT ${keySelect} ${gkOf} AS gk, count(*) AS n,
         count(*) FILTER (WHERE x.status = 'SUCCEEDED') AS succeeded, count(*) FILTER (WHERE x.status = 'FAILED') AS failed,
         count(*) FILTER (WHERE x.status = 'INTERRUPTED') AS interrupted, count(*) FILTER (WHERE x.status = 'ABANDONED') AS abandoned,
         sum(x.input_tokens) AS input, sum(x.output_tokens) AS output, sum(x.reasoning_tokens) AS reasoning,
@@ -223,9 +227,9 @@ export async function usage(db: Db, actor: Actor, raw: UsageInput): Promise<Usag
         JOIN sessions s ON s.id = e.session_id
         LEFT JOIN hosts h ON h.id = e.host_id
         WHERE ${where}) x
-      GROUP BY x.session_id ${keyGroup}),
+      ${keyGroupOnly} HAVING count(*) > 0),
     ex_tools AS MATERIALIZED (
-      SELECT x.session_id, ${gkOf} AS gk, x.tool, count(*) AS calls,
+      SELECT ${gkOf} AS gk, x.tool, count(*) AS calls,
         count(*) FILTER (WHERE lower(x.tool_status) IN ('error', 'failed')) AS failed
       FROM (
         SELECT e.session_id, p.tool, p.status AS tool_status ${keyExprs}
@@ -235,9 +239,9 @@ export async function usage(db: Db, actor: Actor, raw: UsageInput): Promise<Usag
         JOIN sessions s ON s.id = e.session_id
         LEFT JOIN hosts h ON h.id = e.host_id
         WHERE p.type = 'TOOL' AND p.tool IS NOT NULL AND ${where}) x
-      GROUP BY x.session_id ${keyGroup}, x.tool),
+      GROUP BY ${keyGroupLead} x.tool),
     ex_jobs AS MATERIALIZED (
-      SELECT x.session_id, ${gkOf} AS gk, x.job_status AS status, count(*) AS n
+      SELECT ${gkOf} AS gk, x.job_status AS status, count(*) AS n
       FROM (
         SELECT e.session_id, j.status AS job_status ${keyExprs}
         FROM jobs j
@@ -245,16 +249,16 @@ export async function usage(db: Db, actor: Actor, raw: UsageInput): Promise<Usag
         JOIN sessions s ON s.id = e.session_id
         LEFT JOIN hosts h ON h.id = e.host_id
         WHERE ${where}) x
-      GROUP BY x.session_id ${keyGroup}, x.job_status),
+      GROUP BY ${keyGroupLead} x.job_status),
     sums AS (
       SELECT gk, ${keyMins} sum(n) AS n, sum(succeeded) AS succeeded, sum(failed) AS failed, sum(interrupted) AS interrupted,
         sum(abandoned) AS abandoned, coalesce(sum(input), 0) AS input, coalesce(sum(output), 0) AS output,
         coalesce(sum(reasoning), 0) AS reasoning, coalesce(sum(cache_read), 0) AS cache_read, coalesce(sum(cache_write), 0) AS cache_write,
         sum(cost) AS cost, sum(cost_reported) AS cost_reported
-      FROM per_session GROUP BY gk),
+      FROM per_key GROUP BY gk),
     pct AS (
       SELECT ps.gk, percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY d) AS p
-      FROM per_session ps, unnest(ps.durations) d GROUP BY ps.gk),
+      FROM per_key ps, unnest(ps.durations) d GROUP BY ps.gk),
     agg AS (SELECT sums.*, pct.p[1] AS p50, pct.p[2] AS p95 FROM sums JOIN pct ON pct.gk = sums.gk),
     ${groups}
     tool_lists AS MATERIALIZED (
