@@ -37,7 +37,7 @@ import { runHidden } from '../hooks-host/host-commands.js';
 import { HooksHost, type BaseSessionState, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type Kind } from '../hooks-host/hooks-host.js';
 import type { LaunchState } from '../hooks-host/launches.js';
 import { inside, real, worktreeRoot } from '../hooks-host/worktree.js';
-import { GatewayError } from '../opencode/gateway.js';
+import { GatewayError } from '../common/gateway.js';
 import { hookSettings, writeHookScript } from './hook.js';
 import { findClaudeBinary } from './launch.js';
 import { CLAUDE_CODE_NAMES } from './local-channel.js';

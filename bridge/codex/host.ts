@@ -34,7 +34,7 @@ import { runHidden } from '../hooks-host/host-commands.js';
 import { HooksHost, type BaseSessionState, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd } from '../hooks-host/hooks-host.js';
 import type { LaunchState } from '../hooks-host/launches.js';
 import { boundaryInput, inside, real, worktreeRoot } from '../hooks-host/worktree.js';
-import { GatewayError } from '../opencode/gateway.js';
+import { GatewayError } from '../common/gateway.js';
 import { startAppServer } from './app-server.js';
 import { CODEX_NAMES, findCodexBinary, writeHookScript } from './launch.js';
 import { parseRollout, rewriteRollout, shellResult, turnIds, turnOf, type CodexTurn, type Locator, type RolloutEdit } from './rollout.js';

@@ -1,4 +1,4 @@
-// The bridge's side of the gateway: the project's typed client (client/index.ts) with the generated
+// The bridges' side of the gateway (the OpenCode bridge, the hooks-driven hosts): the project's typed client (client/index.ts) with the generated
 // documents of client/operations/*.graphql, so no document the bridge sends can be invalid at run time.
 // Adds what a long-running host needs: retries across gateway restarts, the two roles (host: lifecycle;
 // plugin: sessions, corrections, sessionEvents), and subscriptions that are subscribed again when the

@@ -4,7 +4,7 @@
 // lease lapsed (registered again, tried once more), and the subscription of the host's commands.
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { HostCommandStreamDocument, RegisterHostDocument, RenewHostLeaseDocument } from '../../client/index.js';
-import { GatewayError, type Gateway, type Success } from '../opencode/gateway.js';
+import { GatewayError, type Gateway, type Success } from './gateway.js';
 
 /** A command of the gateway for this host (seal, session mutations, compaction, generation). */
 export type Command = { id: string; kind: string; reason?: string | null; sessionID: string; jobID: string | null; executionID: string | null; payload?: unknown };

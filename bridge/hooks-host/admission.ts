@@ -1,7 +1,7 @@
 // Admission decisions of a hooks-driven host: what a hook answers (exit 0, or exit 2 with a reason the agent
 // shows), and the fallback when the gateway cannot decide in time: refused in a session the gateway fronts (its
 // seal must be able to prove nothing started without it), let through in one it only observes.
-import type { Gateway } from '../opencode/gateway.js';
+import type { Gateway } from '../common/gateway.js';
 
 export type Decision = { exit: 0 } | { exit: 2; reason: string };
 /** Set when the hook was answered without the task's decision (the gateway unreachable or too slow). */

@@ -13,7 +13,7 @@
 import { AdmitWorkDocument, FinishJobDocument, TranscriptEventsDocument } from '../../client/index.js';
 import { WorktreeCapturer, type CaptureOptions } from '../../host/capture.js';
 import { HostLease, type Command, type HostIdentity } from '../common/host-lease.js';
-import { Gateway, GatewayError } from '../opencode/gateway.js';
+import { Gateway, GatewayError } from '../common/gateway.js';
 import type { Decision } from './admission.js';
 import { rewriteFileAtomically } from './atomic-rewrite.js';
 import { HostChannel } from './channel.js';

@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { AcknowledgeHostCommandDocument, ReplyHostCommandDocument } from '../../client/index.js';
 import type { Command } from '../common/host-lease.js';
-import type { Gateway } from '../opencode/gateway.js';
+import type { Gateway } from '../common/gateway.js';
 
 /** Runs a request and sends its result (or its error) with replyHostCommand (not acknowledged: the reply is the answer). */
 export async function replyTo(gw: Gateway, c: NonNullable<Command>, fn: () => Promise<Record<string, unknown>>, stopped: () => boolean, log: (m: string) => void) {

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { WorktreeCapturer } from '../../host/capture.js';
-import type { Gateway } from '../opencode/gateway.js';
+import type { Gateway } from '../common/gateway.js';
 import { bridgeTransport } from '../opencode/snapshot-sink.js';
 
 /** The repository's top level (nearest directory with `.git`), else the directory itself. */
