@@ -248,14 +248,14 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     const marker = path.join(tmp, `seal-${Date.now()}`);
     const steps: CodexScriptStep[] = [
       // Outlives its yield: unified exec keeps it running as a terminal `write_stdin` could reach (no hook gates that).
-      { shell: [{ cmd: `timeout 60 tail -f /dev/null; touch ${marker}`, yield_time_ms: 300 }] },
+      { shell: [{ cmd: `timeout 67 tail -f /dev/null; touch ${marker}`, yield_time_ms: 300 }] },
       { text: 'never', gate: 'seal-hold' },
     ];
     const r = await run(codexScript('slow shell', steps));
     const thread = await r.started;
     const id = await host.waitSession(thread);
     await model.waitGate('seal-hold');
-    await until('the shell running', () => processesWith('timeout 60 tail').length > 0);
+    await until('the shell running', () => processesWith('timeout 67 tail').length > 0);
     // Codex sends no PostToolUse for a command still running past its yield: the job runs until its end is seen.
     expect((await gw.sql`SELECT status FROM jobs WHERE session_id = ${id}`).map((j: any) => j.status)).toEqual(['RUNNING']);
     const sealed = await seal(id);
@@ -263,7 +263,7 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     expect(sealed.interruptedExecution).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'SEAL' });
     expect(sealed.cancelledJobs).toMatchObject([{ status: 'CANCELLED' }]);
     // Gone when the seal answered: the host acknowledged only after the kill.
-    expect(processesWith('timeout 60 tail')).toEqual([]);
+    expect(processesWith('timeout 67 tail')).toEqual([]);
     const x = await r.done;
     expect(x.signal).toBe('SIGKILL');
     expect(fs.existsSync(marker)).toBe(false);
