@@ -6,11 +6,14 @@ import postgres from 'postgres';
 import { createTestDatabase } from './harness.js';
 
 /**
- * The patched dependency (patches/postgres+3.4.9.patch, porsager/postgres#1154 and #1208): a transaction
+ * The patched dependency (patches/postgres+3.4.9.patch, porsager/postgres#1154, #1208, #1119): a transaction
  * whose connection is terminated in the middle must reject, never throw from a timer (which killed the
  * process), never run its later queries (the rollback) on the connection's next session, and the pool
  * must be usable again at once (unpatched, the dead session's unsent bytes and last error leaked into
- * the next one: CONNECT_TIMEOUT after 30 s, or the next BEGIN failing with 57P01).
+ * the next one: CONNECT_TIMEOUT after 30 s, or the next BEGIN failing with 57P01). No result is read at
+ * the wrong place: a query that failed mid-rows, or a session that died during its array-type fetch, must
+ * not leave the row count behind (unpatched, the next query's rows came after holes: a one-row token
+ * lookup read as no row, the outage test's 401).
  */
 let db: { url: string; drop(): Promise<void> };
 const crashes: unknown[] = [];
@@ -29,6 +32,9 @@ test('the installed postgres.js is the patched one (npm ci runs patch-package fr
   const dir = path.resolve(path.dirname(createRequire(import.meta.url).resolve('postgres')), '..', '..');
   for (const f of ['src/connection.js', 'cjs/src/connection.js', 'src/index.js', 'cjs/src/index.js']) {
     expect(readFileSync(path.join(dir, f), 'utf8'), f).toContain('patched');
+  }
+  for (const f of ['src/connection.js', 'cjs/src/connection.js']) {
+    expect(readFileSync(path.join(dir, f), 'utf8'), f).toContain('porsager/postgres#1119'); // the row-count fix
   }
 });
 
@@ -132,6 +138,100 @@ test('a connection that dies while it fetches the array types leaves no unhandle
     expect(crashes).toEqual([]);
   } finally {
     process.off('unhandledRejection', onRejection);
+    await new Promise<void>((r) => relay.close(() => r()));
+  }
+});
+
+test('a query that fails after some of its rows does not shift the rows of the next query on its connection (porsager/postgres#1119)', async () => {
+  // One connection: the failing query and the next one share its row counter. Unpatched, the counter stayed
+  // at the failed query's row count and the next result came back with that many holes before its rows.
+  const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+  try {
+    for (const failing of [5, 40]) {
+      const e = await sql`SELECT CASE WHEN g < ${failing} THEN g ELSE 1 / (g - g) END AS v FROM generate_series(1, 1000) g`
+        .then(() => null, (err: { code?: string }) => err);
+      expect(e?.code).toBe('22012'); // division by zero, after `failing - 1` rows were sent
+      const rows = await sql`SELECT g AS v FROM generate_series(1, 3) g`;
+      expect(rows.length).toBe(3);
+      expect([...rows]).toEqual([{ v: 1 }, { v: 2 }, { v: 3 }]);
+      const [one] = await sql`SELECT ${'t1'}::text AS id`;
+      expect(one).toEqual({ id: 't1' });
+    }
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+});
+
+test('a connection cut in the middle of its array-type rows starts its next session clean: the waiting query runs there, a one-row lookup reads its row', async () => {
+  // The outage test's 401: a token lookup (one row) answered as no row. A connection's session died while
+  // the rows of postgres.js' array-type query (its first query on every new connection) were coming in
+  // (the backend terminated, or the server stopping). Unpatched, that session's last error and row count
+  // went on into the next session on the same connection: the query waiting for the connection failed
+  // there with the dead session's 57P01, the type fetch was skipped, and the next query's rows came after
+  // as many holes as the type rows received (`const [row] = rows` was undefined).
+  // A relay in front of the server lets the first rows of the array-type answer through, then sends what
+  // the server sends when the backend is terminated (FATAL 57P01) and closes; later sessions pass untouched.
+  const net = await import('node:net');
+  const target = new URL(db.url);
+  const cut = { remaining: 1, rowsBeforeCut: 3, cuts: 0 };
+  const relay = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    let armed = false; // this session's array-type query has been sent and is to be cut
+    let pending = Buffer.alloc(0);
+    let rows = 0;
+    client.on('data', (chunk) => {
+      if (cut.remaining > 0 && chunk.includes('typarray')) { cut.remaining--; armed = true; }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => {
+      if (!armed) { client.write(chunk); return; }
+      // Forward whole messages (type byte, then an int32 length that counts itself) up to the cut.
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 5 && pending.length >= 1 + pending.readInt32BE(1)) {
+        const size = 1 + pending.readInt32BE(1);
+        const message = pending.subarray(0, size);
+        pending = pending.subarray(size);
+        client.write(message);
+        if (message[0] === 0x44 /* D: DataRow */ && ++rows === cut.rowsBeforeCut) {
+          cut.cuts++;
+          client.end(fatal57P01());
+          upstream.destroy();
+          return;
+        }
+      }
+    });
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', () => r()));
+  const u = new URL(db.url);
+  u.hostname = '127.0.0.1';
+  u.port = String((relay.address() as { port: number }).port);
+  const rejections: unknown[] = [];
+  const onRejection = (e: unknown) => { rejections.push(e); };
+  process.on('unhandledRejection', onRejection);
+  const sql = postgres(u.toString(), { max: 1, onnotice: () => {}, connect_timeout: 10 });
+  try {
+    // The first query waits for the connection, whose first session is cut: it runs on the next one.
+    const first = await sql`SELECT 1 AS x`.then((rows) => [...rows], (e: { code?: string }) => e.code ?? 'error');
+    expect(cut.cuts).toBe(1);
+    expect.soft(first).toEqual([{ x: 1 }]);
+    // A lookup of one row by a bytea key (as the token lookup), on the same connection.
+    const key = Buffer.from('a1b2c3', 'hex');
+    const rows = await sql`SELECT ${key} AS hash, 'token' AS id`;
+    expect(rows.length).toBe(1);
+    expect(rows[0]).toEqual({ hash: key, id: 'token' });
+    // The new session fetched the array types again: an array parameter round-trips as an array.
+    const [{ ids }] = await sql`SELECT ${sql.array([1, 2, 3])}::int[] AS ids`;
+    expect(ids).toEqual([1, 2, 3]);
+    await new Promise((r) => setImmediate(r));
+    expect(rejections).toEqual([]);
+    expect(crashes).toEqual([]);
+  } finally {
+    process.off('unhandledRejection', onRejection);
+    await sql.end({ timeout: 1 });
     await new Promise<void>((r) => relay.close(() => r()));
   }
 });
