@@ -46,10 +46,17 @@ async function runExecution(g: TestGateway, host: Host, sessionID: string, opts:
   return { id: e.id as string, user, reply };
 }
 
-async function exportedUpTo(sql: Sql): Promise<boolean> {
-  const [r] = await sql`SELECT (SELECT coalesce(max(pos), 0) FROM settlements) AS head,
-    (SELECT pos FROM export_cursors WHERE name = 'otel') AS pos, (SELECT count(*) FROM settlements WHERE pos IS NULL) AS staged`;
-  return r.pos != null && Number(r.staged) === 0 && Number(r.pos) === Number(r.head);
+/**
+ * Whether the export's cursor has passed the settlements of these executions: each is positioned and the cursor
+ * is at or after the last (two reads one after the other: positions never change once given and the cursor only
+ * moves on; one statement's subqueries are not one snapshot on a Citus cluster). The cursor moves in the
+ * transaction that sent the traces, so they have been received, and none of them is sent again.
+ */
+async function exportedPast(sql: Sql, executionIDs: string[]): Promise<boolean> {
+  const rows = await sql<{ pos: number | null }[]>`SELECT pos FROM settlements WHERE execution_id = ANY(${executionIDs})`;
+  if (rows.length !== executionIDs.length || rows.some((r) => r.pos == null)) return false;
+  const [cursor] = await sql<{ pos: number }[]>`SELECT pos FROM export_cursors WHERE name = 'otel'`;
+  return !!cursor && Number(cursor.pos) >= Math.max(...rows.map((r) => Number(r.pos)));
 }
 
 const byTrace = (spans: ReceivedSpan[]) => {
@@ -84,7 +91,7 @@ describe('OpenTelemetry export', () => {
   it('sends each settled execution as one trace: invoke_agent with a chat and an execute_tool per tool call; no content by default', async () => {
     const a = await runExecution(g, host, sessionID);
     const b = await runExecution(g, host, sessionID, { status: 'FAILED' });
-    await until('both exported', () => exportedUpTo(g.sql));
+    await until('both exported', () => exportedPast(g.sql, [a.id, b.id]));
     const traces = byTrace(receiver.spans);
     expect([...traces.keys()].sort()).toEqual([traceIdOf(a.id), traceIdOf(b.id)].sort());
     expectOnce(receiver.spans);
@@ -150,7 +157,7 @@ describe('OpenTelemetry export', () => {
       await settleExecution(g.sql, SYSTEM, { executionID: x.id, status: 'SUCCEEDED', agent: 'plan' });
     });
     const c = await runExecution(g, host, sessionID);
-    await until('the new execution exported', () => exportedUpTo(g.sql));
+    await until('both exported', () => exportedPast(g.sql, [x.id, c.id]));
     const traces = byTrace(receiver.spans);
     expect(traces.size).toBe(tracesBefore + 2);
     expect(traces.get(traceIdOf(x.id))!.map((sp) => sp.name)).toEqual(['invoke_agent plan']);
@@ -170,7 +177,7 @@ describe('OpenTelemetry export', () => {
     }));
     // Both instances are woken by every settlement; a pass of either may send, never both.
     await Promise.all([g.app.otel!.drain(), second.otel!.drain()]);
-    await until('all exported', () => exportedUpTo(g.sql));
+    await until('all exported', () => exportedPast(g.sql, ids));
     const traces = byTrace(receiver.spans);
     expect(traces.size).toBe(tracesBefore + 12);
     for (const id of ids) expect(traces.get(traceIdOf(id))?.length).toBe(4);
@@ -191,7 +198,7 @@ describe('OpenTelemetry export', () => {
         rmSync(`${root}/b.txt`);
         writeFileSync(`${root}/a.txt`, 'one\nmore\n');
       });
-      await until('exported', () => exportedUpTo(g.sql));
+      await until('exported', () => exportedPast(g.sql, [e.id]));
       const root2 = byTrace(receiver.spans).get(traceIdOf(e.id))!.find((sp) => sp.parentSpanId === '')!;
       expect(root2.attributes).toMatchObject({
         'agent_history.changeset.coverage': 'COMPLETE', 'agent_history.changeset.file_count': 2,
@@ -209,7 +216,7 @@ describe('OpenTelemetry export', () => {
     receiver.failNext(1, 400);
     const before = byTrace(receiver.spans).size;
     const d = await runExecution(g, host, sessionID);
-    await until('exported after the retry', () => exportedUpTo(g.sql));
+    await until('exported after the retry', () => exportedPast(g.sql, [d.id]));
     expect(byTrace(receiver.spans).size).toBe(before + 1);
     expect(byTrace(receiver.spans).get(traceIdOf(d.id))!.length).toBe(4);
     expectOnce(receiver.spans);
@@ -245,7 +252,7 @@ describe('OpenTelemetry export of content (opt-in)', () => {
     const exporter = buildApp({ sql: g.sql, otel: otel(receiver, { captureContent: true, protocol: 'http/json' }) });
     await exporter.start();
     try {
-      await until('both exported', () => exportedUpTo(g.sql));
+      await until('both exported', () => exportedPast(g.sql, [a.id, b.id]));
     } finally {
       await exporter.stop();
     }
