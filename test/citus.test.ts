@@ -176,7 +176,7 @@ if (!inject('citus')) {
         const local = tables.filter((t) => !placed.has(t)).sort();
         expect(local).toContain('tokens');
         expect(local).toContain('schema_migrations');
-        for (const t of local) expect(t).toMatch(/^(tokens|clocks|schema_migrations|bridge_opencode_.+)$/);
+        for (const t of local) expect(t).toMatch(/^(tokens|clocks|schema_migrations|export_cursors|bridge_opencode_.+)$/);
         expect(placed.size).toBe(tables.length - local.length);
 
         // Shards of the session group on every worker.
