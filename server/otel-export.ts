@@ -38,7 +38,7 @@ export interface OtelExportConfig {
   serviceName: string;
   /** Resource attributes besides service.name (OTEL_RESOURCE_ATTRIBUTES). */
   resourceAttributes?: Record<string, string>;
-  /** Executions per pass (one OTLP request). Default 200. */
+  /** Executions per pass (one OTLP request). Default 200, 20 with content (message text makes requests large). */
   batch?: number;
   /** Safety poll (ms). Default 5000. */
   pollMs?: number;
@@ -61,6 +61,7 @@ export class OtelExport {
   private readonly resource;
   /** Executions this instance has exported (tests, logs). */
   exported = 0;
+  private get batch(): number { return this.config.batch ?? (this.config.captureContent ? 20 : 200); }
 
   constructor(private sql: Sql, private bus: PgBus, private log: Logger, readonly config: OtelExportConfig) {
     const options = { url: config.url, headers: config.headers, timeoutMillis: config.timeoutMs ?? 10_000 };
@@ -103,7 +104,7 @@ export class OtelExport {
           this.again = false;
           for (;;) {
             const r = await this.pass();
-            if (r === 'busy' || r.count < (this.config.batch ?? 200)) break;
+            if (r === 'busy' || r.count < this.batch) break;
           }
         } while (this.again && !this.stopped);
         this.failures = 0;
@@ -135,7 +136,7 @@ export class OtelExport {
    * moved past them. 'busy' when another instance (or another pass of this one) holds the lock.
    */
   async pass(): Promise<'busy' | { count: number; pos: number }> {
-    const batch = this.config.batch ?? 200;
+    const batch = this.batch;
     return this.sql.begin(async (tx) => {
       const [{ locked }] = await tx<{ locked: boolean }[]>`SELECT pg_try_advisory_xact_lock(${ADVISORY_LOCKS.otelExport}) AS locked`;
       if (!locked) return 'busy' as const;
