@@ -114,6 +114,7 @@ export function buildApp(opts: AppOptions): App {
   const cors = opts.cors ?? edge.cors;
   const caps = new ClientCaps({ ...edge.caps, ...opts.caps });
   const metrics = new Metrics(sql, gateway, { defaultMetrics: true });
+  otel?.registerMetrics(metrics.registry);
   gateway.onSeal = (outcome, seconds) => metrics.seals.observe({ outcome }, seconds);
 
   // A request with a cached token is authenticated synchronously (no promise in Yoga's request hooks);

@@ -4,6 +4,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { Gauge, type Registry } from 'prom-client';
 import { ADVISORY_LOCKS } from '../db/advisory-locks.js';
 import type { Sql } from '../db/connection.js';
 import { SYSTEM } from '../domain/access.js';
@@ -92,6 +93,28 @@ export class OtelExport {
     if (this.retry) clearTimeout(this.retry);
     await this.running?.catch(() => {});
     await this.exporter.shutdown().catch(() => {});
+  }
+
+  /** Passes that failed since the last one that succeeded (a send refused, the database away). */
+  get failing(): number { return this.failures; }
+
+  /**
+   * Its metrics in the instance's registry (/metrics): executions this instance exported, failed passes in a
+   * row, and the lag (settlements not yet exported: the log's head minus the cursor; one read per scrape).
+   */
+  registerMetrics(registry: Registry): void {
+    const registers = [registry];
+    const self = this;
+    new Gauge({ name: 'gateway_otel_exported_executions', help: 'Executions this instance exported as traces (a counter).', registers, collect() { this.set(self.exported); } });
+    new Gauge({ name: 'gateway_otel_export_failing_passes', help: 'Export passes that failed in a row (0: the last one succeeded).', registers, collect() { this.set(self.failures); } });
+    new Gauge({
+      name: 'gateway_otel_export_lag', help: 'Settlements not yet exported as traces (the log head minus the export cursor).', registers,
+      async collect() {
+        const [r] = await self.sql<{ lag: number }[]>`
+          SELECT greatest(0, (SELECT coalesce(max(pos), 0) FROM settlements) - coalesce((SELECT pos FROM export_cursors WHERE name = ${CURSOR}), 0)) AS lag`;
+        this.set(Number(r.lag));
+      },
+    });
   }
 
   /** Runs passes until the log is exported (or another instance holds the lock); one loop at a time. */

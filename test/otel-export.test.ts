@@ -20,6 +20,7 @@ const otel = (r: OtlpReceiver, extra: Partial<OtelExportConfig> = {}): OtelExpor
 });
 
 type Host = { hostID: string; token: string };
+const METRICS_TOKEN = 'metrics-token-for-the-otel-test';
 
 /** One execution with a prompt, a model response (text and two tool calls, one failed) and usage, settled. */
 async function runExecution(g: TestGateway, host: Host, sessionID: string, opts: { status?: string; prompt?: string } = {}) {
@@ -79,7 +80,7 @@ describe('OpenTelemetry export', () => {
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
-    g = await startTestGateway({ app: { otel: otel(receiver) } });
+    g = await startTestGateway({ app: { otel: otel(receiver), metricsToken: METRICS_TOKEN } });
     host = await registerHost(g);
     sessionID = (await createSession(g, { directory: '/work/otel', title: 't' })).id;
   });
@@ -145,6 +146,17 @@ describe('OpenTelemetry export', () => {
     expect(failed.status).toEqual({ code: 2, message: 'FAILED' });
     expect(failed.attributes['error.type']).toBe('APIError');
     expect(failed.attributes['agent_history.execution.sequence']).toBe(2);
+  });
+
+  it('says in /metrics what it exported, and its lag', async () => {
+    const metric = async (name: string) => {
+      const r = await fetch(g.url.replace('/graphql', '/metrics'), { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+      const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(await r.text());
+      return m ? Number(m[1]) : null;
+    };
+    expect(await metric('gateway_otel_exported_executions')).toBe(2);
+    expect(await metric('gateway_otel_export_lag')).toBe(0);
+    expect(await metric('gateway_otel_export_failing_passes')).toBe(0);
   });
 
   it('resumes after a restart from its durable cursor: what settled while it was down is sent, nothing twice', async () => {
