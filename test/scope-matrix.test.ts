@@ -238,6 +238,27 @@ const CASES: Record<string, Case> = {
       expect(r.value.edges).toEqual([]);
     },
   },
+  usage: {
+    probe: q(`{ usage(input: { from: "2000-01-01T00:00:00Z", to: "2100-01-01T00:00:00Z", groupBy: [] }) { __typename } }`),
+    async in(c) {
+      const query = `query($id: ID) { usage(input: { from: "2000-01-01T00:00:00Z", to: "2100-01-01T00:00:00Z", groupBy: [SESSION], sessionID: $id }) {
+        __typename ... on UsageReport { groups { key { sessionID } executions { total } } } } }`;
+      const all = await call(c.token, query);
+      expect(all.value.groups.map((gr: any) => gr.key.sessionID)).toContain(w.a.session);
+      noLeak(all);
+      const own = await call(c.token, query, { id: w.a.session });
+      expect(own.value.groups.map((gr: any) => gr.key.sessionID)).toEqual([w.a.session]);
+    },
+    async out(c) {
+      // Another directory's session reads as a missing one; a report of everything counts none of its executions.
+      const query = `query($id: ID) { usage(input: { from: "2000-01-01T00:00:00Z", to: "2100-01-01T00:00:00Z", groupBy: [SESSION], sessionID: $id }) {
+        __typename ... on SessionNotFoundError { message } ... on UsageReport { groups { key { sessionID } } } } }`;
+      const r = await likeMissing(c.token, query, { id: w.b.session }, 'id', MISSING.session);
+      expect(r.value.__typename).toBe('SessionNotFoundError');
+      const all = await call(c.token, query);
+      expect(all.value.groups.map((gr: any) => gr.key.sessionID)).not.toContain(w.b.session);
+    },
+  },
   latestSettlementCursor: {
     probe: q(`{ latestSettlementCursor }`),
     async in(c) {
