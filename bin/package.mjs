@@ -126,9 +126,11 @@ async function pack(destination) {
       cpSync(path.join(root, p), path.join(stage, p), { recursive: true, filter: (src) => src !== nested });
     }
     mkdirSync(destination, { recursive: true });
+    // `--json` lists every file of the tarball: several MiB with the bundled dependencies, over spawnSync's
+    // default 1 MiB of output (which kills npm: exit null, ENOBUFS).
     const r = spawnSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destination],
-      { cwd: stage, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-    if (r.status !== 0) throw new Error(`npm pack failed (exit ${r.status})`);
+      { cwd: stage, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 30 });
+    if (r.status !== 0) throw new Error(`npm pack failed (${r.error ? r.error.message : `exit ${r.status}`})`);
     const [{ filename, size, unpackedSize, entryCount }] = JSON.parse(r.stdout);
     const mib = (n) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
     say(`${entryCount} files, ${mib(size)} (${mib(unpackedSize)} unpacked)`);
