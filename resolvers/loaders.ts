@@ -480,12 +480,14 @@ export const childrenOfSession = paged('session', (r: SessionRow) => r.id, (r) =
  * its columns, and with the changeset rows of the settled ones (whole, or their counts) in the same
  * statement when it reads them, kept on each execution (ExecutionRead.changesetRead).
  */
-export const executionsOfSession = paged('execution', (r: ExecutionRead) => r.sequence, (r) => r.sessionId, async (ctx, parents, limit, after, plan: ExecutionPlan) => {
+export const executionsOfSession = paged('execution', (r: ExecutionRead) => r.sequence, (r) => r.sessionId, async (ctx, parents, limit, after, plan: ExecutionPlan | undefined) => {
   const db = ctx.sql;
   const where = after !== null ? db`sequence < ${after}` : db`true`;
-  const row = plan.changeset?.row;
-  if (!row) return pageEach<ExecutionRead>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, plan.columns);
-  const rows = await pageEach<WithChangeset>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, plan.columns,
+  // Without a plan (a caller outside a GraphQL selection): whole rows, nothing along.
+  const row = plan?.changeset?.row;
+  const columns = plan?.columns ?? null;
+  if (!row) return pageEach<ExecutionRead>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, columns);
+  const rows = await pageEach<WithChangeset>(ctx, 'executions', 'session_id', parents, limit, where, db`sequence DESC`, columns,
     { join: db`LEFT JOIN changesets c ON c.session_id = x.session_id AND c.execution_id = x.id`, select: changesetColumns(db, row) });
   const keys = ownExecutionKeys(rows);
   return rows.map((r) => withChangesetRead(row === 'whole' ? splitChangeset(r, keys) : splitCounts(r, keys), row));
