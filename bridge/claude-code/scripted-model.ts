@@ -9,6 +9,8 @@
 // script gets a short text (`REPLY:<text>` in its last user message chooses it). Every request body is kept
 // (`requests`), so a test can check what the model was sent. `gate(name)` holds a step marked
 // `{ "gate": name }` until released (a turn kept running for as long as a test needs, without sleeps).
+// `when(text, steps)`: a user message that contains `text` (and no script of its own) runs `steps`, e.g. a prompt
+// the gateway writes (review comments sent to the agent), which cannot carry a script line.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -33,6 +35,8 @@ export interface ScriptedAnthropic {
   /** Requests that carried tools (the agent loop's own), in order. */
   agentRequests(): RecordedRequest[];
   release(gate: string): void;
+  /** From now on a user message containing `text` (and no script) runs `steps`. */
+  when(text: string, steps: ScriptStep[]): void;
   /** Resolves when a request is waiting at `gate`. */
   waitGate(gate: string): Promise<void>;
   close(): Promise<void>;
@@ -51,16 +55,24 @@ export function textOf(content: unknown): string {
 }
 
 /** The step a request answers, or 'none' (no script in its messages), or 'done' (past the script's end). */
-export function pickStep(messages: Msg[]): ScriptStep | 'none' | 'done' {
+/** A user message containing `text` (and no script of its own) runs `steps` (ScriptedAnthropic.when). */
+export interface ScriptRule { text: string; steps: ScriptStep[] }
+
+export function pickStep(messages: Msg[], rules: ScriptRule[] = []): ScriptStep | 'none' | 'done' {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
     if (m.role !== 'user') continue;
     const t = textOf(m.content);
     // The first `SCRIPT:` that starts a line (a script may carry a subagent's prompt with a script of its own).
     const at = /(^|\n)SCRIPT:/.exec(t);
-    if (!at) continue;
     let steps: ScriptStep[];
-    try { steps = JSON.parse(t.slice(at.index + at[0].length).split('\n')[0]); } catch { continue; }
+    if (!at) {
+      const rule = rules.find((r) => t.includes(r.text));
+      if (!rule) continue;
+      steps = rule.steps;
+    } else {
+      try { steps = JSON.parse(t.slice(at.index + at[0].length).split('\n')[0]); } catch { continue; }
+    }
     const n = messages.slice(i + 1).filter((x) => x.role === 'assistant').length;
     return n < steps.length ? steps[n] : 'done';
   }
@@ -111,6 +123,7 @@ function plain(res: http.ServerResponse, model: string, text: string, streaming:
 
 export async function startScriptedAnthropic(opts: { log?: (m: string) => void } = {}): Promise<ScriptedAnthropic> {
   const requests: RecordedRequest[] = [];
+  const rules: ScriptRule[] = [];
   const gates = new Map<string, { open: boolean; waiting: (() => void)[]; arrived: (() => void)[]; here: boolean }>();
   const gate = (name: string) => {
     let g = gates.get(name);
@@ -143,7 +156,7 @@ export async function startScriptedAnthropic(opts: { log?: (m: string) => void }
         const seen = messages.slice(0, -1).map((m) => textOf(m.content)).filter(Boolean).join(' | ').replace(/\s+/g, ' ').slice(0, 2_000);
         return plain(res, model, `<analysis>scripted</analysis>\n<summary>SCRIPTED SUMMARY of: ${seen}</summary>`, streaming);
       }
-      const step = tools ? pickStep(messages) : 'none';
+      const step = tools ? pickStep(messages, rules) : 'none';
       if (step === 'none' || step === 'done') {
         const last = textOf(messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
         const reply = /REPLY:(.*)/.exec(last)?.[1] ?? (step === 'done' ? 'done.' : 'ok');
@@ -169,6 +182,7 @@ export async function startScriptedAnthropic(opts: { log?: (m: string) => void }
     url: `http://127.0.0.1:${port}`, port, requests,
     agentRequests: () => requests.filter((r) => Array.isArray(r.body?.tools) && r.body.tools.length > 0),
     release(name) { const g = gate(name); g.open = true; g.waiting.splice(0).forEach((f) => f()); },
+    when(text, steps) { rules.push({ text, steps }); },
     waitGate(name) { const g = gate(name); return g.here ? Promise.resolve() : new Promise<void>((r) => g.arrived.push(r)); },
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };

@@ -7,7 +7,8 @@
 // `usage`. The step answered is found from the call IDs the server gave (`call_s<step>_<n>`) after the last prompt
 // that carries a script; past the end the model answers "done.". A prompt with `REPLY:<text>` gets that text
 // (whatever scripts it quotes), one without a script `ok`. Every request body is kept (`requests`); `gate(name)` holds a step marked `{ "gate": name }`
-// until released (a turn kept running for as long as a test needs, without sleeps).
+// until released (a turn kept running for as long as a test needs, without sleeps). `when(text, steps)`: a prompt
+// that contains `text` (and no script of its own) runs `steps`, e.g. one the gateway writes (review comments).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -35,6 +36,8 @@ export interface ScriptedResponses {
   url: string;
   requests: RecordedRequest[];
   release(gate: string): void;
+  /** From now on a prompt containing `text` (and no script) runs `steps`. */
+  when(text: string, steps: CodexScriptStep[]): void;
   waitGate(gate: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -56,13 +59,21 @@ export function prompts(input: any[]): { index: number; text: string }[] {
     .map(({ it, index }) => ({ index, text: inputText(it) })).filter((p) => !p.text.trimStart().startsWith('<'));
 }
 
-export function pickStep(input: any[]): { step: CodexScriptStep; n: number } | 'none' | 'done' {
+/** A prompt containing `text` (and no script of its own) runs `steps` (ScriptedResponses.when). */
+export interface ScriptRule { text: string; steps: CodexScriptStep[] }
+
+export function pickStep(input: any[], rules: ScriptRule[] = []): { step: CodexScriptStep; n: number } | 'none' | 'done' {
   const last = prompts(input).at(-1);
   if (!last) return 'none';
   const at = /(^|\n)SCRIPT:/.exec(last.text);
-  if (!at) return 'none';
   let steps: CodexScriptStep[];
-  try { steps = JSON.parse(last.text.slice(at.index + at[0].length).split('\n')[0]); } catch { return 'none'; }
+  if (!at) {
+    const rule = rules.find((r) => last.text.includes(r.text));
+    if (!rule) return 'none';
+    steps = rule.steps;
+  } else {
+    try { steps = JSON.parse(last.text.slice(at.index + at[0].length).split('\n')[0]); } catch { return 'none'; }
+  }
   let n = 0;
   for (const it of input.slice(last.index + 1)) {
     const m = /^call_s(\d+)_/.exec(String(it?.call_id ?? ''));
@@ -117,6 +128,7 @@ function stream(res: http.ServerResponse, model: string, step: CodexScriptStep, 
 
 export async function startScriptedResponses(opts: { log?: (m: string) => void } = {}): Promise<ScriptedResponses> {
   const requests: RecordedRequest[] = [];
+  const rules: ScriptRule[] = [];
   const gates = new Map<string, { open: boolean; waiting: (() => void)[]; arrived: (() => void)[]; here: boolean }>();
   const gate = (name: string) => {
     let g = gates.get(name);
@@ -148,7 +160,7 @@ export async function startScriptedResponses(opts: { log?: (m: string) => void }
       }
       const asked = /REPLY:(.*)/.exec(prompts(input).at(-1)?.text ?? '');
       if (asked) return stream(res, model, { text: asked[1] }, 0);
-      const picked = pickStep(input);
+      const picked = pickStep(input, rules);
       if (picked === 'none' || picked === 'done') {
         const last = prompts(input).at(-1)?.text ?? '';
         const reply = /REPLY:(.*)/.exec(last)?.[1] ?? (picked === 'done' ? 'done.' : 'ok');
@@ -176,6 +188,7 @@ export async function startScriptedResponses(opts: { log?: (m: string) => void }
   return {
     url: `http://127.0.0.1:${port}/v1`, requests,
     release(name) { const g = gate(name); g.open = true; g.waiting.splice(0).forEach((f) => f()); },
+    when(text, steps) { rules.push({ text, steps }); },
     waitGate(name) { const g = gate(name); return g.here ? Promise.resolve() : new Promise<void>((r) => g.arrived.push(r)); },
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };

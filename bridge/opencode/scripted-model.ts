@@ -8,6 +8,8 @@
 // Requests without tools (title generation and the like) get a short plain text; one whose last user message has
 // a line `REPLY:<text>` gets that text. A step may carry `reasoning` (streamed as reasoning_content) and `usage`
 // (the usage of that response, OpenAI style: prompt_tokens, completion_tokens, prompt_tokens_details...).
+// `when(text, steps)`: a user message that contains `text` (and no script of its own) runs `steps`, e.g. a prompt
+// the gateway writes (review comments sent to the agent), which cannot carry a script line.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -28,8 +30,13 @@ export interface ScriptedModel {
   requests: number;
   /** The bodies of the last 200 chat-completion requests, oldest first (what OpenCode sent the model). */
   bodies: string[];
+  /** From now on a user message containing `text` (and no script) runs `steps`. */
+  when(text: string, steps: ScriptStep[]): void;
   close(): Promise<void>;
 }
+
+/** A user message containing `text` (and no script of its own) runs `steps` (ScriptedModel.when). */
+export interface ScriptRule { text: string; steps: ScriptStep[] }
 
 export function scriptPrompt(intro: string, steps: ScriptStep[]): string {
   return `${intro}\nSCRIPT:${JSON.stringify(steps)}`;
@@ -44,7 +51,7 @@ function textOf(content: unknown): string {
   return "";
 }
 
-export function pickStep(messages: ChatMessage[]): ScriptStep | "none" {
+export function pickStep(messages: ChatMessage[], rules: ScriptRule[] = []): ScriptStep | "none" {
   let scriptAt = -1;
   let steps: ScriptStep[] = [];
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -52,7 +59,13 @@ export function pickStep(messages: ChatMessage[]): ScriptStep | "none" {
     if (m.role !== "user") continue;
     const t = textOf(m.content);
     const at = t.indexOf("SCRIPT:");
-    if (at < 0) continue;
+    if (at < 0) {
+      const rule = rules.find((r) => t.includes(r.text));
+      if (!rule) continue;
+      steps = rule.steps;
+      scriptAt = i;
+      break;
+    }
     try {
       steps = JSON.parse(t.slice(at + "SCRIPT:".length).split("\n")[0]);
       scriptAt = i;
@@ -70,6 +83,7 @@ export async function startScriptedModel(port = 0): Promise<ScriptedModel> {
   let seq = 0;
   const state = { requests: 0 };
   const bodies: string[] = [];
+  const rules: ScriptRule[] = [];
   const server = http.createServer((req, res) => {
     let body = "";
     req.on("data", (c) => (body += c));
@@ -88,7 +102,7 @@ export async function startScriptedModel(port = 0): Promise<ScriptedModel> {
         /* empty */
       }
       const messages = parsed.messages ?? [];
-      const picked = parsed.tools && parsed.tools.length > 0 ? pickStep(messages) : "none";
+      const picked = parsed.tools && parsed.tools.length > 0 ? pickStep(messages, rules) : "none";
       const lastUser = [...messages].reverse().find((m) => m.role === "user");
       const reply = lastUser ? /(?:^|\n)REPLY:([^\n]*)/.exec(textOf(lastUser.content))?.[1] : undefined;
       const step: ScriptStep = picked === "none" ? { text: reply ?? "Scripted session" } : picked;
@@ -138,6 +152,7 @@ export async function startScriptedModel(port = 0): Promise<ScriptedModel> {
       return state.requests;
     },
     bodies,
+    when(text, steps) { rules.push({ text, steps }); },
     close: () => new Promise<void>((r) => { server.closeAllConnections?.(); server.close(() => r()); }),
   };
 }
