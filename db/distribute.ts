@@ -19,7 +19,7 @@ export const DISTRIBUTION_PLAN = {
     { table: 'sessions', column: 'id', colocateWith: 'none' },
     ...['executions', 'messages', 'parts', 'jobs', 'journal', 'tombstones', 'settlements', 'host_commands',
       'changesets', 'changeset_files', 'snapshots', 'admissions', 'compactions',
-      'snapshot_changesets', 'snapshot_changeset_files']
+      'snapshot_changesets', 'snapshot_changeset_files', 'review_comments']
       .map((table) => ({ table, column: 'session_id', colocateWith: 'sessions' })),
     // A session's children are kept on its own shard (removeSession reads them under its lock).
     { table: 'session_children', column: 'parent_id', colocateWith: 'sessions' },

@@ -209,9 +209,9 @@ CREATE TABLE host_commands (
   CONSTRAINT host_commands_job_fkey FOREIGN KEY (session_id, job_id) REFERENCES jobs(session_id, id) ON DELETE CASCADE,
   CONSTRAINT host_commands_execution_check CHECK (((kind = 'INTERRUPT_EXECUTION'::text) = (execution_id IS NOT NULL))),
   CONSTRAINT host_commands_job_check CHECK (((kind = 'CANCEL_JOB'::text) = (job_id IS NOT NULL))),
-  CONSTRAINT host_commands_kind_check CHECK ((kind = ANY (ARRAY['CANCEL_JOB'::text, 'INTERRUPT_EXECUTION'::text, 'COMPACT_SESSION'::text, 'GENERATE'::text, 'CREATE_SESSION'::text, 'RENAME_SESSION'::text, 'REMOVE_SESSION'::text, 'CLOSE_ADMISSIONS'::text]))),
+  CONSTRAINT host_commands_kind_check CHECK ((kind = ANY (ARRAY['CANCEL_JOB'::text, 'INTERRUPT_EXECUTION'::text, 'COMPACT_SESSION'::text, 'GENERATE'::text, 'CREATE_SESSION'::text, 'RENAME_SESSION'::text, 'REMOVE_SESSION'::text, 'CLOSE_ADMISSIONS'::text, 'PROMPT'::text]))),
   CONSTRAINT host_commands_reason_check CHECK ((reason = ANY (ARRAY['SEAL'::text, 'PLUGIN'::text]))),
-  CONSTRAINT host_commands_request_check CHECK (((kind = ANY (ARRAY['COMPACT_SESSION'::text, 'GENERATE'::text, 'CREATE_SESSION'::text])) = ((expires_at IS NOT NULL) AND (payload IS NOT NULL))))
+  CONSTRAINT host_commands_request_check CHECK (((kind = ANY (ARRAY['COMPACT_SESSION'::text, 'GENERATE'::text, 'CREATE_SESSION'::text, 'PROMPT'::text])) = ((expires_at IS NOT NULL) AND (payload IS NOT NULL))))
 );
 CREATE INDEX host_commands_id ON public.host_commands USING btree (id);
 CREATE INDEX host_commands_open_requests ON public.host_commands USING btree (session_id, kind) WHERE ((replied_at IS NULL) AND (timed_out_at IS NULL) AND (expires_at IS NOT NULL));
@@ -231,6 +231,7 @@ CREATE TABLE hosts (
   token_id text,
   exclusive_admission boolean DEFAULT true NOT NULL,
   can_manage_sessions boolean DEFAULT false NOT NULL,
+  can_prompt boolean DEFAULT false NOT NULL,
   CONSTRAINT hosts_pkey PRIMARY KEY (id),
   CONSTRAINT hosts_lease_ms_check CHECK ((lease_ms > 0))
 );
@@ -331,6 +332,45 @@ CREATE TABLE parts (
   CONSTRAINT parts_type_check CHECK ((type = ANY (ARRAY['TEXT'::text, 'TOOL'::text, 'FILE'::text, 'REASONING'::text])))
 );
 CREATE INDEX parts_id ON public.parts USING btree (id);
+
+CREATE TABLE review_comments (
+  id text NOT NULL,
+  session_id text NOT NULL,
+  author_token_id text,
+  author_role text NOT NULL,
+  body text NOT NULL,
+  changeset_kind text NOT NULL,
+  execution_id text NOT NULL,
+  from_execution_id text,
+  path text,
+  side text,
+  line integer,
+  start_line integer,
+  quote text,
+  state text DEFAULT 'OPEN'::text NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  updated_at timestamp with time zone NOT NULL,
+  resolved_at timestamp with time zone,
+  sent_command_id text,
+  sent_at timestamp with time zone,
+  answered_by_execution_id text,
+  CONSTRAINT review_comments_pkey PRIMARY KEY (session_id, id),
+  CONSTRAINT review_comments_session_id_fkey FOREIGN KEY (session_id) REFERENCES sessions(id),
+  CONSTRAINT review_comments_author_role_check CHECK ((author_role = ANY (ARRAY['admin'::text, 'host'::text, 'plugin'::text, 'reader'::text]))),
+  CONSTRAINT review_comments_body_check CHECK ((body <> ''::text)),
+  CONSTRAINT review_comments_changeset_kind_check CHECK ((changeset_kind = ANY (ARRAY['EXECUTION'::text, 'RANGE'::text, 'DRIFT'::text]))),
+  CONSTRAINT review_comments_check CHECK (((changeset_kind = 'RANGE'::text) = (from_execution_id IS NOT NULL))),
+  CONSTRAINT review_comments_check1 CHECK (((path IS NOT NULL) OR ((side IS NULL) AND (line IS NULL)))),
+  CONSTRAINT review_comments_check2 CHECK (((side IS NULL) = (line IS NULL))),
+  CONSTRAINT review_comments_check3 CHECK (((start_line IS NULL) OR ((line IS NOT NULL) AND (start_line <= line)))),
+  CONSTRAINT review_comments_check4 CHECK (((state = 'RESOLVED'::text) = (resolved_at IS NOT NULL))),
+  CONSTRAINT review_comments_line_check CHECK ((line >= 1)),
+  CONSTRAINT review_comments_side_check CHECK ((side = ANY (ARRAY['OLD'::text, 'NEW'::text]))),
+  CONSTRAINT review_comments_start_line_check CHECK ((start_line >= 1)),
+  CONSTRAINT review_comments_state_check CHECK ((state = ANY (ARRAY['OPEN'::text, 'RESOLVED'::text])))
+);
+CREATE INDEX review_comments_changeset ON public.review_comments USING btree (session_id, execution_id, changeset_kind);
+CREATE INDEX review_comments_id ON public.review_comments USING btree (id);
 
 CREATE TABLE schema_migrations (
   version integer NOT NULL,

@@ -4,6 +4,8 @@ import { acknowledge, issueCommand, type HostCommandRow } from './commands.js';
 import { InvalidRequestError } from './errors.js';
 import { requireAdmissionsOpen } from './admission-rule.js';
 import { requireHost } from './hosts.js';
+import { requireIdle, runningExecution } from './busy-rule.js';
+import { promptCommand } from './review-comments.js';
 import { newId } from './ids.js';
 import { commitEvent } from './events/commit.js';
 import { lockSession, lockSessionIfPresent } from './session-lock.js';
@@ -32,16 +34,31 @@ export interface AdmissionRow {
   closedAt: Date | null;
 }
 
-export interface AdmitWorkInput { sessionID: string; hostID: string; route: string }
+export interface AdmitWorkInput {
+  sessionID: string;
+  hostID: string;
+  route: string;
+  /**
+   * The PROMPT command (sendReviewComments) the admitted request carries out: checked to be an open PROMPT of this
+   * session sent to this host, with the session idle. The execution it starts links it: beginExecution with the
+   * same commandID.
+   */
+  commandID?: string | null;
+}
 
 export async function admitWork(sql: Sql, actor: Actor, input: AdmitWorkInput): Promise<AdmissionRow> {
   const sessionID = requireId('session', input.sessionID, 'sessionID');
   const hostID = requireId('host', input.hostID, 'hostID');
   const route = checkText(input.route ?? '', 'route', 500, { nonEmpty: true });
+  const commandID = input.commandID == null ? null : requireId('command', input.commandID, 'commandID');
   return sql.begin(async (tx) => {
     const s = (await lockSession(tx, actor, sessionID)).session;
     requireAdmissionsOpen(s);
     const h = await requireHost(tx, actor, hostID, { live: true });
+    if (commandID !== null) {
+      requireIdle(sessionID, await runningExecution(tx, sessionID));
+      await promptCommand(tx, sessionID, hostID, commandID);
+    }
     if (!h.exclusiveAdmission) {
       throw new InvalidRequestError('hostID', `Host ${hostID} does not declare capabilities.exclusiveAdmission: it admits work without the gateway, so admitWork proves nothing for it.`);
     }

@@ -16,7 +16,8 @@ import type { SessionLock } from './session-lock.js';
  */
 export type CommandKind = 'CANCEL_JOB' | 'INTERRUPT_EXECUTION' | 'COMPACT_SESSION' | 'GENERATE' // requests with a reply (domain/host-requests.ts)
   | 'CREATE_SESSION' | 'RENAME_SESSION' | 'REMOVE_SESSION' // session mutations in the host's runtime (domain/sessions.ts)
-  | 'CLOSE_ADMISSIONS'; // a seal quiescing a host's front (domain/admission.ts)
+  | 'CLOSE_ADMISSIONS' // a seal quiescing a host's front (domain/admission.ts)
+  | 'PROMPT'; // review comments sent to the agent (domain/review-comments.ts): a request answered by beginExecution
 
 export interface HostCommandRow {
   id: string;

@@ -87,7 +87,7 @@ export class HostUnavailableError extends GatewayError {
         : `Host ${hostID} could not do it${detail ? `: ${detail}` : '.'}`);
   }
 }
-export type HostCapability = 'COMPACT' | 'GENERATE';
+export type HostCapability = 'COMPACT' | 'GENERATE' | 'PROMPT';
 /** 501: the session's host did not declare the capability the request needs. */
 export class UnsupportedError extends GatewayError {
   readonly code = 501;
@@ -108,6 +108,19 @@ export class ModelNotFoundError extends GatewayError {
   constructor(readonly sessionID: string | null, readonly providerID: string, readonly modelID: string, readonly hostID: string | null = null) {
     super(`Model ${providerID}/${modelID} is not offered by the host of session ${sessionID}.`);
   }
+}
+
+// Review comments (domain/review-comments.ts).
+/** 404: no review comment of this ID within the caller's scope (unknown and another directory's read alike). */
+export class CommentNotFoundError extends GatewayError {
+  readonly code = 404;
+  constructor(readonly commentID: string) { super(`Review comment ${commentID} was not found.`); }
+}
+export type CommentAnchorReason = 'UNKNOWN_PATH' | 'LINE_OUTSIDE_PATCH' | 'NO_PATCH';
+/** 422: the anchor of a new comment is not in its changeset (a path it does not hold, a line its patch does not show). */
+export class CommentAnchorError extends GatewayError {
+  readonly code = 422;
+  constructor(readonly reason: CommentAnchorReason, readonly path: string | null, readonly line: number | null, message: string) { super(message); }
 }
 
 /**

@@ -14,6 +14,7 @@ import { checkText, LIMITS, requireId } from './validate.js';
 import { requireBoundarySnapshot } from './snapshots.js';
 import { freezeChangeset } from './changesets.js';
 import { idempotencyKey, previousResult, rememberResult } from './idempotency.js';
+import { answerPrompt, promptCommand } from './review-comments.js';
 
 export interface BeginExecutionInput {
   sessionID: string;
@@ -30,6 +31,12 @@ export interface BeginExecutionInput {
   model?: { providerID: string; modelID: string } | null;
   agent?: string | null;
   mode?: string | null;
+  /**
+   * The PROMPT command (sendReviewComments) this execution carries out: checked under the session lock to be an
+   * open PROMPT of this session sent to this host, marked replied STARTED and its comments answered by this
+   * execution, all in this transaction.
+   */
+  commandID?: string | null;
 }
 
 /** What a host recorded about one step: each optional, validated, as columns of `executions`. */
@@ -92,18 +99,20 @@ function usageFacts(u: StepUsage | null | undefined) {
 export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecutionInput): Promise<ExecutionRow> {
   const sessionID = requireId('session', input.sessionID, 'sessionID');
   const hostID = requireId('host', input.hostID, 'hostID');
-  const key = idempotencyKey('beginExecution', sessionID, input.idempotencyKey, { hostID, trigger: input.trigger });
+  const commandID = input.commandID == null ? null : requireId('command', input.commandID, 'commandID');
+  const key = idempotencyKey('beginExecution', sessionID, input.idempotencyKey, { hostID, trigger: input.trigger, commandID: commandID ?? undefined });
   const startCaptureError = captureError(input.startSnapshot, input.startCaptureError, 'startCaptureError');
   const facts = stepFacts(input);
   const externalId = label(input.externalID, 'externalID');
   return sql.begin(async (tx) => {
     // Every read of the checks sent with the lock (one wait for the server instead of five), then checked
     // in this order: a retried request, the seal, busy, the host, the start snapshot.
-    const [lock, [previous, running, host, snapshot]] = await lockSessionWith(tx, actor, sessionID, () => Promise.all([
+    const [lock, [previous, running, host, snapshot, prompt]] = await lockSessionWith(tx, actor, sessionID, () => Promise.all([
       outcome(previousResult(tx, key)),
       runningExecution(tx, sessionID),
       hostStanding(tx, hostID),
       input.startSnapshot == null ? null : outcome(requireBoundarySnapshot(tx, input.startSnapshot, sessionID, 'startSnapshot')),
+      commandID === null ? null : outcome(promptCommand(tx, sessionID, hostID, commandID)),
     ]));
     const s = lock.session;
     if ('error' in previous) throw previous.error;
@@ -116,6 +125,7 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
     requireIdle(sessionID, running);
     checkHost(actor, hostID, host, { live: true });
     if (snapshot && 'error' in snapshot) throw snapshot.error;
+    if (prompt && 'error' in prompt) throw prompt.error;
     const executionID = newId('execution', sessionID);
     // The key is remembered with the ID the event will carry: both writes sent together.
     const [{ result: e }] = await Promise.all([
@@ -125,6 +135,8 @@ export async function beginExecution(sql: Sql, actor: Actor, input: BeginExecuti
       }),
       rememberResult(tx, key, executionID, sessionID),
     ]);
+    // A PROMPT command's execution answers it (a command closed meanwhile, its caller gone, rolls all this back).
+    if (prompt) await answerPrompt(lock, prompt.value, executionID);
     return e;
   });
 }

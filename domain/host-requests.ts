@@ -13,7 +13,8 @@ import { checkJson, LIMITS, requireId } from './validate.js';
 import { Wake, type WakeBus } from './wake.js';
 
 /**
- * Requests to a session's host that expect a reply: compactSession and generate. They ride
+ * Requests to a session's host that expect a reply: compactSession, generate, createSession under a host's
+ * session, and sendReviewComments (PROMPT: answered by the beginExecution that carries it out). They ride
  * the durable host command channel of the seal (domain/commands.ts) as commands of kind
  * COMPACT_SESSION / GENERATE with reason PLUGIN, a `payload` and a deadline (`expires_at`).
  *
@@ -40,7 +41,7 @@ export { REPLY_TOPIC };
 /** Upper bound of a reply's JSON result. */
 export const REPLY_MAX_BYTES = 2 * LIMITS.textBytes;
 
-export type RequestKind = 'COMPACT_SESSION' | 'GENERATE' | 'CREATE_SESSION';
+export type RequestKind = 'COMPACT_SESSION' | 'GENERATE' | 'CREATE_SESSION' | 'PROMPT';
 
 export interface HostRequestRow extends HostCommandRow {
   payload: any;
@@ -76,7 +77,8 @@ export async function requestHost(tx: Tx, session: SessionRow, capability: HostC
   const [h] = await tx<(HostRow & { live: boolean })[]>`
     SELECT *, lease_expires_at > clock_timestamp() AS live FROM hosts WHERE id = ${session.hostId}`;
   if (!h) throw new HostUnavailableError(session.id, session.hostId, 'NO_HOST');
-  if (!(capability === 'COMPACT' ? h.canCompact : h.canGenerate)) throw new UnsupportedError(session.id, h.id, capability);
+  const can = capability === 'COMPACT' ? h.canCompact : capability === 'GENERATE' ? h.canGenerate : h.canPrompt;
+  if (!can) throw new UnsupportedError(session.id, h.id, capability);
   return h;
 }
 
@@ -200,7 +202,7 @@ export async function findRequest(db: Db, actor: Actor, commandID: unknown): Pro
   // Unknown, another host's and another directory's commands read alike (nothing of them, not even the kind).
   const c = await findCommand<HostRequestRow>(db, actor, id);
   if (!c) throw unknownCommand(id);
-  if (c.kind !== 'COMPACT_SESSION' && c.kind !== 'GENERATE' && c.kind !== 'CREATE_SESSION') {
+  if (c.kind !== 'COMPACT_SESSION' && c.kind !== 'GENERATE' && c.kind !== 'CREATE_SESSION' && c.kind !== 'PROMPT') {
     throw new InvalidRequestError('commandID', `Command ${id} is a ${c.kind} command: acknowledge it, there is nothing to reply.`);
   }
   return c;
@@ -257,7 +259,7 @@ export const DEFAULT_HOST_REQUEST_RETENTION_MS = 24 * 60 * 60 * 1000;
 export async function pruneHostRequests(sql: Sql, olderThanMs = DEFAULT_HOST_REQUEST_RETENTION_MS): Promise<number> {
   const rows = await sql`
     DELETE FROM host_commands
-    WHERE kind IN ('COMPACT_SESSION', 'GENERATE', 'CREATE_SESSION')
+    WHERE kind IN ('COMPACT_SESSION', 'GENERATE', 'CREATE_SESSION', 'PROMPT')
       AND coalesce(replied_at, timed_out_at, expires_at) < statement_timestamp() - ${olderThanMs} * interval '1 millisecond'
       AND (replied_at IS NOT NULL OR timed_out_at IS NOT NULL OR expires_at < statement_timestamp())
     RETURNING id`;

@@ -16,7 +16,7 @@ export interface ModelInput { providerID: string; modelID: string }
 export interface RegisterHostInput {
   hostID?: string | null;
   name: string;
-  capabilities?: { cancel?: boolean | null; compact?: boolean | null; generate?: boolean | null; exclusiveAdmission?: boolean | null; sessions?: boolean | null } | null;
+  capabilities?: { cancel?: boolean | null; compact?: boolean | null; generate?: boolean | null; prompt?: boolean | null; exclusiveAdmission?: boolean | null; sessions?: boolean | null } | null;
   models?: ModelInput[] | null;
   leaseMs?: number | null;
 }
@@ -43,6 +43,7 @@ export async function registerHost(sql: Sql, actor: Actor, input: RegisterHostIn
     canCancel: caps.cancel ?? false,
     canCompact: caps.compact ?? false,
     canGenerate: caps.generate ?? false,
+    canPrompt: caps.prompt ?? false,
     exclusiveAdmission: caps.exclusiveAdmission ?? true,
     canManageSessions: caps.sessions ?? false,
   };
@@ -52,14 +53,14 @@ export async function registerHost(sql: Sql, actor: Actor, input: RegisterHostIn
       if (!existing || !ownsHost(actor, existing)) throw new HostNotFoundError(hostID);
       const [h] = await tx<HostRow[]>`
         UPDATE hosts SET name = ${row.name}, can_cancel = ${row.canCancel}, can_compact = ${row.canCompact},
-          can_generate = ${row.canGenerate}, exclusive_admission = ${row.exclusiveAdmission}, can_manage_sessions = ${row.canManageSessions}, models = ${tx.json(models)}, lease_ms = ${leaseMs},
+          can_generate = ${row.canGenerate}, can_prompt = ${row.canPrompt}, exclusive_admission = ${row.exclusiveAdmission}, can_manage_sessions = ${row.canManageSessions}, models = ${tx.json(models)}, lease_ms = ${leaseMs},
           lease_expires_at = now() + ${leaseMs} * interval '1 millisecond', renewed_at = now()
         WHERE id = ${hostID} RETURNING *`;
       return h;
     }
     const [h] = await tx<HostRow[]>`
-      INSERT INTO hosts (id, name, can_cancel, can_compact, can_generate, exclusive_admission, can_manage_sessions, models, lease_ms, lease_expires_at, token_id)
-      VALUES (${newId('host')}, ${row.name}, ${row.canCancel}, ${row.canCompact}, ${row.canGenerate}, ${row.exclusiveAdmission}, ${row.canManageSessions},
+      INSERT INTO hosts (id, name, can_cancel, can_compact, can_generate, can_prompt, exclusive_admission, can_manage_sessions, models, lease_ms, lease_expires_at, token_id)
+      VALUES (${newId('host')}, ${row.name}, ${row.canCancel}, ${row.canCompact}, ${row.canGenerate}, ${row.canPrompt}, ${row.exclusiveAdmission}, ${row.canManageSessions},
         ${tx.json(models)}, ${leaseMs}, now() + ${leaseMs} * interval '1 millisecond', ${actor.tokenID})
       RETURNING *`;
     return h;

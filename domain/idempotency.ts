@@ -26,7 +26,7 @@ import { ADVISORY_LOCKS } from '../db/advisory-locks.js';
  *   removal answers SessionNotFoundError rather than creating the session again.
  */
 
-export type KeyedOperation = 'createSession' | 'beginExecution' | 'appendMessage' | 'startJob';
+export type KeyedOperation = 'createSession' | 'beginExecution' | 'appendMessage' | 'startJob' | 'addReviewComment';
 
 export interface IdempotencyKey {
   operation: KeyedOperation;

@@ -12,6 +12,7 @@ export const PREFIX = {
   token: 'tok',
   command: 'cmd',
   admission: 'adm',
+  comment: 'cmt',
 } as const;
 export type Kind = keyof typeof PREFIX;
 
@@ -20,7 +21,7 @@ let lastMs = 0;
 let counter = 0;
 
 /** The kinds of rows that belong to one session: their IDs carry it (`sessionOf`). */
-export const SESSION_KINDS = ['execution', 'message', 'part', 'job', 'snapshot', 'command', 'admission'] as const;
+export const SESSION_KINDS = ['execution', 'message', 'part', 'job', 'snapshot', 'command', 'admission', 'comment'] as const;
 export type SessionKind = (typeof SESSION_KINDS)[number];
 
 /** 11 hex digits of milliseconds and 3 of a per-millisecond counter (IDs made in the same millisecond by
@@ -43,7 +44,7 @@ const OWN = 18;
 
 /**
  * A new ID. Sessions, hosts and tokens: `<prefix>_` then 26 ascending characters (stamp, 12 random).
- * A row of a session (execution, message, part, job, snapshot, command, admission) carries its
+ * A row of a session (execution, message, part, job, snapshot, command, admission, review comment) carries its
  * session: `<prefix>_<the session ID's 26 characters><18 of its own>`. So an ID alone names the
  * session's shard on a cluster distributed by session (README "Scaling"), and IDs of one session still
  * sort in creation order.

@@ -5,7 +5,7 @@ import { replayLock } from './session-lock.js';
 
 /**
  * Replay: rebuilding every table the journal owns (domain/events/catalogue.ts JOURNAL_TABLES:
- * sessions and their children, executions, jobs, messages and parts, compactions, tombstones; seal state lives on
+ * sessions and their children, executions, jobs, messages and parts, compactions, review comments, tombstones; seal state lives on
  * sessions) from the journal alone, with the projectors of the live write path. The projectors name
  * tables unqualified, so replay sets `search_path` to a scratch schema holding empty copies of those
  * tables and runs them there, one session at a time, in seq order (every projector touches only its
@@ -22,7 +22,8 @@ export class ReplayError extends Error {}
 
 /** What names a row of each journal table in a difference (`ProjectionDiff.key`). */
 const KEYS: Record<JournalTable, readonly string[]> = {
-  sessions: ['id'], session_children: ['parent_id', 'child_id'], executions: ['id'], jobs: ['id'], messages: ['id'], parts: ['id'], compactions: ['session_id', 'seq'], tombstones: ['id'],
+  sessions: ['id'], session_children: ['parent_id', 'child_id'], executions: ['id'], jobs: ['id'], messages: ['id'], parts: ['id'], compactions: ['session_id', 'seq'],
+  review_comments: ['id'], tombstones: ['id'],
 };
 
 /**
@@ -31,7 +32,7 @@ const KEYS: Record<JournalTable, readonly string[]> = {
  */
 const MATCH: Record<JournalTable, readonly string[]> = {
   sessions: ['id'], session_children: ['parent_id', 'child_id'], executions: ['session_id', 'id'], jobs: ['session_id', 'id'], messages: ['session_id', 'id'], parts: ['session_id', 'id'],
-  compactions: ['session_id', 'seq'], tombstones: ['session_id', 'id'],
+  compactions: ['session_id', 'seq'], review_comments: ['session_id', 'id'], tombstones: ['session_id', 'id'],
 };
 const match = (t: JournalTable, a: string, b: string) => MATCH[t].map((k) => `${a}."${k}" = ${b}."${k}"`).join(' AND ');
 
@@ -147,7 +148,7 @@ export async function replayIntoSchema(sql: Sql, schema: string): Promise<Replay
 /** The session of a row of `table` (the column that says which session it belongs to). */
 const SESSION_COLUMN: Record<JournalTable, string> = {
   sessions: 'id', session_children: 'child_id', executions: 'session_id', jobs: 'session_id', messages: 'session_id', parts: 'session_id', compactions: 'session_id',
-  tombstones: 'session_id',
+  review_comments: 'session_id', tombstones: 'session_id',
 };
 
 /** SQL condition: the row `alias` of `table` is not one an inexact older event produced. */

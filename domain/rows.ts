@@ -118,6 +118,7 @@ export interface HostRow {
   canCancel: boolean;
   canCompact: boolean;
   canGenerate: boolean;
+  canPrompt: boolean;
   /** False when the host's runtime can start work without the gateway's admission. */
   exclusiveAdmission: boolean;
   /** Session mutations of its sessions are routed to it (CREATE/RENAME/REMOVE_SESSION commands). */

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { GatewayClient, GatewayCallError } from '../client/index.js';
 import { ChatCompletionsClient, COMPACTION_INSTRUCTION, contextMessages, type LlmOptions } from './llm.js';
+import { WorktreeCapturer } from './capture.js';
 import {
   AppendMessageDocument, BackgroundJobDocument, BeginExecutionDocument, FinishJobDocument, RegisterHostDocument,
   RenewHostLeaseDocument, RestoreJobDocument, SettleExecutionDocument, StartJobDocument,
@@ -18,7 +19,7 @@ export interface ReferenceHostOptions {
   /** Re-register under this ID (after a restart) to take the host's work back. */
   hostID?: string;
   leaseMs?: number;
-  capabilities?: { cancel?: boolean; compact?: boolean; generate?: boolean; exclusiveAdmission?: boolean };
+  capabilities?: { cancel?: boolean; compact?: boolean; generate?: boolean; prompt?: boolean; exclusiveAdmission?: boolean };
   models?: { providerID: string; modelID: string }[];
   /** Grace period between SIGTERM and SIGKILL when cancelling a job. */
   killGraceMs?: number;
@@ -36,6 +37,27 @@ export interface ReferenceHostOptions {
   llm?: LlmOptions;
   /** The model that summarizes sessions (the session's model); default: the first of `models`. */
   compactionModel?: { providerID: string; modelID: string };
+  /**
+   * PROMPT commands (review comments sent to the agent; declare capabilities.prompt): the agent's turn, run inside
+   * the execution the host begins for the command (after the prompt is appended as the user's message, before the
+   * execution settles). Whatever it does in the worktree shows in the execution's changeset when `worktree` is
+   * set; the text it answers is appended as the model's message. Thrown: the execution settles FAILED. The
+   * default asks `llm` (with the compaction model) when configured, else answers nothing.
+   */
+  onPrompt?: (turn: PromptTurn) => Promise<{ text?: string } | void>;
+  /** A worktree captured at every boundary of the executions the host runs for PROMPT commands (host/capture.ts). */
+  worktree?: string;
+}
+
+/** One PROMPT command being carried out: the session, the execution begun for it, and what to tell the agent. */
+export interface PromptTurn {
+  sessionID: string;
+  executionID: string;
+  commandID: string;
+  text: string;
+  commentIDs: string[];
+  /** Aborted when the execution is interrupted (a seal). */
+  signal: AbortSignal;
 }
 
 export type HostCommand = HostCommandsSubscription['hostCommands'];
@@ -90,7 +112,7 @@ export class ReferenceHost {
     }, every);
     this.renewTimer.unref();
     const caps = this.opts.capabilities;
-    if (caps?.cancel !== false || caps?.compact || caps?.generate) this.listenForCommands();
+    if (caps?.cancel !== false || caps?.compact || caps?.generate || caps?.prompt) this.listenForCommands();
     return this.id!;
   }
 
@@ -99,11 +121,11 @@ export class ReferenceHost {
     return this.id;
   }
 
-  async beginExecution(sessionID: string, trigger: Trigger = 'PROMPT', opts: { startSnapshot?: string | null } = {}) {
+  async beginExecution(sessionID: string, trigger: Trigger = 'PROMPT', opts: { startSnapshot?: string | null; startCaptureError?: string | null; commandID?: string | null } = {}) {
     return this.client.call(BeginExecutionDocument, { input: { sessionID, hostID: this.hostID(), trigger, ...opts } });
   }
 
-  async settleExecution(executionID: string, status: ExecutionStatus, opts: { interruptReason?: InterruptReason; error?: string; endSnapshot?: string | null } = {}) {
+  async settleExecution(executionID: string, status: ExecutionStatus, opts: { interruptReason?: InterruptReason; error?: string; endSnapshot?: string | null; endCaptureError?: string | null } = {}) {
     return this.client.call(SettleExecutionDocument, { input: { executionID, status, ...opts } });
   }
 
@@ -203,6 +225,8 @@ export class ReferenceHost {
     }
     this.stopCommands?.();
     this.stopCommands = null;
+    for (const t of this.turns.values()) t.abort();
+    await this.capturer?.close().catch(() => {});
     if (!opts.crash) {
       for (const id of [...this.jobs.keys()]) this.cancelJob(id);
       await Promise.all([...this.jobs.values()].map((j) => j.done));
@@ -228,11 +252,13 @@ export class ReferenceHost {
     if (this.crashed) return;
     this.commands.push(c);
     if (c.kind === 'COMPACT_SESSION' || c.kind === 'GENERATE') return this.handleRequest(c); // requests with a reply
+    if (c.kind === 'PROMPT') return this.handlePrompt(c); // answered by the execution it begins
     if (c.kind === 'CANCEL_JOB' && c.jobID) {
       // A job admitted but not spawned yet is cancelled as soon as its process exists.
       if (!this.cancelJob(c.jobID)) this.cancelRequested.add(c.jobID);
     } else if (c.kind === 'INTERRUPT_EXECUTION' && c.executionID) {
       const reason = c.reason as 'SEAL'; // interrupts are only issued by a seal (PLUGIN: a plugin's requests)
+      this.turns.get(c.executionID)?.abort();
       await this.opts.onInterrupt?.(c.executionID, reason);
       await this.settleExecution(c.executionID, 'INTERRUPTED', { interruptReason: reason }).catch(() => {});
     }
@@ -286,6 +312,89 @@ export class ReferenceHost {
       this.requestsInFlight.delete(c.id);
       return;
     }
+  }
+
+  // ---- PROMPT: review comments sent to the agent -----------------------------------------------------
+
+  /** The turns running for PROMPT commands, by execution (an interrupt aborts its turn). */
+  private turns = new Map<string, AbortController>();
+  /** How each PROMPT command went on this host's side (tests look at it). */
+  readonly prompts: { commandID: string; sessionID: string; text: string; executionID: string | null; error: string | null; settled?: string }[] = [];
+  private capturer: WorktreeCapturer | null = null;
+
+  /** A boundary snapshot of the worktree (when one is set): its ID, or why it could not be captured. */
+  private async boundary(sessionID: string): Promise<{ snapshot: string | null; error: string | null }> {
+    if (!this.opts.worktree) return { snapshot: null, error: null };
+    try {
+      this.capturer ??= new WorktreeCapturer();
+      return { snapshot: (await this.capturer.snapshot(this.client, sessionID, this.opts.worktree, this.hostID())).id, error: null };
+    } catch (e: any) {
+      return { snapshot: null, error: String(e?.message ?? e).slice(0, 2_000) || 'capture failed' };
+    }
+  }
+
+  /**
+   * PROMPT: carries out payload.text as a normal turn of the agent. The execution is begun with the command's ID,
+   * which answers the command (the gateway marks it STARTED and the comments answered by this execution, in the
+   * begin's transaction); the prompt is appended as the user's message, the turn runs (onPrompt), and the
+   * execution settles. A begin the gateway refuses (the session was sealed or became busy meanwhile, or the
+   * command was given up) is replied as an error, and nothing runs.
+   */
+  private async handlePrompt(c: HostCommand) {
+    if (this.requestsInFlight.has(c.id)) return;
+    this.requestsInFlight.add(c.id);
+    let full: { payload?: unknown; repliedAt?: unknown } | null | undefined;
+    try {
+      ({ hostCommand: full } = await this.client.request(HostCommandDocument, { id: c.id }));
+    } catch {
+      this.requestsInFlight.delete(c.id); // delivered again on reconnect
+      return;
+    }
+    const p = full?.payload as { text?: string; commentIDs?: string[] } | null | undefined;
+    if (!full || !p || full.repliedAt) return;
+    const record: (typeof this.prompts)[number] = { commandID: c.id, sessionID: c.sessionID, text: String(p.text ?? ''), executionID: null, error: null };
+    this.prompts.push(record);
+    const start = await this.boundary(c.sessionID);
+    let executionID: string;
+    try {
+      const e: any = await this.beginExecution(c.sessionID, 'PROMPT', { startSnapshot: start.snapshot, startCaptureError: start.error, commandID: c.id });
+      executionID = e.id;
+      record.executionID = executionID;
+    } catch (e: any) {
+      record.error = e instanceof GatewayCallError ? e.error._tag : String(e?.message ?? e);
+      if (this.crashed) return;
+      await this.client.request(ReplyHostCommandDocument, { input: { commandID: c.id, error: `the prompt could not start: ${String(e?.message ?? e).slice(0, 1_900)}` } })
+        .catch(() => {});
+      return;
+    }
+    const abort = new AbortController();
+    this.turns.set(executionID, abort);
+    let status: ExecutionStatus = 'SUCCEEDED';
+    let error: string | undefined;
+    try {
+      await this.appendText(c.sessionID, executionID, record.text, 'PROMPT');
+      const turn: PromptTurn = { sessionID: c.sessionID, executionID, commandID: c.id, text: record.text, commentIDs: p.commentIDs ?? [], signal: abort.signal };
+      const out = await (this.opts.onPrompt ?? ((t: PromptTurn) => this.modelTurn(t)))(turn);
+      if (out && out.text) await this.appendText(c.sessionID, executionID, out.text);
+    } catch (e: any) {
+      status = 'FAILED';
+      error = String(e?.message ?? e).slice(0, 2_000) || 'the turn failed';
+    } finally {
+      this.turns.delete(executionID);
+    }
+    if (this.crashed || abort.signal.aborted) return; // an interrupt settles it (INTERRUPTED)
+    const end = await this.boundary(c.sessionID);
+    await this.settleExecution(executionID, status, { error, endSnapshot: end.snapshot, endCaptureError: end.error })
+      .then(() => { record.settled = status; }, () => {});
+  }
+
+  /** The default turn: the prompt to the host's model (llm), its answer as the model's message. */
+  private async modelTurn(t: PromptTurn): Promise<{ text?: string }> {
+    const llm = this.opts.llm;
+    const model = this.opts.compactionModel ?? this.opts.models?.[0];
+    if (!llm || !model) return {};
+    const out = await new ChatCompletionsClient(llm).complete(model, [{ role: 'user', content: t.text }]);
+    return { text: out.text };
   }
 
   /**

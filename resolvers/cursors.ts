@@ -18,6 +18,7 @@ const KINDS = {
   message: { key: 'int', message: 'after is not a cursor of this list.' },
   job: { key: 'text', message: 'after is not a cursor of this list.' },
   token: { key: 'text', message: 'after is not a cursor of this list.' },
+  comment: { key: 'text', message: 'after is not a cursor of this list.' },
   settlement: { key: 'int', message: 'after is not a settlement cursor.' },
   journal: { key: 'int', message: 'after is not a session event cursor.' },
 } as const;

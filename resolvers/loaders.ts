@@ -14,6 +14,7 @@ import {
   type SnapshotChangesetFile, type SnapshotChangesetRow, type SnapshotPair,
 } from '../domain/snapshot-changes.js';
 import type { Context } from './context.js';
+import type { ChangesetKind, CommentState, ReviewCommentRow } from '../domain/review-comments.js';
 import { decodeCursor, encodeCursor, type CursorKey, type CursorKind } from './cursors.js';
 import type { ExecutionPlan, FileRead, RowRead } from './plans.js';
 import { pageSize, toPage, type Page } from './pagination.js';
@@ -605,3 +606,43 @@ export const messagesOfExecution = paged('message', (r: MessageRow) => r.positio
 /** Jobs of an execution, in the order they started. */
 export const jobsOfExecution = paged('job', (r: JobRow) => r.id, (r) => r.executionId!, (ctx, parents, limit, after) =>
   pageEachExecution<JobRow>(ctx, 'jobs', parents, limit, after ? ctx.sql`id > ${after}` : ctx.sql`true`, ctx.sql`id`));
+
+// ---- review comments (domain/review-comments.ts) ---------------------------------------------------
+
+/** A changeset as review comments name it, with its session, and the state asked for (null: every state). */
+export interface CommentsOfChangesetKey { sessionId: string; kind: ChangesetKind; executionID: string; fromExecutionID: string | null; state: CommentState | null }
+const changesetCommentsKey = (k: Omit<CommentsOfChangesetKey, 'state'>) => `${k.sessionId}|${k.kind}|${k.executionID}|${k.fromExecutionID ?? ''}`;
+
+/**
+ * The comments of each changeset (Changeset.comments), in their order (path, line, time): one statement for
+ * every changeset of the wave, on their sessions' shards. The changeset was reached through a scoped read.
+ */
+export const commentsOfChangeset = perContext<CommentsOfChangesetKey, ReviewCommentRow[], string>(async (keys, ctx) => {
+  const distinct = [...new Map(keys.map((k) => [changesetCommentsKey(k), k])).values()];
+  const rows = await ctx.sql<ReviewCommentRow[]>`
+    SELECT c.* FROM review_comments c
+    JOIN unnest(${distinct.map((k) => k.sessionId)}::text[], ${distinct.map((k) => k.kind)}::text[], ${distinct.map((k) => k.executionID)}::text[],
+      ${distinct.map((k) => k.fromExecutionID ?? '')}::text[]) AS k(s, kind, e, f)
+      ON c.session_id = k.s AND c.execution_id = k.e AND c.changeset_kind = k.kind AND coalesce(c.from_execution_id, '') = k.f
+    WHERE c.session_id = ${anyOf(ctx.sql, [...new Set(distinct.map((k) => k.sessionId))])}
+    ORDER BY c.path NULLS FIRST, c.line NULLS FIRST, c.created_at, c.id`;
+  const grouped = groupBy(distinct.map(changesetCommentsKey), rows, (r) => changesetCommentsKey({
+    sessionId: r.sessionId, kind: r.changesetKind, executionID: r.executionId, fromExecutionID: r.fromExecutionId,
+  }));
+  const byKey = new Map(distinct.map((k, i) => [changesetCommentsKey(k), grouped[i]]));
+  return keys.map((k) => byKey.get(changesetCommentsKey(k))!.filter((r) => k.state === null || r.state === k.state));
+}, { cacheKeyFn: (k) => `${changesetCommentsKey(k)}|${k.state ?? ''}` });
+
+/** Comments of a session, oldest first (by ID: a session's IDs sort in creation order); `plan.key` the state asked for. */
+export const commentsOfSession = paged('comment', (r: ReviewCommentRow) => r.id, (r) => r.sessionId,
+  (ctx, parents, limit, after, state: { key: string }) =>
+    pageEach<ReviewCommentRow>(ctx, 'review_comments', 'session_id', parents, limit,
+      ctx.sql`${after ? ctx.sql`id > ${after}` : ctx.sql`true`} AND ${state.key ? ctx.sql`state = ${state.key}` : ctx.sql`true`}`, ctx.sql`id`));
+
+/** Review comments by ID, within the caller's scope (null: unknown or out of scope). */
+export const commentById = perContext<string, ReviewCommentRow | null>(async (ids, ctx) => {
+  const rows = await ctx.sql<ReviewCommentRow[]>`
+    SELECT c.* FROM review_comments c JOIN sessions s ON s.id = c.session_id
+    WHERE ${rowKeys(ctx.sql, ids, { alias: 'c' })} AND ${inSessionsOf(ctx.sql, ids, 's.id')} AND ${scope(ctx, 's.directory')}`;
+  return byKey(ids, rows, (r) => r.id);
+});

@@ -113,6 +113,7 @@ export const changeset: Planner<ChangesetPlan> = planner<ChangesetAcc, Changeset
   file: () => {}, // one file by path: loaded when asked
   fileCount: () => {}, additions: () => {}, deletions: () => {},
   patch: (into) => { into.files = 'patches'; },
+  comments: () => {}, // review comments: one batched load of their own (resolvers/loaders.ts commentsOfChangeset)
 }, (a) => changesetPlan(a.row, a.files, a.executionColumns));
 
 // ---- Execution -------------------------------------------------------------------------------------
@@ -162,6 +163,7 @@ export const session: Planner<SessionPlan> = planner<SessionAcc, SessionPlan>('S
   },
   runningExecution: columns(), lastSettledExecution: columns(), messages: columns(), jobs: columns(),
   context: columns(), changes: columns(), eventsCursor: columns('last_seq'),
+  comments: columns(), // a page of its own
 }, (a) => ({ columns: [...a.columns].sort(), executions: a.executions }));
 
 // ---- entry points --------------------------------------------------------------------------------

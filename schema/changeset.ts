@@ -10,6 +10,7 @@ import {
   type BoundaryView, type BoundedExecution, type ChangesetCounts, type ChangesetFileRow, type ChangesetRow, type CoverageView, type Omission,
 } from '../domain/changesets.js';
 import type { Context } from '../resolvers/context.js';
+import type { ChangesetKey } from '../domain/review-comments.js';
 import { planChangeset, type ChangesetPlan } from '../resolvers/plans.js';
 import {
   changesBetween, changesetRowOf, fileBetween, fileOfChangeset, filesOfChangeset, incompleteExecutions, previousExecution, snapshotById,
@@ -157,13 +158,21 @@ const readable = (c: ChangesetParent): ChangesetCounts | null => (c.execution.st
  * when unavailable; files null when its plan reads none).
  */
 class BetweenParent {
+  /** Which changeset this is (a range, from `fromExecutionID`; or the drift before `execution`): what review comments are anchored on. */
+  key: ChangesetKey = { kind: 'DRIFT', executionID: '', fromExecutionID: null };
   constructor(readonly execution: BoundedExecution, readonly pair: SnapshotPair | null, readonly coverage: WithIncomplete<CoverageView>,
     readonly row: SnapshotChangesetRow | null, readonly files: readonly SnapshotChangesetFile[] | null, readonly boundary: BoundaryView) {}
   get fileCount(): number { return this.row?.fileCount ?? 0; }
   get additions(): number { return this.row?.additions ?? 0; }
   get deletions(): number { return this.row?.deletions ?? 0; }
 }
-type AnyChangeset = ChangesetParent | BetweenParent;
+export type AnyChangeset = ChangesetParent | BetweenParent;
+
+/** The changeset a Changeset object is, as review comments name it (schema/review-comments.ts Changeset.comments). */
+export function changesetKeyOf(c: AnyChangeset): ChangesetKey & { sessionId: string } {
+  if (c instanceof BetweenParent) return { ...c.key, executionID: c.key.executionID || c.execution.id, sessionId: c.execution.sessionId };
+  return { kind: 'EXECUTION', executionID: c.execution.id, fromExecutionID: null, sessionId: c.execution.sessionId };
+}
 
 /** The whole frozen row of an execution's changeset: the one read, or loaded when its plan read only the counts. */
 function wholeRowOf(c: ChangesetParent, ctx: Context): ChangesetRow | null | Promise<ChangesetRow | null> {
@@ -202,7 +211,7 @@ function patchOfChangeset(c: AnyChangeset, ctx: Context): string | null | Promis
   return files instanceof Promise ? files.then(join) : join(files);
 }
 
-const ChangesetRef = builder.objectRef<AnyChangeset>('Changeset').implement({
+export const ChangesetRef = builder.objectRef<AnyChangeset>('Changeset').implement({
   description: 'The file changes of one execution, frozen when it settled from its two boundary snapshots; or, for Session.changes and Execution.driftBefore, the changes between two boundary snapshots of a session, computed from the stored snapshots once and stored.',
   fields: (t) => ({
     execution: t.field({
@@ -298,7 +307,9 @@ async function driftOf(e: BoundedExecution, ctx: Context, plan: ChangesetPlan): 
   if (e.sequence <= 1) return null;
   const previous = await previousExecution(ctx).load({ sessionId: e.sessionId, sequence: e.sequence });
   if (!previous) return null;
-  return betweenOf(e, driftPair(previous, e), ctx, plan, undefined);
+  const drift = await betweenOf(e, driftPair(previous, e), ctx, plan, undefined);
+  drift.key = { kind: 'DRIFT', executionID: e.id, fromExecutionID: null };
+  return drift;
 }
 
 /**
@@ -325,6 +336,7 @@ async function sessionChanges(s: SessionRow, fromID: string, toID: string, ctx: 
   }
   const [list, changeset] = await Promise.all([incomplete, betweenOf(to, rangePair(from, to), ctx, plan, undefined)]);
   changeset.coverage.incompleteExecutions = list;
+  changeset.key = { kind: 'RANGE', executionID: to.id, fromExecutionID: from.id };
   return changeset;
 }
 

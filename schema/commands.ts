@@ -21,6 +21,8 @@ export const HostCommandKindEnum = builder.enumType('HostCommandKind', {
     REMOVE_SESSION: { description: 'The session (already removed on the gateway) is removed: remove it in the host\'s runtime, stop following it, then acknowledge.' },
     // A seal of a session the host admitted work in through admitWork (domain/admission.ts).
     CLOSE_ADMISSIONS: { description: 'Stop forwarding work for the session, wait for what was forwarded, stop everything it runs, and acknowledge once the runtime reports the session idle: the acknowledgement closes the host\'s admissions of the session.' },
+    // Review comments sent to the agent (schema/review-comments.ts sendReviewComments).
+    PROMPT: { description: 'Run payload.text as the next prompt of the session\'s agent (a normal turn): begin its execution with beginExecution(commandID: this command\'s ID), which answers the command. If it cannot start (the admission refused it, the agent failed), replyHostCommand with error.' },
   } as const,
 });
 export const HostCommandReasonEnum = builder.enumType('HostCommandReason', { values: ['SEAL', 'PLUGIN'] as const }); // PLUGIN: asked for by a plugin (compaction, generation, session mutations)

@@ -8,6 +8,7 @@ import { MessageRef, SessionRef } from './refs.js';
 import { compactSession, replyCompaction, type SessionCompacted } from '../domain/compaction.js';
 import { replyGeneration } from '../domain/generation.js';
 import { replySessionCreated } from '../domain/sessions.js';
+import { replyPrompt } from '../domain/review-comments.js';
 import {
   checkReplyError, DEFAULT_HOST_REQUEST_MAX_TIMEOUT_MS, findRequest, getHostCommand, type HostRequestRow,
 } from '../domain/host-requests.js';
@@ -29,7 +30,7 @@ builder.objectFields(HostCommandRef, (t) => ({
   payload: t.field({
     type: 'JSON',
     nullable: true,
-    description: 'What a COMPACT_SESSION or GENERATE command asks: COMPACT_SESSION { context: [{ messageID, role, text }] }, GENERATE { prompt, model { providerID modelID }, context }. Null for other kinds.',
+    description: 'What a COMPACT_SESSION, GENERATE or PROMPT command asks: COMPACT_SESSION { context: [{ messageID, role, text }] }, GENERATE { prompt, model { providerID modelID }, context }, PROMPT { text, commentIDs }. Null for other kinds.',
     resolve: (c) => (c as HostRequestRow).payload ?? null,
   }),
   expiresAt: t.field({
@@ -58,9 +59,9 @@ const ReplyHostCommandInput = builder.inputType('ReplyHostCommandInput', {
     result: t.field({
       type: 'JSON',
       required: false,
-      description: 'COMPACT_SESSION: { summary }. GENERATE: { text, inputTokens, outputTokens, providerID?, modelID? }.',
+      description: 'COMPACT_SESSION: { summary }. GENERATE: { text, inputTokens, outputTokens, providerID?, modelID? }. PROMPT: none (its execution answers it: beginExecution with commandID); only error.',
     }),
-    error: t.string({ required: false, description: 'The host could not do it (e.g. its model provider failed): the caller gets HostUnavailableError(HOST_FAILED).' }),
+    error: t.string({ required: false, description: 'The host could not do it (e.g. its model provider failed): the caller gets HostUnavailableError(HOST_FAILED) (for a PROMPT: SessionSealedError or SessionBusyError when the session is sealed or busy by then).' }),
   }),
 });
 
@@ -78,6 +79,7 @@ builder.mutationField('replyHostCommand', (t) =>
         throw new InvalidRequestError('result', 'Give result or error.');
       }
       if (c.kind === 'CREATE_SESSION') return replySessionCreated(ctx.sql, c, input.result, error);
+      if (c.kind === 'PROMPT') return replyPrompt(ctx.sql, c, input.result, error);
       return c.kind === 'COMPACT_SESSION'
         ? replyCompaction(ctx.sql, ctx.actor, c, input.result, error)
         : replyGeneration(ctx.sql, c, input.result, error);

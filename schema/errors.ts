@@ -105,7 +105,7 @@ export const HostUnavailableReasonEnum = builder.enumType('HostUnavailableReason
     HOST_FAILED: { description: 'The host answered with a failure (e.g. its model provider failed).' },
   } as const,
 });
-export const HostCapabilityEnum = builder.enumType('HostCapability', { values: ['COMPACT', 'GENERATE'] as const });
+export const HostCapabilityEnum = builder.enumType('HostCapability', { values: ['COMPACT', 'GENERATE', 'PROMPT'] as const });
 errorType(HostUnavailableError, 'HostUnavailableError', (t) => ({
   sessionID: t.exposeID('sessionID', { nullable: true }),
   hostID: t.exposeID('hostID', { nullable: true }),
@@ -128,3 +128,21 @@ errorType(ModelNotFoundError, 'ModelNotFoundError', (t) => ({
   modelID: t.exposeString('modelID'),
 }));
 export { CommandTimeoutError, HostUnavailableError, ModelNotFoundError, UnsupportedError };
+
+// Review comments.
+import { CommentAnchorError, CommentNotFoundError } from '../domain/errors.js';
+export const CommentAnchorReasonEnum = builder.enumType('CommentAnchorReason', {
+  values: {
+    UNKNOWN_PATH: { description: 'The path is not a file of the changeset (or its files cannot be read: coverage unavailable, expired).' },
+    LINE_OUTSIDE_PATCH: { description: 'The line is not shown in the file\'s patch on that side (in no hunk).' },
+    NO_PATCH: { description: 'The file has no patch (binary, or left out: see the coverage omissions): only a comment on the whole file.' },
+  } as const,
+});
+errorType(CommentNotFoundError, 'CommentNotFoundError', (t) => ({ commentID: t.exposeID('commentID') }));
+errorType(CommentAnchorError, 'CommentAnchorError', (t) => ({
+  // Not `reason`: same-named fields of a result union's members share one type (HostUnavailableError.reason).
+  anchorReason: t.expose('reason', { type: CommentAnchorReasonEnum }),
+  path: t.exposeString('path', { nullable: true }),
+  line: t.exposeInt('line', { nullable: true, description: 'LINE_OUTSIDE_PATCH: the first line of the anchor not shown.' }),
+}));
+export { CommentAnchorError, CommentNotFoundError };

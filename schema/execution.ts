@@ -91,6 +91,7 @@ const BeginExecutionInput = builder.inputType('BeginExecutionInput', {
     model: t.field({ type: ModelInput, required: false }),
     agent: t.string({ required: false }),
     mode: t.string({ required: false }),
+    commandID: t.id({ required: false, description: 'The PROMPT host command (sendReviewComments) this execution carries out: it must be an open PROMPT of this session sent to this host (else InvalidRequestError on commandID, and nothing starts). The same transaction marks it answered (sendReviewComments returns this execution) and its comments answered by this execution; no replyHostCommand is needed.' }),
   }),
 });
 

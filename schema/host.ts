@@ -7,9 +7,9 @@ export const ModelRef = builder.objectRef<{ providerID: string; modelID: string 
   fields: (t) => ({ providerID: t.exposeString('providerID'), modelID: t.exposeString('modelID') }),
 });
 
-const CapabilitiesRef = builder.objectRef<{ cancel: boolean; compact: boolean; generate: boolean; exclusiveAdmission: boolean; sessions: boolean }>('HostCapabilities').implement({
+const CapabilitiesRef = builder.objectRef<{ cancel: boolean; compact: boolean; generate: boolean; prompt: boolean; exclusiveAdmission: boolean; sessions: boolean }>('HostCapabilities').implement({
   fields: (t) => ({
-    cancel: t.exposeBoolean('cancel'), compact: t.exposeBoolean('compact'), generate: t.exposeBoolean('generate'),
+    cancel: t.exposeBoolean('cancel'), compact: t.exposeBoolean('compact'), generate: t.exposeBoolean('generate'), prompt: t.exposeBoolean('prompt'),
     exclusiveAdmission: t.exposeBoolean('exclusiveAdmission'), sessions: t.exposeBoolean('sessions'),
   }),
 });
@@ -21,7 +21,7 @@ HostRef.implement({
     name: t.exposeString('name'),
     capabilities: t.field({
       type: CapabilitiesRef,
-      resolve: (h) => ({ cancel: h.canCancel, compact: h.canCompact, generate: h.canGenerate, exclusiveAdmission: h.exclusiveAdmission, sessions: h.canManageSessions }),
+      resolve: (h) => ({ cancel: h.canCancel, compact: h.canCompact, generate: h.canGenerate, prompt: h.canPrompt, exclusiveAdmission: h.exclusiveAdmission, sessions: h.canManageSessions }),
     }),
     models: t.field({ type: [ModelRef], resolve: (h) => h.models as any }),
     leaseMs: t.exposeInt('leaseMs'),
@@ -34,6 +34,7 @@ const CapabilitiesInput = builder.inputType('HostCapabilitiesInput', {
     cancel: t.boolean({ required: false, description: 'The host obeys cancel-job and interrupt-execution commands.' }),
     compact: t.boolean({ required: false }),
     generate: t.boolean({ required: false }),
+    prompt: t.boolean({ required: false, description: 'The host carries out PROMPT commands (sendReviewComments): it runs the prompt as a turn of its agent and begins that execution with the command\'s ID.' }),
     exclusiveAdmission: t.boolean({
       required: false,
       description: 'True (the default) when the host starts work only when the gateway admits it. False when its runtime can start work behind the gateway (e.g. an OpenCode server other clients also drive): a seal then cannot prove that nothing new starts.',

@@ -22,6 +22,7 @@ import './admission.js';
 import './compaction.js';
 import './generation.js';
 import './usage.js';
+import './review-comments.js';
 
 export const schema = builder.toSchema();
 

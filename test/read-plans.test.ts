@@ -76,8 +76,8 @@ const EXECUTION_FIELDS = selectionsOf('Execution', {
   usage: 'usage { inputTokens outputTokens reasoningTokens cacheReadTokens cacheWriteTokens cost }',
   messages: 'messages(first: 2) { edges { node { id } } }', jobs: 'jobs(first: 2) { edges { node { id } } }',
   boundary: 'boundary { __typename ... on SnapshotBoundary { start { id fileCount } end { id } } ... on BoundaryUnavailable { reason detail } }',
-  changeset: 'changeset { fileCount additions deletions coverage { __typename } files { path previousPath similarity } patch }',
-  driftBefore: 'driftBefore { fileCount additions deletions coverage { __typename ... on CoverageUnavailable { reason detail } } files { path } patch }',
+  changeset: 'changeset { fileCount additions deletions coverage { __typename } files { path previousPath similarity } patch comments { id body anchor { path line } } }',
+  driftBefore: 'driftBefore { fileCount additions deletions coverage { __typename ... on CoverageUnavailable { reason detail } } files { path } patch comments { id } }',
 });
 // (Session.changes takes the executions of its range: test/session-changes.test.ts.)
 const SESSION_FIELDS = selectionsOf('Session', {
@@ -85,6 +85,7 @@ const SESSION_FIELDS = selectionsOf('Session', {
   executions: 'executions(first: 2) { edges { node { id status } } }', runningExecution: 'runningExecution { id }',
   lastSettledExecution: 'lastSettledExecution { id }', messages: 'messages(first: 2) { edges { node { id } } }',
   jobs: 'jobs(first: 2) { edges { node { id } } }', context: 'context { messageID role text }',
+  comments: 'comments(first: 2) { edges { node { id state } } }',
 }, ['changes']);
 
 const ok = async (query: string) => {

@@ -25,7 +25,7 @@ export interface EventDef<S extends Shape<any>, R> {
 }
 
 /** The tables the journal owns: replay rebuilds exactly these (parents before children). */
-export const JOURNAL_TABLES = ['sessions', 'session_children', 'executions', 'jobs', 'messages', 'parts', 'compactions', 'tombstones'] as const;
+export const JOURNAL_TABLES = ['sessions', 'session_children', 'executions', 'jobs', 'messages', 'parts', 'compactions', 'review_comments', 'tombstones'] as const;
 export type JournalTable = (typeof JOURNAL_TABLES)[number];
 
 export interface Upcast {
@@ -89,6 +89,12 @@ export const CATALOGUE = {
   'job.restored': def({ version: 1, payload: P.JobRestored, touches: false, project: project.jobRestored }),
   /** Retention pruned an execution's changeset (domain/changesets.ts); changesets live outside the journal. */
   'changeset.pruned': def({ version: 1, payload: P.ChangesetPruned, touches: false, project: project.informational }),
+  // Review comments (domain/review-comments.ts): they do not change the session's history (touches: false).
+  'review_comment.added': def({ version: 1, payload: P.ReviewCommentAdded, touches: false, project: project.reviewCommentAdded }),
+  'review_comment.resolved': def({ version: 1, payload: P.ReviewCommentResolved, touches: false, project: project.reviewCommentResolved }),
+  'review_comment.reopened': def({ version: 1, payload: P.ReviewCommentReopened, touches: false, project: project.reviewCommentReopened }),
+  'review_comments.sent': def({ version: 1, payload: P.ReviewCommentsSent, touches: false, project: project.reviewCommentsSent }),
+  'review_comments.answered': def({ version: 1, payload: P.ReviewCommentsAnswered, touches: false, project: project.reviewCommentsAnswered }),
 } as const;
 
 export type EventType = keyof typeof CATALOGUE;

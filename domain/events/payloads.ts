@@ -160,5 +160,34 @@ export const JobRestored = object({ jobID: id('job'), hostID: id('host') });
 /** Retention pruned this execution's changeset (patches and file list gone; the execution stays). */
 export const ChangesetPruned = object({ executionID: id('execution') });
 
+// Review comments (domain/review-comments.ts).
+const ACTOR_ROLE = ['admin', 'host', 'plugin', 'reader'] as const;
+
+/** A comment and its anchor; `quote` is the anchored lines as the changeset's stored patch showed them then. */
+export const ReviewCommentAdded = object({
+  commentID: id('comment'),
+  authorTokenID: text,
+  authorRole: oneOf(...ACTOR_ROLE),
+  body: str,
+  changesetKind: oneOf('EXECUTION', 'RANGE', 'DRIFT'),
+  executionID: id('execution'),
+  fromExecutionID: nullable(id('execution')),
+  path: text,
+  side: nullable(oneOf('OLD', 'NEW')),
+  line: count,
+  startLine: count,
+  quote: text,
+});
+
+export const ReviewCommentResolved = object({ commentID: id('comment') });
+
+export const ReviewCommentReopened = object({ commentID: id('comment') });
+
+/** sendReviewComments issued the PROMPT command `commandID` carrying these comments, in this order. */
+export const ReviewCommentsSent = object({ commandID: id('command'), commentIDs: array(id('comment')) });
+
+/** The host began `executionID` for the PROMPT command `commandID` (same transaction as its execution.started). */
+export const ReviewCommentsAnswered = object({ commandID: id('command'), executionID: id('execution'), commentIDs: array(id('comment')) });
+
 export type PartPayload = Infer<typeof Part>;
 export type ExecutionStatusValue = (typeof EXECUTION_STATUS)[number];

@@ -1,5 +1,6 @@
 import type { SessionLock } from '../session-lock.js';
 import type { ExecutionRow, JobRow, MessageRow, PartRow, SessionRow } from '../rows.js';
+import type { ReviewCommentRow } from '../review-comments.js';
 import type { Infer } from './shape.js';
 import type * as P from './payloads.js';
 
@@ -63,6 +64,7 @@ export const sessionRemoved: Projector<typeof P.SessionRemoved, void> = async ({
       ON CONFLICT (session_id, id) DO NOTHING
     ), p AS (DELETE FROM parts WHERE session_id = ${sessionID}),
       c AS (DELETE FROM compactions WHERE session_id = ${sessionID}),
+      r AS (DELETE FROM review_comments WHERE session_id = ${sessionID}),
       m AS (DELETE FROM messages WHERE session_id = ${sessionID}),
       j AS (DELETE FROM jobs WHERE session_id = ${sessionID}),
       e AS (DELETE FROM executions WHERE session_id = ${sessionID}),
@@ -205,6 +207,42 @@ export const jobRestored: Projector<typeof P.JobRestored, JobRow> = async ({ tx 
   const [j] = await tx<JobRow[]>`
     UPDATE jobs SET status = 'RUNNING', restored = true WHERE session_id = ${sessionID} AND id = ${p.jobID} RETURNING *`;
   return j;
+};
+
+export const reviewCommentAdded: Projector<typeof P.ReviewCommentAdded, ReviewCommentRow> = async ({ tx }, { sessionID, at, payload: p }) => {
+  const [c] = await tx<ReviewCommentRow[]>`
+    INSERT INTO review_comments (id, session_id, author_token_id, author_role, body, changeset_kind, execution_id, from_execution_id,
+      path, side, line, start_line, quote, state, created_at, updated_at)
+    VALUES (${p.commentID}, ${sessionID}, ${p.authorTokenID}, ${p.authorRole}, ${p.body}, ${p.changesetKind}, ${p.executionID}, ${p.fromExecutionID},
+      ${p.path}, ${p.side}, ${p.line}, ${p.startLine}, ${p.quote}, 'OPEN', ${at}::text::timestamptz, ${at}::text::timestamptz)
+    RETURNING *`;
+  return c;
+};
+
+export const reviewCommentResolved: Projector<typeof P.ReviewCommentResolved, ReviewCommentRow> = async ({ tx }, { sessionID, at, payload: p }) => {
+  const [c] = await tx<ReviewCommentRow[]>`
+    UPDATE review_comments SET state = 'RESOLVED', resolved_at = ${at}::text::timestamptz, updated_at = ${at}::text::timestamptz
+    WHERE session_id = ${sessionID} AND id = ${p.commentID} RETURNING *`;
+  return c;
+};
+
+export const reviewCommentReopened: Projector<typeof P.ReviewCommentReopened, ReviewCommentRow> = async ({ tx }, { sessionID, at, payload: p }) => {
+  const [c] = await tx<ReviewCommentRow[]>`
+    UPDATE review_comments SET state = 'OPEN', resolved_at = NULL, updated_at = ${at}::text::timestamptz
+    WHERE session_id = ${sessionID} AND id = ${p.commentID} RETURNING *`;
+  return c;
+};
+
+export const reviewCommentsSent: Projector<typeof P.ReviewCommentsSent, void> = async ({ tx }, { sessionID, at, payload: p }) => {
+  await tx`
+    UPDATE review_comments SET sent_command_id = ${p.commandID}, sent_at = ${at}::text::timestamptz, updated_at = ${at}::text::timestamptz
+    WHERE session_id = ${sessionID} AND id = ANY(${p.commentIDs}::text[])`;
+};
+
+export const reviewCommentsAnswered: Projector<typeof P.ReviewCommentsAnswered, void> = async ({ tx }, { sessionID, at, payload: p }) => {
+  await tx`
+    UPDATE review_comments SET answered_by_execution_id = ${p.executionID}, updated_at = ${at}::text::timestamptz
+    WHERE session_id = ${sessionID} AND id = ANY(${p.commentIDs}::text[])`;
 };
 
 /** Events that change no readable table the journal owns (they wake waiters and tell subscribers). */
