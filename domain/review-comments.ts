@@ -278,6 +278,9 @@ export async function addReviewComment(sql: Sql, actor: Actor, input: AddReviewC
   if ((line === null) !== (side === null)) throw new InvalidRequestError(line === null ? 'line' : 'side', 'A line comment gives both side and line; a file comment neither.');
   if (startLine !== null && line === null) throw new InvalidRequestError('startLine', 'startLine needs line (the last line of the range).');
   if (startLine !== null && startLine > line!) throw new InvalidRequestError('startLine', 'startLine must not be after line.');
+  // The session first: one outside the caller's scope reads as missing, whatever else the input names.
+  const [visible] = await sql<{ id: string }[]>`SELECT id FROM sessions WHERE id = ${sessionID} AND ${scopeCondition(sql, actor, 'directory')}`;
+  if (!visible) throw new SessionNotFoundError(sessionID);
   const target = await resolveTarget(sql, actor, sessionID, input.changeset);
   const quote = await anchorOf(target, path, side, line, startLine === line ? null : startLine);
   const key = idempotencyKey('addReviewComment', sessionID, input.idempotencyKey, {

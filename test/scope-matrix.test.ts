@@ -24,7 +24,7 @@ const A = '/mx/a';
 const B = '/mx/b';
 const ROLES: Role[] = ['admin', 'host', 'plugin', 'reader'];
 const READERS: Role[] = ['reader', 'plugin', 'admin'];
-const MISSING = { session: 'ses_0000000000000missing0000', execution: 'exe_0000000000000missing0000', message: 'msg_0000000000000missing0000', part: 'prt_0000000000000missing0000', job: 'job_0000000000000missing0000', command: 'cmd_0000000000000missing0000', host: 'hst_0000000000000missing0000' };
+const MISSING = { session: 'ses_0000000000000missing0000', execution: 'exe_0000000000000missing0000', message: 'msg_0000000000000missing0000', part: 'prt_0000000000000missing0000', job: 'job_0000000000000missing0000', command: 'cmd_0000000000000missing0000', host: 'hst_0000000000000missing0000', comment: 'cmt_0000000000000missing0000' };
 
 let g: TestGateway;
 const tok = {} as Record<Role, string>;
@@ -103,6 +103,18 @@ async function freshCommand(dir: string, host: Host) {
   if (dir === B) { bSecrets.add(e.id); bSecrets.add(c.id); }
   return c.id as string;
 }
+
+/** A review comment on the whole changeset of the directory's settled execution (added by the unscoped admin). */
+async function freshComment(dir: string) {
+  const d = dir === B ? w.b : w.a;
+  const c = await ok(g, `mutation($i: AddReviewCommentInput!) { addReviewComment(input: $i) { __typename ... on ReviewComment { id } } }`, {
+    i: { sessionID: d.session, changeset: { kind: 'EXECUTION', executionID: d.execution }, body: dir === B ? 'SECRET-B comment' : 'a comment' },
+  });
+  expect(c.__typename).toBe('ReviewComment');
+  if (dir === B) bSecrets.add(c.id);
+  return c.id as string;
+}
+const COMMENT_STATE = (id: string) => g.sql`SELECT state FROM review_comments WHERE id = ${id}`.then((r) => r[0]?.state);
 
 beforeAll(async () => {
   g = await startTestGateway();
@@ -194,6 +206,18 @@ const CASES: Record<string, Case> = {
     },
   },
   job: readCase('job', 'job', (d) => d.job),
+  reviewComment: {
+    probe: q(`query($id: ID!) { reviewComment(id: $id) { id } }`, { id: MISSING.comment }),
+    async in(c) {
+      const id = await freshComment(A);
+      expect((await call(c.token, `query($id: ID!) { reviewComment(id: $id) { id body session { id } } }`, { id })).value).toEqual({ id, body: 'a comment', session: { id: w.a.session } });
+    },
+    async out(c) {
+      const id = await freshComment(B);
+      const r = await likeMissing(c.token, `query($id: ID!) { reviewComment(id: $id) { id body } }`, { id }, 'id', MISSING.comment);
+      expect(r.value).toBeNull();
+    },
+  },
   message: readCase('message', 'message', (d) => d.message),
   missingContents: {
     probe: q(`{ missingContents(hashes: ["${'0'.repeat(64)}"]) { __typename } }`),
@@ -367,6 +391,71 @@ const CASES: Record<string, Case> = {
       const r = await likeMissing(c.token, query, { id, h: h.value.id }, 'id', MISSING.session);
       expect(r.value.__typename).toBe('SessionNotFoundError');
       expect(await g.sql`SELECT id FROM admissions WHERE session_id = ${id}`).toEqual([]);
+    },
+  },
+  addReviewComment: {
+    probe: q(`mutation { addReviewComment(input: { sessionID: "${MISSING.session}", changeset: { kind: EXECUTION, executionID: "${MISSING.execution}" }, body: "x" }) { __typename } }`),
+    async in(c) {
+      const r = await call(c.token, `mutation($s: ID!, $e: ID!) { addReviewComment(input: { sessionID: $s, changeset: { kind: EXECUTION, executionID: $e }, body: "mine" }) { __typename ... on ReviewComment { body author { role } } } }`, { s: w.a.session, e: w.a.execution });
+      expect(r.value).toEqual({ __typename: 'ReviewComment', body: 'mine', author: { role: c.role } });
+    },
+    async out(c) {
+      const count = async () => (await g.sql`SELECT count(*)::int AS n FROM review_comments WHERE session_id = ${w.b.session}`)[0].n;
+      const before = await count();
+      const query = `mutation($s: ID!, $e: ID!) { addReviewComment(input: { sessionID: $s, changeset: { kind: EXECUTION, executionID: $e }, body: "intruder" }) { __typename ... on Error { message code } } }`;
+      const r = await likeMissing(c.token, query, { s: w.b.session, e: w.b.execution }, 's', MISSING.session);
+      expect(r.value.__typename).toBe('SessionNotFoundError');
+      // B's execution named under A's session reads as a missing execution.
+      const e = await likeMissing(c.token, query, { s: w.a.session, e: w.b.execution }, 'e', MISSING.execution);
+      expect(e.value.__typename).toBe('ExecutionNotFoundError');
+      expect(await count()).toBe(before);
+    },
+  },
+  resolveReviewComment: {
+    probe: q(`mutation { resolveReviewComment(input: { id: "${MISSING.comment}" }) { __typename } }`),
+    async in(c) {
+      const id = await freshComment(A);
+      expect((await call(c.token, `mutation($id: ID!) { resolveReviewComment(input: { id: $id }) { __typename ... on ReviewComment { state } } }`, { id })).value).toEqual({ __typename: 'ReviewComment', state: 'RESOLVED' });
+    },
+    async out(c) {
+      const id = await freshComment(B);
+      const r = await likeMissing(c.token, `mutation($id: ID!) { resolveReviewComment(input: { id: $id }) { __typename ... on Error { message code } } }`, { id }, 'id', MISSING.comment);
+      expect(r.value.__typename).toBe('CommentNotFoundError');
+      expect(await COMMENT_STATE(id)).toBe('OPEN');
+    },
+  },
+  reopenReviewComment: {
+    probe: q(`mutation { reopenReviewComment(input: { id: "${MISSING.comment}" }) { __typename } }`),
+    async in(c) {
+      const id = await freshComment(A);
+      await ok(g, `mutation($id: ID!) { resolveReviewComment(input: { id: $id }) { __typename } }`, { id });
+      expect((await call(c.token, `mutation($id: ID!) { reopenReviewComment(input: { id: $id }) { __typename ... on ReviewComment { state } } }`, { id })).value).toEqual({ __typename: 'ReviewComment', state: 'OPEN' });
+    },
+    async out(c) {
+      const id = await freshComment(B);
+      await ok(g, `mutation($id: ID!) { resolveReviewComment(input: { id: $id }) { __typename } }`, { id });
+      const r = await likeMissing(c.token, `mutation($id: ID!) { reopenReviewComment(input: { id: $id }) { __typename ... on Error { message code } } }`, { id }, 'id', MISSING.comment);
+      expect(r.value.__typename).toBe('CommentNotFoundError');
+      expect(await COMMENT_STATE(id)).toBe('RESOLVED');
+    },
+  },
+  sendReviewComments: {
+    probe: q(`mutation { sendReviewComments(input: { sessionID: "${MISSING.session}", commentIDs: ["${MISSING.comment}"] }) { __typename } }`),
+    async in(c) {
+      // A's host does not prompt: the send is admitted as far as its host.
+      const id = await freshComment(A);
+      const r = await call(c.token, `mutation($s: ID!, $c: ID!) { sendReviewComments(input: { sessionID: $s, commentIDs: [$c], timeoutMs: 1 }) { __typename ... on UnsupportedError { capability } } }`, { s: w.a.session, c: id });
+      expect(r.value).toEqual({ __typename: 'UnsupportedError', capability: 'PROMPT' });
+    },
+    async out(c) {
+      const id = await freshComment(B);
+      const query = `mutation($s: ID!, $c: ID!) { sendReviewComments(input: { sessionID: $s, commentIDs: [$c], timeoutMs: 1 }) { __typename ... on Error { message code } } }`;
+      const r = await likeMissing(c.token, query, { s: w.b.session, c: id }, 's', MISSING.session);
+      expect(r.value.__typename).toBe('SessionNotFoundError');
+      // B's comment sent in A's session reads as a missing comment.
+      const m = await likeMissing(c.token, query, { s: w.a.session, c: id }, 'c', MISSING.comment);
+      expect(m.value.__typename).toBe('CommentNotFoundError');
+      expect((await g.sql`SELECT sent_command_id FROM review_comments WHERE id = ${id}`)[0].sentCommandId).toBeNull();
     },
   },
   compactSession: {
