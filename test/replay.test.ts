@@ -17,6 +17,7 @@ import { compactSession, replyCompaction } from '../domain/compaction.js';
 import type { HostRequestRow } from '../domain/host-requests.js';
 import { EVENT_TYPES, JOURNAL_TABLES } from '../domain/events/catalogue.js';
 import { commitEvent } from '../domain/events/commit.js';
+import { addReviewComment, reopenReviewComment, replyPrompt, resolveReviewComment, sendReviewComments } from '../domain/review-comments.js';
 import { PayloadError } from '../domain/events/shape.js';
 
 let g: TestGateway;
@@ -25,7 +26,7 @@ let hostID: string;
 let flaky: string;
 beforeAll(async () => {
   g = await startTestGateway();
-  hostID = (await registerHost(g.sql, SYSTEM, { name: 'replay-host', leaseMs: 600_000, capabilities: { cancel: true, compact: true } })).id;
+  hostID = (await registerHost(g.sql, SYSTEM, { name: 'replay-host', leaseMs: 600_000, capabilities: { cancel: true, compact: true, prompt: true } })).id;
   flaky = (await registerHost(g.sql, SYSTEM, { name: 'flaky-host', leaseMs: 600_000, capabilities: { cancel: false, exclusiveAdmission: false } })).id;
 });
 afterAll(async () => { await g?.stop(); });
@@ -92,6 +93,12 @@ const op = fc.oneof(
   { weight: 1, arbitrary: fc.record({ k: fc.constant('seal' as const), s: pick }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('compact' as const), s: pick }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('sweep' as const) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ k: fc.constant('comment' as const), s: pick, e: pick, kind: fc.constantFrom('EXECUTION', 'RANGE', 'DRIFT' as const), body: text }),
+  },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('commentState' as const), c: pick, resolve: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('send' as const), s: pick }) },
 );
 type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
 
@@ -111,6 +118,12 @@ const opening: Op[] = [
   { k: 'settle', s: 0, status: 'SUCCEEDED', tokens: 12 },
   { k: 'correct', m: 0, p: 0, text: 'hello, corrected' },
   { k: 'compact', s: 0 },
+  { k: 'comment', s: 0, e: 0, kind: 'EXECUTION', body: 'review this' },
+  { k: 'comment', s: 0, e: 0, kind: 'EXECUTION', body: 'and this' },
+  { k: 'commentState', c: 0, resolve: true },
+  { k: 'commentState', c: 0, resolve: false },
+  { k: 'send', s: 0 },
+  { k: 'settle', s: 0, status: 'SUCCEEDED', tokens: null },
   { k: 'retract', m: 0, reason: 'opening' },
   { k: 'job', s: 0, other: false, background: false },
   { k: 'jobChange', j: 0, how: 'background' },
@@ -141,6 +154,10 @@ const closing: Op[] = [
   { k: 'settle', s: -1, status: 'SUCCEEDED', tokens: 5 },
   { k: 'retract', m: -1, reason: 'closing' },
   { k: 'compact', s: -1 },
+  { k: 'comment', s: -1, e: 0, kind: 'EXECUTION', body: 'closing review' },
+  { k: 'comment', s: -1, e: 0, kind: 'RANGE', body: 'on the range' },
+  { k: 'commentState', c: -1, resolve: true },
+  { k: 'send', s: -1 },
   { k: 'session', parent: -1, owned: false },
   { k: 'remove', s: -1 },
   { k: 'session', parent: null, owned: false },
@@ -156,6 +173,22 @@ async function replyAsHost(sessionID: string, done: Promise<unknown>) {
     const [c] = await g.sql<HostRequestRow[]>`
       SELECT * FROM host_commands WHERE session_id = ${sessionID} AND kind = 'COMPACT_SESSION' AND replied_at IS NULL AND timed_out_at IS NULL`;
     if (c) return replyCompaction(g.sql, SYSTEM, c, { summary: `summary of ${sessionID}` }, null).catch(() => null);
+    if (settled) return null;
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+/** Begins the execution of the session's pending PROMPT command as its host would (or replies that it cannot). */
+async function startPromptAsHost(sessionID: string, done: Promise<unknown>) {
+  let settled = false;
+  void done.then(() => {}, () => {}).finally(() => { settled = true; });
+  for (;;) {
+    const [c] = await g.sql<HostRequestRow[]>`
+      SELECT * FROM host_commands WHERE session_id = ${sessionID} AND kind = 'PROMPT' AND replied_at IS NULL AND timed_out_at IS NULL`;
+    if (c) {
+      return beginExecution(g.sql, SYSTEM, { sessionID, hostID: c.hostId, trigger: 'PROMPT', commandID: c.id })
+        .catch((e) => replyPrompt(g.sql, c, null, String(e?.message ?? e)).catch(() => null));
+    }
     if (settled) return null;
     await new Promise((r) => setImmediate(r));
   }
@@ -275,6 +308,33 @@ async function run(ops: Op[]) {
           if (r.status === 'rejected') throw r.reason;
           break;
         }
+        case 'comment': {
+          const sessionID = at(sessions, o.s);
+          if (!sessionID) break;
+          const es = await g.sql<{ id: string }[]>`SELECT id FROM executions WHERE session_id = ${sessionID} ORDER BY sequence`;
+          const e = at(es, o.e);
+          if (!e) break;
+          await addReviewComment(g.sql, SYSTEM, {
+            sessionID, changeset: { kind: o.kind, executionID: e.id, fromExecutionID: o.kind === 'RANGE' ? es[0].id : null }, body: o.body,
+          });
+          break;
+        }
+        case 'commentState': {
+          const c = at(await g.sql<{ id: string }[]>`SELECT id FROM review_comments ORDER BY id`, o.c);
+          if (!c) break;
+          await (o.resolve ? resolveReviewComment : reopenReviewComment)(g.sql, SYSTEM, c.id);
+          break;
+        }
+        case 'send': {
+          const sessionID = at(sessions, o.s);
+          if (!sessionID) break;
+          const open = await g.sql<{ id: string }[]>`
+            SELECT id FROM review_comments WHERE session_id = ${sessionID} AND state = 'OPEN' AND answered_by_execution_id IS NULL ORDER BY id LIMIT 3`;
+          const done = sendReviewComments(g.sql, SYSTEM, { sessionID, commentIDs: open.length ? open.map((c) => c.id) : ['cmt_0000000000000missing0000'], timeoutMs: 30_000 }, bus);
+          const [r] = await Promise.allSettled([done, startPromptAsHost(sessionID, done)]);
+          if (r.status === 'rejected') throw r.reason;
+          break;
+        }
         case 'sweep': {
           // The flaky host's lease lapses (hosts are outside the journal); whichever sweeper runs first marks its work.
           await g.sql`UPDATE hosts SET lease_expires_at = now() - interval '1 second' WHERE id = ${flaky}`;
@@ -301,8 +361,10 @@ describe('replay', () => {
         const diffs = await compareProjections(g.sql, 'replay_check', { limit: 5 });
         expect(diffs).toEqual([]);
         const [counts] = await g.sql`SELECT (SELECT count(*) FROM sessions)::int AS s, (SELECT count(*) FROM executions)::int AS e,
-          (SELECT count(*) FROM jobs)::int AS j, (SELECT count(*) FROM messages)::int AS m, (SELECT count(*) FROM parts)::int AS p`;
-        expect([s.rows.sessions, s.rows.executions, s.rows.jobs, s.rows.messages, s.rows.parts]).toEqual([counts.s, counts.e, counts.j, counts.m, counts.p]);
+          (SELECT count(*) FROM jobs)::int AS j, (SELECT count(*) FROM messages)::int AS m, (SELECT count(*) FROM parts)::int AS p,
+          (SELECT count(*) FROM review_comments)::int AS c`;
+        expect([s.rows.sessions, s.rows.executions, s.rows.jobs, s.rows.messages, s.rows.parts, s.rows.review_comments])
+          .toEqual([counts.s, counts.e, counts.j, counts.m, counts.p, counts.c]);
         checked++;
       }),
       { numRuns: 3, endOnFailure: true },
@@ -315,7 +377,9 @@ describe('replay', () => {
     expect(missing).toEqual([]);
     const [seen] = await g.sql`SELECT (SELECT count(*) FROM messages WHERE retracted_at IS NOT NULL)::int AS retracted,
       (SELECT count(*) FROM sessions WHERE sealed_at IS NOT NULL)::int AS sealed, (SELECT count(*) FROM tombstones)::int AS tombstones,
-      (SELECT count(*) FROM compactions)::int AS compactions, (SELECT count(*) FROM executions WHERE input_tokens IS NOT NULL)::int AS usage`;
+      (SELECT count(*) FROM compactions)::int AS compactions, (SELECT count(*) FROM executions WHERE input_tokens IS NOT NULL)::int AS usage,
+      (SELECT count(*) FROM review_comments WHERE answered_by_execution_id IS NOT NULL)::int AS answered,
+      (SELECT count(*) FROM review_comments WHERE state = 'RESOLVED')::int AS resolved`;
     expect(Object.values(seen).every((n) => Number(n) > 0), JSON.stringify(seen)).toBe(true);
   }, 180_000); // three long random histories and their replays: ~30 s alone, more on a loaded machine
 
@@ -331,9 +395,12 @@ describe('replay', () => {
     await g.sql`UPDATE executions SET status = 'FAILED', input_tokens = 1 WHERE id = (SELECT min(id) FROM executions)`;
     await g.sql`UPDATE sessions SET title = 'tampered', sealed_at = NULL`;
     await g.sql`DELETE FROM jobs WHERE id = (SELECT min(id) FROM jobs)`;
+    expect(before.review_comments.length).toBeGreaterThan(0);
+    await g.sql`UPDATE review_comments SET body = 'tampered', state = 'OPEN', resolved_at = NULL, answered_by_execution_id = NULL`;
+    await g.sql`DELETE FROM review_comments WHERE id = (SELECT min(id) FROM review_comments)`;
     await replayIntoSchema(g.sql, 'replay_check');
     const diffs = await compareProjections(g.sql, 'replay_check', { limit: 1000 });
-    expect(new Set(diffs.map((d) => d.table))).toEqual(new Set(['sessions', 'executions', 'jobs', 'messages', 'parts']));
+    expect(new Set(diffs.map((d) => d.table))).toEqual(new Set(['sessions', 'executions', 'jobs', 'messages', 'parts', 'review_comments']));
     expect(diffs.some((d) => d.table === 'messages' && d.live === null && d.replayed !== null)).toBe(true);
     await g.sql`INSERT INTO messages (id, session_id, position, role, origin)
       SELECT 'msg_0000000000000000000000xx', session_id, 1000000, 'USER', 'PROMPT' FROM messages LIMIT 1`;
