@@ -135,6 +135,35 @@ describe('session mapper', () => {
     expect(s.st.steps).toEqual({});
   });
 
+  it('a PROMPT command\'s message (the same text) links the first step answering it to the command, and only that one; a turn without any step fails the command', () => {
+    const s = mirroredSession();
+    s.st.prompting = { cmd_1: { text: 'Review comments on your changes (1):\n\n1. (whole changeset):\n   Again.\n' } };
+    // Another client's prompt first: not the command's.
+    run(s, msg(info('msg_x', 'user')));
+    run(s, prt({ id: 'prt_x', type: 'text', messageID: 'msg_x', text: 'something else' }));
+    run(s, msg(info('msg_xa', 'assistant', { parentID: 'msg_x' })));
+    expect(run(s, prt({ id: 'prt_xs', type: 'step-start', messageID: 'msg_xa', snapshot: 't0' }))).toEqual([{ kind: 'beginExecution', step: 'msg_xa', startTree: 't0' }]);
+    run(s, prt({ id: 'prt_xf', type: 'step-finish', messageID: 'msg_xa', snapshot: 't1', reason: 'stop' }));
+    // The command's message: its first step carries the command, the next one does not.
+    run(s, msg(info('msg_u', 'user')));
+    run(s, prt({ id: 'prt_u', type: 'text', messageID: 'msg_u', text: 'Review comments on your changes (1):\n\n1. (whole changeset):\n   Again.\n' }));
+    run(s, msg(info('msg_a', 'assistant')));
+    expect(s.st.prompting).toEqual({});
+    expect(s.st.promptOf).toEqual({ msg_u: 'cmd_1' });
+    expect(run(s, prt({ id: 'prt_s', type: 'step-start', messageID: 'msg_a', snapshot: 't1' }))).toEqual([{ kind: 'beginExecution', step: 'msg_a', startTree: 't1', commandID: 'cmd_1' }]);
+    run(s, prt({ id: 'prt_f', type: 'step-finish', messageID: 'msg_a', snapshot: 't2', reason: 'tool-calls' }));
+    run(s, msg(info('msg_a2', 'assistant')));
+    expect(run(s, prt({ id: 'prt_s2', type: 'step-start', messageID: 'msg_a2', snapshot: 't2' }))).toEqual([{ kind: 'beginExecution', step: 'msg_a2', startTree: 't2' }]);
+    expect(s.st.promptOf).toEqual({});
+    // A command whose message got no step at all (OpenCode failed before the model answered): the command fails at idle.
+    s.st.prompting = { cmd_2: { text: 'second' } };
+    run(s, msg(info('msg_v', 'user')));
+    run(s, prt({ id: 'prt_v', type: 'text', messageID: 'msg_v', text: 'second' }));
+    const idle = answer(s, mapIdle(s));
+    expect(idle.filter((x) => x.kind === 'promptFailed')).toEqual([{ kind: 'promptFailed', commandID: 'cmd_2', error: expect.stringContaining('without any step') }]);
+    expect(s.st.promptOf).toEqual({});
+  });
+
   it('a shell nobody saw end is LOST when OpenCode stopped, CANCELLED when the seal\'s abort stopped it; the step INTERRUPTED', () => {
     const restarted = mirroredSession();
     turn(restarted);

@@ -1,4 +1,4 @@
-// `GATEWAY_TOKEN=… gateway host claude-code [--dir DIR] [--gateway URL] [--token-file F] [--plugin-token-file F] [--port N] [--print-settings]`
+// `GATEWAY_TOKEN=… gateway host claude-code [--dir DIR] [--gateway URL] [--token-file F] [--plugin-token-file F] [--port N] [--prompt-args ARGS] [--print-settings]`
 // `gateway claude-code [--dir DIR] [claude arguments…]`
 //
 // The host keeps its state, the hook script, the settings files and its port in --dir (default
@@ -11,7 +11,7 @@ import { hookSettings, writeHookScript } from './hook.js';
 import { launchClaude } from './launch.js';
 import { HOST_TOKEN, PLUGIN_TOKEN, howToGive, readSecret, secretOptions } from '../../cli/credentials.js';
 
-const USAGE = 'usage: host claude-code [--dir <dir>] [--gateway <graphql url>] [--token-file <file>] [--plugin-token-file <file>] [--port <n>] [--models <id,id…>]\n'
+const USAGE = 'usage: host claude-code [--dir <dir>] [--gateway <graphql url>] [--token-file <file>] [--plugin-token-file <file>] [--port <n>] [--models <id,id…>] [--prompt-args <args>]\n'
   + `                                                 (the host or admin token: ${howToGive(HOST_TOKEN)};\n`
   + `                                                 a plugin token for the plugin side, optional: ${howToGive(PLUGIN_TOKEN)})\n`
   + '       host claude-code --print-settings [--dir <dir>]   (the hooks to merge into ~/.claude/settings.json: observed sessions)\n'
@@ -26,7 +26,7 @@ export async function runHostCommand(args: string[]): Promise<void> {
     args: rest,
     options: {
       dir: { type: 'string' }, gateway: { type: 'string' }, ...secretOptions(HOST_TOKEN, PLUGIN_TOKEN),
-      port: { type: 'string' }, 'lease-ms': { type: 'string' }, 'print-settings': { type: 'boolean' }, models: { type: 'string' },
+      port: { type: 'string' }, 'lease-ms': { type: 'string' }, 'prompt-args': { type: 'string' }, 'print-settings': { type: 'boolean' }, models: { type: 'string' },
     },
   });
   const dir = path.resolve(values.dir ?? defaultDir());
@@ -42,6 +42,8 @@ export async function runHostCommand(args: string[]): Promise<void> {
     pluginToken, dir, port: values.port ? Number(values.port) : undefined,
     leaseMs: values['lease-ms'] ? Number(values['lease-ms']) : undefined, log,
     models: values.models ? values.models.split(',').map((m) => m.trim()).filter(Boolean) : undefined,
+    // The arguments of the runs that carry out PROMPT commands (review comments sent to the agent), split on spaces.
+    promptArgs: values['prompt-args'] ? values['prompt-args'].split(/\s+/).filter(Boolean) : undefined,
   });
   await host.start();
   log(`ready: run Claude Code with \`gateway claude-code …\` (directory ${dir})`);

@@ -34,12 +34,12 @@ import type { Command } from '../common/host-lease.js';
 import { allow, decideWithin, refuse, within, type Decision, type Ticket } from '../hooks-host/admission.js';
 import { rewriteFileAtomically as rewriteAtomically } from '../hooks-host/atomic-rewrite.js';
 import { runHidden } from '../hooks-host/host-commands.js';
-import { HooksHost, type BaseSessionState, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type Kind } from '../hooks-host/hooks-host.js';
+import { HooksHost, type BaseSessionState, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type Kind, type PromptRun } from '../hooks-host/hooks-host.js';
 import type { LaunchState } from '../hooks-host/launches.js';
 import { inside, real, worktreeRoot } from '../hooks-host/worktree.js';
 import { GatewayError } from '../common/gateway.js';
 import { hookSettings, writeHookScript } from './hook.js';
-import { findClaudeBinary } from './launch.js';
+import { findClaudeBinary, launchClaude } from './launch.js';
 import { CLAUDE_CODE_NAMES } from './local-channel.js';
 import { claudeConfigDir, isClaude } from './processes.js';
 import { isPrompt, parseTranscript, rewriteTranscript, turnOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
@@ -68,6 +68,8 @@ export interface ClaudeCodeHostOptions extends HooksHostOptions {
   /** The environment of the `claude` runs the host makes itself (compaction, generation). Default: its own. */
   claudeEnv?: NodeJS.ProcessEnv;
   claudeBin?: string;
+  /** Arguments added to the `claude -p --resume` runs that carry out PROMPT commands (e.g. `--allowedTools …`, `--model …`). */
+  promptArgs?: string[];
 }
 
 interface TurnState { promptId: string; executionID: string; settled: boolean; startedAt: number }
@@ -131,8 +133,9 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
   constructor(readonly opts: ClaudeCodeHostOptions) {
     super(opts, {
       names: CLAUDE_CODE_NAMES, writeScript: writeHookScript, isAgent: isClaude, configDirOf: claudeConfigDir,
-      // compact: Claude Code's own `/compact` on `--resume`; generate: a hidden `claude -p --model` run.
-      capabilities: () => ({ cancel: true, compact: true, generate: true }),
+      // compact: Claude Code's own `/compact` on `--resume`; generate: a hidden `claude -p --model` run; prompt:
+      // `claude -p <text> --resume <session>` through the launcher (launchPrompt).
+      capabilities: () => ({ cancel: true, compact: true, generate: true, prompt: true }),
       models: () => (opts.models ?? CLAUDE_CODE_MODELS).map((modelID) => ({ providerID: 'anthropic', modelID })),
     });
   }
@@ -207,7 +210,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
           if (!this.warmed.has(`${root}\0${cc}`)) { this.warmed.add(`${root}\0${cc}`); await this.snapshot(this.sessions.get(cc)!); }
           return allow;
         }
-        case 'UserPromptSubmit': return this.admitPrompt(cc, input, ticket);
+        case 'UserPromptSubmit': return this.admitPrompt(cc, input, ticket, launch);
         case 'PreToolUse': return this.admitTool(cc, input, ticket);
         case 'PostToolUse': await this.toolEnded(cc, input); return allow;
         case 'Stop': case 'StopFailure': await this.finishTurn(cc, input); return allow;
@@ -375,7 +378,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
   }
 
   /** UserPromptSubmit: the turn is an execution admitted by the gateway, or the prompt is refused. */
-  private async admitPrompt(cc: string, input: HookInput, ticket: Ticket): Promise<Decision> {
+  private async admitPrompt(cc: string, input: HookInput, ticket: Ticket, launch: LaunchState | null): Promise<Decision> {
     const promptId = typeof input.prompt_id === 'string' && input.prompt_id ? input.prompt_id : `noid:${Date.now()}`;
     let st = this.sessions.get(cc)!;
     const strict = st.kind === 'launched';
@@ -395,10 +398,13 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
       }
       const lease = this.leases[st.kind];
       const start = await this.snapshot(st);
+      // The prompt of a run the host started for a PROMPT command (review comments): its execution is the command's.
+      const commandID = launch && !note ? await this.state.takePromptCommand(launch.token, cc) : null;
       const e: any = await lease.call(BeginExecutionDocument, {
         sessionID: st.sessionID!, trigger: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId, idempotencyKey: `claude-code:turn:${cc}:${promptId}`,
-        ...('id' in start ? { startSnapshot: start.id } : { startCaptureError: start.error }),
+        ...('id' in start ? { startSnapshot: start.id } : { startCaptureError: start.error }), ...(commandID ? { commandID } : {}),
       } as any);
+      if (commandID) this.promptBegan(commandID);
       if (ticket.answered && strict) {
         // Refused meanwhile (the gateway answered too late): this execution never ran.
         await this.gw.call(SettleExecutionDocument, { input: { executionID: e.id, status: 'FAILED', error: 'the prompt was refused: the gateway answered too late' } }).catch(() => {});
@@ -641,7 +647,29 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
     });
   }
 
-  // ---- the gateway's commands (compaction, generation: the rest is the kit's) ----
+  // ---- the gateway's commands (compaction, generation, prompts: the rest is the kit's) ----
+
+  /**
+   * PROMPT: `claude -p <text> --resume <session>` through the launcher (the host's hooks in force, fail closed; its
+   * UserPromptSubmit admitted like any prompt), with the settings the session's last launch asked for (e.g. its
+   * permissions) and `promptArgs`.
+   */
+  protected async launchPrompt(cc: string, st: SessionState, text: string, commandID: string): Promise<PromptRun> {
+    const bin = this.opts.claudeBin ?? findClaudeBinary();
+    if (!bin) throw new Error('the claude binary was not found (install @anthropic-ai/claude-code, or set CLAUDE_BIN)');
+    const env: NodeJS.ProcessEnv = { ...(this.opts.claudeEnv ?? process.env) };
+    delete env.GATEWAY_CLAUDE_HIDDEN;
+    delete env.GATEWAY_CLAUDE_LAUNCH;
+    const l = await launchClaude({
+      dir: this.opts.dir, args: ['-p', text, '--resume', cc, '--output-format', 'json', ...(this.opts.promptArgs ?? [])], cwd: st.cwd || os.tmpdir(),
+      env, settings: st.launchSettings ?? {}, stdio: 'pipe', detached: true, bin, commandID,
+    });
+    let tail = '';
+    const keep = (d: Buffer) => { tail = (tail + d.toString('utf8')).slice(-4_000); };
+    l.child.stdout!.on('data', keep);
+    l.child.stderr!.on('data', keep);
+    return { exited: l.exited, output: () => tail.trim() };
+  }
 
   /** A `claude` run of the host's own: its hooks answer at once (GATEWAY_CLAUDE_HIDDEN), nothing of it is mirrored. */
   private runClaude(args: string[], cwd: string): Promise<{ code: number | null; out: string; err: string }> {

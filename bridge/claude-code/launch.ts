@@ -64,6 +64,8 @@ export interface LaunchOptions {
   /** Own process group (the seal stops the whole group). Default: when stdin is not a terminal. */
   detached?: boolean;
   bin?: string;
+  /** The host's own launch for a PROMPT command (review comments sent to the agent): its prompt is the command's. */
+  commandID?: string;
 }
 
 export async function launchClaude(o: LaunchOptions): Promise<Launched> {
@@ -71,7 +73,7 @@ export async function launchClaude(o: LaunchOptions): Promise<Launched> {
   if (!bin) throw new Error('the claude binary was not found (install @anthropic-ai/claude-code, or set CLAUDE_BIN)');
   checkPermissionArgs(o.args);
   const cwd = o.cwd ?? process.cwd();
-  const { token, settings } = await hostCall(o.dir, '/launch', { cwd, settings: o.settings ?? {}, ...sessionArgs(o.args) });
+  const { token, settings } = await hostCall(o.dir, '/launch', { cwd, settings: o.settings ?? {}, ...sessionArgs(o.args), ...(o.commandID ? { commandID: o.commandID } : {}) });
   const detached = o.detached ?? !process.stdin.isTTY;
   const child = spawn(bin, ['--settings', settings, ...o.args], {
     cwd, env: { ...(o.env ?? process.env), GATEWAY_CLAUDE_LAUNCH: token }, stdio: o.stdio === 'pipe' ? ['ignore', 'pipe', 'pipe'] : o.stdio === 'pipe-input' ? 'pipe' : 'inherit', detached,

@@ -1,4 +1,4 @@
-// `GATEWAY_TOKEN=… gateway host codex [--dir DIR] [--gateway URL] [--token-file F] [--plugin-token-file F] [--port N] [--models id,…] [--print-hooks]`
+// `GATEWAY_TOKEN=… gateway host codex [--dir DIR] [--gateway URL] [--token-file F] [--plugin-token-file F] [--port N] [--models id,…] [--prompt-args ARGS] [--print-hooks]`
 // `gateway codex [--dir DIR] [codex arguments…]`
 //
 // The host keeps its state, the hook script, its secret and its port in --dir (default $GATEWAY_CODEX_DIR, else
@@ -17,7 +17,7 @@ export async function runCodexHostCommand(rest: string[]): Promise<void> {
     args: rest,
     options: {
       dir: { type: 'string' }, gateway: { type: 'string' }, ...secretOptions(HOST_TOKEN, PLUGIN_TOKEN),
-      port: { type: 'string' }, 'lease-ms': { type: 'string' }, 'print-hooks': { type: 'boolean' }, models: { type: 'string' },
+      port: { type: 'string' }, 'lease-ms': { type: 'string' }, 'prompt-args': { type: 'string' }, 'print-hooks': { type: 'boolean' }, models: { type: 'string' },
     },
   });
   const dir = path.resolve(values.dir ?? defaultDir());
@@ -33,6 +33,8 @@ export async function runCodexHostCommand(rest: string[]): Promise<void> {
     pluginToken, dir, port: values.port ? Number(values.port) : undefined,
     leaseMs: values['lease-ms'] ? Number(values['lease-ms']) : undefined, log,
     models: values.models ? values.models.split(',').map((m) => m.trim()).filter(Boolean) : undefined,
+    // The arguments of the runs that carry out PROMPT commands (review comments sent to the agent), split on spaces.
+    promptArgs: values['prompt-args'] ? values['prompt-args'].split(/\s+/).filter(Boolean) : undefined,
   });
   await host.start();
   log(`ready: run Codex with \`gateway codex …\` (directory ${dir})`);

@@ -31,12 +31,12 @@ import {
 import type { Command } from '../common/host-lease.js';
 import { allow, decideWithin, refuse, within, type Decision, type Ticket } from '../hooks-host/admission.js';
 import { runHidden } from '../hooks-host/host-commands.js';
-import { HooksHost, type BaseSessionState, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd } from '../hooks-host/hooks-host.js';
+import { HooksHost, type BaseSessionState, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type PromptRun } from '../hooks-host/hooks-host.js';
 import type { LaunchState } from '../hooks-host/launches.js';
 import { boundaryInput, inside, real, worktreeRoot } from '../hooks-host/worktree.js';
 import { GatewayError } from '../common/gateway.js';
 import { startAppServer } from './app-server.js';
-import { CODEX_NAMES, findCodexBinary, writeHookScript } from './launch.js';
+import { CODEX_NAMES, findCodexBinary, launchCodex, writeHookScript } from './launch.js';
 import { parseRollout, rewriteRollout, shellResult, turnIds, turnOf, type CodexTurn, type Locator, type RolloutEdit } from './rollout.js';
 
 export interface CodexHostOptions extends HooksHostOptions {
@@ -45,6 +45,8 @@ export interface CodexHostOptions extends HooksHostOptions {
   /** The environment of the `codex` runs the host makes itself (generation). Default: its own. */
   codexEnv?: NodeJS.ProcessEnv;
   codexBin?: string;
+  /** Arguments of `codex exec resume` runs that carry out PROMPT commands, before the thread (e.g. the sandbox and approval policy). */
+  promptArgs?: string[];
 }
 
 interface TurnState { turnId: string; executionID: string; settled: boolean }
@@ -87,8 +89,9 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
   constructor(readonly opts: CodexHostOptions) {
     super(opts, {
       names: CODEX_NAMES, writeScript: writeHookScript, isAgent: isCodex, configDirOf: codexHome,
-      // compact: the app-server's thread/compact/start; generate: a hidden `codex exec --ephemeral -m`.
-      capabilities: () => ({ cancel: true, compact: true, generate: (opts.models ?? []).length > 0 }),
+      // compact: the app-server's thread/compact/start; generate: a hidden `codex exec --ephemeral -m`; prompt:
+      // `codex exec resume <thread> <text>` through the launcher (launchPrompt).
+      capabilities: () => ({ cancel: true, compact: true, generate: (opts.models ?? []).length > 0, prompt: true }),
       models: () => (opts.models ?? []).map((modelID) => ({ providerID: 'openai', modelID })),
     });
   }
@@ -147,7 +150,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
           if (!this.warmed.has(key)) { this.warmed.add(key); await this.snapshot(this.sessions.get(id)!); }
           return allow;
         }
-        case 'UserPromptSubmit': return this.admitPrompt(id, input, ticket);
+        case 'UserPromptSubmit': return this.admitPrompt(id, input, ticket, launch);
         case 'PreToolUse': return this.admitTool(id, input, ticket);
         case 'PostToolUse': await this.toolEnded(id, input); return allow;
         case 'Stop': await this.finishTurn(id, input); return allow;
@@ -284,7 +287,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
   }
 
   /** UserPromptSubmit: the turn (its ID from the hook) is an execution admitted by the gateway, or the prompt is refused. */
-  private async admitPrompt(id: string, input: CodexHookInput, ticket: Ticket): Promise<Decision> {
+  private async admitPrompt(id: string, input: CodexHookInput, ticket: Ticket, launch: LaunchState | null = null): Promise<Decision> {
     const turnId = typeof input.turn_id === 'string' && input.turn_id ? input.turn_id : `noid:${Date.now()}`;
     let st = this.sessions.get(id)!;
     const strict = st.kind === 'launched';
@@ -295,11 +298,14 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
       st = this.sessions.get(id)!;
       if (st.turns[turnId]) return allow; // the same prompt's hook again: admitted already
       const start = await this.snapshot(st);
+      // The prompt of a run the host started for a PROMPT command (review comments): its execution is the command's.
+      const commandID = launch && !st.parent ? await this.state.takePromptCommand(launch.token, id) : null;
       const e: any = await this.leases[st.kind].call(BeginExecutionDocument, {
         sessionID: st.sessionID!, trigger: st.parent ? 'SYNTHETIC' : 'PROMPT', externalID: turnId, idempotencyKey: `codex:turn:${id}:${turnId}`,
         ...(typeof input.model === 'string' ? { model: { providerID: 'openai', modelID: input.model } } : {}),
-        ...boundaryInput('start', start),
+        ...boundaryInput('start', start), ...(commandID ? { commandID } : {}),
       } as any);
+      if (commandID) this.promptBegan(commandID);
       if (ticket.answered && strict) {
         await this.gw.call(SettleExecutionDocument, { input: { executionID: e.id, status: 'FAILED', error: 'the prompt was refused: the gateway answered too late' } }).catch(() => {});
         return refuse('late');
@@ -318,6 +324,27 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
       this.log(`prompt of ${id}: ${why}`);
       return strict ? refuse(`the gateway did not admit this prompt (${why})`) : allow;
     }
+  }
+
+  /**
+   * PROMPT: `codex exec resume <thread> <text>` through the launcher (the host's hooks in force, fail closed; its
+   * UserPromptSubmit admitted like any prompt), with `promptArgs` (e.g. the sandbox and approval policy).
+   */
+  protected async launchPrompt(id: string, st: CodexSessionState, text: string, commandID: string): Promise<PromptRun> {
+    const bin = this.opts.codexBin ?? findCodexBinary();
+    if (!bin) throw new Error('the codex binary was not found (set CODEX_BIN)');
+    const env: NodeJS.ProcessEnv = { ...(this.opts.codexEnv ?? process.env) };
+    delete env.GATEWAY_CODEX_HIDDEN;
+    delete env.GATEWAY_CODEX_LAUNCH;
+    const l = await launchCodex({
+      dir: this.opts.dir, args: ['exec', 'resume', ...(this.opts.promptArgs ?? []), id, text], cwd: st.cwd || os.tmpdir(),
+      env, stdio: 'pipe', detached: true, bin, commandID,
+    });
+    let tail = '';
+    const keep = (d: Buffer) => { tail = (tail + d.toString('utf8')).slice(-4_000); };
+    l.child.stdout!.on('data', keep);
+    l.child.stderr!.on('data', keep);
+    return { exited: l.exited, output: () => tail.trim() };
   }
 
   private async appendPrompt(id: string, ts: TurnState, text: string) {

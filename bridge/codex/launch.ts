@@ -128,6 +128,8 @@ export interface CodexLaunchOptions {
   stdio?: 'inherit' | 'pipe';
   detached?: boolean;
   bin?: string;
+  /** The host's own launch for a PROMPT command (review comments sent to the agent): its prompt is the command's. */
+  commandID?: string;
 }
 
 export async function launchCodex(o: CodexLaunchOptions): Promise<CodexLaunched> {
@@ -135,7 +137,7 @@ export async function launchCodex(o: CodexLaunchOptions): Promise<CodexLaunched>
   if (!bin) throw new Error(`the codex binary was not found (install @openai/codex@${CODEX_VERSION}, or set CODEX_BIN to its vendored binary)`);
   checkCodexArgs(o.args);
   const cwd = o.cwd ?? process.cwd();
-  const { token, script } = await hostCall(o.dir, '/launch', { cwd, ...sessionArgs(o.args) });
+  const { token, script } = await hostCall(o.dir, '/launch', { cwd, ...sessionArgs(o.args), ...(o.commandID ? { commandID: o.commandID } : {}) });
   const detached = o.detached ?? !process.stdin.isTTY;
   const ours = ['--dangerously-bypass-hook-trust', ...hookConfigArgs(script, 'closed'), '-c', 'features.hooks=true'];
   const child = spawn(bin, [...ours, ...o.args], {

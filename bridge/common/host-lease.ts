@@ -11,7 +11,7 @@ export type Command = { id: string; kind: string; reason?: string | null; sessio
 
 export type Model = { providerID: string; modelID: string };
 
-export interface HostCapabilities { cancel: boolean; compact: boolean; generate: boolean; exclusiveAdmission: boolean; sessions: boolean }
+export interface HostCapabilities { cancel: boolean; compact: boolean; generate: boolean; exclusiveAdmission: boolean; sessions: boolean; prompt?: boolean }
 
 /** Who the host is: its name, capabilities and models, and where its hostID is kept across restarts. */
 export interface HostIdentity {

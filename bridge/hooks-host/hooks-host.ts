@@ -17,7 +17,7 @@ import { Gateway, GatewayError } from '../common/gateway.js';
 import type { Decision } from './admission.js';
 import { rewriteFileAtomically } from './atomic-rewrite.js';
 import { HostChannel } from './channel.js';
-import { acknowledge, replyTo } from './host-commands.js';
+import { acknowledge, replyError, replyTo } from './host-commands.js';
 import { HostState, type KitSessionState } from './host-state.js';
 import { launchRunning, type LaunchState } from './launches.js';
 import type { AgentNames } from './local-channel.js';
@@ -66,6 +66,9 @@ export interface HooksHostOptions {
   log?: (m: string) => void;
 }
 
+/** An agent run the host started for a PROMPT command: its exit, what the host refused in it, its output's end. */
+export interface PromptRun { exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; refused: string[] }>; output(): string }
+
 export type GatewayEvent = { cursor: string; sequence: number; type: string; messageID: string | null; partID: string | null; message: any };
 
 export interface AgentSpec {
@@ -73,7 +76,7 @@ export interface AgentSpec {
   /** Writes the hook script into the host's directory (made, or narrowed to, 0700 first); answers its path. */
   writeScript(dir: string): string;
   /** What each registration declares (exclusiveAdmission: `kind === 'launched'`). */
-  capabilities(kind: Kind): { cancel: boolean; compact: boolean; generate: boolean };
+  capabilities(kind: Kind): { cancel: boolean; compact: boolean; generate: boolean; prompt?: boolean };
   models(): { providerID: string; modelID: string }[];
   /** Whether a process's command line is the agent's. */
   isAgent(argv: string[]): boolean;
@@ -97,6 +100,9 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
   protected readonly watched = new Map<string, () => void>();
   /** Sessions whose processes the host is killing (their exit is the host's doing). */
   protected readonly killing = new Set<string>();
+  /** PROMPT commands being carried out (an agent run of the host's), and those whose execution began (linked). */
+  private readonly prompting = new Set<string>();
+  private readonly promptsBegun = new Set<string>();
   stopped = false;
   port = 0;
   readonly log: (m: string) => void;
@@ -151,6 +157,12 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
   protected abstract rewrite(st: S, text: string, edits: E[]): { text: string; applied: number };
   protected abstract generate(c: Command): Promise<Record<string, unknown>>;
   protected abstract compact(c: Command): Promise<Record<string, unknown>>;
+  /**
+   * A PROMPT command's run: the agent resumes session `key` through its launcher (so its hooks, their admission
+   * and the seal's proof hold as for any launch) with `text` as its prompt, the launch carrying `commandID`
+   * (`HostState.takePromptCommand`: its prompt's execution begins with it). Resolves once the agent started.
+   */
+  protected abstract launchPrompt(key: string, st: S, text: string, commandID: string): Promise<PromptRun>;
 
   get hostIDs() { return { launched: this.leases.launched.hostID, observed: this.leases.observed.hostID }; }
 
@@ -328,6 +340,8 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
 
   private async command(c: Command) {
     if (!c) return;
+    // Not awaited: the agent's turn runs for as long as it runs, and the commands after it (a seal) must not wait.
+    if (c.kind === 'PROMPT') { void this.carryOutPrompt(c); return; }
     if (c.kind === 'COMPACT_SESSION' || c.kind === 'GENERATE') {
       return replyTo(this.gw, c, () => (c.kind === 'GENERATE' ? this.generate(c) : this.compact(c)), () => this.stopped, this.log);
     }
@@ -345,6 +359,49 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
       this.log(`command ${c.kind} ${c.id}: ${e?.message ?? e}`);
     }
     await acknowledge(this.gw, c, this.log);
+  }
+
+  /** The agent's hook admitted the prompt of a PROMPT command's run (its execution began with the command's ID). */
+  protected promptBegan(commandID: string) { this.promptsBegun.add(commandID); }
+
+  /**
+   * PROMPT (review comments sent to the agent): the payload's text becomes the session's next prompt, run by the
+   * agent resumed through its launcher (`launchPrompt`), so it is admitted at UserPromptSubmit like any prompt;
+   * the execution its hook begins carries the command's ID, which links it to the command and answers the
+   * gateway (no reply here on success). A run that cannot start (the session unknown, sealed, its agent already
+   * running, the launch failing) or whose prompt the host refused (sealed or busy in between, the gateway
+   * refusing the link) is replied with an error; the gateway then answers its sender from the session's state.
+   */
+  private async carryOutPrompt(c: NonNullable<Command>) {
+    if (this.prompting.has(c.id)) return; // delivered again while its run goes on
+    this.prompting.add(c.id);
+    const label = this.agent.names.label;
+    let error: string | null = null;
+    try {
+      const text = String((c.payload as { text?: unknown } | null)?.text ?? '');
+      const key = this.state.byGateway.get(c.sessionID);
+      const st = key ? this.sessions.get(key) : undefined;
+      if (!text.trim()) throw new Error('the PROMPT command carries no text');
+      if (!key || !st) throw new Error(`session ${c.sessionID} is not a ${label} session of this host`);
+      if (st.parent) throw new Error(`a subagent's session cannot be prompted (only a ${label} session can be resumed)`);
+      if (st.fenced) throw new Error(`session ${c.sessionID} is sealed: ${label} is not resumed`);
+      if (st.current || this.agentRunning(key)) throw new Error(`${label} is running this session: it is resumed only while no ${label} process of it runs`);
+      const run = await this.launchPrompt(key, st, text, c.id);
+      const x = await run.exited;
+      if (!this.promptsBegun.has(c.id)) {
+        const why = x.refused.length ? `its prompt was refused: ${x.refused.join('; ')}`
+          : `${label} exited (${x.signal ?? `code ${x.code}`}) before its prompt was admitted${run.output() ? `: ${run.output().slice(-500)}` : ''}`;
+        throw new Error(why);
+      }
+    } catch (e: any) {
+      if (this.stopped) return;
+      error = String(e?.message ?? e).slice(0, 2_000) || 'failed';
+      this.log(`PROMPT ${c.id}: ${error}`);
+    } finally {
+      this.prompting.delete(c.id);
+      this.promptsBegun.delete(c.id);
+    }
+    if (error !== null) await replyError(this.gw, c, error, this.log);
   }
 
   /**

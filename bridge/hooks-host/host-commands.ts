@@ -19,6 +19,12 @@ export async function replyTo(gw: Gateway, c: NonNullable<Command>, fn: () => Pr
     .catch((e) => log(`reply ${c.id}: ${e.message}`));
 }
 
+/** Replies to a request with an error (a PROMPT whose run could not start: the gateway answers its sender). */
+export async function replyError(gw: Gateway, c: NonNullable<Command>, error: string, log: (m: string) => void) {
+  await gw.call(ReplyHostCommandDocument, { input: { commandID: c.id, error: error.slice(0, 2_000) || 'failed' } })
+    .catch((e) => log(`reply ${c.id}: ${e.message}`));
+}
+
 export async function acknowledge(gw: Gateway, c: NonNullable<Command>, log: (m: string) => void) {
   await gw.call(AcknowledgeHostCommandDocument, { input: { commandID: c.id } }).catch((e) => log(`acknowledge ${c.id}: ${e.message}`));
 }

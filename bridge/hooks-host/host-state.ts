@@ -11,7 +11,11 @@ import { processFacts } from './processes.js';
 import type { Waker } from './queues.js';
 
 /** What the kit needs of an agent session's state. */
-export interface KitSessionState { sessionID: string | null; cwd: string; launch: string | null; rewrittenAt?: number }
+export interface KitSessionState {
+  sessionID: string | null; cwd: string; launch: string | null; rewrittenAt?: number;
+  /** The settings the last launch that ran the session asked for (a PROMPT command's resume runs with them). */
+  launchSettings?: Record<string, unknown> | null;
+}
 
 const OBSERVED_HOST = '@observed-host';
 
@@ -70,10 +74,13 @@ export class HostState<S extends KitSessionState> {
   // ---- launches ----
 
   /** `/launch`: a new launch token for a launcher starting an agent in `cwd`, with what its arguments name. */
-  async issueLaunch(body: { cwd?: unknown; names?: unknown; anyInCwd?: unknown }): Promise<LaunchState> {
+  async issueLaunch(body: { cwd?: unknown; names?: unknown; anyInCwd?: unknown; commandID?: unknown; settings?: unknown }): Promise<LaunchState> {
+    const settings = body.settings && typeof body.settings === 'object' && !Array.isArray(body.settings) && Object.keys(body.settings).length
+      ? body.settings as Record<string, unknown> : null;
     const l: LaunchState = {
       token: randomBytes(16).toString('hex'), pid: null, exited: false, cwd: String(body.cwd ?? ''), createdAt: Date.now(),
       names: typeof body.names === 'string' ? body.names : null, anyInCwd: body.anyInCwd === true, sessions: [], admitted: [], stale: [],
+      ...(typeof body.commandID === 'string' && body.commandID ? { commandID: body.commandID } : {}), ...(settings ? { settings } : {}),
     };
     await this.persistLaunch(l);
     return l;
@@ -159,6 +166,10 @@ export class HostState<S extends KitSessionState> {
   async bindLaunch(token: string, key: string): Promise<boolean> {
     let l = this.launches.get(token);
     if (!l) return false;
+    const st = this.sessions.get(key);
+    if (st && l.settings !== undefined && JSON.stringify(st.launchSettings ?? null) !== JSON.stringify(l.settings ?? null)) {
+      await this.persist(key, { ...st, launchSettings: l.settings ?? null });
+    }
     if (!l.sessions?.includes(key)) {
       const st = this.sessions.get(key);
       const stale = !!st?.rewrittenAt && st.rewrittenAt >= (l.createdAt ?? 0) && !mayTouch({ ...l, sessions: [] }, key, st.cwd);
@@ -166,6 +177,17 @@ export class HostState<S extends KitSessionState> {
       await this.persistLaunch(l);
     }
     return !!l.stale?.includes(key);
+  }
+
+  /**
+   * The PROMPT command whose turn a prompt of session `key` in this launch is: the launch's command, for its first
+   * prompt in the session it was started to resume (taken once: a later prompt of the launch is its own).
+   */
+  async takePromptCommand(token: string, key: string): Promise<string | null> {
+    const l = this.launches.get(token);
+    if (!l?.commandID || l.commandTaken || l.names !== key) return null;
+    await this.persistLaunch({ ...l, commandTaken: true });
+    return l.commandID;
   }
 
   /** Records that the gateway admitted the launch's process in session `key` (admitWork). */

@@ -31,6 +31,15 @@ export interface LaunchState {
   admitted?: string[];
   /** The sessions it bound to after their transcript was rewritten since it started (it may hold the old text). */
   stale?: string[];
+  /**
+   * A launch the host made itself to carry out a PROMPT command (review comments sent to the agent): its first
+   * prompt in the session it names is the command's (its execution begins with the command's ID).
+   */
+  commandID?: string | null;
+  /** That first prompt was admitted with the command's ID (a later prompt of the launch is its own). */
+  commandTaken?: boolean;
+  /** The settings the launcher asked for besides the hooks (Claude Code: e.g. permissions), kept for the session's later resumes. */
+  settings?: Record<string, unknown> | null;
 }
 
 /** How long a launch may go without reporting its PID (the launcher reports it right after spawning the agent). */

@@ -1,6 +1,7 @@
 // The host commands of the gateway, applied to OpenCode: the seal (CLOSE_ADMISSIONS behind the admission
 // proxy; INTERRUPT_EXECUTION / CANCEL_JOB otherwise: OpenCode can only abort the whole session), and the
-// plugin requests: CREATE_SESSION, RENAME_SESSION, REMOVE_SESSION, COMPACT_SESSION, GENERATE.
+// plugin requests: CREATE_SESSION, RENAME_SESSION, REMOVE_SESSION, COMPACT_SESSION, GENERATE; and PROMPT (review
+// comments sent to the agent: a turn of OpenCode's own).
 import { AcknowledgeHostCommandDocument, ReplyHostCommandDocument, UpdateSessionDocument } from '../../client/index.js';
 import { OpencodeError } from './client.js';
 import type { BridgeContext, Live } from './context.js';
@@ -22,6 +23,7 @@ export class HostCommands {
         case 'CREATE_SESSION': return await this.reply(c, () => this.create(c));
         case 'COMPACT_SESSION': return await this.reply(c, () => this.compact(c));
         case 'GENERATE': return await this.reply(c, () => this.generate(c));
+        case 'PROMPT': return await this.prompt(c);
         case 'RENAME_SESSION': await this.rename(c); break;
         case 'REMOVE_SESSION': await this.remove(c); break;
         default: await this.abortForSeal(c);
@@ -228,6 +230,49 @@ export class HostCommands {
       return { summary: text };
     } finally {
       await ctx.enqueue(async () => { l.st.compacting = false; await ctx.persist(l); });
+    }
+  }
+
+  /**
+   * PROMPT: the payload's text is the session's next prompt, given to OpenCode through its own prompt API
+   * (`prompt_async`, with the session's model). The bridge recognizes the user message carrying it (the same
+   * text) when it mirrors it, and begins the first step answering it with the command's ID: the gateway links
+   * that execution to the command and answers its sender (no reply here on success). A refusal or a failure
+   * is replied as an error: OpenCode refusing the prompt here, the gateway refusing the step (sealed, busy:
+   * mirror.ts), or a turn that ended without any step (session-mapper.ts `mapIdle`). A command redelivered
+   * after a restart is not prompted twice.
+   */
+  private async prompt(c: Command) {
+    const { ctx } = this;
+    let error: string | null = null;
+    try {
+      const text = String((c.payload as { text?: unknown } | null)?.text ?? '');
+      if (!text.trim()) throw new Error('the PROMPT command carries no text');
+      const l = ctx.liveOf(c.sessionID);
+      const ocID = l.row.ocSessionID;
+      if (l.st.sealing) throw new Error('the session is sealed: OpenCode is not prompted');
+      const fresh = await ctx.enqueue(async () => {
+        if (l.st.prompted?.includes(c.id)) return false;
+        (l.st.prompting ??= {})[c.id] = { text };
+        l.st.prompted = [...(l.st.prompted ?? []), c.id].slice(-100);
+        await ctx.persist(l);
+        return true;
+      });
+      if (!fresh) return; // given to OpenCode before a restart: its turn answers the command
+      try {
+        const model = await this.defaultModel(l);
+        await ctx.oc.promptAsync(ocID, text, model);
+      } catch (e) {
+        await ctx.enqueue(async () => { delete l.st.prompting?.[c.id]; await ctx.persist(l); });
+        throw e;
+      }
+    } catch (e: any) {
+      if (ctx.stopped) return;
+      error = String(e?.message ?? e).slice(0, 2_000) || 'failed';
+      ctx.log(`PROMPT ${c.id}: ${error}`);
+    }
+    if (error !== null) {
+      await ctx.gw.call(ReplyHostCommandDocument, { input: { commandID: c.id, error } }).catch((e) => ctx.log(`reply ${c.id}: ${e.message}`));
     }
   }
 

@@ -15,8 +15,9 @@ function opencodeIdentity(ctx: BridgeContext): HostIdentity {
   return {
     name: () => `opencode ${ctx.oc.base}`,
     // Without the admission proxy OpenCode also admits prompts from its other clients: not exclusive.
-    // compact: OpenCode's summarize; generate: a hidden session; sessions: create/rename/remove there.
-    capabilities: () => ({ cancel: true, compact: true, generate: true, exclusiveAdmission: !!ctx.opts.admission, sessions: true }),
+    // compact: OpenCode's summarize; generate: a hidden session; sessions: create/rename/remove there; prompt:
+    // OpenCode's own prompt API (host-commands.ts).
+    capabilities: () => ({ cancel: true, compact: true, generate: true, prompt: true, exclusiveAdmission: !!ctx.opts.admission, sessions: true }),
     // OpenCode unreachable (not started yet, restarting): the last list; registered again once it answers.
     models: async () => {
       const p = await ctx.oc.providers().catch((e) => { ctx.log(`OpenCode providers: ${e.message}`); return null; });

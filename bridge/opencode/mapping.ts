@@ -72,6 +72,15 @@ export interface SessionState {
   compactionMessages?: string[];
   /** A compactSession is running in OpenCode (summarize): the messages it creates are not mirrored. */
   compacting?: boolean;
+  /**
+   * PROMPT commands (review comments sent to the agent) given to OpenCode whose user message has not been
+   * mirrored yet: command id -> the prompt's text (the user message carrying it is the command's).
+   */
+  prompting?: Record<string, { text: string }>;
+  /** OpenCode user message -> the PROMPT command it carries, until the first step answering it begins (linked to the command). */
+  promptOf?: Record<string, string>;
+  /** PROMPT commands already given to OpenCode (the last 100): one redelivered after a restart is not prompted twice. */
+  prompted?: string[];
 }
 
 /** A correction of a mirrored gateway TEXT part, from an edit made in OpenCode. */

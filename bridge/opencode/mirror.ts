@@ -4,7 +4,7 @@
 // upload protocol (snapshot-sink.ts -> host/snapshot-upload.ts).
 import {
   AppendMessageDocument, BeginExecutionDocument, CorrectMessagePartDocument, CreateSessionDocument, FinishJobDocument,
-  RemoveSessionDocument, RestoreJobDocument, RetractMessageDocument, SettleExecutionDocument, StartJobDocument,
+  RemoveSessionDocument, ReplyHostCommandDocument, RestoreJobDocument, RetractMessageDocument, SettleExecutionDocument, StartJobDocument,
   StoredMessageDocument, UpdateSessionDocument,
 } from '../../client/index.js';
 import type { BridgeContext, Live, SnapshotSink } from './context.js';
@@ -65,20 +65,34 @@ export class GatewayMirror {
       case 'beginExecution': {
         const step = w.st.steps[i.step];
         const start = i.startTree ? await this.snapshot(w, i.startTree, at) : null;
+        const input = {
+          sessionID: w.row.sessionID!, trigger: 'PROMPT' as const, ...(start?.id ? { startSnapshot: start.id } : start?.error ? { startCaptureError: start.error } : {}),
+          idempotencyKey: `opencode:step:${i.step}`, externalID: i.step, model: step.model ?? null, agent: step.agent ?? null, mode: step.mode ?? null,
+        };
         try {
-          const e = await this.lease.call(BeginExecutionDocument, {
-            sessionID: w.row.sessionID!, trigger: 'PROMPT', ...(start?.id ? { startSnapshot: start.id } : start?.error ? { startCaptureError: start.error } : {}),
-            idempotencyKey: `opencode:step:${i.step}`, externalID: i.step, model: step.model ?? null, agent: step.agent ?? null, mode: step.mode ?? null,
-          });
+          let e;
+          try {
+            e = await this.lease.call(BeginExecutionDocument, { ...input, ...(i.commandID ? { commandID: i.commandID } : {}) });
+          } catch (err) {
+            // The step of a PROMPT command the gateway no longer takes as the command's (it timed out, or was
+            // answered already): the command is told why; a step OpenCode runs anyway is still mirrored.
+            if (!i.commandID || !(err instanceof GatewayError) || err.tag === 'SessionSealedError' || err.tag === 'SessionBusyError') throw err;
+            await this.replyPrompt(i.commandID, `the gateway did not link the step: ${err.message}`);
+            e = await this.lease.call(BeginExecutionDocument, input);
+          }
           step.executionID = e.id;
         } catch (err) {
           if (!(err instanceof GatewayError)) throw err;
           step.refused = true;
           ctx.log(`beginExecution refused (${err.tag}) for OpenCode step ${i.step}`);
+          if (i.commandID) await this.replyPrompt(i.commandID, `the turn was refused: ${err.message}`);
           if (err.tag === 'SessionSealedError') await ctx.oc.abort(w.row.ocSessionID).catch(() => {});
         }
         return;
       }
+      case 'promptFailed':
+        await this.replyPrompt(i.commandID, i.error);
+        return;
       case 'startJob':
         try {
           const j = await this.lease.call(StartJobDocument, {
@@ -142,6 +156,12 @@ export class GatewayMirror {
         await this.retryPending(w);
         return;
     }
+  }
+
+  /** A PROMPT command whose turn could not start: replied with the error (the gateway answers its sender). */
+  private async replyPrompt(commandID: string, error: string) {
+    await this.ctx.gw.call(ReplyHostCommandDocument, { input: { commandID, error: error.slice(0, 2_000) } })
+      .catch((e) => { if (!(e instanceof GatewayError)) throw e; this.ctx.log(`reply ${commandID}: ${e.message}`); });
   }
 
   private async append(w: Live, i: Extract<Intent, { kind: 'appendMessage' }>) {

@@ -25,8 +25,13 @@ export type Intent =
   | { kind: 'createSession'; info: OcSession; metadata: Record<string, unknown> }
   | { kind: 'renameSession'; title: string }
   | { kind: 'removeSession' }
-  /** beginExecution of an OpenCode step (assistant message `step`), with its start tree's snapshot. */
-  | { kind: 'beginExecution'; step: string; startTree: string | null }
+  /**
+   * beginExecution of an OpenCode step (assistant message `step`), with its start tree's snapshot; `commandID`:
+   * the first step answering a PROMPT command's message (the gateway links the execution to the command).
+   */
+  | { kind: 'beginExecution'; step: string; startTree: string | null; commandID?: string }
+  /** A PROMPT command's turn ended without any step (OpenCode failed before the model answered): replied with an error. */
+  | { kind: 'promptFailed'; commandID: string; error: string }
   | { kind: 'startJob'; step: string; executionID: string; part: string; jobKind: 'SHELL' | 'SUBAGENT'; title: string; command: string }
   /** finishJob of the job started for OpenCode part `part` (if there is one by then). */
   | { kind: 'finishJob'; part: string; status: JobStatus; exitCode: number | null }
@@ -98,6 +103,11 @@ export function mapIdle(s: SessionView): Intent[] {
   if (!s.sessionID || s.st.removed) return [];
   const out: Intent[] = [];
   flushPendingUsers(s, out);
+  // A PROMPT command's message that no step answered: OpenCode ended the turn before the model (an error).
+  for (const [mid, commandID] of Object.entries(s.st.promptOf ?? {})) {
+    out.push({ kind: 'promptFailed', commandID, error: `OpenCode ended the prompt's turn (message ${mid}) without any step of the model` });
+    delete s.st.promptOf![mid];
+  }
   for (const [mid, step] of Object.entries(s.st.steps)) {
     if (step.settled) { delete s.st.steps[mid]; continue; }
     // Sealing: the bridge's abort stopped it (and killed its tools); else OpenCode stopped (restart, crash).
@@ -168,7 +178,10 @@ function onPart(s: SessionView, part: OcPart | undefined, facts: EventFacts, out
     for (const [mid, other] of Object.entries(st.steps)) {
       if (mid !== part.messageID && other.executionID && !other.settled) endStep(s, mid, 'INTERRUPTED', 'USER', null, out);
     }
-    out.push({ kind: 'beginExecution', step: part.messageID, startTree: part.snapshot ?? null });
+    // The first step answering a PROMPT command's message: its execution is the command's.
+    const commandID = pm.parentID ? st.promptOf?.[pm.parentID] : undefined;
+    if (commandID) delete st.promptOf![pm.parentID!];
+    out.push({ kind: 'beginExecution', step: part.messageID, startTree: part.snapshot ?? null, ...(commandID ? { commandID } : {}) });
   } else if (part.type === 'step-finish') {
     step.endTree = part.snapshot ?? undefined;
     step.usage = toUsage(part);
@@ -257,6 +270,15 @@ function flushPendingUsers(s: SessionView, out: Intent[]) {
 
 function flush(s: SessionView, ocMessageID: string, pm: PendingMessage, executionID: string | null, out: Intent[]) {
   const { parts, ocPartIDs } = toGatewayParts(pm);
+  if (pm.role === 'user' && s.st.prompting) {
+    // The user message of a PROMPT command the bridge gave OpenCode (the same text): its first step is the command's.
+    const text = parts.filter((p) => p.type === 'TEXT').map((p) => p.text ?? '').join('').trim();
+    const commandID = Object.keys(s.st.prompting).find((c) => s.st.prompting![c].text.trim() === text);
+    if (commandID) {
+      delete s.st.prompting[commandID];
+      (s.st.promptOf ??= {})[ocMessageID] = commandID;
+    }
+  }
   if (parts.length > 0) {
     out.push({ kind: 'appendMessage', message: ocMessageID, role: pm.role === 'user' ? 'USER' : 'ASSISTANT', executionID, parts, ocPartIDs, ocSessionID: s.ocSessionID });
   }

@@ -1,0 +1,146 @@
+// The review loop with a real OpenCode (npm opencode-ai), offline with the scripted model, mirrored by the
+// OpenCode bridge into a real gateway: the agent writes a file, a reviewer comments on one line of that
+// execution's changeset, the comment is sent to the agent (sendReviewComments: the PROMPT host command, carried
+// out through OpenCode's own prompt API), the agent's next execution changes that line, and the comment reads
+// answered by that execution. A send while a turn runs is SessionBusyError, after the seal SessionSealedError.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import git from 'isomorphic-git';
+import { startTestGateway, type TestGateway } from './harness.js';
+import { OpencodeBridge } from '../bridge/opencode/bridge.js';
+import { OpencodeClient } from '../bridge/opencode/client.js';
+import { FileBridgeStore } from '../bridge/opencode/store.js';
+import { findOpencodeBinary, startOpencode, type OpencodeServer } from '../bridge/opencode/launch.js';
+import { promptAsync as startPrompt, until } from './support/opencode-kit.js';
+import { startScriptedModel, type ScriptedModel, type ScriptStep } from '../bridge/opencode/scripted-model.js';
+import { ADD_COMMENT, COMMENT_Q, EXECUTION_Q, SEND_COMMENTS } from './support/review-loop.js';
+
+const bin = findOpencodeBinary();
+
+it('finds the opencode binary installed from npm (opencode-ai)', () => { expect(bin).toBeTruthy(); });
+
+describe.skipIf(!bin)('review comments sent to a real OpenCode', { timeout: 300_000 }, () => {
+  let gw: TestGateway;
+  let model: ScriptedModel;
+  let oc: OpencodeServer;
+  let client: OpencodeClient;
+  let bridge: OpencodeBridge;
+  let tmp: string;
+  let project: string;
+  let greet: string;
+  let ocSession: string;
+  let gwSession: string;
+  let written: string; // the execution that wrote greet.txt
+
+  const prompt = async (steps: ScriptStep[], intro = 'do it') => (await startPrompt(client, ocSession, steps, intro))();
+  const gql = async (q: string, v: Record<string, unknown>) => {
+    const r = await gw.gql(q, v);
+    expect(r.errors).toBeUndefined();
+    return r.data;
+  };
+  const comment = async (line: number, body: string) => (await gql(ADD_COMMENT, { i: {
+    sessionID: gwSession, changeset: { kind: 'EXECUTION', executionID: written }, path: 'greet.txt', side: 'NEW', line, body,
+  } })).addReviewComment;
+  const send = async (commentIDs: string[]) => (await gql(SEND_COMMENTS, { i: { sessionID: gwSession, commentIDs, timeoutMs: 120_000 } })).sendReviewComments;
+  const readComment = async (id: string) => (await gql(COMMENT_Q, { id })).reviewComment;
+  const execution = async (id: string) => (await gql(EXECUTION_Q, { id })).execution;
+
+  beforeAll(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'review-loop-oc-'));
+    project = path.join(tmp, 'project');
+    fs.mkdirSync(project);
+    greet = path.join(project, 'greet.txt');
+    fs.writeFileSync(path.join(project, 'README'), 'a project\n');
+    await git.init({ fs, dir: project });
+    model = await startScriptedModel();
+    oc = await startOpencode({ bin: bin!, directory: project, home: path.join(tmp, 'oc'), modelUrl: model.url });
+    client = new OpencodeClient(oc.url);
+    gw = await startTestGateway();
+    bridge = new OpencodeBridge({
+      opencodeUrl: oc.url, gatewayUrl: gw.url, hostToken: gw.admin, store: new FileBridgeStore(path.join(tmp, 'bridge-state.json')),
+      opencodeDataDir: oc.dataDir, leaseMs: 10_000, log: (m) => { if (process.env.BRIDGE_DEBUG) console.log(`[bridge] ${m}`); },
+    });
+    await bridge.start();
+  }, 300_000);
+
+  afterAll(async () => {
+    await bridge?.stop().catch(() => {});
+    await oc?.stop().catch(() => {});
+    await model?.close().catch(() => {});
+    await gw?.stop().catch(() => {});
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('a comment on a line goes back to OpenCode as its next prompt; the execution it starts changes that line and answers the comment', async () => {
+    ocSession = (await client.createSession({ title: 'review loop' })).id;
+    await prompt([{ tool: 'write', args: { filePath: greet, content: 'hello\nworld\nbye\n' } }, { text: 'Written.' }]);
+    await bridge.settled();
+    gwSession = bridge.gatewaySessionOf(ocSession)!;
+    const s = await gql(`query($id: ID!) { session(id: $id) { executions(first: 10) { edges { node { id sequence changeset { files { path status } } } } } } }`, { id: gwSession });
+    written = s.session.executions.edges.map((e: any) => e.node).find((e: any) => e.changeset.files.some((f: any) => f.path === 'greet.txt')).id;
+
+    const body = 'Shout the second line: WORLD in capitals, please.';
+    const c = await comment(2, body);
+    expect(c).toMatchObject({ __typename: 'ReviewComment', state: 'OPEN', anchor: { path: 'greet.txt', side: 'NEW', line: 2, quote: 'world' }, answeredBy: null });
+    // The scripted model edits that line when its prompt carries the comment.
+    model.when(body, [{ tool: 'edit', args: { filePath: greet, oldString: 'world', newString: 'WORLD' } }, { text: 'Done: WORLD.' }]);
+
+    const sent = await send([c.id]);
+    expect(sent.__typename, JSON.stringify(sent)).toBe('ReviewCommentsSent');
+    expect(sent.prompt).toBe(`Review comments on your changes (1):\n\n1. greet.txt, line 2 (new):\n   > world\n   ${body}\n`);
+    expect(sent.comments.map((x: any) => x.id)).toEqual([c.id]);
+    const answer = sent.execution.id;
+    expect(answer).not.toBe(written);
+
+    // OpenCode got the prompt as a user message of the session (its own prompt API), and the model was sent it.
+    const user = (await client.messages(ocSession)).filter((m) => m.info.role === 'user').at(-1)!;
+    expect(user.parts.filter((p) => p.type === 'text').map((p) => p.text).join('')).toBe(sent.prompt);
+
+    // The execution the prompt started: its changeset shows the line changed.
+    const done = await until('the answering execution settled', async () => {
+      const e = await execution(answer);
+      return e.status !== 'RUNNING' ? e : null;
+    }, 120_000);
+    expect(done.status).toBe('SUCCEEDED');
+    expect(done.changeset.files.map((f: any) => [f.path, f.status])).toEqual([['greet.txt', 'MODIFIED']]);
+    expect(done.changeset.files[0].patch).toContain('-world');
+    expect(done.changeset.files[0].patch).toContain('+WORLD');
+    expect(fs.readFileSync(greet, 'utf8')).toBe('hello\nWORLD\nbye\n');
+
+    // The comment reads answered by that execution (and still open: resolving is the reviewer's).
+    const after = await readComment(c.id);
+    expect(after).toMatchObject({ state: 'OPEN', sentCommandID: sent.commandID, answeredBy: { id: answer } });
+    expect(after.sentAt).toBeTruthy();
+    // An answered comment is not sent again.
+    await until('OpenCode idle', async () => !(await client.status())[ocSession]);
+    await bridge.settled();
+    expect((await send([c.id])).__typename).toBe('InvalidRequestError');
+  });
+
+  it('a send while the agent\'s turn runs is SessionBusyError (nothing sent); after the seal it is SessionSealedError', async () => {
+    const c = await comment(3, 'Say goodbye properly.');
+    const gate = path.join(tmp, 'gate');
+    const turn = await startPrompt(client, ocSession, [
+      { tool: 'bash', args: { command: `while [ ! -f ${gate} ]; do sleep 0.1; done; echo ok`, description: 'wait for the gate' } }, { text: 'ok' },
+    ]);
+    await until('a running execution', async () => {
+      const r = await gql(`query($id: ID!) { session(id: $id) { executions(first: 20) { edges { node { status } } } } }`, { id: gwSession });
+      return r.session.executions.edges.some((e: any) => e.node.status === 'RUNNING');
+    }, 120_000);
+    expect((await send([c.id])).__typename).toBe('SessionBusyError');
+    expect(await readComment(c.id)).toMatchObject({ sentAt: null, sentCommandID: null, answeredBy: null });
+    fs.writeFileSync(gate, '');
+    await turn();
+    await bridge.settled();
+
+    const seal = await gql(`mutation($i: SealSessionInput!) { sealSession(input: $i) { __typename } }`, { i: { sessionID: gwSession, timeoutMs: 60_000 } });
+    // Without the admission proxy OpenCode admits other clients' prompts too: sealed, unproven.
+    expect(seal.sealSession.__typename).toBe('SealUnsupportedError');
+    const asked = model.requests;
+    expect((await send([c.id])).__typename).toBe('SessionSealedError');
+    expect(await readComment(c.id)).toMatchObject({ state: 'OPEN', sentAt: null, answeredBy: null });
+    expect(model.requests).toBe(asked); // OpenCode was never prompted
+  });
+});
