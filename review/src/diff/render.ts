@@ -88,6 +88,21 @@ export interface DiffOptions {
   hideWhitespace?: boolean;
   /** A click on a line number: the page makes it the file's permalink. */
   onLine?: (anchor: LineAnchor) => void;
+  /** Review comments: a "+" on every line of the patch, and the rows the page puts under lines after each drawing. */
+  comments?: LineComments;
+}
+
+/** A side of a diff as review comments name it. */
+export type CommentSide = 'OLD' | 'NEW';
+
+/**
+ * What a diff needs for review comments: `add` is called by a line's "+" (a click; shift-click or a drag from another
+ * line of the same side: `from` is the other end), and `decorate` after each drawing of the table (its layout
+ * changed, context was expanded...) to put the threads and composers back under their lines.
+ */
+export interface LineComments {
+  add(side: CommentSide, line: number, opts: { shift: boolean; from: number | null }): void;
+  decorate(body: HTMLTableSectionElement, layout: Layout): void;
 }
 
 const STEP = 20;
@@ -114,6 +129,7 @@ export class DiffTable {
     this.bottom = this.gaps.map(() => 0);
     this.lang = languageOf(path);
     this.hideWhitespace = !!opts.hideWhitespace;
+    this.wireComments();
     this.render();
   }
 
@@ -213,8 +229,18 @@ export class DiffTable {
     return blockHeader(this.hunks[i], this.hunks[j], this.bottom[i], this.top[j + 1]);
   }
 
-  private lineRows(lines: Line[]): HTMLElement[] {
+  private lineRows(lines: Line[], expanded = false): HTMLElement[] {
     const rows: HTMLElement[] = [];
+    const comments = expanded ? null : this.opts.comments ?? null;
+    // GitHub's rule: a removed line is commented on its old side, an added or unchanged one on its new side.
+    const plus = (l: Line, side: string): HTMLElement | null => {
+      if (!comments) return null;
+      const s: CommentSide = side === 'old' || (side === 'both' && l.kind === 'del') ? 'OLD' : 'NEW';
+      const n = s === 'OLD' ? l.old : l.new;
+      if (n == null) return null;
+      const label = `Comment on line ${n}${s === 'OLD' ? ' of the old side' : ''} (shift-click or drag from another line: several lines)`;
+      return h('button', { type: 'button', class: 'add-comment', 'data-side': s, 'data-line': n, title: label, 'aria-label': label });
+    };
     const words = wordChanges(lines);
     const num = (n: number | null, side: 'old' | 'new', kind: string) => {
       if (n == null) return h('td', { class: `num num-${side} num-${kind}` });
@@ -231,7 +257,7 @@ export class DiffTable {
       const span = codeSpan(l.text, this.lang);
       const changed = words.get(l);
       if (changed) markRanges(span, changed, l.kind === 'del' ? 'word-del' : 'word-add');
-      return h('td', { class: `code${l.noNewline ? ' nonl' : ''}`, 'data-kind': l.kind, 'data-side': side, 'data-sign': SIGN[l.kind] }, span);
+      return h('td', { class: `code${l.noNewline ? ' nonl' : ''}`, 'data-kind': l.kind, 'data-side': side, 'data-sign': SIGN[l.kind] }, plus(l, side), span);
     };
     if (this.layout === 'unified') {
       for (const l of lines) rows.push(h('tr', { class: `ln ln-${l.kind}` }, num(l.old, 'old', l.kind), num(l.new, 'new', l.kind), code(l, 'both')));
@@ -263,11 +289,11 @@ export class DiffTable {
     const at = this.lineAt;
     for (let i = 0; i < this.gaps.length; i++) {
       const g = this.gaps[i];
-      if (at && this.top[i]) body.append(...this.lineRows(contextLines(at, g, g.from, g.from + this.top[i] - 1)));
+      if (at && this.top[i]) body.append(...this.lineRows(contextLines(at, g, g.from, g.from + this.top[i] - 1), true));
       const row = this.gapRow(i, cols);
       if (row) body.append(row);
       const to = g.to ?? at?.count ?? 0;
-      if (at && this.bottom[i]) body.append(...this.lineRows(contextLines(at, g, to - this.bottom[i] + 1, to)));
+      if (at && this.bottom[i]) body.append(...this.lineRows(contextLines(at, g, to - this.bottom[i] + 1, to), true));
       if (i < this.hunks.length) {
         const lines = this.hunks[i].lines;
         body.append(...this.lineRows(this.hideWhitespace ? hideWhitespace(lines) : lines));
@@ -279,6 +305,47 @@ export class DiffTable {
         : h('colgroup', {}, h('col', { class: 'c-num' }), h('col', { class: 'c-num' }), h('col', { class: 'c-code' })),
       body);
     this.el.replaceChildren(table);
+    this.body = body;
     this.markTarget();
+    this.decorate();
+  }
+
+  private body: HTMLTableSectionElement | null = null;
+
+  /** Puts the page's comment rows back under their lines (after a drawing, or when the comments changed). */
+  decorate() {
+    if (this.body) this.opts.comments?.decorate(this.body, this.layout);
+  }
+
+  /** Wires a "+" press, shift-click and drag over the table (once: the table's element stays, its rows are redrawn). */
+  private wired = false;
+  private wireComments() {
+    const c = this.opts.comments;
+    if (!c || this.wired) return;
+    this.wired = true;
+    let drag: { side: CommentSide; line: number } | null = null;
+    const lineOf = (target: EventTarget | null, side: CommentSide): number | null => {
+      const tr = (target as HTMLElement | null)?.closest?.('tr.ln');
+      const td = tr?.querySelector<HTMLElement>(`td.num[data-line^="${side === 'OLD' ? 'L' : 'R'}"]`);
+      return td ? Number(td.dataset.line!.slice(1)) : null;
+    };
+    this.el.addEventListener('mousedown', (ev) => {
+      const b = (ev.target as HTMLElement).closest?.<HTMLElement>('button.add-comment');
+      drag = b && ev.button === 0 && !ev.shiftKey ? { side: b.dataset.side as CommentSide, line: Number(b.dataset.line) } : null;
+    });
+    this.el.addEventListener('mouseup', (ev) => {
+      const d = drag;
+      drag = null;
+      if (!d) return;
+      const end = lineOf(ev.target, d.side);
+      // Released on another line of the same side: a comment on the lines between (the click, if any, goes to no button).
+      if (end != null && end !== d.line) c.add(d.side, end, { shift: false, from: d.line });
+    });
+    this.el.addEventListener('click', (ev) => {
+      const b = (ev.target as HTMLElement).closest?.<HTMLElement>('button.add-comment');
+      if (!b) return;
+      ev.preventDefault();
+      c.add(b.dataset.side as CommentSide, Number(b.dataset.line), { shift: ev.shiftKey, from: null });
+    });
   }
 }

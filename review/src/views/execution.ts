@@ -10,6 +10,8 @@ import { changeTotals, coverageBanner, snapshotFacts } from './coverage.js';
 import { FilesView, type ChangesSource, type Omission } from './files.js';
 import { driftHref, rangeHref } from './range.js';
 import { promptLine, turnOf, type Turn } from '../turns.js';
+import { ReviewComments, type ChangesetRef } from '../comments.js';
+import { commentsApi } from '../comments-api.js';
 
 type Execution = NonNullable<ReviewChangesetQuery['execution']>;
 type Job = NonNullable<ReviewTimelineQuery['execution']>['jobs']['edges'][number]['node'];
@@ -17,6 +19,18 @@ type Part = ReviewTimelineMessageFragment['parts'][number];
 
 export function fileHref(executionID: string, path: string): string {
   return `#/execution/${executionID}/file/${encodeURIComponent(path)}`;
+}
+
+/** An execution's changeset page, at one of its files (null: the whole changeset): where a comment's answer is. */
+export function answerHref(executionID: string, path: string | null): string {
+  return path == null ? `#/execution/${executionID}` : fileHref(executionID, path);
+}
+
+/** The review comments of a changeset page, started (loaded, then live); a failure is the view's error. */
+export function startComments(root: HTMLElement, sessionID: string, ref: ChangesetRef): ReviewComments {
+  const c = new ReviewComments(commentsApi(sessionID, ref), answerHref);
+  c.start().catch((e) => root.dispatchEvent(new CustomEvent('view-error', { detail: e, bubbles: true })));
+  return c;
 }
 
 /** The stored text of a file at an execution's start or end boundary (Snapshot.text). */
@@ -234,7 +248,7 @@ function turnBar(e: Execution, t: Turn | null): HTMLElement | null {
       `Combined changes of the turn (#${first.sequence}–#${last.sequence}) →`));
 }
 
-export function executionSource(e: Execution): ChangesSource {
+export function executionSource(e: Execution, comments?: ReviewComments): ChangesSource {
   const cs = e.changeset;
   const patches = new Map<string, Promise<{ patch: string | null; binary: boolean } | null>>();
   return {
@@ -252,6 +266,7 @@ export function executionSource(e: Execution): ChangesSource {
     },
     text: (side, path) => boundaryText(e.id, side === 'new', path),
     href: (path) => fileHref(e.id, path),
+    comments,
   };
 }
 
@@ -261,6 +276,7 @@ export function executionSource(e: Execution): ChangesSource {
  */
 export class ExecutionView {
   private files: FilesView | null = null;
+  private comments: ReviewComments | null = null;
   private closed = false;
   private stopLive = () => {};
 
@@ -277,6 +293,7 @@ export class ExecutionView {
     this.closed = true;
     this.stopLive();
     this.files?.destroy();
+    this.comments?.close();
   }
 
   /** Opens one file, at one line of its diff (called by the router for #/execution/<id>/file/<path>[?line=R12]). */
@@ -294,6 +311,7 @@ export class ExecutionView {
         if (ev.executionID !== this.executionID) return;
         this.stopLive();
         this.files?.destroy();
+        this.comments?.close();
         this.load(path).catch((x) => this.fail(x));
       });
     }
@@ -307,11 +325,14 @@ export class ExecutionView {
     const totals = changeTotals(cs);
     let filesEl: HTMLElement;
     const missing = path && !cs.files.some((f) => f.path === path) ? h('p', { class: 'error-box' }, `${path} did not change in this execution.`) : null;
+    // Comments on a settled execution's changeset (a running one has none yet).
+    this.comments = e.status === 'RUNNING' ? null : startComments(this.root, e.session.id, { kind: 'EXECUTION', executionID: e.id, fromExecutionID: null });
     if (cs.files.length) {
-      this.files = new FilesView(executionSource(e), missing ? null : path, this.line);
+      this.files = new FilesView(executionSource(e, this.comments ?? undefined), missing ? null : path, this.line);
       filesEl = this.files.el;
     } else {
-      filesEl = h('p', { class: 'muted' }, cs.coverage.__typename === 'CoverageUnavailable' ? 'No files can be shown.' : 'No files changed.');
+      filesEl = h('div', {}, this.comments?.el ?? null,
+        h('p', { class: 'muted' }, cs.coverage.__typename === 'CoverageUnavailable' ? 'No files can be shown.' : 'No files changed.'));
     }
     this.root.replaceChildren(
       h('nav', { class: 'crumbs' }, link('#/', 'Sessions'), ' › ', link(`#/session/${e.session.id}`, e.session.title || e.session.id), ' › ', `Execution #${e.sequence}`),

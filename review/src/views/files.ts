@@ -1,6 +1,7 @@
 import { badge, h } from '../dom.js';
 import { parsePatch, splitLines, textMatches } from '../diff/patch.js';
 import { DiffTable, fileTable, isLineAnchor, loadLanguageOf, type Layout, type LineAnchor } from '../diff/render.js';
+import type { ReviewComments } from '../comments.js';
 
 export interface FileEntry {
   path: string; status: string; additions: number; deletions: number; binary: boolean;
@@ -18,6 +19,8 @@ export interface ChangesSource {
   patch(path: string): Promise<{ patch: string | null; binary: boolean } | null>;
   text(side: 'old' | 'new', path: string): Promise<string | null>;
   href(path: string): string;
+  /** The changeset's review comments: a "+" on every line, a comment button on each file, the threads. */
+  comments?: ReviewComments;
 }
 
 const STATUS_LETTER: Record<string, string> = { ADDED: 'A', MODIFIED: 'M', DELETED: 'D', RENAMED: 'R' };
@@ -156,6 +159,7 @@ export class FilesView {
     whitespace.checked = this.hideWhitespace;
     whitespace.addEventListener('change', () => this.setHideWhitespace(whitespace.checked));
     this.el = h('div', { class: 'files-view' },
+      src.comments?.el ?? null,
       h('div', { class: 'files-toolbar' }, this.progress, h('span', { class: 'spacer' }),
         h('span', { class: 'muted keys' }, 'j / k: next / previous file'),
         h('label', { class: 'whitespace-toggle', title: 'Show removed and added lines that differ only in whitespace as unchanged (git diff -w)' }, whitespace, ' Hide whitespace'),
@@ -256,7 +260,8 @@ export class FilesView {
     const viewed = h('input', { type: 'checkbox', class: 'viewed-box' });
     const diff = h('div', { class: 'file-diff' });
     const view = h('div', { class: 'file-view', hidden: true });
-    const body = h('div', { class: 'file-body' }, diff, view);
+    const comments = this.src.comments;
+    const body = h('div', { class: 'file-body' }, comments ? comments.fileBox(f.path) : null, diff, view);
     const copy = h('button', { type: 'button', class: 'copy-path', title: `Copy ${f.path}` }, 'Copy path');
     const viewFile = f.binary ? null : h('button', { type: 'button', class: 'view-file', 'aria-pressed': 'false',
       title: f.status === 'DELETED' ? 'The whole file as it was before it was deleted' : 'The whole file as it was left' }, 'View file');
@@ -274,7 +279,7 @@ export class FilesView {
         f.binary ? badge('binary', 'muted') : null,
         ...omissions.map((o) => badge(o.reason === 'CAPTURE_LIMIT' && o.path === '.' ? 'partial capture' : `omitted: ${o.reason}`, 'warn', o.detail)),
         h('span', { class: 'spacer' }),
-        copy, viewFile,
+        copy, viewFile, comments ? comments.fileButton(f.path) : null,
         h('label', { class: 'viewed' }, viewed, ' Viewed')),
       body);
     const treeItem = h('li', { class: 'tree-file', 'data-path': f.path },
@@ -305,6 +310,7 @@ export class FilesView {
     }
     this.cards.set(f.path, card);
     this.order.push(card);
+    comments?.attach(f.path, { redecorate: () => card.table?.decorate(), drawn: () => card.state === 'done' });
     return card;
   }
 
@@ -351,6 +357,8 @@ export class FilesView {
     card.state = 'done';
     card.body.style.minHeight = '';
     const f = card.file;
+    // A file without a diff to draw lists its line comments with its own.
+    if (!file?.patch || !parsePatch(file.patch).length) queueMicrotask(() => this.src.comments?.refreshFile(f.path));
     if (!file?.patch) {
       const why = this.src.omissions.filter((o) => o.path === f.path);
       card.diff.replaceChildren(h('div', { class: 'not-rendered', 'data-not-rendered': f.binary ? 'binary' : 'omitted' },
@@ -380,6 +388,7 @@ export class FilesView {
     card.table = new DiffTable(hunks, f.path, this.layout, expand, {
       hideWhitespace: this.hideWhitespace,
       onLine: (anchor) => this.linkLine(card, anchor),
+      comments: this.src.comments?.lines(f.path),
     });
     card.diff.replaceChildren(card.table.el);
     this.showLine(card);

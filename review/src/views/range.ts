@@ -5,7 +5,8 @@ import {
 import { gateway } from '../api.js';
 import { h, link, loading, setTitle, statusBadge, time } from '../dom.js';
 import { changeTotals, coverageBanner } from './coverage.js';
-import { boundaryText } from './execution.js';
+import { boundaryText, startComments } from './execution.js';
+import type { ReviewComments } from '../comments.js';
 import { FilesView, type ChangesSource } from './files.js';
 
 export const rangeHref = (sessionID: string, from: string, to: string, path?: string) =>
@@ -23,7 +24,7 @@ function incompleteNote(list: Incomplete[]): HTMLElement | null {
     h('span', { class: 'muted' }, '. The range below is exactly what its coverage says; what those executions changed cannot all be told apart from the rest.'));
 }
 
-function sourceOf(key: string, cs: ReviewChangesetFactsFragment, patch: ChangesSource['patch'], newSide: (path: string) => Promise<string | null>, href: (p: string) => string): ChangesSource {
+function sourceOf(key: string, cs: ReviewChangesetFactsFragment, patch: ChangesSource['patch'], newSide: (path: string) => Promise<string | null>, href: (p: string) => string, comments?: ReviewComments): ChangesSource {
   const patches = new Map<string, ReturnType<ChangesSource['patch']>>();
   return {
     key,
@@ -40,6 +41,7 @@ function sourceOf(key: string, cs: ReviewChangesetFactsFragment, patch: ChangesS
     },
     text: (side, path) => (side === 'new' ? newSide(path) : Promise.resolve(null)),
     href,
+    comments,
   };
 }
 
@@ -49,7 +51,7 @@ function filesSection(cs: ReviewChangesetFactsFragment, src: ChangesSource, path
   const view = cs.files.length ? new FilesView(src, missing ? null : path, line) : null;
   return {
     el: h('section', { class: 'changes-section' }, h('h2', {}, 'Files changed'), totals, missing,
-      view ? view.el : h('p', { class: 'muted' }, cs.coverage.__typename === 'CoverageUnavailable' ? 'No files can be shown.' : 'No files changed.')),
+      view ? view.el : [src.comments?.el ?? null, h('p', { class: 'muted' }, cs.coverage.__typename === 'CoverageUnavailable' ? 'No files can be shown.' : 'No files changed.')]),
     view,
   };
 }
@@ -57,13 +59,14 @@ function filesSection(cs: ReviewChangesetFactsFragment, src: ChangesSource, path
 /** A page of one stacked changeset that is not an execution's own: a session's range, or the drift before an execution. */
 export abstract class ChangesPage {
   protected files: FilesView | null = null;
+  protected comments: ReviewComments | null = null;
   protected closed = false;
   constructor(protected root: HTMLElement, readonly key: string, path: string | null, protected readonly line: string | null) {
     root.replaceChildren(loading());
     // After the subclass's constructor has set its own fields.
     queueMicrotask(() => this.load(path).catch((e) => { if (!this.closed) root.dispatchEvent(new CustomEvent('view-error', { detail: e, bubbles: true })); }));
   }
-  close() { this.closed = true; this.files?.destroy(); }
+  close() { this.closed = true; this.files?.destroy(); this.comments?.close(); }
   select(path: string, line: string | null = null) { if (this.files?.has(path)) this.files.focus(path, line); }
   protected abstract load(path: string | null): Promise<void>;
 }
@@ -91,10 +94,11 @@ export class RangeView extends ChangesPage {
     const a = r.first;
     const b = r.last;
     setTitle(`Changes #${a?.sequence ?? '?'} to #${b?.sequence ?? '?'}`, r.session.title || id);
+    this.comments = startComments(this.root, id, { kind: 'RANGE', executionID: to, fromExecutionID: from });
     const src = sourceOf(this.key, c,
       (p) => gateway().request(ReviewSessionChangesFileDocument, { id, from, to, path: p }).then((x) => (x.session?.changes.__typename === 'Changeset' ? x.session.changes.file ?? null : null)),
       (p) => boundaryText(to, true, p),
-      (p) => rangeHref(id, from, to, p));
+      (p) => rangeHref(id, from, to, p), this.comments);
     const files = filesSection(c, src, path, this.line, 'in this range');
     this.files = files.view;
     this.root.replaceChildren(crumbs,
@@ -130,10 +134,11 @@ export class DriftView extends ChangesPage {
       this.root.replaceChildren(crumbs, title, h('p', { class: 'muted' }, 'This is the session\'s first execution: there is no earlier boundary to compare with.'));
       return;
     }
+    this.comments = startComments(this.root, e.session.id, { kind: 'DRIFT', executionID: id, fromExecutionID: null });
     const src = sourceOf(this.key, d,
       (p) => gateway().request(ReviewDriftFileDocument, { id, path: p }).then((x) => x.execution?.driftBefore?.file ?? null),
       (p) => boundaryText(id, false, p),
-      (p) => driftHref(id, p));
+      (p) => driftHref(id, p), this.comments);
     const files = filesSection(d, src, path, this.line, 'between the two executions');
     this.files = files.view;
     this.root.replaceChildren(crumbs, title,
