@@ -207,14 +207,17 @@ describe('sendReviewComments: what it refuses', () => {
     expect(host.prompts).toEqual([]);
   });
 
-  it('UnsupportedError(PROMPT) from a host that cannot prompt; HostUnavailableError without a host', async () => {
+  it('UnsupportedError(PROMPT) from a host that cannot prompt; HostUnavailableError(LEASE_EXPIRED) from a host whose lease lapsed', async () => {
     const host = await startHost({ capabilities: { prompt: false } });
     const { sessionID, comments } = await ownedSessionWithComments(viaReference(host));
     expect(await send(sessionID, [comments[0].id])).toMatchObject({ __typename: 'UnsupportedError', capability: 'PROMPT' });
-    // A session no host ever ran: a comment on... nothing to comment on; its send fails on the comments first.
-    const lonely = await newSession('/w/lonely');
-    expect(await send(lonely, [comments[0].id])).toMatchObject({ __typename: 'InvalidRequestError', field: 'commentIDs' });
     expect(await g.sql`SELECT id FROM host_commands WHERE session_id = ${sessionID} AND kind = 'PROMPT'`).toEqual([]);
+    const raw = await rawHost();
+    const lapsed = await ownedSessionWithComments(raw.own);
+    await g.sql`UPDATE hosts SET lease_expires_at = now() - interval '1 second' WHERE id = ${raw.hostID}`;
+    expect(await send(lapsed.sessionID, [lapsed.comments[0].id])).toMatchObject({ __typename: 'HostUnavailableError', reason: 'LEASE_EXPIRED' });
+    expect(await g.sql`SELECT id FROM host_commands WHERE session_id = ${lapsed.sessionID} AND kind = 'PROMPT'`).toEqual([]);
+    expect((await commentRows([lapsed.comments[0].id]))[0]).toMatchObject({ sentCommandId: null });
   });
 
   it('bad lists: empty, twice the same, unknown, resolved, of another session', async () => {
