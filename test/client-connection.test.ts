@@ -5,7 +5,7 @@
 // refused token at once. HTTP calls to an unreachable gateway name the URL too.
 import net from 'node:net';
 import WebSocket from 'ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   DEFAULT_RETRY_FOR_MS, ExecutionSettledDocument, GatewayClient, GatewayConnectionError, ListSessionsDocument,
 } from '../client/index.js';
@@ -98,17 +98,33 @@ describe('an unreachable gateway', () => {
 
   it('by default, after the 30 s the README states', async () => {
     expect(DEFAULT_RETRY_FOR_MS).toBe(30_000);
-    const gw = new GatewayClient({ url, token: 't', webSocketImpl: WebSocket });
+    // The client's clock is faked (only Date: its retry waits stay real) and moved 7 s on at every connection
+    // attempt, so 30 s of retrying take a few real seconds. Failing at 0, 7, 14, 21 and 28 s is retried; the
+    // attempt failing at 35 s is the first past the 30 s, and the error names how long the client retried.
+    vi.useFakeTimers({ toFake: ['Date'] });
     try {
-      const { error, ms } = await firstError(gw);
-      expect(error).toBeInstanceOf(GatewayConnectionError);
-      expect((error as Error).message).toMatch(/ECONNREFUSED/);
-      expect(ms).toBeGreaterThanOrEqual(30_000);
-      expect(ms).toBeLessThan(30_000 + 2_000 + 1_500);
+      const counter = { attempts: 0 };
+      class SlowClock extends WebSocket {
+        constructor(...args: ConstructorParameters<typeof WebSocket>) {
+          if (counter.attempts++ > 0) vi.setSystemTime(Date.now() + 7_000);
+          super(...args);
+        }
+      }
+      const gw = new GatewayClient({ url, token: 't', webSocketImpl: SlowClock });
+      try {
+        const { error, ms } = await firstError(gw);
+        expect(error).toBeInstanceOf(GatewayConnectionError);
+        expect((error as Error).message).toMatch(/ECONNREFUSED/);
+        expect((error as Error).message).toMatch(/\(retried for 35 s\)$/);
+        expect(counter.attempts).toBe(6);
+        expect(ms).toBe(35_000);
+      } finally {
+        await gw.close();
+      }
     } finally {
-      await gw.close();
+      vi.useRealTimers();
     }
-  }, 45_000);
+  });
 
   it('a request names the URL and the cause', async () => {
     const gw = new GatewayClient({ url, token: 't' });
