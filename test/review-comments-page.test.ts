@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Kind, parse } from 'graphql';
+import { DEFAULT_LIMITS, operationCost } from '../server/limits.js';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import type { TestGateway } from './harness.js';
@@ -283,8 +285,9 @@ describe('commenting on the review page', () => {
     const rc = reader.locator(`${f} form.comment-composer[data-line="7"]`);
     await rc.locator('textarea').fill('A reader tries.');
     await rc.locator('button.comment-submit').click();
-    await rc.locator('.comment-error').waitFor();
-    expect(await rc.locator('.comment-error').innerText()).toMatch(/\S/);
+    await rc.locator('.comment-error[data-error="FORBIDDEN"]').waitFor();
+    expect(await rc.locator('.comment-error').innerText())
+      .toBe('This token may not write review comments (a plugin or admin token may): The reader role may not use addReviewComment.');
     expect(await commentsOf(executionID)).toEqual([]);
   });
 
@@ -418,5 +421,15 @@ describe('commenting on the review page', () => {
     expect(await refused.innerText()).toMatch(/^This session's host cannot take a prompt from the gateway \(it does not support PROMPT\)\. UnsupportedError \(PROMPT\): /);
     // Still open, still selectable: nothing was sent.
     expect((await commentsOf(executionID))[0]).toMatchObject({ state: 'OPEN', sentAt: null, answeredBy: null });
+  });
+});
+
+describe("the page's comment documents", () => {
+  const doc = parse(readFileSync(path.join(PROJECT_DIR, 'client', 'operations', 'ReviewPageComments.graphql'), 'utf8'));
+  const operations = doc.definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION && d.name ? [d.name.value] : []));
+  it('each costs at most a tenth of the gateway\'s limit', () => {
+    expect(operations).toHaveLength(8);
+    for (const name of operations) expect([name, operationCost(doc, name, { first: 100 })]).toEqual([name, expect.any(Number)]);
+    for (const name of operations) expect(operationCost(doc, name, { first: 100 }), name).toBeLessThanOrEqual(DEFAULT_LIMITS.maxCost / 10);
   });
 });

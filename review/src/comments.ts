@@ -68,8 +68,11 @@ export function errorText(e: unknown): { tag: string; text: string } {
     return { tag: e.error._tag, text: `${said ? `${said} ` : ''}${e.error._tag}${detail ? ` (${detail})` : ''}: ${e.error.message}` };
   }
   const m = e instanceof Error ? e.message : String(e);
-  // A role that may not write comments is refused before any resolver: said plainly.
-  if (/forbidden|not allowed|role/i.test(m)) return { tag: 'Forbidden', text: `This token may not do that: ${m}` };
+  // A role that may not write comments (a reader) is refused before anything runs: said plainly.
+  const errors = (e as { errors?: { extensions?: { code?: unknown } }[] } | null)?.errors;
+  if (Array.isArray(errors) && errors.some((x) => x?.extensions?.code === 'FORBIDDEN')) {
+    return { tag: 'FORBIDDEN', text: `This token may not write review comments (a plugin or admin token may): ${m}` };
+  }
   return { tag: 'Error', text: m };
 }
 
