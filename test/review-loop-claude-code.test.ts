@@ -16,15 +16,9 @@ import { ClaudeCodeHost } from '../bridge/claude-code/host.js';
 import { findClaudeBinary, launchClaude } from '../bridge/claude-code/launch.js';
 import { scriptPrompt, startScriptedAnthropic, textOf, type ScriptedAnthropic, type ScriptStep } from '../bridge/claude-code/scripted-model.js';
 import { until } from './support/until.js';
-import { chromium, type Page } from 'playwright-core';
-import { ensureReviewBuilt } from '../server/review.js';
-import { PROJECT_DIR } from '../db/index.js';
-import { ADD_COMMENT, COMMENT_Q, EXECUTION_Q, SEND_COMMENTS } from './support/review-loop.js';
+import { ADD_COMMENT, COMMENT_Q, EXECUTION_Q, reviewOnPage, SEND_COMMENTS } from './support/review-loop.js';
 
 const bin = findClaudeBinary();
-/** The loop's screenshots (the issue's closing note shows them). */
-const SHOTS = path.join(PROJECT_DIR, 'docs/screenshots/review-loop');
-const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, name), fullPage: false });
 
 it('finds the claude binary installed from npm (@anthropic-ai/claude-code-linux-x64)', () => { expect(bin).toBeTruthy(); });
 
@@ -81,7 +75,6 @@ describe.skipIf(!bin)('review comments sent to a real Claude Code', { timeout: 3
   const launchesGone = () => until('no launch left', () => [...(host as any).state.launches.values()].every((l: any) => l.exited) || (host as any).state.launches.size === 0);
 
   beforeAll(async () => {
-    fs.mkdirSync(SHOTS, { recursive: true });
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'review-loop-cc-'));
     repo = path.join(tmp, 'repo');
     home = path.join(tmp, 'home');
@@ -188,56 +181,20 @@ describe.skipIf(!bin)('review comments sent to a real Claude Code', { timeout: 3
     const body = 'Capitals here: WORLD, as on the greeting card.';
     model.when(body, [{ tools: [{ name: 'Bash', input: { command: `sed -i 's/^world$/WORLD/' ${hello}`, description: 'capitals' } }] }, { text: 'Done: WORLD.' }]);
 
-    await ensureReviewBuilt();
-    const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
-    try {
-      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-      page.setDefaultTimeout(60_000);
-      page.on('pageerror', (e) => console.error('page error:', e));
-      const base = gw.url.replace(/\/graphql$/, '');
-      await page.goto(`${base}/review/`);
-      // A plugin token: the role that may write and send comments.
-      await page.evaluate((t) => sessionStorage.setItem('gateway.review.token', t), await gw.token('plugin'));
-      await page.goto(`${base}/review/#/execution/${e1.id}`);
-      const f = '.file-card[data-path="hello.txt"]';
-      await page.locator(`${f} table.diff`).waitFor();
-      await page.locator('#live[data-state="connected"]').waitFor();
-      // The reviewer's "+" on line 2, the comment, its thread at that line.
-      const row = page.locator(`${f} tr.ln`, { has: page.locator('td.num[data-line="R2"]') });
-      await row.hover();
-      await row.locator('button.add-comment[data-side="NEW"][data-line="2"]').click();
-      await page.locator(`${f} form.comment-composer textarea`).fill(body);
-      await page.locator(`${f} form.comment-composer button.comment-submit`).click();
-      const thread = page.locator(`${f} .thread[data-line="2"]`);
-      await thread.waitFor();
-      await shot(page, '1-claude-code-comment-on-a-line.png');
-      // Selected and sent to the agent: Claude Code, resumed by its host through the launcher.
-      await thread.locator('input.send-select').check();
-      await page.locator('.review-comments button.send-comments').click();
-      const status = page.locator('.review-comments .send-status.sent');
-      await status.waitFor();
-      expect(await status.innerText()).toBe('Sent 1 comment: execution #2 started to answer them.');
-      const answered = thread.locator('.answered');
-      await answered.waitFor();
-      expect(await answered.innerText()).toBe('\u2714 answered by execution #2');
-      const e2 = await until('the answer settled', async () => {
-        const [e] = (await gw.sql`SELECT id, status FROM executions WHERE session_id = ${session} AND sequence = 2`) as unknown as { id: string; status: string }[];
-        return e && e.status !== 'RUNNING' ? e : null;
-      }, 120_000);
-      expect(e2.status).toBe('SUCCEEDED');
-      await shot(page, '2-claude-code-answered.png');
-      // One click: the answering execution's changeset of the file, the line changed as asked.
-      await answered.locator('a').click();
-      await page.locator('h1', { hasText: 'Execution #2' }).waitFor();
-      await page.locator(`${f}.focused table.diff`).waitFor();
-      expect(await page.locator(`${f} td.code[data-kind="del"]`).allInnerTexts()).toEqual(['world']);
-      expect(await page.locator(`${f} td.code[data-kind="add"]`).allInnerTexts()).toEqual(['WORLD']);
-      await shot(page, '3-claude-code-the-answer-changeset.png');
-      expect(fs.readFileSync(hello, 'utf8')).toBe('hello\nWORLD\nbye\n');
-    } finally {
-      await browser.close();
-    }
+    let answer: { status: string } | null = null;
+    const shown = await reviewOnPage({
+      gatewayUrl: gw.url, token: await gw.token('plugin'), executionID: e1.id, file: 'hello.txt', line: 2, body, agent: 'claude-code', answerSequence: 2,
+      settled: async () => {
+        answer = await until('the answer settled', async () => {
+          const [e] = (await gw.sql`SELECT status FROM executions WHERE session_id = ${session} AND sequence = 2`) as unknown as { status: string }[];
+          return e && e.status !== 'RUNNING' ? e : null;
+        }, 120_000);
+      },
+    });
+    expect(answer).toEqual({ status: 'SUCCEEDED' });
+    // The answering execution's changeset of the file: the line changed as asked.
+    expect(shown).toEqual({ del: ['world'], add: ['WORLD'] });
+    expect(fs.readFileSync(hello, 'utf8')).toBe('hello\nWORLD\nbye\n');
     await launchesGone();
   });
 

@@ -15,7 +15,7 @@ import { FileBridgeStore } from '../bridge/opencode/store.js';
 import { findOpencodeBinary, startOpencode, type OpencodeServer } from '../bridge/opencode/launch.js';
 import { promptAsync as startPrompt, until } from './support/opencode-kit.js';
 import { startScriptedModel, type ScriptedModel, type ScriptStep } from '../bridge/opencode/scripted-model.js';
-import { ADD_COMMENT, COMMENT_Q, EXECUTION_Q, SEND_COMMENTS } from './support/review-loop.js';
+import { ADD_COMMENT, COMMENT_Q, EXECUTION_Q, reviewOnPage, SEND_COMMENTS } from './support/review-loop.js';
 
 const bin = findOpencodeBinary();
 
@@ -117,6 +117,33 @@ describe.skipIf(!bin)('review comments sent to a real OpenCode', { timeout: 300_
     await until('OpenCode idle', async () => !(await client.status())[ocSession]);
     await bridge.settled();
     expect((await send([c.id])).__typename).toBe('InvalidRequestError');
+  });
+
+  it('the loop on the review page (Chromium): a "+" on the line, the comment, "Send to the agent", answered by the step OpenCode ran, whose changeset shows the line changed', async () => {
+    const other = (await client.createSession({ title: 'review loop on the page' })).id;
+    const hello = path.join(project, 'hello.txt');
+    await (await startPrompt(client, other, [{ tool: 'write', args: { filePath: hello, content: 'hello\nworld\nbye\n' } }, { text: 'Written.' }]))();
+    await bridge.settled();
+    const session = bridge.gatewaySessionOf(other)!;
+    const [e1] = (await gw.sql`SELECT id FROM executions WHERE session_id = ${session} ORDER BY sequence LIMIT 1`) as unknown as { id: string }[];
+    const body = 'Capitals here: WORLD, as on the greeting card.';
+    model.when(body, [{ tool: 'edit', args: { filePath: hello, oldString: 'world', newString: 'WORLD' } }, { text: 'Done: WORLD.' }]);
+    // One execution per OpenCode step: the write (#1), its text (#2); the prompt's first step, the edit, is #3.
+    let answer: { status: string } | null = null;
+    const shown = await reviewOnPage({
+      gatewayUrl: gw.url, token: await gw.token('plugin'), executionID: e1.id, file: 'hello.txt', line: 2, body, agent: 'opencode', answerSequence: 3,
+      settled: async () => {
+        answer = await until('the answer settled', async () => {
+          const [e] = (await gw.sql`SELECT status FROM executions WHERE session_id = ${session} AND sequence = 3`) as unknown as { status: string }[];
+          return e && e.status !== 'RUNNING' ? e : null;
+        }, 120_000);
+      },
+    });
+    expect(answer).toEqual({ status: 'SUCCEEDED' });
+    expect(shown).toEqual({ del: ['world'], add: ['WORLD'] });
+    expect(fs.readFileSync(hello, 'utf8')).toBe('hello\nWORLD\nbye\n');
+    await until('OpenCode idle', async () => !(await client.status())[other]);
+    await bridge.settled();
   });
 
   it('a send while the agent\'s turn runs is SessionBusyError (nothing sent); after the seal it is SessionSealedError', async () => {
