@@ -208,4 +208,49 @@ describe.skipIf(!bin)('review comments sent to a real Claude Code', { timeout: 3
     expect(await readComment(c.id)).toMatchObject({ state: 'OPEN', sentAt: null, answeredBy: null });
     expect(model.requests.length).toBe(asked);
   });
+
+  it('a send racing a seal, many rounds: the resumed prompt is never admitted after the seal committed', async () => {
+    const rounds = Number(process.env.REVIEW_RACE_ROUNDS ?? 8);
+    const outcomes: string[] = [];
+    const round = async (i: number) => {
+      const marker = path.join(tmp, `race-${i}`);
+      const r = await (await run(scriptPrompt(`race ${i}`, [{ text: 'nothing to change' }]))).done;
+      expect(r.code).toBe(0);
+      const id = host.gatewaySessionOf(r.result.session_id)!;
+      const body = `Race round ${i}: touch the marker.`;
+      model.when(body, [{ tools: [{ name: 'Bash', input: { command: `touch ${marker}`, description: 'mark' } }] }, { text: 'marked' }]);
+      const c = (await gql(ADD_COMMENT, { i: { sessionID: id, changeset: { kind: 'EXECUTION', executionID: (await gw.sql`SELECT id FROM executions WHERE session_id = ${id}`)[0].id }, body } })).addReviewComment;
+      expect(c.__typename).toBe('ReviewComment');
+      const sending = gql(SEND_COMMENTS, { i: { sessionID: id, commentIDs: [c.id], timeoutMs: 60_000 } });
+      // Vary where the seal lands: before the PROMPT reaches the host, while Claude Code starts, into the turn.
+      if (i % 3 === 2) await until('the prompt admitted', async () => (await gw.sql`SELECT 1 FROM executions WHERE session_id = ${id}`).length > 1);
+      else for (let k = 0; k < (i % 3) * 40; k++) await new Promise((res) => setImmediate(res));
+      const sealed = (await gql(`mutation($i: SealSessionInput!) { sealSession(input: $i) { __typename } }`, { i: { sessionID: id, timeoutMs: 60_000 } })).sealSession;
+      const sent = (await sending).sendReviewComments;
+      expect(sealed.__typename).toBe('SessionSealed');
+      expect(['ReviewCommentsSent', 'SessionSealedError'], JSON.stringify(sent)).toContain(sent.__typename);
+      await until('no Claude Code of the round left', () => ![...(host as any).state.launches.values()].some((l: any) => l.names === r.result.session_id && !l.exited));
+      await host.settled();
+      const [s] = await gw.sql`SELECT seal_requested_at, sealed_at FROM sessions WHERE id = ${id}`;
+      // Nothing started at or after the seal's first commit: no execution, no admission, no shell.
+      expect(await gw.sql`SELECT id FROM executions WHERE session_id = ${id} AND started_at >= ${s.sealRequestedAt}`).toEqual([]);
+      expect(await gw.sql`SELECT id FROM admissions WHERE session_id = ${id} AND admitted_at >= ${s.sealRequestedAt}`).toEqual([]);
+      expect(await gw.sql`SELECT id FROM jobs WHERE session_id = ${id} AND started_at >= ${s.sealRequestedAt}`).toEqual([]);
+      expect(await gw.sql`SELECT id FROM executions WHERE session_id = ${id} AND status = 'RUNNING'`).toEqual([]);
+      if (fs.existsSync(marker)) expect(fs.statSync(marker).mtime.getTime()).toBeLessThanOrEqual(new Date(s.sealedAt).getTime());
+      const after = await readComment(c.id);
+      if (sent.__typename === 'ReviewCommentsSent') {
+        // Admitted before the seal: the comment is answered by that execution, which the seal interrupted or let end.
+        expect(after.answeredBy).toEqual({ id: sent.execution.id });
+        outcomes.push(fs.existsSync(marker) ? 'ran' : 'admitted');
+      } else {
+        expect(after.answeredBy).toBeNull();
+        expect((await gw.sql`SELECT count(*)::int AS n FROM executions WHERE session_id = ${id}`)[0].n).toBe(1);
+        outcomes.push('refused');
+      }
+    };
+    for (let i = 0; i < rounds; i += 2) await Promise.all([round(i), ...(i + 1 < rounds ? [round(i + 1)] : [])]);
+    if (process.env.BRIDGE_DEBUG) console.log(outcomes.join(' '));
+    expect(outcomes.length).toBe(rounds);
+  });
 });
