@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_DIR } from '../db/index.js';
 import { begin, createSession, registerHost, settle } from './fixtures.js';
 import { onFeed, startTestGateway, type TestGateway } from './harness.js';
+import { ReferenceHost } from '../host/host.js';
+import { WorktreeCapturer } from '../host/capture.js';
 
 let g: TestGateway;
 let tmp: string;
@@ -61,6 +63,32 @@ describe('the examples of client/README.md', () => {
     expect(missing.status, missing.err).toBe(0);
     expect(missing.out.trim()).toBe('no session ses_missing (or not in this token\'s directory)');
   });
+
+  it('review-comments.ts comments on the TODO lines an execution added and sends them: the agent\'s next execution answers them', async () => {
+    const root = fs.mkdtempSync(path.join(tmp, 'worktree-'));
+    const prompts: string[] = [];
+    const host = new ReferenceHost({ url: g.url, token: await g.token('host'), leaseMs: 600_000, capabilities: { prompt: true }, onPrompt: async (t) => { prompts.push(t.text); } });
+    await host.start();
+    const cap = new WorktreeCapturer();
+    try {
+      const s = await createSession(g, { title: 'Reviewed by a plugin', directory: '/examples' });
+      const start = await cap.snapshot(host.client, s.id, root, host.id);
+      const e: any = await host.beginExecution(s.id, 'PROMPT', { startSnapshot: start.id });
+      fs.writeFileSync(path.join(root, 'app.ts'), 'export function main() {\n  // TODO: handle errors\n  return 1;\n}\n');
+      const end = await cap.snapshot(host.client, s.id, root, host.id);
+      await host.settleExecution(e.id, 'SUCCEEDED', { endSnapshot: end.id });
+      const r = await run('review-comments.ts', await g.token('plugin'), [e.id]);
+      expect(r.status, r.err).toBe(0);
+      expect(r.out).toMatch(/^sent 1 comment\(s\); the agent answers in execution #2 \(exe_\w+\)$/m);
+      expect(prompts).toEqual(['Review comments on your changes (1):\n\n1. app.ts, line 2 (new):\n   >   // TODO: handle errors\n   Finish this TODO before we merge.\n']);
+      // A reader's token may read the changeset but not comment on it: the example fails (FORBIDDEN).
+      const denied = await run('review-comments.ts', await g.token('reader'), [e.id]);
+      expect(denied.status).not.toBe(0);
+    } finally {
+      await cap.close();
+      await host.stop();
+    }
+  }, 60_000);
 
   it('analytics.ts, stopped and started again, goes on from its saved cursor: nothing missed, nothing twice', async () => {
     const reader = await g.token('reader');
