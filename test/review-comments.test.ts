@@ -6,6 +6,9 @@ import { ReferenceHost } from '../host/host.js';
 import { WorktreeCapturer } from '../host/capture.js';
 import { changesetKit, write } from './support/changeset-kit.js';
 import { compareProjections, replayIntoSchema } from '../domain/replay.js';
+import { patchLines } from '../domain/review-comments.js';
+import { formatReviewPrompt } from '../domain/review-prompt.js';
+import { readFileSync } from 'node:fs';
 
 /**
  * Review comments (issue 50) over HTTP and WebSocket: on a line (either side, one or several lines), a file or the
@@ -298,5 +301,26 @@ describe('comments after the seal, live on sessionEvents, and in replay', () => 
     expect(stats.rows.review_comments).toBeGreaterThan(10);
     expect(await compareProjections(g.sql, 'replay_comments', { limit: 10 })).toEqual([]);
     await g.sql`DROP SCHEMA replay_comments CASCADE`;
+  });
+});
+
+describe('the prompt and the patch lines', () => {
+  it('docs/api.md shows the prompt exactly as the gateway makes it', () => {
+    const text = formatReviewPrompt([
+      { path: 'src/app.ts', side: 'NEW', line: 12, startLine: null, quote: 'const data = await fetch(url);', body: 'Handle the error here.' },
+      { path: 'src/util.ts', side: 'OLD', line: 5, startLine: 3, quote: 'function a() {\n  return 1;\n}', body: 'Why was this removed?' },
+      { path: 'README.md', side: null, line: null, startLine: null, quote: null, body: 'Document the new flag.' },
+    ]);
+    const docs = readFileSync(new URL('../docs/api.md', import.meta.url), 'utf8');
+    expect(docs).toContain('```\n' + text + '```');
+    expect(formatReviewPrompt([{ path: null, side: null, line: null, startLine: null, quote: null, body: 'Two\n\nparagraphs.' }]))
+      .toBe('Review comments on your changes (1):\n\n1. (whole changeset):\n   Two\n\n   paragraphs.\n');
+  });
+
+  it('reads the lines a patch shows on each side by the hunks\' counts, not by what a line looks like', () => {
+    const patch = 'diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n keep\n---- removed, looks like a header\n+++ added, looks like a header\n keep 2\n\\ No newline at end of file\n@@ -10 +10,2 @@\n-ten\n+TEN\n+eleven\n';
+    const l = patchLines(patch);
+    expect([...l.OLD]).toEqual([[1, 'keep'], [2, '--- removed, looks like a header'], [3, 'keep 2'], [10, 'ten']]);
+    expect([...l.NEW]).toEqual([[1, 'keep'], [2, '++ added, looks like a header'], [3, 'keep 2'], [10, 'TEN'], [11, 'eleven']]);
   });
 });
