@@ -134,6 +134,19 @@ describe('comments on an execution\'s changeset', () => {
     expect((await read(`{ reviewComment(id: "cmt_0000000000000missing0000") { id } }`)).reviewComment).toBeNull();
   });
 
+  it('the comments of the changesets of a page are read in one statement per kind (no query per changeset)', async () => {
+    const q = `query($s: ID!) { session(id: $s) { executions(first: 10) { edges { node { id
+      changeset { comments { id anchor { path } } } driftBefore { comments { id } } } } } } }`;
+    g.queries.reset();
+    const page = await read(q, { s: w.sessionID });
+    const statements = g.queries.log.filter((l) => /FROM review_comments/.test(l));
+    // One for the executions' own changesets, one for their drifts (which resolve a wave later): whatever the page's size.
+    expect(statements, statements.join('\n')).toHaveLength(2);
+    expect(statements.every((l) => /unnest/.test(l))).toBe(true);
+    const byExecution = Object.fromEntries(page.session.executions.edges.map((e: any) => [e.node.id, e.node.changeset.comments.length]));
+    expect(byExecution[w.e1]).toBeGreaterThan(0);
+  });
+
   it('Session.comments lists every comment of the session oldest first, page by page, by state', async () => {
     const mine = (await g.sql`SELECT id FROM review_comments WHERE session_id = ${w.sessionID} ORDER BY created_at, id`).map((r) => r.id);
     expect(mine.length).toBeGreaterThanOrEqual(3);
