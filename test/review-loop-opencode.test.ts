@@ -1,33 +1,31 @@
-// The review loop with a real OpenCode (npm opencode-ai), offline with the scripted model, mirrored by the
-// OpenCode bridge into a real gateway: the agent writes a file, a reviewer comments on one line of that
-// execution's changeset, the comment is sent to the agent (sendReviewComments: the PROMPT host command, carried
-// out through OpenCode's own prompt API), the agent's next execution changes that line, and the comment reads
-// answered by that execution. A send while a turn runs is SessionBusyError, after the seal SessionSealedError.
+// The review loop with a real OpenCode (npm opencode-ai), offline with the scripted model, behind the admission
+// proxy with the OpenCode bridge mirroring it into a real gateway (`gateway bridge opencode --serve`): the agent
+// writes a file, a reviewer comments on one line of that execution's changeset, the comment is sent to the agent
+// (sendReviewComments: the PROMPT host command, carried out through OpenCode's own prompt API, admitted by the
+// gateway like any request), the agent's next execution changes that line, and the comment reads answered by that
+// execution. A send while a turn runs is SessionBusyError, after the seal SessionSealedError.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import git from 'isomorphic-git';
-import { startTestGateway, type TestGateway } from './harness.js';
-import { OpencodeBridge } from '../bridge/opencode/bridge.js';
-import { OpencodeClient } from '../bridge/opencode/client.js';
-import { FileBridgeStore } from '../bridge/opencode/store.js';
-import { findOpencodeBinary, startOpencode, type OpencodeServer } from '../bridge/opencode/launch.js';
+import type { TestGateway } from './harness.js';
+import type { OpencodeBridge } from '../bridge/opencode/bridge.js';
+import type { OpencodeClient } from '../bridge/opencode/client.js';
+import { findOpencodeBinary } from '../bridge/opencode/launch.js';
 import { promptAsync as startPrompt, until } from './support/opencode-kit.js';
-import { startScriptedModel, type ScriptedModel, type ScriptStep } from '../bridge/opencode/scripted-model.js';
+import type { ScriptedModel, ScriptStep } from '../bridge/opencode/scripted-model.js';
+import { startFrontedOpencode, type FrontedOpencode } from './support/opencode-front.js';
 import { ADD_COMMENT, COMMENT_Q, EXECUTION_Q, reviewOnPage, SEND_COMMENTS } from './support/review-loop.js';
 
 const bin = findOpencodeBinary();
 
 it('finds the opencode binary installed from npm (opencode-ai)', () => { expect(bin).toBeTruthy(); });
 
-describe.skipIf(!bin)('review comments sent to a real OpenCode', { timeout: 300_000 }, () => {
+describe.skipIf(!bin)('review comments sent to a real OpenCode behind the admission proxy', { timeout: 300_000 }, () => {
+  let fx: FrontedOpencode;
   let gw: TestGateway;
   let model: ScriptedModel;
-  let oc: OpencodeServer;
   let client: OpencodeClient;
   let bridge: OpencodeBridge;
-  let tmp: string;
   let project: string;
   let greet: string;
   let ocSession: string;
@@ -48,29 +46,15 @@ describe.skipIf(!bin)('review comments sent to a real OpenCode', { timeout: 300_
   const execution = async (id: string) => (await gql(EXECUTION_Q, { id })).execution;
 
   beforeAll(async () => {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'review-loop-oc-'));
-    project = path.join(tmp, 'project');
-    fs.mkdirSync(project);
+    // The deployment whose seal is proven: OpenCode reached only through the admission proxy (`bridge opencode --serve`).
+    fx = await startFrontedOpencode({ bin: bin!, password: 'review-loop', front: { log: (m) => { if (process.env.BRIDGE_DEBUG) console.log(`[front] ${m}`); } } });
+    ({ gw, model, client, project } = fx);
+    bridge = fx.front.bridge;
     greet = path.join(project, 'greet.txt');
-    fs.writeFileSync(path.join(project, 'README'), 'a project\n');
-    await git.init({ fs, dir: project });
-    model = await startScriptedModel();
-    oc = await startOpencode({ bin: bin!, directory: project, home: path.join(tmp, 'oc'), modelUrl: model.url });
-    client = new OpencodeClient(oc.url);
-    gw = await startTestGateway();
-    bridge = new OpencodeBridge({
-      opencodeUrl: oc.url, gatewayUrl: gw.url, hostToken: gw.admin, store: new FileBridgeStore(path.join(tmp, 'bridge-state.json')),
-      opencodeDataDir: oc.dataDir, leaseMs: 10_000, log: (m) => { if (process.env.BRIDGE_DEBUG) console.log(`[bridge] ${m}`); },
-    });
-    await bridge.start();
-  }, 300_000);
+  }, 600_000);
 
   afterAll(async () => {
-    await bridge?.stop().catch(() => {});
-    await oc?.stop().catch(() => {});
-    await model?.close().catch(() => {});
-    await gw?.stop().catch(() => {});
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+    await fx?.stop();
   });
 
   it('a comment on a line goes back to OpenCode as its next prompt; the execution it starts changes that line and answers the comment', async () => {
@@ -94,6 +78,8 @@ describe.skipIf(!bin)('review comments sent to a real OpenCode', { timeout: 300_
     const answer = sent.execution.id;
     expect(answer).not.toBe(written);
 
+    // Behind the proxy the bridge's own prompt was admitted like any request (admitWork with the command).
+    expect((await gw.sql`SELECT route FROM admissions WHERE session_id = ${gwSession} AND route LIKE 'opencode PROMPT%'`).length).toBe(1);
     // OpenCode got the prompt as a user message of the session (its own prompt API), and the model was sent it.
     const user = (await client.messages(ocSession)).filter((m) => m.info.role === 'user').at(-1)!;
     expect(user.parts.filter((p) => p.type === 'text').map((p) => p.text).join('')).toBe(sent.prompt);
@@ -148,7 +134,7 @@ describe.skipIf(!bin)('review comments sent to a real OpenCode', { timeout: 300_
 
   it('a send while the agent\'s turn runs is SessionBusyError (nothing sent); after the seal it is SessionSealedError', async () => {
     const c = await comment(3, 'Say goodbye properly.');
-    const gate = path.join(tmp, 'gate');
+    const gate = path.join(fx.tmp, 'gate');
     const turn = await startPrompt(client, ocSession, [
       { tool: 'bash', args: { command: `while [ ! -f ${gate} ]; do sleep 0.1; done; echo ok`, description: 'wait for the gate' } }, { text: 'ok' },
     ]);
@@ -163,11 +149,53 @@ describe.skipIf(!bin)('review comments sent to a real OpenCode', { timeout: 300_
     await bridge.settled();
 
     const seal = await gql(`mutation($i: SealSessionInput!) { sealSession(input: $i) { __typename } }`, { i: { sessionID: gwSession, timeoutMs: 60_000 } });
-    // Without the admission proxy OpenCode admits other clients' prompts too: sealed, unproven.
-    expect(seal.sealSession.__typename).toBe('SealUnsupportedError');
+    expect(seal.sealSession.__typename).toBe('SessionSealed');
     const asked = model.requests;
     expect((await send([c.id])).__typename).toBe('SessionSealedError');
     expect(await readComment(c.id)).toMatchObject({ state: 'OPEN', sentAt: null, answeredBy: null });
     expect(model.requests).toBe(asked); // OpenCode was never prompted
+  });
+
+  it('a send racing a seal, many rounds: no step of the prompt is admitted after the seal committed', async () => {
+    const rounds = Number(process.env.REVIEW_RACE_ROUNDS ?? 6);
+    const outcomes: string[] = [];
+    for (let i = 0; i < rounds; i++) {
+      const oc = (await client.createSession({ title: `race ${i}` })).id;
+      await (await startPrompt(client, oc, [{ text: 'nothing to change' }]))();
+      await bridge.settled();
+      const id = bridge.gatewaySessionOf(oc)!;
+      const [e1] = (await gw.sql`SELECT id FROM executions WHERE session_id = ${id}`) as unknown as { id: string }[];
+      const marker = path.join(fx.tmp, `race-${i}`);
+      const body = `Race round ${i}: touch the marker.`;
+      model.when(body, [{ tool: 'bash', args: { command: `touch ${marker}`, description: 'mark' } }, { text: 'marked' }]);
+      const c = (await gql(ADD_COMMENT, { i: { sessionID: id, changeset: { kind: 'EXECUTION', executionID: e1.id }, body } })).addReviewComment;
+      expect(c.__typename).toBe('ReviewComment');
+      const sending = gql(SEND_COMMENTS, { i: { sessionID: id, commentIDs: [c.id], timeoutMs: 60_000 } });
+      // Vary where the seal lands: before the bridge gets the PROMPT, while OpenCode starts the turn, into its step.
+      if (i % 3 === 2) await until('the prompt\'s step admitted', async () => (await gw.sql`SELECT 1 FROM executions WHERE session_id = ${id}`).length > 1);
+      else for (let k = 0; k < (i % 3) * 60; k++) await new Promise((res) => setImmediate(res));
+      const sealed = (await gql(`mutation($i: SealSessionInput!) { sealSession(input: $i) { __typename } }`, { i: { sessionID: id, timeoutMs: 60_000 } })).sealSession;
+      const sent = (await sending).sendReviewComments;
+      expect(sealed.__typename).toBe('SessionSealed');
+      expect(['ReviewCommentsSent', 'SessionSealedError'], JSON.stringify(sent)).toContain(sent.__typename);
+      await until('OpenCode idle', async () => !(await client.status())[oc]);
+      await bridge.settled();
+      const [s] = await gw.sql`SELECT seal_requested_at, sealed_at FROM sessions WHERE id = ${id}`;
+      expect(await gw.sql`SELECT id FROM executions WHERE session_id = ${id} AND started_at >= ${s.sealRequestedAt}`).toEqual([]);
+      expect(await gw.sql`SELECT id FROM admissions WHERE session_id = ${id} AND admitted_at >= ${s.sealRequestedAt}`).toEqual([]);
+      expect(await gw.sql`SELECT id FROM jobs WHERE session_id = ${id} AND started_at >= ${s.sealRequestedAt}`).toEqual([]);
+      expect(await gw.sql`SELECT id FROM executions WHERE session_id = ${id} AND status = 'RUNNING'`).toEqual([]);
+      if (fs.existsSync(marker)) expect(fs.statSync(marker).mtime.getTime()).toBeLessThanOrEqual(new Date(s.sealedAt).getTime());
+      const after = await readComment(c.id);
+      if (sent.__typename === 'ReviewCommentsSent') {
+        expect(after.answeredBy).toEqual({ id: sent.execution.id });
+        outcomes.push(fs.existsSync(marker) ? 'ran' : 'admitted');
+      } else {
+        expect(after.answeredBy).toBeNull();
+        outcomes.push('refused');
+      }
+    }
+    if (process.env.BRIDGE_DEBUG) console.log(outcomes.join(' '));
+    expect(outcomes.length).toBe(rounds);
   });
 });

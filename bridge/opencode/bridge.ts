@@ -42,7 +42,7 @@ export class OpencodeBridge {
     this.lease = new HostLease(this.ctx, async (c) => { await commands?.handle(c); });
     this.reverse = new GatewayToOpencode(this.ctx);
     this.intake = new OpencodeIntake(this.ctx, this.lease, new GatewayMirror(this.ctx, this.lease, this.reverse, sink), this.reverse);
-    commands = new HostCommands(this.ctx, this.intake, this.reverse);
+    commands = new HostCommands(this.ctx, this.intake, this.reverse, this.lease);
   }
 
   /** The host ID the gateway knows this bridge by (null before start). */

@@ -2,16 +2,17 @@
 // proxy; INTERRUPT_EXECUTION / CANCEL_JOB otherwise: OpenCode can only abort the whole session), and the
 // plugin requests: CREATE_SESSION, RENAME_SESSION, REMOVE_SESSION, COMPACT_SESSION, GENERATE; and PROMPT (review
 // comments sent to the agent: a turn of OpenCode's own).
-import { AcknowledgeHostCommandDocument, ReplyHostCommandDocument, UpdateSessionDocument } from '../../client/index.js';
+import { AcknowledgeHostCommandDocument, AdmitWorkDocument, ReplyHostCommandDocument, UpdateSessionDocument } from '../../client/index.js';
 import { OpencodeError } from './client.js';
 import type { BridgeContext, Live } from './context.js';
 import { crashPoint } from './gateway.js';
 import type { GatewayToOpencode } from './gateway-to-opencode.js';
-import type { Command } from './host-lease.js';
+import type { Command, HostLease } from './host-lease.js';
 import type { OpencodeIntake } from './intake.js';
 
 export class HostCommands {
-  constructor(private readonly ctx: BridgeContext, private readonly intake: OpencodeIntake, private readonly reverse: GatewayToOpencode) {}
+  constructor(private readonly ctx: BridgeContext, private readonly intake: OpencodeIntake, private readonly reverse: GatewayToOpencode,
+    private readonly lease: HostLease) {}
 
   /** A command: applied, then acknowledged (or replied to). A command the bridge stopped during is delivered again on the next start. */
   async handle(c: Command) {
@@ -240,7 +241,7 @@ export class HostCommands {
    * that execution to the command and answers its sender (no reply here on success). A refusal or a failure
    * is replied as an error: OpenCode refusing the prompt here, the gateway refusing the step (sealed, busy:
    * mirror.ts), or a turn that ended without any step (session-mapper.ts `mapIdle`). A command redelivered
-   * after a restart is not prompted twice.
+   * after a restart is not prompted twice. Behind the admission proxy the prompt is admitted first (admitWork).
    */
   private async prompt(c: Command) {
     const { ctx } = this;
@@ -251,6 +252,12 @@ export class HostCommands {
       const l = ctx.liveOf(c.sessionID);
       const ocID = l.row.ocSessionID;
       if (l.st.sealing) throw new Error('the session is sealed: OpenCode is not prompted');
+      if (ctx.opts.admission) {
+        // Behind the admission proxy, OpenCode gets nothing the gateway did not admit: the bridge's own prompt is
+        // admitted like a forwarded request (admitWork with the command: the session lock, the seal, the session
+        // idle). A seal's CLOSE_ADMISSIONS, delivered after this command, then stops the turn it starts.
+        await this.lease.call(AdmitWorkDocument, { sessionID: c.sessionID, route: 'opencode PROMPT (sendReviewComments)', commandID: c.id });
+      }
       const fresh = await ctx.enqueue(async () => {
         if (l.st.prompted?.includes(c.id)) return false;
         (l.st.prompting ??= {})[c.id] = { text };
