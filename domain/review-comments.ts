@@ -423,11 +423,12 @@ export async function sendReviewComments(sql: Sql, actor: Actor, input: SendRevi
     return { commandID: command.id, execution, comments, prompt };
   }
   // The host could not start it: say why when the session says it.
-  const [s] = await sql<{ sealRequestedAt: Date | null }[]>`SELECT seal_requested_at FROM sessions WHERE id = ${sessionID}`;
+  const [s] = await sql<{ sealRequestedAt: Date | null; running: string | null }[]>`
+    SELECT seal_requested_at, (SELECT id FROM executions WHERE session_id = ${sessionID} AND status = 'RUNNING' LIMIT 1) AS running
+    FROM sessions WHERE id = ${sessionID}`;
   if (!s) throw new SessionNotFoundError(sessionID);
   if (s.sealRequestedAt) throw new SessionSealedError(sessionID);
-  const busy = await runningExecution(sql as unknown as Tx, sessionID);
-  if (busy) throw new SessionBusyError(sessionID, busy.id);
+  if (s.running) throw new SessionBusyError(sessionID, s.running);
   throw new HostUnavailableError(sessionID, r.hostId, 'HOST_FAILED', String(out?.error ?? r.reply?.error ?? 'no usable reply'));
 }
 
