@@ -11,6 +11,7 @@ import { changesetKit, write } from './support/changeset-kit.js';
 import { startReviewRig, type ReviewRig } from './support/review-rig.js';
 import { PROJECT_DIR } from '../db/index.js';
 import { until } from './support/until.js';
+import { TEST_OUTPUT } from './support/browser.js';
 
 /**
  * Review comments on the review page (issue 50), in Chromium: a "+" in the gutter of a line opens a composer under
@@ -20,7 +21,8 @@ import { until } from './support/until.js';
  * One browser for the file, a page (its own browser context) per reviewer.
  */
 const WAIT = 30_000;
-const SHOTS = path.join(PROJECT_DIR, 'docs/screenshots/review-comments');
+/** Screenshots of the flow: test-output/ (ignored by git); REVIEW_COMMENTS_SCREENSHOTS=docs/screenshots/review-comments renews the committed ones. */
+const SHOTS = process.env.REVIEW_COMMENTS_SCREENSHOTS ? path.resolve(PROJECT_DIR, process.env.REVIEW_COMMENTS_SCREENSHOTS) : path.join(TEST_OUTPUT, 'review-comments');
 
 let rig: ReviewRig;
 let g: TestGateway;
@@ -44,7 +46,16 @@ async function reviewer(hash: string, token = plugin): Promise<Page> {
   await page.goto(`${base()}/review/`);
   await page.evaluate((t) => sessionStorage.setItem('gateway.review.token', t), token);
   await page.goto(`${base()}/review/${hash}`);
+  await drawn(page, hash);
   return page;
+}
+
+/**
+ * An execution's page draws its timeline after its files, which moves them down: a click between Playwright's hit
+ * check and the click itself would land beside its target, so the tests wait for it first.
+ */
+async function drawn(page: Page, hash: string) {
+  if (/^#\/execution\/[^/]+(\/file\/.*)?$/.test(hash)) await page.locator('.timeline-section ol.timeline').waitFor();
 }
 
 async function session(title: string): Promise<string> {
@@ -174,6 +185,8 @@ describe('commenting on the review page', () => {
     await dragged.locator('textarea').fill('And these two.');
     await dragged.locator('button.comment-submit').click();
     await page.locator(`${f} .thread[data-start-line="13"][data-line="14"]`).waitFor();
+    await page.locator(`${f} .thread[data-start-line="5"]`).scrollIntoViewIfNeeded();
+    await shot(page, '2-several-lines.png');
     expect((await commentsOf(executionID)).map((x) => [x.anchor.startLine, x.anchor.line, x.anchor.quote]))
       .toEqual([[5, 7, 'line 5 of the file\nline 6 of the file\nline seven, edited'], [13, 14, 'line 13 of the file\nline 14 of the file']]);
   });
@@ -233,6 +246,7 @@ describe('commenting on the review page', () => {
       [`#/execution/${after.id}/drift`, 'README.md', 'OLD', 1, 'DRIFT'],
     ] as const) {
       await page.goto(`${base()}/review/${hash}`);
+      await drawn(page, hash);
       await page.locator(`${card(p)} table.diff`).waitFor();
       await page.locator(`${card(p)} button.add-comment[data-side="${side}"][data-line="${n}"]`).click();
       const c = page.locator(`${card(p)} form.comment-composer[data-line="${n}"]`);
@@ -354,7 +368,7 @@ describe('commenting on the review page', () => {
       expect(await send.isDisabled()).toBe(true);
       await thread.locator('input.send-select').check();
       expect(await send.innerText()).toBe('Send 1 comment to the agent');
-      await shot(page, '2-selected-to-send.png');
+      await shot(page, '5-selected-to-send.png');
       await send.click();
       const status = page.locator('.review-comments .send-status.sent');
       await status.waitFor();
@@ -381,23 +395,27 @@ describe('commenting on the review page', () => {
       await error.waitFor();
       expect(await error.getAttribute('data-error')).toBe('SessionBusyError');
       expect(await error.innerText()).toMatch(/^The agent is busy: an execution of this session is running\. Send the comments when it has settled\. SessionBusyError: /);
-      await shot(page, '5-send-refused-busy.png');
+      await shot(page, '6-send-refused-busy.png');
 
       release();
       await until('the answer settled', async () => (await g.gql(`query($id: ID!) { execution(id: $id) { status } }`, { id: e2.id })).data.execution.status === 'SUCCEEDED');
-      await shot(page, '6-answered-by-execution.png');
+      // The refusal gives way once the execution settled.
+      await page.locator('.review-comments .send-status', { hasText: 'The agent\'s execution has settled: the selected comments can be sent now.' }).waitFor();
+      await page.locator(`${f} .thread[data-line="7"]`).evaluate((el) => el.scrollIntoView({ block: 'center' }));
+      await shot(page, '7-answered-by-execution.png');
       // One click: the answering execution's changeset of the file, with the line changed as asked.
       await answered.locator('a').click();
       await page.locator('h1', { hasText: 'Execution #2' }).waitFor();
       await page.locator(`${f}.focused table.diff`).waitFor();
       expect(await page.locator(`${f} td.code[data-kind="del"]`).allInnerTexts()).toEqual(['line seven, edited']);
       expect(await page.locator(`${f} td.code[data-kind="add"]`).allInnerTexts()).toEqual(['line 7, as the reviewer asked']);
-      await shot(page, '7-the-answer-changeset.png');
+      await shot(page, '8-the-answer-changeset.png');
 
       // Sealed: nothing more is sent.
       const sealed = await g.gql(`mutation($input: SealSessionInput!) { sealSession(input: $input) { __typename } }`, { input: { sessionID } });
       expect(sealed.data.sealSession.__typename).toBe('SessionSealed');
       await page.goto(`${base()}/review/#/execution/${e1.id}`);
+      await drawn(page, `#/execution/${e1.id}`);
       await page.locator(`${f} .file-comments .thread input.send-select`).check();
       await send.click();
       await error.waitFor();

@@ -153,6 +153,13 @@ export class ReviewComments {
     if (this.closed || !cursor) return;
     this.stop = this.api.follow(cursor, (type) => {
       if (type.startsWith('review_comment') || type === 'execution.started') this.schedule();
+      // A send refused as busy can go now: said where the refusal was.
+      if (type === 'execution.settled' && this.sendStatus.dataset.error === 'SessionBusyError') {
+        this.sendStatus.className = 'send-status';
+        this.sendStatus.removeAttribute('data-error');
+        this.sendStatus.setAttribute('role', 'status');
+        this.sendStatus.replaceChildren('The agent\'s execution has settled: the selected comments can be sent now.');
+      }
     });
   }
 
@@ -428,7 +435,26 @@ export class ReviewComments {
 
   // ---- threads ----
 
+  /**
+   * Each comment's element, kept while the comment is unchanged: redrawing the threads (a live update, a layout
+   * change) moves the same nodes, so an unfolded resolved thread stays unfolded and a reader's place is kept.
+   */
+  private readonly drawn = new Map<string, { key: string; el: HTMLElement }>();
+
   private thread(c: ReviewComment, showWhere = false): HTMLElement {
+    const key = JSON.stringify([c, showWhere, this.sendable(c)]);
+    const kept = this.drawn.get(c.id);
+    if (kept?.key === key) {
+      const box = kept.el.querySelector<HTMLInputElement>('input.send-select');
+      if (box) box.checked = this.selected.has(c.id);
+      return kept.el;
+    }
+    const el = this.draw(c, showWhere);
+    this.drawn.set(c.id, { key, el });
+    return el;
+  }
+
+  private draw(c: ReviewComment, showWhere: boolean): HTMLElement {
     const a = c.anchor;
     const head = h('div', { class: 'thread-head' },
       this.sendable(c) ? this.checkbox(c) : null,
