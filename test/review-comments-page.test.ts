@@ -11,6 +11,7 @@ import { changesetKit, write } from './support/changeset-kit.js';
 import { startReviewRig, type ReviewRig } from './support/review-rig.js';
 import { PROJECT_DIR } from '../db/index.js';
 import { until } from './support/until.js';
+import { lapseLease } from './fixtures.js';
 import { TEST_OUTPUT } from './support/browser.js';
 
 /**
@@ -421,6 +422,19 @@ describe('commenting on the review page', () => {
       await error.waitFor();
       expect(await error.getAttribute('data-error')).toBe('SessionSealedError');
       expect(await error.innerText()).toMatch(/^The session is sealed: nothing more can be sent to its agent\. SessionSealedError: /);
+
+      // Its host's lease lapsed: no host can carry a prompt out.
+      const other = await session('host gone');
+      const e3 = await agentKit.runExecution(other, root, new WorktreeCapturer(), () => write(root, 'notes.txt', 'n\n'));
+      await page.goto(`${base()}/review/#/execution/${e3.id}`);
+      await drawn(page, `#/execution/${e3.id}`);
+      await page.locator('.review-comments textarea').fill('Anyone there?');
+      await page.locator('.review-comments button.comment-submit').click();
+      await page.locator('.review-comments .changeset-threads .thread input.send-select').check();
+      await lapseLease(g.sql, agent.id!);
+      await send.click();
+      await page.locator('.review-comments .send-status.error-box[data-error="HostUnavailableError"]').waitFor();
+      expect(await error.innerText()).toMatch(/^No host can carry the prompt out now \(none is connected for this session, its lease expired, or it failed to start\)\. HostUnavailableError \(LEASE_EXPIRED\): /);
     } finally {
       release();
       await agent.stop();
