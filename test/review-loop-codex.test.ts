@@ -3,7 +3,7 @@
 // agent writes a file, a reviewer comments on one line of that execution's changeset, the comment is sent to the
 // agent (sendReviewComments: the PROMPT host command, carried out by `codex exec resume` through the launcher, so its
 // prompt is admitted at UserPromptSubmit like any other), the agent's next execution changes that line and the
-// comment reads answered by it; after the seal a send is SessionSealedError.
+// comment reads answered by it; a send while a turn runs is SessionBusyError; after the seal SessionSealedError.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -101,6 +101,33 @@ describe.skipIf(!bin)('review comments sent to a real Codex', { timeout: 300_000
     expect(fs.readFileSync(path.join(repo, 'greet.txt'), 'utf8')).toBe('hello\nWORLD\nbye\n');
     expect((await gql(COMMENT_Q, { id: c.id })).reviewComment).toMatchObject({ sentCommandID: sent.commandID, answeredBy: { id: answer } });
     expect((await executions()).map((e) => e.id)).toEqual([written, answer]);
+  });
+
+  it('a send while a turn runs is SessionBusyError (nothing sent); the comment can be sent once it ended', async () => {
+    const c = await comment(1, 'Greet more warmly.');
+    const l = await launchCodex({ dir: hostDir, cwd: repo, env: env(), stdio: 'pipe', detached: true, bin: bin!,
+      args: ['exec', 'resume', '--dangerously-bypass-approvals-and-sandbox', thread, codexScript('a long turn', [{ gate: 'busy', text: 'still thinking' }])] });
+    l.child.stdout!.resume();
+    l.child.stderr!.resume();
+    await model.waitGate('busy');
+    await until('a running execution', async () => (await executions()).some((e) => e.status === 'RUNNING'));
+    expect((await send([c.id])).__typename).toBe('SessionBusyError');
+    expect((await gql(COMMENT_Q, { id: c.id })).reviewComment).toMatchObject({ sentAt: null, answeredBy: null });
+    model.release('busy');
+    expect((await l.exited).code).toBe(0);
+    await host.settled();
+    await until('no Codex process of the thread left', () => [...(host as any).state.launches.values()].every((x: any) => x.exited));
+    // Idle again: the same comment goes out, and its answer changes line 1.
+    model.when('Greet more warmly.', [{ shell: ["sed -i 's/^hello$/Hello there/' greet.txt"] }, { text: 'Warmer.' }]);
+    const sent = await send([c.id]);
+    expect(sent.__typename, JSON.stringify(sent)).toBe('ReviewCommentsSent');
+    const done = await until('the answering execution settled', async () => {
+      const e = (await gql(EXECUTION_Q, { id: sent.execution.id })).execution;
+      return e.status !== 'RUNNING' ? e : null;
+    }, 120_000);
+    expect(done.status).toBe('SUCCEEDED');
+    expect(done.changeset.files[0].patch).toContain('+Hello there');
+    expect((await gql(COMMENT_Q, { id: c.id })).reviewComment).toMatchObject({ answeredBy: { id: sent.execution.id } });
   });
 
   it('after the seal a send is SessionSealedError and Codex is not resumed', async () => {
