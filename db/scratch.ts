@@ -11,13 +11,15 @@ interface Node { host: string; port: number }
  * When the server is a Citus coordinator (the `citus` extension in the server URL's database, and
  * workers in its pg_dist_node), the database is made on the coordinator and on every worker (same name
  * and user), with `citus` in each and the workers added to the coordinator's: a small cluster of its own
- * that `distribute()` (db/distribute.ts) can spread the schema over. `drop` drops it on every node.
+ * that `distribute()` (db/distribute.ts) can spread the schema over. A copy of a template there is a
+ * copy on every node of that node's database of the template's name (made here, then `freezeTemplate`):
+ * the coordinator's metadata names its workers by host and port, not by database, so the copies make a
+ * cluster of their own with the same placement. `drop` drops it on every node.
  */
 export async function createScratchDatabase(serverUrl: string, prefix: string, opts: { template?: string } = {}): Promise<{ url: string; name: string; drop(): Promise<void> }> {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   const cluster = await withConnection(serverUrl, async (admin) => {
     const c = await citusCluster(admin, serverUrl);
-    if (c && opts.template) throw new Error('a scratch database on a Citus cluster is made on every node: it cannot be a copy of a template');
     if (opts.template && !/^[a-z_][a-z0-9_]*$/.test(opts.template)) throw new Error(`not a database name: ${opts.template}`);
     // A copy of the template (its schema and rows): made by the server file by file, far faster than migrating.
     await admin.unsafe(`CREATE DATABASE ${name}${opts.template ? ` TEMPLATE ${opts.template}` : ''}`);
@@ -36,11 +38,11 @@ export async function createScratchDatabase(serverUrl: string, prefix: string, o
     try {
       for (const w of workers) {
         const server = onNode(serverUrl, w);
-        await withConnection(server, (a) => a.unsafe(`CREATE DATABASE ${name}`));
+        await withConnection(server, (a) => a.unsafe(`CREATE DATABASE ${name}${opts.template ? ` TEMPLATE ${opts.template}` : ''}`));
         made.push(server);
-        await withConnection(withDatabase(server, name), (db) => db`CREATE EXTENSION citus`);
+        if (!opts.template) await withConnection(withDatabase(server, name), (db) => db`CREATE EXTENSION citus`);
       }
-      await withConnection(url, async (db) => {
+      if (!opts.template) await withConnection(url, async (db) => {
         await db`CREATE EXTENSION citus`;
         await db`SELECT citus_set_coordinator_host(${coordinator.host}, ${coordinator.port})`;
         for (const w of workers) await addNode(db, w);
@@ -51,6 +53,27 @@ export async function createScratchDatabase(serverUrl: string, prefix: string, o
     }
   }
   return { url, name, drop };
+}
+
+/**
+ * Makes `name` (a scratch database of `serverUrl`'s server, on every node of a Citus cluster) fit to be copied
+ * by `createScratchDatabase(…, { template })`: a copy needs a database nobody is connected to, and Citus keeps
+ * connections of its own to every database it is in (each node's maintenance daemon, the coordinator's
+ * connections to the workers). New connections are refused from now on and those open are ended, on the
+ * coordinator first (whose connections reach the workers). Its `drop` still drops it.
+ */
+export async function freezeTemplate(serverUrl: string, name: string): Promise<void> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a database name: ${name}`);
+  const servers = await withConnection(serverUrl, async (admin) => {
+    const c = await citusCluster(admin, serverUrl);
+    return [serverUrl, ...(c?.workers ?? []).map((w) => onNode(serverUrl, w))];
+  });
+  for (const server of servers) {
+    await withConnection(server, async (a) => {
+      await a.unsafe(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS false`);
+      await a`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${name} AND pid <> pg_backend_pid()`;
+    });
+  }
 }
 
 /**

@@ -4,7 +4,7 @@ import { startEmbedded, type EmbeddedServer } from '../db/embedded.js';
 import { PROJECT_DIR } from '../db/index.js';
 import { connect } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
-import { createScratchDatabase } from '../db/scratch.js';
+import { createScratchDatabase, freezeTemplate } from '../db/scratch.js';
 
 let embedded: EmbeddedServer | null = null;
 
@@ -26,16 +26,16 @@ export default async function setup(project: TestProject) {
   project.provide('citus', citus);
   // Every test gateway's database is a copy of one migrated once for the run (CREATE DATABASE … TEMPLATE):
   // a copy costs tens of milliseconds, migrating every one of them again most of a second on a loaded
-  // machine. Not on a cluster, whose databases are made and distributed on every node (db/scratch.ts).
-  let template: { url: string; name: string; drop(): Promise<void> } | null = null;
-  if (!citus) {
-    template = await createScratchDatabase(url, 'gw_template');
-    const sql = connect(template.url, { max: 1 });
-    try { await migrate(sql); } finally { await sql.end({ timeout: 5 }); }
-  }
-  project.provide('templateDatabase', template?.name ?? null);
+  // machine. On a cluster the template is made, migrated and distributed on every node, and each copy is
+  // made on every node (db/scratch.ts), which spares each file the Citus extension, the nodes and the
+  // placement of every table as well.
+  const template = await createScratchDatabase(url, 'gw_template');
+  const sql = connect(template.url, { max: 1 });
+  try { await migrate(sql); } finally { await sql.end({ timeout: 5 }); }
+  await freezeTemplate(url, template.name);
+  project.provide('templateDatabase', template.name);
   return async () => {
-    await template?.drop();
+    await template.drop();
     await embedded?.stop();
   };
 }
@@ -45,7 +45,7 @@ declare module 'vitest' {
     databaseUrl: string;
     /** True when databaseUrl is CITUS_URL's coordinator. */
     citus: boolean;
-    /** A database migrated for this run that test gateways' databases are copies of (null on a cluster). */
-    templateDatabase: string | null;
+    /** A database migrated for this run that test gateways' databases are copies of. */
+    templateDatabase: string;
   }
 }
