@@ -6,6 +6,7 @@ import { chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { ensureReviewBuilt } from '../../server/review.js';
 import { PROJECT_DIR } from '../../db/index.js';
+import { TEST_OUTPUT } from './browser.js';
 export const COMMENT_FIELDS = `id state body sentAt sentCommandID answeredBy { id }
   anchor { kind executionID path side line startLine quote }`;
 
@@ -20,8 +21,12 @@ export const COMMENT_Q = `query($id: ID!) { reviewComment(id: $id) { ${COMMENT_F
 export const EXECUTION_Q = `query($id: ID!) { execution(id: $id) { id status interruptReason
   changeset { files { path status patch } comments { id answeredBy { id } } } } }`;
 
-/** The loop's screenshots (the issue's closing note shows them). */
-export const LOOP_SHOTS = path.join(PROJECT_DIR, 'docs/screenshots/review-loop');
+/**
+ * The loop's screenshots: test-output/review-loop (ignored by git); REVIEW_LOOP_SCREENSHOTS=docs/screenshots/review-loop
+ * renews the committed ones (the issue's closing note shows them).
+ */
+export const LOOP_SHOTS = process.env.REVIEW_LOOP_SCREENSHOTS
+  ? path.resolve(PROJECT_DIR, process.env.REVIEW_LOOP_SCREENSHOTS) : path.join(TEST_OUTPUT, 'review-loop');
 
 /**
  * A reviewer's loop on the review page, in Chromium: the execution's changeset, the "+" on line `line` (new side) of
