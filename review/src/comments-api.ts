@@ -8,10 +8,13 @@ import { gateway } from './api.js';
 import { CommentError, type ApiError, type ChangesetRef, type CommentsApi, type ReviewComment } from './comments.js';
 import { sessionEventStream } from './live.js';
 
-function comment(c: ReviewPageCommentFragment): ReviewComment {
+export function comment(c: ReviewPageCommentFragment): ReviewComment {
   return {
     id: c.id, state: c.state, body: c.body, author: { tokenID: c.author.tokenID ?? null, role: String(c.author.role).toLowerCase() },
-    anchor: { path: c.anchor.path ?? null, side: c.anchor.side ?? null, line: c.anchor.line ?? null, startLine: c.anchor.startLine ?? null, quote: c.anchor.quote ?? null },
+    anchor: {
+      kind: c.anchor.kind, executionID: c.anchor.executionID, fromExecutionID: c.anchor.fromExecutionID ?? null,
+      path: c.anchor.path ?? null, side: c.anchor.side ?? null, line: c.anchor.line ?? null, startLine: c.anchor.startLine ?? null, quote: c.anchor.quote ?? null,
+    },
     createdAt: c.createdAt, resolvedAt: c.resolvedAt ?? null, sentAt: c.sentAt ?? null,
     answeredBy: c.answeredBy ? { id: c.answeredBy.id, sequence: c.answeredBy.sequence } : null,
   };

@@ -19,7 +19,10 @@ export interface ReviewComment {
   state: 'OPEN' | 'RESOLVED';
   body: string;
   author: { tokenID: string | null; role: string };
-  anchor: { path: string | null; side: CommentSide | null; line: number | null; startLine: number | null; quote: string | null };
+  anchor: {
+    kind: ChangesetKind; executionID: string; fromExecutionID: string | null;
+    path: string | null; side: CommentSide | null; line: number | null; startLine: number | null; quote: string | null;
+  };
   createdAt: string;
   resolvedAt: string | null;
   sentAt: string | null;
@@ -76,6 +79,24 @@ export function errorText(e: unknown): { tag: string; text: string } {
   return { tag: 'Error', text: m };
 }
 
+/**
+ * Makes `nodes` the children of `parent`, touching nothing when they already are: a live update must not move a
+ * composer being typed in (moving a focused element blurs it, and the keys typed next would go nowhere). When they
+ * do move, the focus and the selection of a text field among them are put back.
+ */
+export function setChildren(parent: Element, nodes: Node[]): void {
+  const now = parent.childNodes;
+  if (now.length === nodes.length && nodes.every((n, i) => now[i] === n)) return;
+  const active = document.activeElement;
+  const field = active instanceof HTMLTextAreaElement || active instanceof HTMLInputElement ? active : null;
+  const kept = field && nodes.some((n) => n.contains(field)) ? { start: field.selectionStart, end: field.selectionEnd } : null;
+  parent.replaceChildren(...nodes);
+  if (field && kept && field.isConnected && document.activeElement !== field) {
+    field.focus({ preventScroll: true });
+    try { field.setSelectionRange(kept.start, kept.end); } catch { /* a checkbox has no selection */ }
+  }
+}
+
 function newKey(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, '0')).join('');
 }
@@ -83,7 +104,7 @@ function newKey(): string {
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** Where a comment is: "line 12 (new)", "lines 10–12 (old)", "whole file", "whole changeset". */
-export function anchorLabel(a: ReviewComment['anchor']): string {
+export function anchorLabel(a: Pick<ReviewComment['anchor'], 'path' | 'side' | 'line' | 'startLine'>): string {
   if (a.line == null) return a.path == null ? 'whole changeset' : 'whole file';
   const side = a.side === 'OLD' ? 'old' : 'new';
   return a.startLine != null && a.startLine !== a.line ? `lines ${a.startLine}–${a.line} (${side})` : `line ${a.line} (${side})`;
@@ -224,7 +245,7 @@ export class ReviewComments {
     }
     const open = this.comments.filter((c) => c.state === 'OPEN').length;
     this.counts.textContent = this.loaded ? `${open} open · ${this.comments.length - open} resolved` : '';
-    this.threads.replaceChildren(...this.comments.filter((c) => c.anchor.path == null).map((c) => this.thread(c)));
+    setChildren(this.threads, this.comments.filter((c) => c.anchor.path == null).map((c) => this.thread(c)));
     this.updateSend();
     for (const [path, f] of this.files) { f.redecorate(); this.drawFileBox(path); }
   }
@@ -300,7 +321,7 @@ export class ReviewComments {
     const placed = this.placed.get(path) ?? new Set<string>();
     const mine = this.comments.filter((c) => c.anchor.path === path && (c.anchor.line == null || (drawn && !placed.has(c.id))));
     const composer = this.composers.get(this.keyOf(path, null, null));
-    box.replaceChildren(...mine.map((c) => this.thread(c, c.anchor.line != null)), composer?.el ?? '');
+    setChildren(box, [...mine.map((c) => this.thread(c, c.anchor.line != null)), ...(composer ? [composer.el] : [])]);
     box.hidden = !mine.length && !composer;
   }
 
@@ -329,7 +350,6 @@ export class ReviewComments {
   }
 
   private decorate(path: string, body: HTMLTableSectionElement, layout: Layout) {
-    for (const tr of body.querySelectorAll('tr.comment-row')) tr.remove();
     for (const tr of body.querySelectorAll('tr.comment-range')) tr.classList.remove('comment-range');
     const placed = new Set<string>();
     // Under each row, what belongs to its lines: threads oldest first, then an open composer.
@@ -355,12 +375,21 @@ export class ReviewComments {
       // The lines a multi-line composer is about, marked.
       if (c.startLine != null) for (let n = c.startLine; n <= c.line; n++) rowOf(c.side, n)?.classList.add('comment-range');
     }
+    // The rows already under their lines are kept (only their cells' children set): what is being typed stays put.
+    const keep = new Set<Element>();
     for (const [tr, slot] of rows) {
-      const cells = layout === 'split'
-        ? [h('td', { class: 'comment-cell', colspan: 2, 'data-side': 'OLD' }, ...slot.OLD), h('td', { class: 'comment-cell', colspan: 2, 'data-side': 'NEW' }, ...slot.NEW)]
-        : [h('td', { class: 'comment-cell', colspan: 3 }, ...slot.OLD, ...slot.NEW)];
-      tr.after(h('tr', { class: 'comment-row' }, ...cells));
+      let row = tr.nextElementSibling;
+      if (!row?.classList.contains('comment-row')) {
+        row = layout === 'split'
+          ? h('tr', { class: 'comment-row' }, h('td', { class: 'comment-cell', colspan: 2, 'data-side': 'OLD' }), h('td', { class: 'comment-cell', colspan: 2, 'data-side': 'NEW' }))
+          : h('tr', { class: 'comment-row' }, h('td', { class: 'comment-cell', colspan: 3 }));
+        tr.after(row);
+      }
+      keep.add(row);
+      const cells = row.children;
+      if (layout === 'split') { setChildren(cells[0], slot.OLD); setChildren(cells[1], slot.NEW); } else setChildren(cells[0], [...slot.OLD, ...slot.NEW]);
     }
+    for (const row of body.querySelectorAll('tr.comment-row')) if (!keep.has(row)) row.remove();
     const before = this.placed.get(path);
     this.placed.set(path, placed);
     if (!before || before.size !== placed.size || [...placed].some((id) => !before.has(id))) this.drawFileBox(path);
@@ -374,7 +403,7 @@ export class ReviewComments {
 
   private composer(path: string | null, side: CommentSide | null, line: number | null, startLine: number | null): Composer {
     const key = this.keyOf(path, side, line);
-    const what = path == null ? 'the whole changeset' : line == null ? 'the whole file' : anchorLabel({ path, side, line, startLine, quote: null });
+    const what = path == null ? 'the whole changeset' : line == null ? 'the whole file' : anchorLabel({ path, side, line, startLine });
     const text = h('textarea', { class: 'comment-text', rows: path == null ? 2 : 3, 'aria-label': `Comment on ${what}`,
       placeholder: path == null ? 'Comment on the whole changeset…' : 'Leave a comment…' });
     const label = h('div', { class: 'composer-label muted' }, `Commenting on ${what}`);

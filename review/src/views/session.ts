@@ -8,6 +8,7 @@ import { badge, duration, h, link, loading, setTitle, statusBadge, time } from '
 import { sessionEventStream, settlementStream } from '../live.js';
 import { driftHref, rangeHref } from './range.js';
 import { groupTurns, promptLine, sessionMessages, type Turn, type TurnMessages } from '../turns.js';
+import { SessionComments } from './session-comments.js';
 
 type Session = NonNullable<ReviewSessionQuery['session']>;
 type MessageNode = NonNullable<ReviewMessagesQuery['session']>['messages']['edges'][number]['node'];
@@ -228,12 +229,16 @@ export function sessionView(root: HTMLElement, id: string): () => void {
   const execSection = h('section', { class: 'executions-section' }, h('h2', {}, 'Executions'), loading());
   const msgSection = h('section', { class: 'messages-section' }, h('h2', {}, 'Messages'), loading());
   const jobSection = h('section', { class: 'jobs-section' }, h('h2', {}, 'Jobs'), loading());
+  // The sequence of each execution read, for the review comments' "execution #3".
+  const sequences = new Map<string, number>();
+  const comments = new SessionComments(id, (e) => sequences.get(e));
 
   let turnMessages: Awaited<ReturnType<typeof sessionMessages>> | null = null;
   async function renderExecutions(s?: Session) {
     const session = s ?? (await gateway().request(ReviewSessionDocument, { id })).session;
     if (!session || closed) return;
     const rows = session.executions.edges.map((e) => e.node);
+    for (const e of rows) sequences.set(e.id, e.sequence);
     // Read once, then only what was recorded since (each settlement renders the executions again).
     const prompts = rows.length ? (turnMessages = await sessionMessages(id, turnMessages ?? undefined)) : { prompts: [], recorded: new Set<string>() };
     if (closed) return;
@@ -245,6 +250,7 @@ export function sessionView(root: HTMLElement, id: string): () => void {
       const next = (await gateway().request(ReviewSessionDocument, { id, executionsAfter: more.endCursor })).session;
       if (!next) return;
       rows.push(...next.executions.edges.map((e) => e.node));
+      for (const e of rows) sequences.set(e.id, e.sequence);
       // Regrouped: a turn the page boundary cut in two is whole again.
       const regrouped = executionsTable(id, rows, prompts);
       table.replaceWith(regrouped);
@@ -305,11 +311,12 @@ export function sessionView(root: HTMLElement, id: string): () => void {
   }
 
   // Coalesces bursts of events into one refresh of each section.
-  type Part = 'status' | 'messages' | 'jobs' | 'executions';
+  type Part = 'status' | 'messages' | 'jobs' | 'executions' | 'comments';
   const pending = new Set<Part>();
   let timer: ReturnType<typeof setTimeout> | null = null;
   const refresh: Record<Part, () => Promise<void>> = {
     status: refreshStatus, messages: renderMessages, jobs: renderJobs, executions: () => renderExecutions(),
+    comments: () => comments.refresh(),
   };
   const schedule = (what: Part) => {
     pending.add(what);
@@ -331,7 +338,7 @@ export function sessionView(root: HTMLElement, id: string): () => void {
       return;
     }
     setTitle(session.title || '(untitled)', 'Session');
-    root.replaceChildren(header(session), execSection, jobSection, msgSection);
+    root.replaceChildren(header(session), execSection, comments.el, jobSection, msgSection);
     await renderExecutions(session);
     if (closed) return;
     stops.push(settlementStream(id, latestSettlementCursor, () => {
@@ -344,8 +351,9 @@ export function sessionView(root: HTMLElement, id: string): () => void {
       if (['session.sealed', 'execution.started', 'execution.abandoned'].includes(ev.type)) schedule('executions');
       if (ev.type.startsWith('message.') || ev.type === 'session.compacted') schedule('messages');
       if (ev.type.startsWith('job.')) schedule('jobs');
+      if (ev.type.startsWith('review_comment')) schedule('comments');
     }));
-    await Promise.all([renderMessages(), renderJobs()]);
+    await Promise.all([renderMessages(), renderJobs(), comments.refresh()]);
   })().catch(fail);
 
   return () => { closed = true; if (timer) clearTimeout(timer); for (const s of stops) s(); };
