@@ -16,7 +16,7 @@ const DATABASE_INDEPENDENT = [
   'claude-code-host', 'codex-host', 'review-loop-opencode', 'review-loop-claude-code', 'review-loop-codex', 'process-tree', 'capture-watch', 'capture-errors', 'build-lock',
   'install', 'client-pack', 'client-package', 'client-types', 'client-examples', 'client-connection',
   'data-dir', 'credentials', 'cli-first-hour', 'cli-help', 'production',
-  'graphiql-browser', 'graphiql-headers', 'review', 'review-truth', 'review-turns', 'review-patch', 'review-documents', 'demo',
+  'graphiql-browser', 'graphiql-headers', 'review', 'review-truth', 'review-turns', 'review-comments-page', 'review-patch', 'review-documents', 'demo',
 ].map((f) => `test/${f}.test.ts`);
 
 export default defineConfig({
