@@ -469,6 +469,19 @@ export async function answerPrompt(lock: LockedSession, c: HostRequestRow, execu
 }
 
 /**
+ * The seal's first step (domain/seal.ts), in its transaction under the session lock: a PROMPT whose turn has not
+ * begun can no longer begin (beginExecution and admitWork refuse from this commit on), so its sender is answered
+ * now, as SessionSealedError (sendReviewComments reads the seal), not at its timeout, whatever its host does
+ * with the command: a host may lose the prompt to the seal's own interrupt and never reply.
+ */
+export async function refuseWaitingPrompts(tx: Tx, sessionID: string): Promise<void> {
+  const waiting = await tx<HostRequestRow[]>`
+    SELECT * FROM host_commands WHERE session_id = ${sessionID} AND kind = 'PROMPT'
+      AND replied_at IS NULL AND timed_out_at IS NULL AND expires_at > statement_timestamp()`;
+  for (const c of waiting) await markReplied(tx, c, { outcome: { kind: 'FAILED', error: 'The session was sealed before the prompt\'s turn began.' } });
+}
+
+/**
  * replyHostCommand for a PROMPT: only a failure is replied (`error`: the host could not start the prompt);
  * success is beginExecution with the command's ID.
  */

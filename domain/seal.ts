@@ -7,6 +7,7 @@ import type { Notice, Topic } from './notices.js';
 import type { SessionRow } from './rows.js';
 import { lockSession } from './session-lock.js';
 import { requestAdmissionClose } from './admission.js';
+import { refuseWaitingPrompts } from './review-comments.js';
 import { requireId } from './validate.js';
 import { Wake, type WakeBus } from './wake.js';
 
@@ -74,6 +75,7 @@ async function decide(tx: Tx, actor: Actor, sessionID: string): Promise<Step> {
     if (s.sealedAt) return s.sealUnproven ? await unprovenResult(tx, s) : { kind: 'sealed', sealed: await sealedResult(tx, s) };
     if (!s.sealRequestedAt) {
       s = (await commitEvent(lock, 'session.sealing', {})).result;
+      await refuseWaitingPrompts(tx, sessionID);
     }
     const jobs = await tx<{ id: string; hostId: string; status: string; canCancel: boolean }[]>`
       SELECT j.id, j.host_id, j.status, h.can_cancel FROM jobs j JOIN hosts h ON h.id = j.host_id

@@ -284,6 +284,22 @@ describe('the PROMPT command on the host\'s side', () => {
     expect((await commentRows([comments[0].id]))[0]).toMatchObject({ state: 'OPEN', answeredByExecutionId: null });
   });
 
+  it('a send whose turn has not begun when the seal comes is SessionSealedError at once, whatever the host does; its command is closed', async () => {
+    const raw = await rawHost();
+    const { sessionID, comments } = await ownedSessionWithComments(raw.own);
+    // The host takes the command and never answers it (as a host does whose agent lost the prompt to the seal's
+    // interrupt): the send must not wait for its two minutes.
+    const pending = send(sessionID, [comments[0].id], 120_000);
+    const cmd = await raw.command(sessionID);
+    const sealed = await g.gql(`mutation($s: ID!) { sealSession(input: { sessionID: $s, timeoutMs: 20000 }) { __typename } }`, { s: sessionID }, plugin);
+    expect(sealed.data.sealSession.__typename).toBe('SessionSealed');
+    expect(await pending).toMatchObject({ __typename: 'SessionSealedError' });
+    // The command is closed (not delivered again); the host's begin with it is refused by the seal.
+    expect((await raw.read(cmd.id)).repliedAt).not.toBeNull();
+    expect(await raw.begin(sessionID, cmd.id)).toMatchObject({ __typename: 'SessionSealedError' });
+    expect((await commentRows([comments[0].id]))[0]).toMatchObject({ state: 'OPEN', answeredByExecutionId: null });
+  });
+
   it('beginExecution refuses a command that is not an open PROMPT of this session for this host', async () => {
     const raw = await rawHost();
     const other = await rawHost();
