@@ -96,7 +96,7 @@ describe('the rollout reader', () => {
     expect(t.usage).toEqual({ inputTokens: 30, outputTokens: 5, cacheReadTokens: 4, cacheWriteTokens: 0, reasoningTokens: 1 });
     expect(t.steps.map((s) => s.parts.map((p) => p.type))).toEqual([['REASONING', 'TOOL'], ['TEXT']]);
     expect(t.steps[0].parts[1]).toMatchObject({ tool: 'exec_command', input: { cmd: 'exit 3' }, status: 'error', externalID: 'c1' });
-    expect(t.shells).toEqual([{ callId: 'c1', command: 'exit 3', exitCode: 3, running: false, done: true }]);
+    expect(t.shells).toEqual([{ callId: 'c1', command: 'exit 3', exitCode: 3, running: false, done: true, killed: false }]);
     expect(t.end).toEqual({ kind: 'complete', lastText: 'the key is SECRET-K' });
     expect(() => turnOf(parseRollout('\u0000{{{\n\n').lines, 'x')).not.toThrow();
     const r = rewriteRollout(text, [{ kind: 'correct', at: t.steps[1].locators[0], text: 'the key is [redacted]' },
@@ -242,6 +242,33 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     const after = await session(id);
     expect(after.executions.edges.length).toBe(3);
     expect(after.messages.edges.length).toBe(msgs.length + 2);
+  });
+
+  it('shells that outlive their yield end honestly: one seen exiting by a `write_stdin` poll with its exit code, one Codex ends with the turn CANCELLED (a background job by then); the thread can still be sealed with proof', async () => {
+    const steps: CodexScriptStep[] = [
+      { shell: [{ cmd: 'sleep 1; echo bye; exit 4', yield_time_ms: 200 }] },
+      { calls: [{ name: 'write_stdin', arguments: { session_id: '$SHELL_SESSION', chars: '', yield_time_ms: 5000 } }] },
+      { shell: [{ cmd: 'sleep 31; echo never', yield_time_ms: 200 }] },
+      { text: 'leaving it running' },
+    ];
+    const r = await runToEnd(codexScript('outlive', steps));
+    expect(r.code, r.err).toBe(0);
+    const id = host.gatewaySessionOf(r.thread!)!;
+    const s = await session(id);
+    const jobs = s.executions.edges[0].node.jobs.edges.map((e: any) => e.node).sort((a: any, b: any) => a.command.localeCompare(b.command));
+    // Codex answered "still running" for both; no PostToolUse came for either. Their ends are Codex's
+    // CommandExecution items in the rollout: exit code 4, and -1 for the terminal it ended with the turn.
+    expect(jobs.map((j: any) => [j.command, j.status, j.exitCode, j.background])).toEqual([
+      ['sleep 1; echo bye; exit 4', 'ERROR', 4, false],
+      ['sleep 31; echo never', 'CANCELLED', null, true],
+    ]);
+    expect(processesWith('sleep 31')).toEqual([]);
+    const tools = s.messages.edges.flatMap((e: any) => e.node.parts).filter((p: any) => p.__typename === 'ToolPart');
+    // The message says what the model was told at the turn's end: the second shell still running (its job says how it ended).
+    expect(tools.map((p: any) => [p.tool, p.status])).toEqual([['exec_command', 'error'], ['write_stdin', 'completed'], ['exec_command', 'running']]);
+    expect(tools[1].output).toContain('Process exited with code 4');
+    // Nothing of the thread is left LOST: its seal is proven (a LOST job would make it SealUnsupportedError(JOB_LOST)).
+    expect((await seal(id)).__typename).toBe('SessionSealed');
   });
 
   it('seals a launched thread: the running turn is stopped, its shell left running in a background terminal killed with Codex, SessionSealed, a later prompt refused before any model request', async () => {

@@ -37,7 +37,7 @@ import { boundaryInput, inside, real, worktreeRoot } from '../hooks-host/worktre
 import { GatewayError } from '../common/gateway.js';
 import { startAppServer } from './app-server.js';
 import { CODEX_NAMES, findCodexBinary, launchCodex, writeHookScript } from './launch.js';
-import { parseRollout, rewriteRollout, shellResult, turnIds, turnOf, type CodexTurn, type Locator, type RolloutEdit } from './rollout.js';
+import { parseRollout, rewriteRollout, shellResult, turnIds, turnOf, type CodexTurn, type ShellCall, type Locator, type RolloutEdit } from './rollout.js';
 
 export interface CodexHostOptions extends HooksHostOptions {
   /** The models the host offers for generation (any other is ModelNotFoundError). Default: none (no generation). */
@@ -82,6 +82,10 @@ export interface CodexHookInput {
 /** Where a Codex process keeps its sessions: `$CODEX_HOME`, else `$HOME/.codex`, of its own environment. */
 const codexHome = (env: Map<string, string>) => env.get('CODEX_HOME') || (env.get('HOME') ? `${env.get('HOME')}/.codex` : null);
 const isCodex = (argv: string[]) => path.basename(argv[0] ?? '') === 'codex';
+
+/** How a shell the rollout shows ended is a job's end: its exit code, or CANCELLED when Codex stopped it. */
+const shellEnd = (sh: ShellCall): JobEnd => (sh.killed ? { status: 'CANCELLED', exitCode: null }
+  : { status: sh.exitCode === 0 ? 'COMPLETED' : 'ERROR', exitCode: sh.exitCode });
 
 export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
   private readonly warmed = new Set<string>();
@@ -280,7 +284,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
       await this.appendTurn(id, ts, t);
       for (const sh of t.shells) {
         await this.startShell(id, sh.callId, turnId, sh.command);
-        await this.finishJob(id, sh.callId, sh.done ? { status: sh.exitCode === 0 ? 'COMPLETED' : 'ERROR', exitCode: sh.exitCode } : { status: 'LOST', exitCode: null });
+        await this.finishJob(id, sh.callId, sh.done ? shellEnd(sh) : { status: 'LOST', exitCode: null });
       }
       await this.settle(id, ts, { ...this.outcome(t, null), ...this.usageInput(t), endCaptureError: why });
     }
@@ -406,22 +410,44 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
     const out = typeof input.tool_response === 'string' ? input.tool_response : JSON.stringify(input.tool_response ?? '');
     const r = shellResult(out);
     if (r.running) {
-      await this.gw.call(BackgroundJobDocument, { input: { jobID: j.jobID } } as any).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`background ${j.jobID}: ${e.message}`); });
-      await this.update(id, (now) => ({ jobs: { ...now.jobs, [callId]: { ...j, background: true } } }));
+      await this.toBackground(id, callId);
       return;
     }
     if (r.exitCode !== null) await this.finishJob(id, callId, { status: r.exitCode === 0 ? 'COMPLETED' : 'ERROR', exitCode: r.exitCode });
   }
 
-  /** The turn's shells: those the rollout shows exited end so; the others as `otherwise` (null: left running). */
+  /**
+   * The turn's shells: those the rollout shows ended end so; the others as `otherwise` (null: left running, and a
+   * shell Codex answered "still running" for is a background job from then on: it outlives its turn's answer).
+   */
   private async finishTurnJobs(id: string, t: CodexTurn, otherwise: JobEnd | null) {
     const byCall = new Map(t.shells.map((s) => [s.callId, s]));
     for (const [callId, j] of Object.entries(this.sessions.get(id)?.jobs ?? {})) {
       if (j.done || j.turnId !== t.turnId) continue;
       const s = byCall.get(callId);
-      if (s?.done) await this.finishJob(id, callId, { status: s.exitCode === 0 ? 'COMPLETED' : 'ERROR', exitCode: s.exitCode });
+      if (s?.done) await this.finishJob(id, callId, shellEnd(s));
       else if (otherwise) await this.finishJob(id, callId, otherwise);
+      else if (s?.running && !j.background) await this.toBackground(id, callId);
     }
+  }
+
+  /**
+   * Shells still unfinished whose end the rollout now shows (any turn of the thread): Codex writes the end of a
+   * terminal that outlived its turn's answer when it ends it, with the turn or at its exit, after the Stop hook.
+   */
+  private async finishSeenShells(id: string) {
+    const st = this.sessions.get(id);
+    const open = Object.values(st?.jobs ?? {}).filter((j) => !j.done);
+    if (!st || !open.length || !st.transcript) return;
+    const lines = this.readRollout(st);
+    for (const turnId of new Set(open.map((j) => j.turnId))) await this.finishTurnJobs(id, turnOf(lines, turnId), null);
+  }
+
+  private async toBackground(id: string, callId: string) {
+    const j = this.sessions.get(id)?.jobs?.[callId];
+    if (!j) return;
+    await this.gw.call(BackgroundJobDocument, { input: { jobID: j.jobID } } as any).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`background ${j.jobID}: ${e.message}`); });
+    await this.update(id, (now) => ({ jobs: { ...now.jobs, [callId]: { ...j, background: true } } }));
   }
 
   /** Reads the turn from the rollout; waits (bounded) until it holds the turn's last assistant message. */
@@ -496,6 +522,8 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
 
   /** The running turn ended without Stop (Codex exited or was killed, or a new prompt came): INTERRUPTED. */
   protected async endRunning(id: string, why: EndWhy) {
+    // Codex exited (or was stopped): the ends it wrote of earlier turns' terminals first, then the running turn.
+    await this.finishSeenShells(id);
     const st = this.sessions.get(id);
     const ts = st?.current ? st.turns[st.current] : undefined;
     if (!st || !ts || ts.settled) return;

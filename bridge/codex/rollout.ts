@@ -34,7 +34,12 @@ export interface StepPart {
 
 export interface Step { id: string; parts: StepPart[]; locators: Locator[] }
 
-export interface ShellCall { callId: string; command: string; exitCode: number | null; running: boolean; done: boolean }
+/**
+ * An `exec_command` of the turn. `done` once it ended: by itself (`exitCode`), or stopped by Codex (`killed`: its
+ * `CommandExecution` item completed with exit code -1, as Codex writes for a terminal it ends with the turn).
+ * `running`: its answer to the model said it was still running (past `yield_time_ms`).
+ */
+export interface ShellCall { callId: string; command: string; exitCode: number | null; running: boolean; done: boolean; killed: boolean }
 
 export interface Usage { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; reasoningTokens: number }
 
@@ -163,7 +168,7 @@ export function turnOf(lines: RolloutLine[], turnId: string): CodexTurn {
         tools.set(callId, part);
         if (p.name === 'exec_command') {
           const cmd = (input as any)?.cmd;
-          t.shells.push({ callId, command: typeof cmd === 'string' ? cmd : JSON.stringify(input), exitCode: null, running: true, done: false });
+          t.shells.push({ callId, command: typeof cmd === 'string' ? cmd : JSON.stringify(input), exitCode: null, running: true, done: false, killed: false });
         }
         break;
       }
@@ -188,7 +193,17 @@ export function turnOf(lines: RolloutLine[], turnId: string): CodexTurn {
       default: break;
     }
   }
-  for (const sh of t.shells) if (exits.has(sh.callId) && !sh.running) sh.exitCode = exits.get(sh.callId)!;
+  // Codex's CommandExecution item is the shell's end, also for one that outlived its yield: seen later by a
+  // `write_stdin` poll (its exit code), or ended by Codex with the turn (exit code -1).
+  for (const sh of t.shells) {
+    if (!exits.has(sh.callId)) continue;
+    const code = exits.get(sh.callId)!;
+    sh.done = true;
+    sh.killed = code === null || code < 0;
+    sh.exitCode = sh.killed ? null : code;
+    const part = tools.get(sh.callId);
+    if (part && part.status === 'running') part.status = code === 0 ? 'completed' : 'error';
+  }
   if (sawUsage) t.usage = usage;
   return t;
 }

@@ -21,7 +21,8 @@ export interface CodexScriptStep {
   patch?: string[];
   /**
    * Other function calls (an MCP server's tool: `namespace` `mcp__<server>`, its `name`; a subagent:
-   * `multi_agent_v1` `spawn_agent`, `wait_agent` with `"$AGENT_ID"`, replaced by the last spawned agent's ID).
+   * `multi_agent_v1` `spawn_agent`, `wait_agent` with `"$AGENT_ID"`, replaced by the last spawned agent's ID;
+   * `write_stdin` with `"$SHELL_SESSION"`, replaced by the session of the last shell still running).
    */
   calls?: { name: string; namespace?: string; arguments: Record<string, unknown> }[];
   usage?: { input_tokens?: number; cached_tokens?: number; output_tokens?: number; reasoning_tokens?: number };
@@ -88,6 +89,15 @@ function send(res: http.ServerResponse, type: string, data: Record<string, unkno
   res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
 }
 
+/** The unified-exec session of the last shell the input shows still running (`Process running with session ID n`). */
+function lastShellSession(input: any[]): number | null {
+  for (const it of [...input].reverse()) {
+    const m = it?.type === 'function_call_output' && typeof it.output === 'string' ? /Process running with session ID (\d+)/.exec(it.output) : null;
+    if (m) return Number(m[1]);
+  }
+  return null;
+}
+
 /** The ID of the agent the last `spawn_agent` call of the input started (its output is `{"agent_id": …}`). */
 function lastAgent(input: any[]): string | null {
   for (const it of [...input].reverse()) {
@@ -114,7 +124,8 @@ function stream(res: http.ServerResponse, model: string, step: CodexScriptStep, 
     item({ type: 'function_call', id: `fc_${++seq}`, name: 'exec_command', arguments: JSON.stringify(args), call_id: `call_s${n}_${k++}_${seq}` });
   }
   for (const c of step.calls ?? []) {
-    const args = JSON.stringify(c.arguments).replaceAll('"$AGENT_ID"', JSON.stringify(lastAgent(input)));
+    const args = JSON.stringify(c.arguments).replaceAll('"$AGENT_ID"', JSON.stringify(lastAgent(input)))
+      .replaceAll('"$SHELL_SESSION"', JSON.stringify(lastShellSession(input)));
     item({ type: 'function_call', id: `fc_${++seq}`, name: c.name, ...(c.namespace ? { namespace: c.namespace } : {}), arguments: args, call_id: `call_s${n}_${k++}_${seq}` });
   }
   for (const p of step.patch ?? []) item({ type: 'custom_tool_call', id: `ctc_${++seq}`, name: 'apply_patch', input: p, call_id: `call_s${n}_${k++}_${seq}` });
