@@ -455,6 +455,25 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     expect(ex[0].changeset.files.map((f: any) => f.path)).toContain('interrupted.txt');
   });
 
+  it('a turn whose Codex crashes (SIGKILL from outside while the model answers) is INTERRUPTED(SHUTDOWN), not the user\'s; the thread goes on with the next resume', async () => {
+    const r = await run(codexScript('crash me', [{ shell: ['echo first > crashed.txt'] }, { text: 'never', gate: 'crash' }]));
+    const thread = await r.started;
+    await model.waitGate('crash');
+    process.kill(r.pid, 'SIGKILL');
+    const x = await r.done;
+    expect(x.signal).toBe('SIGKILL');
+    model.release('crash');
+    const id = host.gatewaySessionOf(thread)!;
+    const ex = (await session(id)).executions.edges.map((e: any) => e.node);
+    expect(ex).toMatchObject([{ status: 'INTERRUPTED', interruptReason: 'SHUTDOWN' }]);
+    expect(ex[0].jobs.edges.map((e: any) => e.node)).toMatchObject([{ kind: 'SHELL', status: 'COMPLETED', exitCode: 0 }]);
+    expect(ex[0].changeset.files.map((f: any) => f.path)).toContain('crashed.txt');
+    const again = await runToEnd(codexScript('after the crash', [{ text: 'back' }]), { resume: thread });
+    expect(again.code, again.err).toBe(0);
+    const after = (await session(id)).executions.edges.map((e: any) => e.node).sort((a: any, b: any) => a.sequence - b.sequence);
+    expect(after.map((e: any) => e.status)).toEqual(['INTERRUPTED', 'SUCCEEDED']);
+  });
+
   it('generation is a hidden `codex exec --ephemeral` with the model asked for (a model the host does not offer is ModelNotFoundError); compaction is Codex\'s own, through its app-server (the next resume sends its summary)', async () => {
     const r1 = await runToEnd(codexScript('remember PINEAPPLE-77', [{ text: 'noted PINEAPPLE-77' }]));
     const id = host.gatewaySessionOf(r1.thread!)!;

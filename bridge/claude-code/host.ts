@@ -637,7 +637,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
     await this.appendTurn(st, cc, ts, t);
     await this.finishTurnJobs(cc, t, why === 'seal' ? { status: 'CANCELLED', exitCode: null } : why === 'superseded' ? null : { status: 'LOST', exitCode: null });
     const end = await this.snapshot(st);
-    const reason = st.fenced || why === 'seal' ? 'SEAL' : why === 'superseded' ? 'SUPERSEDED' : why === 'failed' ? 'SHUTDOWN' : 'USER';
+    const reason = st.fenced || why === 'seal' ? 'SEAL' : why === 'superseded' ? 'SUPERSEDED' : why === 'failed' || why === 'crashed' ? 'SHUTDOWN' : 'USER';
     const failed = why === 'failed' && !st.fenced;
     // An exit seen before the StopFailure hook: the transcript's API error line still says why the turn failed.
     const failure = failed ? this.failureOf(t, null) ?? { error: 'Claude Code exited with an error before the turn ended' } : null;

@@ -531,7 +531,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
     await this.appendTurn(id, ts, t);
     await this.finishTurnJobs(id, t, why === 'seal' ? { status: 'CANCELLED', exitCode: null } : why === 'superseded' ? null : { status: 'LOST', exitCode: null });
     const end = await this.snapshot(st);
-    const reason = st.fenced || why === 'seal' ? 'SEAL' : why === 'superseded' ? 'SUPERSEDED' : why === 'failed' ? 'SHUTDOWN' : 'USER';
+    const reason = st.fenced || why === 'seal' ? 'SEAL' : why === 'superseded' ? 'SUPERSEDED' : why === 'failed' || why === 'crashed' ? 'SHUTDOWN' : 'USER';
     // Codex wrote why the turn ended: aborted (Ctrl-C: it exits 1 after `turn_aborted`), or the model API's error.
     const aborted = t.end?.kind === 'aborted';
     const failed = !st.fenced && !aborted && (why === 'failed' || t.error !== null);

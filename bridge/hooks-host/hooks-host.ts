@@ -30,7 +30,16 @@ export type Kind = 'launched' | 'observed';
 export type JobEnd = { status: 'COMPLETED' | 'ERROR' | 'CANCELLED' | 'LOST'; exitCode?: number | null };
 
 /** How a running turn ended without the agent's own end of turn. */
-export type EndWhy = 'exit' | 'signal' | 'failed' | 'superseded' | 'seal';
+/**
+ * Why the running turn ended without its Stop hook: the agent exited (`exit`), stopped by the user's interrupt
+ * (`signal`: SIGINT, SIGTERM, SIGHUP, SIGQUIT), exited with an error code (`failed`), killed by any other signal
+ * (`crashed`: SIGKILL from outside or the kernel, SIGSEGV, SIGABRT…), a new prompt came first (`superseded`), or
+ * the seal stopped it (`seal`).
+ */
+export type EndWhy = 'exit' | 'signal' | 'failed' | 'crashed' | 'superseded' | 'seal';
+
+/** The signals a user stops an agent with (Ctrl-C, `kill`, a closed terminal): the others end it as a crash. */
+const USER_SIGNALS = new Set(['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']);
 
 export interface BaseSessionState extends KitSessionState {
   kind: Kind;
@@ -276,7 +285,8 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
       void this.enqueue(st.parent ?? key, async () => {
         const now = this.sessions.get(key)!;
         const killed = this.killing.has(key) || now.fenced;
-        await this.endRunning(key, killed ? (now.fenced ? 'seal' : 'signal') : body.signal ? 'signal' : Number(body.code) ? 'failed' : 'exit');
+        await this.endRunning(key, killed ? (now.fenced ? 'seal' : 'signal')
+          : body.signal ? (USER_SIGNALS.has(String(body.signal)) ? 'signal' : 'crashed') : Number(body.code) ? 'failed' : 'exit');
         // Shells still running when the agent went: killed with it by the host, else nobody saw their end.
         await this.finishAllJobs(key, killed ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
       });
