@@ -120,6 +120,7 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
   let home: string;
   let codexHome: string;
   let hostDir: string;
+  let tuiRepo: string;
 
   const env = () => ({ ...process.env, HOME: home, CODEX_HOME: codexHome, FAKE_OPENAI_KEY: 'sk-fake-local', CODEX_BIN: '' });
   const newHost = () => new CodexHost({ gatewayUrl: gw.url, hostToken: gw.admin, dir: hostDir, leaseMs: 10_000, codexEnv: env(), codexBin: bin!,
@@ -163,6 +164,8 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     home = path.join(tmp, 'home');
     codexHome = path.join(tmp, 'codex-home');
     hostDir = path.join(tmp, 'host');
+    tuiRepo = path.join(tmp, 'tui-repo');
+    gitRepo(tuiRepo);
     fs.mkdirSync(home);
     fs.mkdirSync(codexHome);
     gitRepo(repo);
@@ -170,7 +173,11 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     model = await startScriptedResponses();
     // gpt-5.5: a slug of Codex's bundled catalog (apply_patch offered), served by the scripted provider.
     fs.writeFileSync(path.join(codexHome, 'config.toml'), ['model = "gpt-5.5"', 'model_provider = "fake"', '[model_providers.fake]', 'name = "fake"',
-      `base_url = "${model.url}"`, 'wire_api = "responses"', 'env_key = "FAKE_OPENAI_KEY"', ''].join('\n'));
+      `base_url = "${model.url}"`, 'wire_api = "responses"', 'env_key = "FAKE_OPENAI_KEY"',
+      // The interactive TUI's first-run screens answered as a user answers them once (Codex writes the same).
+      // disable_paste_burst: keys sent at once are typing, not a paste (whose Enter would be a newline).
+      '[tui]', 'screen_reader_detection_done = true', 'disable_paste_burst = true', '[tui.model_availability_nux]', '"gpt-6.1-sol" = 1',
+      '[notice.model_migrations]', '"gpt-5.5" = "gpt-6-sol"', `[projects."${tuiRepo}"]`, 'trust_level = "trusted"', ''].join('\n'));
     host = newHost();
     await host.start();
   });
@@ -472,6 +479,51 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     expect(again.code, again.err).toBe(0);
     const after = (await session(id)).executions.edges.map((e: any) => e.node).sort((a: any, b: any) => a.sequence - b.sequence);
     expect(after.map((e: any) => e.status)).toEqual(['INTERRUPTED', 'SUCCEEDED']);
+  });
+
+  it('the interactive TUI through `gateway codex` (in a terminal): each prompt an execution; idle between turns, the seal ends it (SessionSealed) and nothing is admitted after', async () => {
+    const term = `codex-tui-${process.pid}`;
+    const tmux = (...a: string[]) => execFileSync('tmux', a, { encoding: 'utf8' });
+    const screen = () => tmux('capture-pane', '-p', '-t', term);
+    const envArgs = Object.entries({ HOME: home, CODEX_HOME: codexHome, FAKE_OPENAI_KEY: 'sk-fake-local', CODEX_BIN: bin!, TERM: 'xterm-256color' }).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+    // `gateway codex --dir <host dir> …` from the sources, as a user types it; the pane stays after it exits.
+    const cmd = [process.execPath, '--import', path.join(__dirname, '..', 'node_modules', 'tsx', 'dist', 'loader.mjs'), path.join(__dirname, '..', 'cli', 'main.ts'), 'codex', '--dir', hostDir, '--dangerously-bypass-approvals-and-sandbox']
+      .map((a) => `'${a}'`).join(' ');
+    tmux('new-session', '-d', '-s', term, '-x', '160', '-y', '45', '-c', tuiRepo, ...envArgs, `${cmd}; echo "LAUNCHER EXITED $?"; sleep 600`);
+    try {
+      await until('the TUI ready for a prompt', () => /GPT-5\.5 default/.test(screen()), 60_000).catch((e) => { console.log('SCREEN', screen()); throw e; });
+      const type = (text: string) => { tmux('send-keys', '-t', term, '-l', text); tmux('send-keys', '-t', term, 'Enter'); };
+      const sessionID = async () => (await gw.sql`SELECT id FROM sessions WHERE directory = ${tuiRepo}`)[0]?.id as string | undefined;
+      const settled = async (n: number) => {
+        const id = await sessionID();
+        return !!id && (await gw.sql`SELECT 1 FROM executions WHERE session_id = ${id} AND status <> 'RUNNING'`).length === n;
+      };
+      type(`SCRIPT:${JSON.stringify([{ shell: ['echo tui > tui.txt'] }, { text: 'TUI-ONE' }])}`);
+      await until('the first turn settled', () => settled(1), 60_000).catch((e) => { console.log('SCREEN', screen()); throw e; });
+      type(`SCRIPT:${JSON.stringify([{ text: 'TUI-TWO' }])}`);
+      await until('the second turn settled', () => settled(2), 60_000);
+      await until('the answer on the screen', () => /TUI-TWO/.test(screen()));
+      const id = (await sessionID())!;
+      const s = await session(id);
+      expect(s.metadata.codex).toMatchObject({ launched: true });
+      const ex = s.executions.edges.map((e: any) => e.node).sort((a: any, b: any) => a.sequence - b.sequence);
+      expect(ex.map((e: any) => e.status)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+      expect(ex[0].jobs.edges.map((e: any) => e.node)).toMatchObject([{ kind: 'SHELL', status: 'COMPLETED', exitCode: 0, command: 'echo tui > tui.txt' }]);
+      expect(ex[0].changeset.files.map((f: any) => f.path)).toEqual(['tui.txt']);
+      // Idle between turns, still running: the seal stops it (its admissions were the launcher's process).
+      expect(screen()).not.toContain('LAUNCHER EXITED');
+      const sealed = await seal(id);
+      expect(sealed.__typename, JSON.stringify(sealed)).toBe('SessionSealed');
+      expect(sealed.interruptedExecution).toBeNull();
+      await until('the TUI gone', () => /LAUNCHER EXITED/.test(screen()));
+      expect((await session(id)).executions.edges.length).toBe(2);
+      const asked = model.requests.length;
+      const again = await runToEnd(codexScript('after the seal', [{ text: 'never' }]), { resume: (s.metadata.codex as any).threadID });
+      expect(again.refused.join('\n')).toMatch(/sealed by the gateway/);
+      expect(model.requests.length).toBe(asked);
+    } finally {
+      try { tmux('kill-session', '-t', term); } catch { /* gone */ }
+    }
   });
 
   it('generation is a hidden `codex exec --ephemeral` with the model asked for (a model the host does not offer is ModelNotFoundError); compaction is Codex\'s own, through its app-server (the next resume sends its summary)', async () => {
