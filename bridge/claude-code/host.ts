@@ -34,7 +34,7 @@ import type { Command } from '../common/host-lease.js';
 import { allow, decideWithin, refuse, within, type Decision, type Ticket } from '../hooks-host/admission.js';
 import { rewriteFileAtomically as rewriteAtomically } from '../hooks-host/atomic-rewrite.js';
 import { runHidden } from '../hooks-host/host-commands.js';
-import { HooksHost, type BaseSessionState, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type Kind, type PromptRun } from '../hooks-host/hooks-host.js';
+import { HooksHost, type BaseSessionState, type EarlierTurn, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type Kind, type PromptRun } from '../hooks-host/hooks-host.js';
 import type { LaunchState } from '../hooks-host/launches.js';
 import { inside, real, worktreeRoot } from '../hooks-host/worktree.js';
 import { GatewayError } from '../common/gateway.js';
@@ -271,7 +271,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
         title: typeof input.agent_type === 'string' ? `subagent ${input.agent_type}`.slice(0, 200) : 'subagent', parentID: parent.sessionID,
         directory: parent.cwd, hostID: this.leases[parent.kind].hostID,
         hostMetadata: { claudeCode: { sessionID: cc, agentID: agentId, agentType: input.agent_type ?? null, transcriptPath: agentPath, launched: parent.kind === 'launched' } },
-        idempotencyKey: `claude-code:subagent:${cc}:${agentId}`,
+        idempotencyKey: this.idempotencyKey('subagent', cc, agentId),
       } }, 'plugin');
       ch = { kind: parent.kind, sessionID: s.id, cwd: parent.cwd, transcript: agentPath, launch: parent.launch, fenced: parent.fenced, turns: {}, current: null, parent: cc, agentId };
       await this.persist(key, ch);
@@ -284,7 +284,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
     if (!ch.turns[promptId] && event !== 'PostToolUse') {
       const start = await this.snapshot(ch);
       const e: any = await this.leases[ch.kind].call(BeginExecutionDocument, {
-        sessionID: ch.sessionID!, trigger: 'SYNTHETIC', externalID: agentId, idempotencyKey: `claude-code:turn:${key}:${promptId}`,
+        sessionID: ch.sessionID!, trigger: 'SYNTHETIC', externalID: agentId, idempotencyKey: this.idempotencyKey('turn', key, promptId),
         ...('id' in start ? { startSnapshot: start.id } : { startCaptureError: start.error }),
       } as any);
       const now = this.sessions.get(key)!;
@@ -307,7 +307,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
     const s = await within(this.gw.call(CreateSessionDocument, { input: {
       title: '', directory: st.cwd || String(input.cwd ?? ''), hostID: lease.hostID,
       hostMetadata: { claudeCode: { sessionID: cc, transcriptPath: st.transcript, launched: st.kind === 'launched' } },
-      idempotencyKey: `claude-code:session:${cc}`,
+      idempotencyKey: this.idempotencyKey('session', cc),
     } }, 'plugin'), this.opts.admissionTimeoutMs ?? 20_000, 'createSession');
     const next = { ...st, sessionID: s.id };
     await this.persist(cc, next);
@@ -317,64 +317,64 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
   }
 
   /**
-   * The turns a transcript holds from before the host saw the session (Claude Code ran without its hooks, or
-   * before it was installed): each an execution, with its messages, jobs, model and usage, and honest
-   * boundaries: no capture of the worktree exists for them (START_/END_NOT_CAPTURED, the detail says they
-   * were imported). Same idempotency keys as live turns: imported once, never twice.
+   * The transcript's turns (the kit's import of earlier history): each with its messages, jobs (a background shell
+   * ends with the task notification of a later turn), model and usage.
    */
-  private async importEarlier(cc: string, current: string | null) {
+  protected earlierHistory(cc: string): { turns: EarlierTurn[]; after?: () => Promise<void> } {
     const st = this.sessions.get(cc)!;
     let text = '';
-    try { text = fs.readFileSync(st.transcript, 'utf8'); } catch { return; }
+    try { text = fs.readFileSync(st.transcript, 'utf8'); } catch { return { turns: [] }; }
     const { lines } = parseTranscript(text);
     const prompts = [...new Set(lines.filter((l) => isPrompt(l) && typeof l.promptId === 'string').map((l) => l.promptId!))];
-    const why = 'imported: this turn was written to the transcript before the Claude Code host ran, so no capture of the worktree exists for it';
-    for (const promptId of prompts) {
-      if (promptId === current || this.sessions.get(cc)!.turns[promptId]) continue;
-      const t = turnOf(lines, promptId);
-      const lease = this.leases[st.kind];
-      const note = t.prompt ? taskNotification(t.prompt) : null;
-      const e: any = await lease.call(BeginExecutionDocument, {
-        sessionID: st.sessionID!, trigger: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId, idempotencyKey: `claude-code:turn:${cc}:${promptId}`, startCaptureError: why,
-      } as any);
-      const ts: TurnState = { promptId, executionID: e.id, settled: false, startedAt: Date.now() };
-      const now = this.sessions.get(cc)!;
-      await this.persist(cc, { ...now, turns: { ...now.turns, [promptId]: ts } });
-      if (t.prompt) {
-        const m: any = await this.gw.call(AppendMessageDocument, { input: {
-          sessionID: st.sessionID!, executionID: e.id, role: 'USER', origin: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId,
-          idempotencyKey: `claude-code:prompt:${cc}:${promptId}`, parts: [{ type: 'TEXT', text: t.prompt }],
-        } });
-        await this.remember(cc, m, { prompt: promptId });
-      }
-      await this.appendTurn(this.sessions.get(cc)!, cc, ts, t);
-      for (const p of t.steps.flatMap((x) => x.parts)) {
-        if (p.type !== 'TOOL' || p.tool !== 'Bash' || !p.externalID) continue;
-        const input = (p.input ?? {}) as Record<string, unknown>;
-        const j: any = await lease.call(StartJobDocument, {
-          sessionID: st.sessionID!, executionID: e.id, kind: 'SHELL', background: input.run_in_background === true,
-          title: typeof input.description === 'string' ? input.description.slice(0, 500) : null,
-          command: typeof input.command === 'string' ? input.command.slice(0, 10_000) : null, idempotencyKey: `claude-code:job:${cc}:${p.externalID}`,
+    return {
+      turns: prompts.map((promptId) => ({ id: promptId, import: async (why: string) => {
+        const t = turnOf(lines, promptId);
+        const lease = this.leases[st.kind];
+        const note = t.prompt ? taskNotification(t.prompt) : null;
+        const e: any = await lease.call(BeginExecutionDocument, {
+          sessionID: st.sessionID!, trigger: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId, idempotencyKey: this.idempotencyKey('turn', cc, promptId), startCaptureError: why,
         } as any);
-        const n2 = this.sessions.get(cc)!;
-        await this.persist(cc, { ...n2, jobs: { ...n2.jobs, [p.externalID]: { jobID: j.id, promptId, background: input.run_in_background === true, taskId: null, done: false } } });
-        // A background shell's end is in a later task notification (imported with its own turn); else nobody saw it.
-        const end = input.run_in_background === true ? null : shellEnd(p.output, p.status) ?? { status: 'LOST' as const, exitCode: null };
-        if (end) await this.finishJob(cc, p.externalID, end);
-      }
-      if (note) {
-        const id = note.toolUseId ?? Object.entries(this.sessions.get(cc)!.jobs ?? {}).find(([, j]) => j.taskId === note.taskId)?.[0];
-        if (id) await this.finishJob(cc, id, note.end);
-      }
-      const ended = t.finishReason !== null && t.finishReason !== 'tool_use';
-      const failure = this.failureOf(t, null);
-      await this.settle(cc, ts, {
-        ...(failure ? { status: 'FAILED', ...failure } : ended ? { status: 'SUCCEEDED' } : { status: 'INTERRUPTED', interruptReason: 'USER' }),
-        ...this.usageInput(t), endCaptureError: why,
-      });
-    }
-    // Background shells of imported turns whose end no notification reported: nobody saw it.
-    for (const [id, j] of Object.entries(this.sessions.get(cc)!.jobs ?? {})) if (!j.done) await this.finishJob(cc, id, { status: 'LOST', exitCode: null });
+        const ts: TurnState = { promptId, executionID: e.id, settled: false, startedAt: Date.now() };
+        const now = this.sessions.get(cc)!;
+        await this.persist(cc, { ...now, turns: { ...now.turns, [promptId]: ts } });
+        if (t.prompt) {
+          const m: any = await this.gw.call(AppendMessageDocument, { input: {
+            sessionID: st.sessionID!, executionID: e.id, role: 'USER', origin: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId,
+            idempotencyKey: this.idempotencyKey('prompt', cc, promptId), parts: [{ type: 'TEXT', text: t.prompt }],
+          } });
+          await this.remember(cc, m, { prompt: promptId });
+        }
+        await this.appendTurn(this.sessions.get(cc)!, cc, ts, t);
+        for (const p of t.steps.flatMap((x) => x.parts)) {
+          if (p.type !== 'TOOL' || p.tool !== 'Bash' || !p.externalID) continue;
+          const input = (p.input ?? {}) as Record<string, unknown>;
+          const j: any = await lease.call(StartJobDocument, {
+            sessionID: st.sessionID!, executionID: e.id, kind: 'SHELL', background: input.run_in_background === true,
+            title: typeof input.description === 'string' ? input.description.slice(0, 500) : null,
+            command: typeof input.command === 'string' ? input.command.slice(0, 10_000) : null, idempotencyKey: this.idempotencyKey('job', cc, p.externalID),
+          } as any);
+          const n2 = this.sessions.get(cc)!;
+          await this.persist(cc, { ...n2, jobs: { ...n2.jobs, [p.externalID]: { jobID: j.id, promptId, background: input.run_in_background === true, taskId: null, done: false } } });
+          // A background shell's end is in a later task notification (imported with its own turn); else nobody saw it.
+          const end = input.run_in_background === true ? null : shellEnd(p.output, p.status) ?? { status: 'LOST' as const, exitCode: null };
+          if (end) await this.finishJob(cc, p.externalID, end);
+        }
+        if (note) {
+          const id = note.toolUseId ?? Object.entries(this.sessions.get(cc)!.jobs ?? {}).find(([, j]) => j.taskId === note.taskId)?.[0];
+          if (id) await this.finishJob(cc, id, note.end);
+        }
+        const ended = t.finishReason !== null && t.finishReason !== 'tool_use';
+        const failure = this.failureOf(t, null);
+        await this.settle(cc, ts, {
+          ...(failure ? { status: 'FAILED', ...failure } : ended ? { status: 'SUCCEEDED' } : { status: 'INTERRUPTED', interruptReason: 'USER' }),
+          ...this.usageInput(t), endCaptureError: why,
+        });
+      } })),
+      // Background shells of imported turns whose end no notification reported: nobody saw it.
+      after: async () => {
+        for (const [id, j] of Object.entries(this.sessions.get(cc)!.jobs ?? {})) if (!j.done) await this.finishJob(cc, id, { status: 'LOST', exitCode: null });
+      },
+    };
   }
 
   /** UserPromptSubmit: the turn is an execution admitted by the gateway, or the prompt is refused. */
@@ -401,7 +401,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
       // The prompt of a run the host started for a PROMPT command (review comments): its execution is the command's.
       const commandID = launch && !note ? await this.state.takePromptCommand(launch.token, cc) : null;
       const e: any = await lease.call(BeginExecutionDocument, {
-        sessionID: st.sessionID!, trigger: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId, idempotencyKey: `claude-code:turn:${cc}:${promptId}`,
+        sessionID: st.sessionID!, trigger: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId, idempotencyKey: this.idempotencyKey('turn', cc, promptId),
         ...('id' in start ? { startSnapshot: start.id } : { startCaptureError: start.error }), ...(commandID ? { commandID } : {}),
       } as any);
       if (commandID) this.promptBegan(commandID);
@@ -419,7 +419,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
       if (text) void this.enqueue(cc, async () => {
         const m: any = await this.gw.call(AppendMessageDocument, { input: {
           sessionID, executionID: e.id, role: 'USER', origin: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId,
-          idempotencyKey: `claude-code:prompt:${cc}:${promptId}`, parts: [{ type: 'TEXT', text }],
+          idempotencyKey: this.idempotencyKey('prompt', cc, promptId), parts: [{ type: 'TEXT', text }],
         } });
         await this.remember(cc, m, { prompt: promptId });
       });
@@ -460,7 +460,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
           sessionID: st.sessionID, executionID: turn?.executionID ?? null, kind: 'SHELL', background,
           title: typeof ti.description === 'string' ? ti.description.slice(0, 500) : null,
           command: typeof ti.command === 'string' ? ti.command.slice(0, 10_000) : null,
-          idempotencyKey: `claude-code:job:${cc}:${toolUseId}`,
+          idempotencyKey: this.idempotencyKey('job', cc, toolUseId),
         } as any);
         const now = this.sessions.get(cc)!;
         await this.persist(cc, { ...now, jobs: { ...now.jobs, [toolUseId]: { jobID: j.id, promptId: st.current ?? '', background, taskId: null, done: false } } });
@@ -530,7 +530,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
       // Claude Code writes a prompt's attachments as lines of their own after it: a USER message of FILE parts.
       await this.gw.call(AppendMessageDocument, { input: {
         sessionID: st.sessionID!, executionID: ts.executionID, role: 'USER', origin: 'PROMPT', externalID: `${ts.promptId}:files`,
-        idempotencyKey: `claude-code:files:${cc}:${ts.promptId}`,
+        idempotencyKey: this.idempotencyKey('files', cc, ts.promptId),
         parts: t.files.map((f) => ({ type: 'FILE', path: f.path, ...(f.mime ? { mime: f.mime } : {}) })) as any,
       } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`files of ${ts.promptId}: ${e.message}`); });
     }
@@ -538,7 +538,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
       if (!s.parts.length) continue;
       const m = await this.gw.call(AppendMessageDocument, { input: {
         sessionID: st.sessionID!, executionID: ts.executionID, role: 'ASSISTANT', origin: 'MODEL', externalID: s.messageID,
-        idempotencyKey: `claude-code:message:${cc}:${s.messageID}`,
+        idempotencyKey: this.idempotencyKey('message', cc, s.messageID),
         parts: s.parts.map((p) => ({ ...p, ...(p.input !== undefined ? { input: p.input } : {}) })) as any,
       } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`message ${s.messageID}: ${e.message}`); return null; });
       if (m) await this.remember(cc, m, { step: s.messageID });
@@ -600,7 +600,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
       // A subagent's prompt (written by the parent's model) is in its transcript only.
       const m: any = await this.gw.call(AppendMessageDocument, { input: {
         sessionID: st.sessionID!, executionID: ts.executionID, role: 'USER', origin: 'SYNTHETIC', externalID: promptId,
-        idempotencyKey: `claude-code:prompt:${cc}:${promptId}`, parts: [{ type: 'TEXT', text: t.prompt }],
+        idempotencyKey: this.idempotencyKey('prompt', cc, promptId), parts: [{ type: 'TEXT', text: t.prompt }],
       } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`subagent prompt: ${e.message}`); return null; });
       if (m) await this.remember(cc, m, { prompt: promptId });
     }

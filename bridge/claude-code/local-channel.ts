@@ -3,6 +3,6 @@
 import * as kit from '../hooks-host/local-channel.js';
 
 export { SECRET_HEADER, hostSecret, sameSecret } from '../hooks-host/local-channel.js';
-export const CLAUDE_CODE_NAMES: kit.AgentNames = { label: 'Claude Code', command: 'claude-code' };
+export const CLAUDE_CODE_NAMES: kit.AgentNames = { label: 'Claude Code', command: 'claude-code', transcript: 'transcript' };
 export const prepareHostDir = (dir: string) => kit.prepareHostDir(dir, CLAUDE_CODE_NAMES);
 export const clientSecret = (dir: string) => kit.clientSecret(dir, CLAUDE_CODE_NAMES);

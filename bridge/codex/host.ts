@@ -31,7 +31,7 @@ import {
 import type { Command } from '../common/host-lease.js';
 import { allow, decideWithin, refuse, within, type Decision, type Ticket } from '../hooks-host/admission.js';
 import { runHidden } from '../hooks-host/host-commands.js';
-import { HooksHost, type BaseSessionState, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type PromptRun } from '../hooks-host/hooks-host.js';
+import { HooksHost, type EarlierTurn, type BaseSessionState, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type PromptRun } from '../hooks-host/hooks-host.js';
 import type { LaunchState } from '../hooks-host/launches.js';
 import { boundaryInput, inside, real, worktreeRoot } from '../hooks-host/worktree.js';
 import { GatewayError } from '../common/gateway.js';
@@ -189,7 +189,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
         title: typeof input.agent_type === 'string' ? `subagent ${input.agent_type}`.slice(0, 200) : 'subagent', parentID: parent.sessionID,
         directory: parent.cwd, hostID: this.leases[parent.kind].hostID,
         hostMetadata: { codex: { threadID: agentId, parentThreadID: id, agentType: input.agent_type ?? null, rolloutPath: rollout, launched: parent.kind === 'launched' } },
-        idempotencyKey: `codex:session:${agentId}`,
+        idempotencyKey: this.idempotencyKey('session', agentId),
       } }, 'plugin');
       ch = { kind: parent.kind, sessionID: s.id, cwd: parent.cwd, transcript: rollout ?? '', launch: parent.launch, fenced: parent.fenced, turns: {}, current: null,
         parent: id, imported: true };
@@ -248,7 +248,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
     const s = await within(this.gw.call(CreateSessionDocument, { input: {
       title: '', directory: st.cwd || String(input.cwd ?? ''), hostID: this.leases[st.kind].hostID,
       hostMetadata: { codex: { threadID: id, rolloutPath: st.transcript, launched: st.kind === 'launched' } },
-      idempotencyKey: `codex:session:${id}`,
+      idempotencyKey: this.idempotencyKey('session', id),
     } }, 'plugin'), this.opts.admissionTimeoutMs ?? 20_000, 'createSession');
     await this.persist(id, { ...this.sessions.get(id)!, sessionID: s.id });
     this.watch(id);
@@ -261,21 +261,15 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
     return parseRollout(text).lines;
   }
 
-  /**
-   * The turns a rollout holds from before the host saw the thread: each an execution with its messages, jobs,
-   * model and usage, and honest boundaries (no capture exists: START_/END_NOT_CAPTURED, the detail says they were
-   * imported). Same idempotency keys as live turns: imported once, never twice.
-   */
-  private async importEarlier(id: string, current: string | null) {
+  /** The rollout's turns (the kit's import of earlier history): each with its messages, shells, model and usage. */
+  protected earlierHistory(id: string): { turns: EarlierTurn[] } {
     const st = this.sessions.get(id)!;
     const lines = this.readRollout(st);
-    const why = 'imported: this turn was written to the rollout before the Codex host ran, so no capture of the worktree exists for it';
     const lease = this.leases[st.kind];
-    for (const turnId of turnIds(lines)) {
-      if (turnId === current || this.sessions.get(id)!.turns[turnId]) continue;
+    return { turns: turnIds(lines).map((turnId) => ({ id: turnId, import: async (why: string) => {
       const t = turnOf(lines, turnId);
       const e: any = await lease.call(BeginExecutionDocument, {
-        sessionID: st.sessionID!, trigger: 'PROMPT', externalID: turnId, idempotencyKey: `codex:turn:${id}:${turnId}`, startCaptureError: why,
+        sessionID: st.sessionID!, trigger: 'PROMPT', externalID: turnId, idempotencyKey: this.idempotencyKey('turn', id, turnId), startCaptureError: why,
         ...(t.model ? { model: { providerID: 'openai', modelID: t.model } } : {}),
       } as any);
       const ts: TurnState = { turnId, executionID: e.id, settled: false };
@@ -287,7 +281,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
         await this.finishJob(id, sh.callId, sh.done ? shellEnd(sh) : { status: 'LOST', exitCode: null });
       }
       await this.settle(id, ts, { ...this.outcome(t, null), ...this.usageInput(t), endCaptureError: why });
-    }
+    } })) };
   }
 
   /** UserPromptSubmit: the turn (its ID from the hook) is an execution admitted by the gateway, or the prompt is refused. */
@@ -305,7 +299,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
       // The prompt of a run the host started for a PROMPT command (review comments): its execution is the command's.
       const commandID = launch && !st.parent ? await this.state.takePromptCommand(launch.token, id) : null;
       const e: any = await this.leases[st.kind].call(BeginExecutionDocument, {
-        sessionID: st.sessionID!, trigger: st.parent ? 'SYNTHETIC' : 'PROMPT', externalID: turnId, idempotencyKey: `codex:turn:${id}:${turnId}`,
+        sessionID: st.sessionID!, trigger: st.parent ? 'SYNTHETIC' : 'PROMPT', externalID: turnId, idempotencyKey: this.idempotencyKey('turn', id, turnId),
         ...(typeof input.model === 'string' ? { model: { providerID: 'openai', modelID: input.model } } : {}),
         ...boundaryInput('start', start), ...(commandID ? { commandID } : {}),
       } as any);
@@ -355,7 +349,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
     const st = this.sessions.get(id)!;
     const m: any = await this.gw.call(AppendMessageDocument, { input: {
       sessionID: st.sessionID!, executionID: ts.executionID, role: 'USER', origin: st.parent ? 'SYNTHETIC' : 'PROMPT', externalID: ts.turnId,
-      idempotencyKey: `codex:prompt:${id}:${ts.turnId}`, parts: [{ type: 'TEXT', text }],
+      idempotencyKey: this.idempotencyKey('prompt', id, ts.turnId), parts: [{ type: 'TEXT', text }],
     } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`prompt of ${ts.turnId}: ${e.message}`); return null; });
     if (m) await this.update(id, (now) => ({ messages: { ...now.messages, [m.id]: [{ kind: 'prompt', turnId: ts.turnId }] } }));
   }
@@ -365,7 +359,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
     if (st.jobs?.[callId]) return;
     const j: any = await this.leases[st.kind].call(StartJobDocument, {
       sessionID: st.sessionID, executionID: st.turns[turnId]?.executionID ?? null, kind: 'SHELL', background: false,
-      title: null, command: command.slice(0, 10_000), idempotencyKey: `codex:job:${id}:${callId}`,
+      title: null, command: command.slice(0, 10_000), idempotencyKey: this.idempotencyKey('job', id, callId),
     } as any);
     await this.update(id, (now) => ({ jobs: { ...now.jobs, [callId]: { jobID: j.id, turnId, background: false, done: false } } }));
   }
@@ -473,7 +467,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
       if (!s.parts.length) continue;
       const m: any = await this.gw.call(AppendMessageDocument, { input: {
         sessionID: st.sessionID!, executionID: ts.executionID, role: 'ASSISTANT', origin: 'MODEL', externalID: s.id,
-        idempotencyKey: `codex:message:${id}:${ts.turnId}:${s.id}`, parts: s.parts as any,
+        idempotencyKey: this.idempotencyKey('message', id, ts.turnId, s.id), parts: s.parts as any,
       } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`message ${s.id}: ${e.message}`); return null; });
       if (m) await this.update(id, (now) => ({ messages: { ...now.messages, [m.id]: s.locators } }));
     }

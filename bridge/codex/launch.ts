@@ -14,7 +14,7 @@ import { hookScript, shellQuote, writeHookScript as writeScript, type HookScript
 import { hostCall as kitHostCall } from '../hooks-host/channel.js';
 import type { AgentNames } from '../hooks-host/local-channel.js';
 
-export const CODEX_NAMES: AgentNames = { label: 'Codex', command: 'codex' };
+export const CODEX_NAMES: AgentNames = { label: 'Codex', command: 'codex', transcript: 'rollout' };
 export const CODEX_VERSION = '0.169.0';
 
 /**

@@ -49,6 +49,8 @@ export interface BaseSessionState extends KitSessionState {
   fenced: boolean;
   /** The running turn's key. */
   current: string | null;
+  /** The session's turns the host mirrored (by the agent's turn ID). */
+  turns: Record<string, unknown>;
   jobs?: Record<string, { jobID: string; done: boolean }>;
   /** Corrections and retractions not written into the transcript yet (a process of the session runs). */
   pendingEdits?: unknown[];
@@ -77,6 +79,9 @@ export interface HooksHostOptions {
 
 /** An agent run the host started for a PROMPT command: its exit, what the host refused in it, its output's end. */
 export interface PromptRun { exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; refused: string[] }>; output(): string }
+
+/** A turn of the transcript from before the host saw its session, and how the agent's host imports it. */
+export interface EarlierTurn { id: string; import(why: string): Promise<void> }
 
 export type GatewayEvent = { cursor: string; sequence: number; type: string; messageID: string | null; partID: string | null; message: any };
 
@@ -152,7 +157,36 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
     };
   }
 
+  /**
+   * The idempotency key of what the host mirrors: `<agent>:<kind>:<ids…>` (e.g. `codex:turn:<thread>:<turn ID>`,
+   * `claude-code:job:<session>:<tool use ID>`), from the agent's own IDs. The same thing gets the same key after a
+   * host restart, a hook delivered twice or an import of earlier history, so the gateway stores it once.
+   */
+  protected idempotencyKey(kind: string, ...ids: string[]): string {
+    return [this.agent.names.command, kind, ...ids].join(':');
+  }
+
+  /**
+   * Import of earlier history, at the first prompt the host sees of a session: the turns its transcript holds from
+   * before the host saw it (the agent ran without the host's hooks, or before it was installed), each once, as an
+   * execution with its messages, jobs, model and usage, and honest boundaries (no capture of the worktree exists
+   * for them: START_/END_NOT_CAPTURED, the detail says they were imported). With the live turns' idempotency keys,
+   * so a turn is never mirrored twice. The agent's host reads its transcript's turns (`earlierHistory`).
+   */
+  protected async importEarlier(key: string, current: string | null): Promise<void> {
+    const why = `imported: this turn was written to the ${this.agent.names.transcript} before the ${this.agent.names.label} host ran, so no capture of the worktree exists for it`;
+    const history = this.earlierHistory(key);
+    for (const t of history.turns) {
+      if (t.id === current || this.sessions.get(key)?.turns[t.id]) continue;
+      await t.import(why);
+    }
+    await history.after?.();
+  }
+
   // ---- what each agent's host says ----
+
+  /** The turns the session's transcript holds, in order, each with its import; `after` runs once they are in. */
+  protected abstract earlierHistory(key: string): { turns: EarlierTurn[]; after?: () => Promise<void> };
 
   /** A hook's decision (the agent's events and checks). */
   protected abstract decideHook(event: string, input: Record<string, unknown>, launchToken: string, ppid: number): Promise<Decision>;

@@ -14,7 +14,8 @@ export const SECRET_HEADER = 'x-gateway-host-secret';
 const SECRET_FILE = 'host.secret';
 
 /** How an agent's host is named in what the kit says to users: `label` in prose, `command` as in `gateway host <command>`. */
-export interface AgentNames { label: string; command: string }
+/** How an agent is named: `label` in messages, `command` in `gateway <command>` and in keys, `transcript` for its session file. */
+export interface AgentNames { label: string; command: string; transcript: string }
 
 /** A directory the host can trust: made 0700 if it is new; refused when another user owns it. */
 export function prepareHostDir(dir: string, names: AgentNames): void {
