@@ -6,6 +6,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { OperationDefinitionNode } from 'graphql';
 import { GatewayCallError, GatewayClient, GraphQLRequestError } from '../../client/index.js';
+import type { SnapshotTransport } from '../../host/snapshot-upload.js';
 
 /** An error member of a result union (`{ _tag: "SessionSealedError", ... }`). */
 export class GatewayError extends Error {
@@ -150,6 +151,23 @@ export class Gateway {
     // A socket that never connected (the gateway down) rejects its disposal with its close event: nothing to close.
     await Promise.all(Object.values(this.clients).map((c) => c.close().catch(() => {})));
   }
+}
+
+/**
+ * The typed documents over the bridge's gateway connection (which retries across gateway restarts):
+ * the success member of the result union, or a thrown GatewayCallError as `GatewayClient.call` does.
+ */
+export function bridgeTransport(gw: Pick<Gateway, 'call'>): SnapshotTransport {
+  return {
+    async call<TData, TVars extends Record<string, unknown>>(doc: TypedDocumentNode<TData, TVars>, variables?: TVars) {
+      try {
+        return await gw.call(doc, (variables ?? {}) as TVars);
+      } catch (e) {
+        if (e instanceof GatewayError) throw new GatewayCallError({ _tag: e.tag, message: String(e.fields.message ?? ''), code: Number(e.fields.code ?? 0), ...e.fields });
+        throw e;
+      }
+    },
+  };
 }
 
 export { GatewayCallError };

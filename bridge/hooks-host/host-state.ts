@@ -1,11 +1,11 @@
-// The state file of a hooks-driven host (`<dir>/state.jsonl`, the bridges' store, bridge/opencode/store.ts: a
+// The state file of a hooks-driven host (`<dir>/state.jsonl`, the bridges' store, bridge/common/store.ts: a
 // log of JSON lines, fsynced, compacted) and what it holds: the host IDs of its two registrations, per agent
 // session its state (its gateway session, turns, jobs, fence, the pending rollout/transcript edits…), and the
 // launches (launches.ts): the agent processes a launcher started, which sessions each ran, the PID the launcher
 // reported. Survives host restarts; a launch whose process is gone is forgotten (nothing reads it any more).
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { FileBridgeStore } from '../opencode/store.js';
+import { FileBridgeStore } from '../common/store.js';
 import { launchRunning, mayTouch, runsSession, type LaunchState } from './launches.js';
 import { processFacts } from './processes.js';
 import type { Waker } from './queues.js';
@@ -19,8 +19,11 @@ export interface KitSessionState {
 
 const OBSERVED_HOST = '@observed-host';
 
+/** A row of the state file: an agent session's state, a launch (`launch:<token>`), or the observed registration's host ID. */
+type Row = KitSessionState | LaunchState | { hostID: string };
+
 export class HostState<S extends KitSessionState> {
-  readonly store: FileBridgeStore;
+  readonly store: FileBridgeStore<Row>;
   readonly sessions = new Map<string, S>();
   /** Gateway session -> the agent's session. */
   readonly byGateway = new Map<string, string>();
@@ -30,7 +33,7 @@ export class HostState<S extends KitSessionState> {
   private readonly sessionWaiters = new Map<string, ((id: string) => void)[]>();
 
   constructor(dir: string, private readonly exits: Waker) {
-    this.store = new FileBridgeStore(path.join(dir, 'state.jsonl'));
+    this.store = new FileBridgeStore<Row>(path.join(dir, 'state.jsonl'));
   }
 
   /** Reads the stored sessions and launches. */
@@ -46,12 +49,12 @@ export class HostState<S extends KitSessionState> {
 
   /** The stored host ID of a registration (`launched`: the store's own; `observed`: a row of its own). */
   async hostID(kind: 'launched' | 'observed'): Promise<string | null> {
-    return kind === 'launched' ? this.store.hostID() : ((await this.store.sessions()).find((s) => s.ocSessionID === OBSERVED_HOST)?.state as any)?.hostID ?? null;
+    return kind === 'launched' ? this.store.hostID() : ((await this.store.sessions()).find((s) => s.ocSessionID === OBSERVED_HOST)?.state as { hostID?: string } | undefined)?.hostID ?? null;
   }
 
   async setHostID(kind: 'launched' | 'observed', id: string): Promise<void> {
     if (kind === 'launched') return this.store.setHostID(id);
-    await this.store.saveSession({ ocSessionID: OBSERVED_HOST, sessionID: null, lastSeq: 0, state: { hostID: id } as any });
+    await this.store.saveSession({ ocSessionID: OBSERVED_HOST, sessionID: null, lastSeq: 0, state: { hostID: id } });
   }
 
   async persist(key: string, st: S): Promise<void> {
@@ -61,7 +64,7 @@ export class HostState<S extends KitSessionState> {
       const w = this.sessionWaiters.get(key);
       if (w) { this.sessionWaiters.delete(key); w.forEach((f) => f(st.sessionID!)); }
     }
-    await this.store.saveSession({ ocSessionID: key, sessionID: st.sessionID, lastSeq: 0, state: st as any });
+    await this.store.saveSession({ ocSessionID: key, sessionID: st.sessionID, lastSeq: 0, state: st });
   }
 
   /** Resolves with the gateway session of agent session `key` once it exists. */
@@ -107,7 +110,7 @@ export class HostState<S extends KitSessionState> {
 
   async persistLaunch(l: LaunchState): Promise<void> {
     this.launches.set(l.token, l);
-    await this.store.saveSession({ ocSessionID: `launch:${l.token}`, sessionID: null, lastSeq: 0, state: l as any });
+    await this.store.saveSession({ ocSessionID: `launch:${l.token}`, sessionID: null, lastSeq: 0, state: l });
   }
 
   async forgetLaunch(token: string): Promise<void> {

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { WorktreeCapturer } from '../../host/capture.js';
 import type { Gateway } from '../common/gateway.js';
-import { bridgeTransport } from '../opencode/snapshot-sink.js';
+import { bridgeTransport } from '../common/gateway.js';
 
 /** The repository's top level (nearest directory with `.git`), else the directory itself. */
 export function worktreeRoot(dir: string): string {

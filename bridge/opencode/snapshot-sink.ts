@@ -2,29 +2,10 @@
 // (host/snapshot-upload.ts: missing contents, 8 MiB batches, a delta against the session's previous
 // snapshot, whole when the base is refused). Consecutive OpenCode steps share most of their tree (step
 // N's end is step N+1's start), so a delta is a few entries instead of the whole worktree.
-import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { GatewayCallError } from '../../client/index.js';
 import { SnapshotUploader, type SnapshotTransport } from '../../host/snapshot-upload.js';
-import { GatewayError, type Gateway } from './gateway.js';
+import { bridgeTransport, type Gateway } from './gateway.js';
 import type { SnapshotSink } from './context.js';
 import type { TreeManifest } from './snapshot.js';
-
-/**
- * The typed documents over the bridge's gateway connection (which retries across gateway restarts):
- * the success member of the result union, or a thrown GatewayCallError as `GatewayClient.call` does.
- */
-export function bridgeTransport(gw: Pick<Gateway, 'call'>): SnapshotTransport {
-  return {
-    async call<TData, TVars extends Record<string, unknown>>(doc: TypedDocumentNode<TData, TVars>, variables?: TVars) {
-      try {
-        return await gw.call(doc, (variables ?? {}) as TVars);
-      } catch (e) {
-        if (e instanceof GatewayError) throw new GatewayCallError({ _tag: e.tag, message: String(e.fields.message ?? ''), code: Number(e.fields.code ?? 0), ...e.fields });
-        throw e;
-      }
-    },
-  };
-}
 
 export class GraphqlSnapshotSink implements SnapshotSink {
   private readonly uploader = new SnapshotUploader({ retry: (f) => f() }); // the transport retries itself
