@@ -29,7 +29,6 @@ export type Kind = 'launched' | 'observed';
 
 export type JobEnd = { status: 'COMPLETED' | 'ERROR' | 'CANCELLED' | 'LOST'; exitCode?: number | null };
 
-/** How a running turn ended without the agent's own end of turn. */
 /**
  * Why the running turn ended without its Stop hook: the agent exited (`exit`), stopped by the user's interrupt
  * (`signal`: SIGINT, SIGTERM, SIGHUP, SIGQUIT), exited with an error code (`failed`), killed by any other signal
