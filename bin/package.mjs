@@ -20,7 +20,7 @@
 //
 //   node bin/package.mjs [--pack-destination <dir>]   (default: the checkout's folder; *.tgz is ignored by git)
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -34,7 +34,7 @@ const CONTENTS = ['dist', 'review/dist', 'client/persisted-documents.json', 'bin
 
 /**
  * Files of the bundled dependencies that nothing reads at run time: type declarations and source maps (4,560 of
- * about 9,500 files, 22 of 65 MB). The gateway's own dist/ keeps its maps.
+ * about 9,500 files, 22 of 65 MB): files only, never a directory so named. The gateway's own dist/ keeps its maps.
  */
 const BUILD_ONLY_FILE = /\.(d\.[cm]?ts|map)$/;
 
@@ -129,7 +129,7 @@ async function pack(destination) {
     for (const p of installedTree(root, manifest.dependencies)) {
       // Each package without its own node_modules: the nested packages it needs are in the tree too.
       const nested = path.join(root, p, 'node_modules');
-      cpSync(path.join(root, p), path.join(stage, p), { recursive: true, filter: (src) => src !== nested && !BUILD_ONLY_FILE.test(src) });
+      cpSync(path.join(root, p), path.join(stage, p), { recursive: true, filter: (src) => src !== nested && !(BUILD_ONLY_FILE.test(src) && statSync(src).isFile()) });
     }
     mkdirSync(destination, { recursive: true });
     // `--json` lists every file of the tarball: several MiB with the bundled dependencies, over spawnSync's

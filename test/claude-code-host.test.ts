@@ -703,6 +703,16 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     model.release('interrupt');
     const [ex] = await gw.sql`SELECT status, interrupt_reason FROM executions WHERE session_id = ${host.gatewaySessionOf(sessionId)}`;
     expect(ex).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'USER' });
+
+    // Killed from outside (SIGKILL: a crash or the OOM killer, not the user's interrupt): INTERRUPTED(SHUTDOWN).
+    const crashedId = randomUUID();
+    const crashing = run(scriptPrompt('crash me', [{ text: 'never', gate: 'crash' }]), { sessionId: crashedId, onStart: (p) => { pid = p; } });
+    await model.waitGate('crash');
+    process.kill(pid, 'SIGKILL');
+    await crashing;
+    model.release('crash');
+    const [crashed] = await gw.sql`SELECT status, interrupt_reason FROM executions WHERE session_id = ${host.gatewaySessionOf(crashedId)}`;
+    expect(crashed).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'SHUTDOWN' });
   });
 
   it('files a prompt attaches (@mentions) are FILE parts with the path and, for an image, the MIME type Claude Code gives', async () => {

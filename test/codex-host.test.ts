@@ -448,33 +448,32 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     expect((await gw.sql`SELECT route FROM admissions WHERE session_id = ${id}`).map((r: any) => r.route)).toContain('codex PreToolUse Bash');
   });
 
-  it('a turn the user interrupts (SIGINT while the model answers) is INTERRUPTED(USER), with what the rollout holds of it', async () => {
-    const r = await run(codexScript('interrupt me', [{ shell: ['echo first > interrupted.txt'] }, { text: 'never', gate: 'interrupt' }]));
+  /** A turn whose shell ran and whose model answer is held, its Codex sent `signal`: the thread's session and its executions. */
+  async function signalMidTurn(signal: NodeJS.Signals, file: string) {
+    const gate = `held-${signal}`;
+    const r = await run(codexScript(`signal me ${signal}`, [{ shell: [`echo first > ${file}`] }, { text: 'never', gate }]));
     const thread = await r.started;
-    await model.waitGate('interrupt');
-    process.kill(r.pid, 'SIGINT');
+    await model.waitGate(gate);
+    process.kill(r.pid, signal);
     const x = await r.done;
-    model.release('interrupt');
+    model.release(gate);
     const id = host.gatewaySessionOf(thread)!;
     const ex = (await session(id)).executions.edges.map((e: any) => e.node);
-    expect(ex, JSON.stringify(x)).toMatchObject([{ status: 'INTERRUPTED', interruptReason: 'USER' }]);
-    expect(ex[0].jobs.edges.map((e: any) => e.node)).toMatchObject([{ kind: 'SHELL', status: 'COMPLETED', exitCode: 0 }]);
-    expect(ex[0].changeset.files.map((f: any) => f.path)).toContain('interrupted.txt');
+    // What the rollout holds of the turn is kept: its shell's end, its changes.
+    expect(ex[0].jobs.edges.map((e: any) => e.node), JSON.stringify(x)).toMatchObject([{ kind: 'SHELL', status: 'COMPLETED', exitCode: 0 }]);
+    expect(ex[0].changeset.files.map((f: any) => f.path)).toContain(file);
+    return { thread, id, ex, x };
+  }
+
+  it('a turn the user interrupts (SIGINT while the model answers) is INTERRUPTED(USER), with what the rollout holds of it', async () => {
+    const { ex } = await signalMidTurn('SIGINT', 'interrupted.txt');
+    expect(ex).toMatchObject([{ status: 'INTERRUPTED', interruptReason: 'USER' }]);
   });
 
   it('a turn whose Codex crashes (SIGKILL from outside while the model answers) is INTERRUPTED(SHUTDOWN), not the user\'s; the thread goes on with the next resume', async () => {
-    const r = await run(codexScript('crash me', [{ shell: ['echo first > crashed.txt'] }, { text: 'never', gate: 'crash' }]));
-    const thread = await r.started;
-    await model.waitGate('crash');
-    process.kill(r.pid, 'SIGKILL');
-    const x = await r.done;
+    const { thread, id, ex, x } = await signalMidTurn('SIGKILL', 'crashed.txt');
     expect(x.signal).toBe('SIGKILL');
-    model.release('crash');
-    const id = host.gatewaySessionOf(thread)!;
-    const ex = (await session(id)).executions.edges.map((e: any) => e.node);
     expect(ex).toMatchObject([{ status: 'INTERRUPTED', interruptReason: 'SHUTDOWN' }]);
-    expect(ex[0].jobs.edges.map((e: any) => e.node)).toMatchObject([{ kind: 'SHELL', status: 'COMPLETED', exitCode: 0 }]);
-    expect(ex[0].changeset.files.map((f: any) => f.path)).toContain('crashed.txt');
     const again = await runToEnd(codexScript('after the crash', [{ text: 'back' }]), { resume: thread });
     expect(again.code, again.err).toBe(0);
     const after = (await session(id)).executions.edges.map((e: any) => e.node).sort((a: any, b: any) => a.sequence - b.sequence);
