@@ -464,12 +464,14 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     const hookBody = (ev: string, o: Record<string, unknown> = {}) => ({ session_id: forged, transcript_path: path.join(victim, `${forged}.jsonl`), cwd: victim,
       hook_event_name: ev, prompt: 'forged', prompt_id: 'p1', last_assistant_message: 'x', ...o });
     const events = ['SessionStart', 'UserPromptSubmit', 'Stop'];
+    // One character changed, never to itself (the secret is hex: a fixed '0' equals it one time in sixteen).
+    const wrongSecret = `${secret.slice(0, -1)}${secret.endsWith('0') ? '1' : '0'}`;
     const seen = { ...host.stats };
 
     // 1. Without the secret (or with a wrong one): 401 on every route, nothing read.
     for (const ev of events) {
       expect((await post(`/hook/${ev}`, hookBody(ev), { 'x-ppid': String(process.pid) })).status).toBe(401);
-      expect((await post(`/hook/${ev}`, hookBody(ev), { 'x-ppid': String(process.pid), 'x-gateway-host-secret': `${secret.slice(0, -1)}0` })).status).toBe(401);
+      expect((await post(`/hook/${ev}`, hookBody(ev), { 'x-ppid': String(process.pid), 'x-gateway-host-secret': wrongSecret })).status).toBe(401);
     }
     const launch = await post('/launch', { cwd: victim });
     expect(launch.status).toBe(401);
