@@ -12,6 +12,7 @@ import { begin, createSession, registerHost, settle } from './fixtures.js';
 import { onFeed, startTestGateway, type TestGateway } from './harness.js';
 import { ReferenceHost } from '../host/host.js';
 import { WorktreeCapturer } from '../host/capture.js';
+import { until } from './support/until.js';
 
 let g: TestGateway;
 let tmp: string;
@@ -80,6 +81,8 @@ describe('the examples of client/README.md', () => {
       const r = await run('review-comments.ts', await g.token('plugin'), [e.id]);
       expect(r.status, r.err).toBe(0);
       expect(r.out).toMatch(/^sent 1 comment\(s\); the agent answers in execution #2 \(exe_\w+\)$/m);
+      // The send answers once the agent's execution began; the agent is handed the prompt just after.
+      await until('the agent handed the prompt', () => prompts.length > 0);
       expect(prompts).toEqual(['Review comments on your changes (1):\n\n1. app.ts, line 2 (new):\n   >   // TODO: handle errors\n   Finish this TODO before we merge.\n']);
       // A reader's token may read the changeset but not comment on it: the example fails (FORBIDDEN).
       const denied = await run('review-comments.ts', await g.token('reader'), [e.id]);
