@@ -45,6 +45,10 @@ export default defineConfig({
     // and browsers wait on those processes, and a third file keeps the two cores busy meanwhile (the embedded
     // leg took 401 s instead of 508 s; a fourth file gained nothing, 419 s).
     maxWorkers: process.env.DATABASE_URL || process.env.CITUS_URL ? 2 : 3,
+    // `expect.poll` waits for what another party makes true (a log line, a browser's render, a row): vitest's
+    // default bound of 1 s is too short on a CI machine whose two cores are busy, and a poll returns as soon
+    // as its condition holds, so the longer bound costs a passing test nothing.
+    expect: { poll: { timeout: 10_000 } },
     reporters: ['default'],
   },
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { BIG, CHEAP, requestsKit } from './support/requests-kit.js';
 import { fakeAnswer } from './support/fake-llm.js';
+import { until } from './support/until.js';
 import { GatewayClient, GenerateDocument } from '../client/index.js';
 import { pruneHostRequests } from '../domain/host-requests.js';
 
@@ -158,14 +159,10 @@ describe('generate', () => {
     const reply = (input: Record<string, unknown>) => g.gql(
       `mutation($input: ReplyHostCommandInput!) { replyHostCommand(input: $input) { __typename ... on HostCommand { id repliedAt } ... on InvalidRequestError { field } } }`,
       { input }, token);
-    const nextCommand = async (): Promise<string> => {
-      for (let i = 0; i < 200; i++) {
-        const [c] = await g.sql`SELECT id FROM host_commands WHERE session_id = ${sessionID} AND replied_at IS NULL AND timed_out_at IS NULL`;
-        if (c) return c.id as string;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      throw new Error('no command');
-    };
+    const nextCommand = () => until('the next open host command', async () => {
+      const [c] = await g.sql`SELECT id FROM host_commands WHERE session_id = ${sessionID} AND replied_at IS NULL AND timed_out_at IS NULL`;
+      return c ? (c.id as string) : null;
+    });
 
     const p1 = kit.generate(sessionID, 'hi', CHEAP, 5_000);
     const id1 = await nextCommand();

@@ -291,10 +291,10 @@ describe('sealSession', () => {
 
     const SUB = `subscription($h: ID!) { hostCommands(hostID: $h) { id kind reason jobID sessionID } }`;
     const forbidden = subscribe(g.ws(kit.pluginToken), SUB, { h: hostID });
-    await until('forbidden', () => forbidden.errors.length > 0 || forbidden.done, 5_000);
+    await until('forbidden', () => forbidden.errors.length > 0 || forbidden.done);
     expect(JSON.stringify(forbidden.errors)).toContain('FORBIDDEN');
     const foreign = subscribe(g.ws(await g.token('host')), SUB, { h: hostID });
-    await until('not found', () => foreign.errors.length > 0 || foreign.done, 5_000);
+    await until('not found', () => foreign.errors.length > 0 || foreign.done);
     expect(JSON.stringify(foreign.errors)).toContain('NOT_FOUND');
     expect(foreign.events).toEqual([]);
 
