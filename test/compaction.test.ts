@@ -120,10 +120,11 @@ describe('compactSession', () => {
     const host = await kit.host();
     const { sessionID } = await kit.session(host);
     const ctx0 = await kit.context(sessionID);
-    kit.llm.delayMs = 1_200;
+    kit.llm.delayMs = 3_000;
     const t0 = Date.now();
     const r = await kit.compact(sessionID, 300);
-    expect(Date.now() - t0).toBeLessThan(1_100);
+    // Answered by the 300 ms timeout, before the host could have replied (its model takes 3 s).
+    expect(Date.now() - t0).toBeLessThan(3_000);
     expect(r).toMatchObject({ __typename: 'CommandTimeoutError', code: 504, sessionID, timeoutMs: 300 });
     const commandID = (r as any).commandID as string;
     const c1 = await kit.counts(sessionID);
@@ -215,7 +216,7 @@ describe('compactSession', () => {
     await host.stop({ crash: true });
     const r = await pending;
     expect(r).toMatchObject({ __typename: 'HostUnavailableError', code: 503, reason: 'LEASE_EXPIRED', hostID: host.id });
-    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(Date.now() - t0).toBeLessThan(15_000); // before the command's own timeout
     expect(await kit.counts(sessionID)).toEqual(c1);
     const [cmd] = await g.sql`SELECT timed_out_at FROM host_commands WHERE session_id = ${sessionID}`;
     expect(cmd.timedOutAt).toBeTruthy();
