@@ -695,26 +695,22 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     expect(msgs.map((m: any) => m.role)).toEqual(['USER', 'ASSISTANT']);
     expect(JSON.stringify(msgs)).not.toContain('API Error');
 
-    // Interrupted by the user (SIGINT to Claude Code while the model answers).
-    let pid = 0;
-    const sessionId = randomUUID();
-    const running = run(scriptPrompt('interrupt me', [{ text: 'never', gate: 'interrupt' }]), { sessionId, onStart: (p) => { pid = p; } });
-    await model.waitGate('interrupt');
-    process.kill(pid, 'SIGINT');
-    await running;
-    model.release('interrupt');
-    const [ex] = await gw.sql`SELECT status, interrupt_reason FROM executions WHERE session_id = ${host.gatewaySessionOf(sessionId)}`;
-    expect(ex).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'USER' });
-
+    /** The execution of a turn whose Claude Code gets `signal` while the model answers. */
+    const signalMidTurn = async (signal: NodeJS.Signals) => {
+      let pid = 0;
+      const sessionId = randomUUID();
+      const gate = `held-${signal}`;
+      const running = run(scriptPrompt(`signal me ${signal}`, [{ text: 'never', gate }]), { sessionId, onStart: (p) => { pid = p; } });
+      await model.waitGate(gate);
+      process.kill(pid, signal);
+      await running;
+      model.release(gate);
+      return (await gw.sql`SELECT status, interrupt_reason FROM executions WHERE session_id = ${host.gatewaySessionOf(sessionId)}`)[0];
+    };
+    // Interrupted by the user (SIGINT, Ctrl-C).
+    expect(await signalMidTurn('SIGINT')).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'USER' });
     // Killed from outside (SIGKILL: a crash or the OOM killer, not the user's interrupt): INTERRUPTED(SHUTDOWN).
-    const crashedId = randomUUID();
-    const crashing = run(scriptPrompt('crash me', [{ text: 'never', gate: 'crash' }]), { sessionId: crashedId, onStart: (p) => { pid = p; } });
-    await model.waitGate('crash');
-    process.kill(pid, 'SIGKILL');
-    await crashing;
-    model.release('crash');
-    const [crashed] = await gw.sql`SELECT status, interrupt_reason FROM executions WHERE session_id = ${host.gatewaySessionOf(crashedId)}`;
-    expect(crashed).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'SHUTDOWN' });
+    expect(await signalMidTurn('SIGKILL')).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'SHUTDOWN' });
   });
 
   it('files a prompt attaches (@mentions) are FILE parts with the path and, for an image, the MIME type Claude Code gives', async () => {

@@ -13,7 +13,6 @@ export const SECRET_HEADER = 'x-gateway-host-secret';
 
 const SECRET_FILE = 'host.secret';
 
-/** How an agent's host is named in what the kit says to users: `label` in prose, `command` as in `gateway host <command>`. */
 /** How an agent is named: `label` in messages, `command` in `gateway <command>` and in keys, `transcript` for its session file. */
 export interface AgentNames { label: string; command: string; transcript: string }
 
