@@ -21,7 +21,11 @@ export interface DemoResult {
   /** Execution 2 (failed): edits greeting.txt and writes the ignored build.log; coverage omitted. Before it,
    *  outside any execution, the user edits README.md: its driftBefore shows that edit. */
   omittedID: string;
+  /** Execution 3 (interrupted): captured at both boundaries; changes nothing (coverage complete, no files). */
+  interruptedID: string;
   query: string;
+  /** The review page of the root session (`<gateway>/review/#/session/<id>`), printed beside the query. */
+  reviewURL: string;
 }
 
 /**
@@ -96,17 +100,20 @@ export async function runDemo(args: string[], out: (line: string) => void = (l) 
     await host.settleExecution(e3.id, 'SUCCEEDED', { endSnapshot: await snap(child.id) });
 
     await plugin.call(UpdateSessionDocument, { input: { sessionID: root.id, metadata: { demo: true, phase: 'review' } } });
-    // A second execution while one runs is refused (at most one running execution per session).
-    const e4: any = await host.beginExecution(root.id, 'PROMPT');
+    // A second execution while one runs is refused (at most one running execution per session). The one that
+    // runs is captured at both boundaries like the others, so its changeset says it changed nothing.
+    const e4: any = await host.beginExecution(root.id, 'PROMPT', { startSnapshot: await snap(root.id) });
     try {
       await host.beginExecution(root.id, 'PROMPT');
     } catch (e) {
       if (e instanceof GatewayCallError) out(`  a second concurrent execution was refused: ${e.error._tag}`);
       else throw e;
     } finally {
-      await host.settleExecution(e4.id, 'INTERRUPTED', { interruptReason: 'USER' });
+      await host.settleExecution(e4.id, 'INTERRUPTED', { interruptReason: 'USER', endSnapshot: await snap(root.id) });
     }
 
+    // The review page is served beside /graphql (review/src/main.ts: hash routes, #/session/<id>).
+    const reviewURL = `${new URL('review/', values.url!).href}#/session/${root.id}`;
     const query = `query {
     changed: execution(id: "${e1.id}") { ...Changes }
     omitted: execution(id: "${e2.id}") { ...Changes driftBefore { fileCount files { path status patch } } }
@@ -132,13 +139,17 @@ export async function runDemo(args: string[], out: (line: string) => void = (l) 
 Done. The session ran three executions: 1 edited greeting.txt and added notes.md (coverage complete),
 2 edited greeting.txt again and wrote build.log, which .gitignore excludes (coverage omitted: IGNORED);
 before 2, outside any execution, README.md was edited: execution 2's driftBefore shows it, and the
-session's changes from 1 to 2 hold all three edits; 3 was interrupted after a concurrent one was refused; the child's one execution changed nothing.
+session's changes from 1 to 2 hold all three edits; 3 was interrupted after a concurrent one was refused (it
+changed nothing); the child's one execution changed nothing. Every boundary was captured.
 The worktree ${worktree} is removed now (--keep-worktree keeps it); the changesets stay on the gateway.
-Open ${values.url} in a browser (GraphiQL), put {"Authorization": "Bearer <token>"} in Headers, and run:
+
+Review the session in a browser (sign in with the token): ${reviewURL}
+
+Or open ${values.url} in a browser (GraphiQL), put {"Authorization": "Bearer <token>"} in Headers, and run:
 
   ${query}
 `);
-    return { worktree, hostID, sessionID: root.id, childID: child.id, changedID: e1.id, omittedID: e2.id, query };
+    return { worktree, hostID, sessionID: root.id, childID: child.id, changedID: e1.id, omittedID: e2.id, interruptedID: e4.id, query, reviewURL };
   } finally {
     await host.stop();
     await plugin.close();

@@ -44,14 +44,45 @@ it('prints a query whose answer shows a changeset with patches and CoverageCompl
   expect(session.changes.coverage.__typename).toBe('CoverageOmitted');
   expect(session.changes.files.map((f: any) => f.path)).toEqual(['README.md', 'greeting.txt', 'notes.md']);
 
-  // What the README says it creates: a session with a child, four executions (succeeded, failed with
-  // a failing job, interrupted), the child's one.
+  // What docs/review.md says it creates: a session with a child, three executions of the root (succeeded, failed
+  // with a failing job, interrupted), the child's one; every boundary captured, so no coverage is unknown.
   expect(session.children.edges.map((e: any) => e.node.id)).toEqual([demo.childID]);
   const executions = session.executions.edges.map((e: any) => e.node).sort((a: any, b: any) => a.sequence - b.sequence);
   expect(executions.map((e: any) => e.status)).toEqual(['SUCCEEDED', 'FAILED', 'INTERRUPTED']);
   expect(executions[1].jobs.edges[0].node).toMatchObject({ title: 'failing build', exitCode: 3 });
+  const third = await g.gql(`{ execution(id: "${demo.interruptedID}") { boundary { __typename } driftBefore { fileCount coverage { __typename } } changeset { fileCount coverage { __typename } } } }`);
+  expect(third.data.execution).toEqual({
+    boundary: { __typename: 'SnapshotBoundary' },
+    driftBefore: { fileCount: 0, coverage: { __typename: 'CoverageComplete' } },
+    changeset: { fileCount: 0, coverage: { __typename: 'CoverageComplete' } },
+  });
   const child = await g.gql(`{ execution(id: "${demo.childID}") { id } session(id: "${demo.childID}") { executions { edges { node { status changeset { fileCount coverage { __typename } } } } } } }`);
   expect(child.data.session.executions.edges[0].node).toEqual({ status: 'SUCCEEDED', changeset: { fileCount: 0, coverage: { __typename: 'CoverageComplete' } } });
+});
+
+it('prints the review page\'s address of its session, which opens that session once signed in, with nothing unknown', async () => {
+  const text = printed.join('\n');
+  const printedURL = /Review the session in a browser \(sign in with the token\): (\S+)/.exec(text)?.[1];
+  expect(printedURL).toBe(`${new URL(g.url).origin}/review/#/session/${demo.sessionID}`);
+  expect(demo.reviewURL).toBe(printedURL);
+  const { browser, page, offsite } = await openBrowser(new URL(g.url).origin);
+  try {
+    await page.goto(printedURL!);
+    await page.locator('form.sign-in').waitFor({ timeout: 60_000 }); // the first request may build the page
+    await page.fill('#token', g.admin);
+    await page.click('form.sign-in button[type=submit]');
+    await page.locator('h1', { hasText: 'Demo: fix the greeting' }).waitFor();
+    for (const id of [demo.changedID, demo.omittedID, demo.interruptedID]) await page.locator(`tr.execution-row[data-execution="${id}"]`).waitFor();
+    expect(page.url()).toBe(printedURL);
+    // Every execution's changes are known: no "unknown" count, no unknown drift.
+    expect(await page.locator('.changes-unknown').count()).toBe(0);
+    expect(await page.locator('tr.drift-unknown').count()).toBe(0);
+    expect(await page.locator('main').innerText()).not.toContain('NOT_CAPTURED');
+    await screenshot(page, 'demo', 'review-session');
+    expect(offsite).toEqual([]);
+  } finally {
+    await browser.close();
+  }
 });
 
 it('the printed query in GraphiQL (screenshot)', async () => {

@@ -677,12 +677,11 @@ describe('the review page', () => {
     expect(await page.locator('[data-coverage="COMPLETE"]').count()).toBe(1);
     await shot('34-demo-drift');
 
-    // The session: the drift between #1 and #2 as a row of its own; #3 (no boundaries) cannot tell.
+    // The session: the drift between #1 and #2 as a row of its own; nothing changed between #2 and #3 (both captured).
     await open(`#/session/${demo.sessionID}`);
     await page.locator('tr.drift-row[data-drift-before="2"]').waitFor();
     expect(await page.locator('tr.drift-row[data-drift-before="2"]').innerText()).toContain('Changed outside any execution between #1 and #2: 1 file +1 −0');
-    expect(await page.locator('tr.drift-row[data-drift-before="3"]').innerText()).toContain('unknown');
-    expect(await page.locator('tr.drift-row').count()).toBe(2);
+    expect(await page.locator('tr.drift-row').count()).toBe(1);
     await shot('35-demo-session-drift-rows');
 
     // The range from the start of #1 to the end of #2: both executions' edits and the user's, composed.
