@@ -44,15 +44,33 @@ async function run(example: string, token: string, args: string[] = []): Promise
 }
 
 describe('the examples of client/README.md', () => {
-  it('review-reads.ts lists the sessions with their executions', async () => {
+  it('review-reads.ts lists the sessions with their executions, in words: a file or several, and changes unknown when no boundary was captured (never "0 files")', async () => {
     const host = await registerHost(g);
     const s = await createSession(g, { title: 'Reviewed session', directory: '/examples' });
     const e = await begin(g, host, s.id);
     await settle(g, host, e.id);
+    // A session whose executions were captured: one file changed, then nothing.
+    const root = fs.mkdtempSync(path.join(tmp, 'worktree-'));
+    const reference = new ReferenceHost({ url: g.url, token: await g.token('host'), leaseMs: 600_000 });
+    await reference.start();
+    const cap = new WorktreeCapturer();
+    const captured = await createSession(g, { title: 'Captured session', directory: '/examples' });
+    try {
+      for (const change of [() => fs.writeFileSync(path.join(root, 'app.ts'), 'export const a = 1;\n'), () => {}]) {
+        const x: any = await reference.beginExecution(captured.id, 'PROMPT', { startSnapshot: (await cap.snapshot(reference.client, captured.id, root, reference.id)).id });
+        change();
+        await reference.settleExecution(x.id, 'SUCCEEDED', { endSnapshot: (await cap.snapshot(reference.client, captured.id, root, reference.id)).id });
+      }
+    } finally {
+      await cap.close();
+      await reference.stop();
+    }
     const r = await run('review-reads.ts', await g.token('reader'));
     expect(r.status, r.err).toBe(0);
-    expect(r.out).toContain(`${s.id} IDLE Reviewed session (/examples)\n  #1 SUCCEEDED: 0 files +0 -0 CoverageUnavailable\n`);
-  });
+    expect(r.out).toContain(`${s.id} IDLE Reviewed session (/examples)\n  #1 SUCCEEDED: changes unknown (BOUNDARY_UNAVAILABLE)\n`);
+    expect(r.out).toContain(`${captured.id} IDLE Captured session (/examples)\n  #2 SUCCEEDED: no files changed\n  #1 SUCCEEDED: 1 file +1 -0\n    ADDED app.ts\n`);
+    expect(r.out).not.toMatch(/\b0 files|\b1 files/);
+  }, 60_000);
 
   it('seal.ts seals an idle session, and tells a missing one by its error', async () => {
     const plugin = await g.token('plugin');
@@ -80,7 +98,7 @@ describe('the examples of client/README.md', () => {
       await host.settleExecution(e.id, 'SUCCEEDED', { endSnapshot: end.id });
       const r = await run('review-comments.ts', await g.token('plugin'), [e.id]);
       expect(r.status, r.err).toBe(0);
-      expect(r.out).toMatch(/^sent 1 comment\(s\); the agent answers in execution #2 \(exe_\w+\)$/m);
+      expect(r.out).toMatch(/^sent 1 comment; the agent answers in execution #2 \(exe_\w+\)$/m);
       // The send answers once the agent's execution began; the agent is handed the prompt just after.
       await until('the agent handed the prompt', () => prompts.length > 0);
       expect(prompts).toEqual(['Review comments on your changes (1):\n\n1. app.ts, line 2 (new):\n   >   // TODO: handle errors\n   Finish this TODO before we merge.\n']);

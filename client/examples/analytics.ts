@@ -3,7 +3,7 @@
 // head), so the gateway replays what settled meanwhile. While the process runs the client reconnects by
 // itself and resumes from the cursor too; `error` is reached only when it gives up (the gateway stayed
 // unreachable for `retryForMs`, or the token was refused), and the next start goes on from the file.
-// Run: GATEWAY_URL=… GATEWAY_TOKEN=<reader token> CURSOR_FILE=settled.cursor node analytics.js
+// Run: GATEWAY_URL=… GATEWAY_TOKEN=<reader token> CURSOR_FILE=settled.cursor npx tsx analytics.ts
 import { readFileSync, writeFileSync } from 'node:fs';
 import { ExecutionSettledDocument, GatewayClient, LatestSettlementCursorDocument } from '@agent-history/client';
 

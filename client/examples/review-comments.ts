@@ -1,12 +1,14 @@
 // A plugin that reviews an execution's changes with a rule of its own and sends its comments back to the agent:
 // each added line with a TODO gets a comment on that line (the gateway checks the line against the patch and keeps
 // the quoted line), then the comments go to the session's agent as its next prompt, and the execution it starts
-// answers them. Run: GATEWAY_URL=… GATEWAY_TOKEN=<plugin token> node review-comments.js <executionID>
+// answers them. Run: GATEWAY_URL=… GATEWAY_TOKEN=<plugin token> npx tsx review-comments.ts <executionID>
 import {
   AddReviewCommentDocument, ExecutionToReviewDocument, GatewayCallError, GatewayClient, SendReviewCommentsDocument, unhandled, type CallError,
 } from '@agent-history/client';
 
 const gw = new GatewayClient({ url: process.env.GATEWAY_URL ?? 'http://127.0.0.1:4000/graphql', token: process.env.GATEWAY_TOKEN ?? '' });
+
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
 /** The added lines of a unified diff, by their line number in the new file. */
 function addedLines(patch: string): { line: number; text: string }[] {
@@ -39,10 +41,10 @@ export async function review(executionID: string): Promise<string> {
   if (!commentIDs.length) return 'nothing to say';
   try {
     const sent = await gw.call(SendReviewCommentsDocument, { input: { sessionID, commentIDs, timeoutMs: 30_000 } });
-    return `sent ${sent.comments.length} comment(s); the agent answers in execution #${sent.execution.sequence} (${sent.execution.id})`;
+    return `sent ${count(sent.comments.length, 'comment')}; the agent answers in execution #${sent.execution.sequence} (${sent.execution.id})`;
   } catch (e) {
     if (!GatewayCallError.is(e, SendReviewCommentsDocument)) throw e;
-    return `${commentIDs.length} comment(s) kept open: ${explain(e.error)}`;
+    return `${count(commentIDs.length, 'comment')} kept open: ${explain(e.error)}`;
   }
 }
 

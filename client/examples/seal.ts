@@ -1,6 +1,6 @@
 // A plugin's seal, every error of the operation handled: the switch on `_tag` compiles only while it
 // covers each member of SealSession's error union, so a member added to the schema breaks this build.
-// Run: GATEWAY_URL=… GATEWAY_TOKEN=<plugin token> node seal.js <sessionID>
+// Run: GATEWAY_URL=… GATEWAY_TOKEN=<plugin token> npx tsx seal.ts <sessionID>
 import { GatewayCallError, GatewayClient, SealSessionDocument, unhandled, type CallError } from '@agent-history/client';
 
 const gw = new GatewayClient({ url: process.env.GATEWAY_URL ?? 'http://127.0.0.1:4000/graphql', token: process.env.GATEWAY_TOKEN ?? '' });
@@ -9,7 +9,7 @@ const gw = new GatewayClient({ url: process.env.GATEWAY_URL ?? 'http://127.0.0.1
 export async function seal(sessionID: string): Promise<string> {
   try {
     const sealed = await gw.call(SealSessionDocument, { input: { sessionID, timeoutMs: 30_000 } });
-    return `sealed at ${sealed.sealedAt}; ${sealed.cancelledJobs.length} jobs cancelled`;
+    return `sealed at ${sealed.sealedAt}; ${sealed.cancelledJobs.length === 1 ? '1 job' : `${sealed.cancelledJobs.length} jobs`} cancelled`;
   } catch (e) {
     // Narrows `e.error` to SealSession's errors; network failures and GraphQL errors are not among them.
     if (!GatewayCallError.is(e, SealSessionDocument)) throw e;
