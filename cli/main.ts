@@ -8,68 +8,8 @@ import path from 'node:path';
 import { PROJECT_DIR } from '../db/index.js';
 import type { Config } from '../server/config.js';
 import { VERSION } from '../server/version.js';
-import { environmentHelp } from '../server/environment.js';
+import { commandsNamed, helpOf, optionsOf, usage } from './commands.js';
 import { isInstalledPackage } from '../server/data-dir.js';
-
-const USAGE = `Usage: gateway <command>
-
-  serve                                   run the gateway (options from the environment: see the README, Configuration)
-  --version                               print the gateway's version
-  migrate                                 apply pending schema migrations
-  distribute                              on a Citus coordinator (DATABASE_URL): apply pending migrations, then
-                                          place every table on the cluster (see the README, Scaling)
-  token create --role <role> [--directory <prefix>] [--label <text>]
-                                          create a bearer token and print it once (only its hash is kept); a role:
-                                            reader  every query and subscription of sessions, executions, messages,
-                                                    changesets and settlements (a review page, an analytics tool)
-                                            plugin  a reader's, plus sessions (create, update, remove), sealSession,
-                                                    correct and retract messages, compactSession, generate
-                                            host    what a host does: registerHost and its lease, executions, jobs,
-                                                    messages, snapshots and contents, admitWork, its hostCommands
-                                                    (no reads of sessions)
-                                            admin   everything, plus tokens and the changeset policy
-                                          --directory: the token sees and touches only sessions under it
-                                          (an admin's scope, too); --label: a note for the tokens list
-  token revoke <tokenID>                  revoke a token
-  replay [--verify]                       rebuild every table the journal owns from the journal; with
-                                          --verify, replay into a scratch schema and compare (changes nothing)
-  demo [--url <graphql url>] [--token-file <file>] [--plugin-token-file <file>] [--keep-worktree]
-                                          drive a few sessions through the reference host against a running gateway
-                                          (in a temporary worktree, removed at the end unless --keep-worktree)
-  bridge opencode --url <OpenCode URL> [--gateway <graphql url>] [--token-file <file>] [--plugin-token-file <file>]
-                                          mirror an OpenCode server's sessions into the gateway and act on it
-  bridge opencode --serve [--directory <dir>] [--listen 127.0.0.1:4096] [--password-file <file>] [--gateway …] …
-                                          run OpenCode privately behind the gateway's admission proxy (its clients
-                                          use --listen with the password): a seal is then proven (SessionSealed)
-  host claude-code [--dir <dir>] [--gateway <graphql url>] [--token-file <file>] [--plugin-token-file <file>] [--port <n>]
-                                          mirror Claude Code sessions (through its hooks and transcripts) into the
-                                          gateway; --print-settings prints the hooks for ~/.claude/settings.json
-  claude-code [--dir <dir>] [claude arguments…]
-                                          run Claude Code with the host's hooks in force: the gateway fronts the
-                                          session (a seal is then proven: SessionSealed); run it in your project.
-                                          What the host refused is printed on stderr (the exit code is Claude
-                                          Code's). As root, allow tools with --allowedTools "Bash Edit Write Read"
-                                          (Claude Code refuses --dangerously-skip-permissions there)
-  host codex [--dir <dir>] [--gateway <graphql url>] [--token-file <file>] [--plugin-token-file <file>] [--port <n>]
-                                          mirror Codex CLI threads (through its hooks and rollouts) into the gateway;
-                                          --print-hooks prints the hooks for $CODEX_HOME/hooks.json (observed threads)
-  codex [--dir <dir>] [codex arguments…]
-                                          run Codex with the host's hooks in force and trusted: the gateway fronts
-                                          the thread (a seal is then proven: SessionSealed); arguments that would
-                                          switch the hooks off are refused. CODEX_BIN names your own codex binary
-`;
-
-const SECRETS = `
-Tokens and passwords are never taken from the command line (every user of the machine can read it): each comes
-from a variable or from a file only you can read (chmod 600 <file>), which wins over the variable:
-  GATEWAY_TOKEN or --token-file           a host or admin token (demo, bridge opencode, host claude-code|codex)
-  GATEWAY_PLUGIN_TOKEN or --plugin-token-file
-                                          a plugin token for a host's plugin side (default: the token)
-  OPENCODE_PROXY_PASSWORD or --password-file
-                                          what OpenCode's clients send to the admission proxy (bridge opencode --serve)
-  OPENCODE_SERVER_PASSWORD or --opencode-password-file
-                                          the password of the OpenCode server the bridge attaches to (--url)
-`;
 
 async function withDb<T>(fn: (sql: ReturnType<typeof connect>) => Promise<T>): Promise<T> {
   return withDatabase(async (sql) => {
@@ -225,7 +165,7 @@ async function serve() {
   console.log(`GraphiQL: ${app.url}`);
   console.log(`Review page: ${app.url.replace(/\/graphql$/, '/review/')} (a reader token is enough)`);
   // Built now when missing or stale, rather than at its first visitor's request.
-  import('../server/review.js').then((m) => m.ensureReviewBuilt()).catch((e) => console.error('review page build failed:', e));
+  void import('../server/review.js').then((m) => m.prepareReview());
   if (admin) {
     console.log(`\nFirst start: an admin token was created. It is shown only this once:\n\n  ${admin.secret}\n`);
     console.log(`Use it as "Authorization: Bearer <token>" (in GraphiQL's Headers tab).`);
@@ -244,28 +184,13 @@ function lostAdminToken(embedded: boolean): string {
   return `Lost the admin token (it is printed only at the first start)? Make another${same}: ${where} token create --role admin`;
 }
 
-/**
- * `gateway <command> --help`: that command's lines of the usage, with where its tokens come from (the bridge
- * prints its own, with every option).
- */
-function usageOf(cmd: string): string | null {
-  const entries: string[][] = [];
-  for (const line of USAGE.split('\n').slice(2)) {
-    if (/^  \S/.test(line)) entries.push([line]);
-    else if (/^\s{10,}\S/.test(line) && entries.length) entries.at(-1)!.push(line);
-  }
-  const mine = entries.filter((e) => e[0].trim().split(/\s+/)[0] === cmd);
-  if (!mine.length) return null;
-  const more = ['demo', 'host'].includes(cmd) ? SECRETS : cmd === 'serve' ? environmentHelp() : '';
-  return `Usage: gateway\n${mine.map((e) => e.join('\n')).join('\n')}\n${more}`;
-}
-
 async function main() {
   const [cmd, ...rest] = process.argv.slice(2);
   // (`claude-code` and `codex` pass their arguments on to the agent: only a first --help is the launcher's.)
   const help = cmd === 'claude-code' || cmd === 'codex' ? ['--help', '-h'].includes(rest[0]) : rest.includes('--help') || rest.includes('-h');
-  if (cmd && cmd !== 'bridge' && help) {
-    process.stdout.write(usageOf(cmd) ?? USAGE + SECRETS);
+  if (cmd && help) {
+    const named = commandsNamed([cmd, ...rest]);
+    process.stdout.write(named.length ? named.map(helpOf).join('\n') : usage());
     return;
   }
   switch (cmd) {
@@ -301,7 +226,7 @@ async function main() {
     case 'token': {
       const [sub, ...args] = rest;
       if (sub === 'create') {
-        const { values } = parseArgs({ args, options: { role: { type: 'string' }, directory: { type: 'string' }, label: { type: 'string' } } });
+        const { values } = parseArgs({ args, options: optionsOf('token create') });
         if (!values.role) throw new Error('--role is required');
         const t = await withDb((sql) => createToken(sql, { role: values.role!, directory: values.directory, label: values.label }));
         console.log(`token ${t.id} (${t.role}${t.directory ? `, under ${t.directory}` : ''}):\n${t.secret}`);
@@ -316,7 +241,7 @@ async function main() {
       break;
     }
     case 'replay': {
-      const { values } = parseArgs({ args: rest, options: { verify: { type: 'boolean' } } });
+      const { values } = parseArgs({ args: rest, options: optionsOf('replay') });
       const { compareProjections, rebuildProjections, replayIntoSchema } = await import('../domain/replay.js');
       await withDb(async (sql) => {
         const rows = (s: { rows: Record<string, number> }) => Object.entries(s.rows).map(([t, n]) => `${n} ${t}`).join(', ');
@@ -366,7 +291,7 @@ async function main() {
       return runClaudeLauncher(rest);
     }
   }
-  process.stdout.write(USAGE + SECRETS);
+  process.stdout.write(usage());
   if (cmd && !['help', '--help', '-h'].includes(cmd)) process.exitCode = 2;
 }
 

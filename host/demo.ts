@@ -6,7 +6,8 @@ import { GatewayClient, GatewayCallError, GatewayConnectionError } from '../clie
 import { CreateSessionDocument, UpdateSessionDocument } from '../client/generated.js';
 import { WorktreeCapturer } from './capture.js';
 import { ReferenceHost } from './host.js';
-import { HOST_TOKEN, PLUGIN_TOKEN, readSecret, secretOptions } from '../cli/credentials.js';
+import { HOST_TOKEN, PLUGIN_TOKEN, readSecret } from '../cli/credentials.js';
+import { optionsOf } from '../cli/commands.js';
 
 /** The demo cannot run as asked: one line saying why and what to do (no stack). */
 export class DemoError extends Error {}
@@ -37,14 +38,8 @@ export interface DemoResult {
  * (cli/credentials.ts), never from the command line.
  */
 export async function runDemo(args: string[], out: (line: string) => void = (l) => console.log(l), environment: NodeJS.ProcessEnv = process.env): Promise<DemoResult> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      url: { type: 'string', default: `http://127.0.0.1:${environment.PORT || 4000}/graphql` },
-      ...secretOptions(HOST_TOKEN, PLUGIN_TOKEN),
-      'keep-worktree': { type: 'boolean' },
-    },
-  });
+  const parsed = parseArgs({ args, options: optionsOf('demo') }).values;
+  const values = { ...parsed, url: parsed.url ?? `http://127.0.0.1:${environment.PORT || 4000}/graphql` };
   const token = readSecret(values, HOST_TOKEN, { required: true, environment });
   const plugin = new GatewayClient({ url: values.url!, token: readSecret(values, PLUGIN_TOKEN, { environment }) ?? token });
   const worktree = mkdtempSync(path.join(environment.TMPDIR || tmpdir(), 'gateway-demo-'));

@@ -1,4 +1,4 @@
-// What a new user meets on the command line: --help on every command, a busy port reported
+// What a new user meets on the command line (--help: test/cli-help.test.ts): a busy port reported
 // before the database starts, database errors naming DATABASE_URL and the host, a "stopped" log line, and
 // the demo's temporary worktree removed. The CLI runs from the sources (tsx), as `npm run dev` does.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,23 +16,6 @@ import { runDemo } from '../host/demo.js';
 let tmp: string;
 beforeAll(() => { tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-first-hour-')); });
 afterAll(() => { if (tmp) fs.rmSync(tmp, { recursive: true, force: true }); });
-
-describe('--help', () => {
-  for (const args of [['serve'], ['migrate'], ['distribute'], ['token', 'create'], ['token', 'revoke'], ['replay'], ['demo'], ['bridge'], ['bridge', 'opencode'], ['host', 'claude-code'], ['claude-code']]) {
-    it(`gateway ${args.join(' ')} --help`, () => {
-      const r = cli([...args, '--help']);
-      expect(r.stderr).toBe('');
-      expect(r.status).toBe(0);
-      expect(r.stdout).toMatch(/^Usage: gateway/);
-      expect(r.stdout).toContain(args[0] === 'bridge' ? 'bridge opencode --serve' : `  ${args[0]}`);
-    });
-  }
-  it('lists every option of the bridge', () => {
-    const r = cli(['bridge', 'opencode', '-h']);
-    for (const o of ['--url', '--serve', '--directory', '--listen', '--password-file', '--token-file', '--plugin-token-file', '--opencode-password-file', '--gateway', '--state', '--opencode-data']) expect(r.stdout).toContain(o);
-    for (const v of ['GATEWAY_TOKEN', 'GATEWAY_PLUGIN_TOKEN', 'OPENCODE_PROXY_PASSWORD', 'OPENCODE_SERVER_PASSWORD']) expect(r.stdout).toContain(v);
-  });
-});
 
 it('a busy port stops the start at once, before the embedded database is started', async () => {
   const busy = net.createServer();

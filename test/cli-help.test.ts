@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_DIR } from '../db/index.js';
 import { cli } from './support/cli.js';
 import { ENVIRONMENT } from '../server/environment.js';
+import { COMMANDS } from '../cli/commands.js';
 import { createTestDatabase, gql } from './harness.js';
 
 
@@ -18,17 +19,56 @@ let tmp: string;
 beforeAll(() => { tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-help-')); });
 afterAll(() => { if (tmp) fs.rmSync(tmp, { recursive: true, force: true }); });
 
+/** The README's or docs' Configuration table: the file that holds it (README.md, or a page of docs/). */
+function configurationTable(): string {
+  const files = ['README.md', ...fs.readdirSync(path.join(PROJECT_DIR, 'docs'), { recursive: true }).map(String).filter((f) => f.endsWith('.md')).map((f) => path.join('docs', f))];
+  for (const f of files) {
+    const text = fs.readFileSync(path.join(PROJECT_DIR, f), 'utf8');
+    const at = text.indexOf('| variable | default | what |');
+    if (at >= 0) return text.slice(at, text.indexOf('\n\n', at) === -1 ? undefined : text.indexOf('\n\n', at));
+  }
+  throw new Error('no Configuration table (| variable | default | what |) in README.md or docs/');
+}
+
 describe('--help', () => {
-  it('serve lists every environment variable of the README\'s Configuration table, with its default', () => {
+  it('serve lists every environment variable of the Configuration table, with this installation\'s default', () => {
     const r = cli(['serve', '--help']);
     expect(r.status).toBe(0);
-    const readme = fs.readFileSync(path.join(PROJECT_DIR, 'README.md'), 'utf8');
-    const table = readme.slice(readme.indexOf('| variable | default | what |'));
-    const documented = [...table.slice(0, table.indexOf('\n\n')).matchAll(/^\|([^|]+)\|/gm)].flatMap((m) => [...m[1].matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((x) => x[1]));
+    expect(r.stdout).toMatch(/^Usage: gateway serve\n/);
+    const documented = [...configurationTable().matchAll(/^\|([^|]+)\|/gm)].flatMap((m) => [...m[1].matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((x) => x[1]));
     expect(documented.length).toBeGreaterThan(25);
     expect(ENVIRONMENT.map((v) => v.name).sort()).toEqual([...documented].sort());
     for (const v of ENVIRONMENT) expect(r.stdout).toMatch(new RegExp(`^  ${v.name} +\\S.*\\(default: ${v.default.replace(/[.*+?()[\]\\]/g, '\\$&')}\\)$`, 'm'));
+    // One default for the data folder: where this checkout keeps it (an installed package: the user's data folder).
+    const dataDir = r.stdout.split('\n').find((l) => l.startsWith('  GATEWAY_DATA_DIR '))!;
+    expect(dataDir.match(/default/g)).toHaveLength(1);
+    expect(dataDir).toMatch(/\(default: \S+\/\.data\/pg\)$/);
+    expect(dataDir).not.toContain('.local/share');
   });
+
+  it('every command\'s help names it on its usage line and lists every option it accepts; gateway --help names every command', () => {
+    const all = cli(['--help']);
+    expect(all.status).toBe(0);
+    expect(all.stdout).toMatch(/^Usage: gateway <command>/);
+    for (const c of COMMANDS) {
+      expect(all.stdout).toMatch(new RegExp(`^  ${c.name.replace(/-/g, '\\-')}( |$)`, 'm'));
+      const r = cli([...c.name.split(' '), '--help']);
+      expect({ command: c.name, status: r.status, stderr: r.stderr }).toEqual({ command: c.name, status: 0, stderr: '' });
+      expect(r.stdout.split('\n')[0]).toMatch(new RegExp(`^Usage: gateway ${c.name}( |$)`));
+      const listed = [...r.stdout.matchAll(/^  (?:-\w, )?--([a-z-]+)/gm)].map((m) => m[1]);
+      // What the command parses (cli/commands.ts: the same declaration), but the secrets it refuses by name.
+      const accepted = Object.entries(c.options).filter(([, o]) => !o.refused).map(([name]) => name);
+      expect({ command: c.name, listed: listed.sort() }).toEqual({ command: c.name, listed: [...accepted, 'help'].sort() });
+      for (const [name, o] of Object.entries(c.options)) if (o.refused) expect(r.stdout).not.toMatch(new RegExp(`^  --${name} `, 'm'));
+    }
+    // host codex, as the issue found it (the options it took without saying so).
+    const codex = cli(['host', 'codex', '-h']).stdout;
+    for (const o of ['--models <id,id…>', '--prompt-args <args>', '--lease-ms <ms>', '--print-hooks']) expect(codex).toContain(`  ${o} `);
+    // A group's help is its commands' (gateway token --help: create and revoke).
+    expect(cli(['token', '--help']).stdout).toMatch(/^Usage: gateway token create [^]*^Usage: gateway token revoke /m);
+    const bridge = cli(['bridge', 'opencode', '-h']).stdout;
+    for (const v of ['GATEWAY_TOKEN', 'GATEWAY_PLUGIN_TOKEN', 'OPENCODE_PROXY_PASSWORD', 'OPENCODE_SERVER_PASSWORD']) expect(bridge).toContain(v);
+  }, 120_000);
 
   it('token create says what each role may do', () => {
     const r = cli(['token', 'create', '--help']);
@@ -36,7 +76,7 @@ describe('--help', () => {
     for (const [role, may] of [['reader', 'every query and subscription'], ['plugin', 'sealSession'], ['host', 'registerHost'], ['admin', 'tokens']]) {
       expect(r.stdout).toMatch(new RegExp(`^ +${role} +.*${may}`, 'm'));
     }
-    expect(r.stdout).toContain('--directory: the token sees and touches only sessions under it');
+    expect(r.stdout).toMatch(/^  --directory <prefix> +the token sees and touches only sessions under it/m);
   });
 });
 

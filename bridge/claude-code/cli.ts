@@ -9,26 +9,15 @@ import { parseArgs } from 'node:util';
 import { ClaudeCodeHost } from './host.js';
 import { hookSettings, writeHookScript } from './hook.js';
 import { launchClaude } from './launch.js';
-import { HOST_TOKEN, PLUGIN_TOKEN, howToGive, readSecret, secretOptions } from '../../cli/credentials.js';
-
-const USAGE = 'usage: host claude-code [--dir <dir>] [--gateway <graphql url>] [--token-file <file>] [--plugin-token-file <file>] [--port <n>] [--models <id,id…>] [--prompt-args <args>]\n'
-  + `                                                 (the host or admin token: ${howToGive(HOST_TOKEN)};\n`
-  + `                                                 a plugin token for the plugin side, optional: ${howToGive(PLUGIN_TOKEN)})\n`
-  + '       host claude-code --print-settings [--dir <dir>]   (the hooks to merge into ~/.claude/settings.json: observed sessions)\n'
-  + '       claude-code [--dir <dir>] [claude arguments…]      (Claude Code with the hooks in force: sessions the gateway fronts)';
+import { HOST_TOKEN, PLUGIN_TOKEN, readSecret } from '../../cli/credentials.js';
+import { commandOf, helpOf, optionsOf } from '../../cli/commands.js';
 
 const defaultDir = () => process.env.GATEWAY_CLAUDE_DIR ?? path.join(os.homedir(), '.gateway', 'claude-code');
 
 export async function runHostCommand(args: string[]): Promise<void> {
   const [target, ...rest] = args;
-  if (target !== 'claude-code') throw new Error(USAGE);
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      dir: { type: 'string' }, gateway: { type: 'string' }, ...secretOptions(HOST_TOKEN, PLUGIN_TOKEN),
-      port: { type: 'string' }, 'lease-ms': { type: 'string' }, 'prompt-args': { type: 'string' }, 'print-settings': { type: 'boolean' }, models: { type: 'string' },
-    },
-  });
+  if (target !== 'claude-code') throw new Error(helpOf(commandOf('host claude-code')));
+  const { values } = parseArgs({ args: rest, options: optionsOf('host claude-code') });
   const dir = path.resolve(values.dir ?? defaultDir());
   if (values['print-settings']) {
     process.stdout.write(JSON.stringify(hookSettings(writeHookScript(dir), 'open'), null, 2) + '\n');

@@ -8,18 +8,13 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CodexHost } from './host.js';
 import { hooksJson, launchCodex, writeHookScript } from './launch.js';
-import { HOST_TOKEN, PLUGIN_TOKEN, readSecret, secretOptions } from '../../cli/credentials.js';
+import { HOST_TOKEN, PLUGIN_TOKEN, readSecret } from '../../cli/credentials.js';
+import { optionsOf } from '../../cli/commands.js';
 
 const defaultDir = () => process.env.GATEWAY_CODEX_DIR ?? path.join(os.homedir(), '.gateway', 'codex');
 
 export async function runCodexHostCommand(rest: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      dir: { type: 'string' }, gateway: { type: 'string' }, ...secretOptions(HOST_TOKEN, PLUGIN_TOKEN),
-      port: { type: 'string' }, 'lease-ms': { type: 'string' }, 'prompt-args': { type: 'string' }, 'print-hooks': { type: 'boolean' }, models: { type: 'string' },
-    },
-  });
+  const { values } = parseArgs({ args: rest, options: optionsOf('host codex') });
   const dir = path.resolve(values.dir ?? defaultDir());
   if (values['print-hooks']) {
     process.stdout.write(JSON.stringify(hooksJson(writeHookScript(dir)), null, 2) + '\n');

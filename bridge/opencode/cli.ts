@@ -22,66 +22,22 @@ import { FileBridgeStore, type BridgeStore } from './store.js';
 import { PROJECT_DIR } from '../../db/index.js';
 import { stateDir } from '../../server/data-dir.js';
 import { PermissionError } from '../common/private-files.js';
-import { HOST_TOKEN, PLUGIN_TOKEN, readSecret, refuseSecretArguments, secretOptions, type Secret } from '../../cli/credentials.js';
+import { HOST_TOKEN, PLUGIN_TOKEN, readSecret, refuseSecretArguments } from '../../cli/credentials.js';
+import { OPENCODE_PASSWORD, PROXY_PASSWORD, commandOf, helpOf, optionsOf } from '../../cli/commands.js';
 
-/** What OpenCode's clients send to the admission proxy (--serve). */
-const PROXY_PASSWORD: Secret = { what: 'the proxy password (what OpenCode\'s clients send)', option: 'password', env: 'OPENCODE_PROXY_PASSWORD' };
-/** The password of an OpenCode server the bridge attaches to (--url), if it has one. */
-const OPENCODE_PASSWORD: Secret = { what: 'the password of the OpenCode server', option: 'opencode-password', env: 'OPENCODE_SERVER_PASSWORD' };
-
-const USAGE = `Usage: gateway bridge opencode --url <OpenCode URL> [options]
-       gateway bridge opencode --serve [--directory <dir>] [--listen 127.0.0.1:4096] [options]
-
-Makes an OpenCode server a host of the gateway: mirrors its sessions, steps, messages and jobs, and applies
-what plugins do on the gateway (corrections, retractions, seals, session changes) to OpenCode.
-
-Tokens and passwords come from a variable or from a file only you can read (chmod 600 <file>), never from the
-command line (every user of the machine can read it); a file wins over the variable:
-  GATEWAY_TOKEN, --token-file <file>
-                                a host or admin token (required)
-  GATEWAY_PLUGIN_TOKEN, --plugin-token-file <file>
-                                a plugin token for the plugin side, with a host token (default: the token)
-  OPENCODE_PROXY_PASSWORD, --password-file <file>
-                                (--serve) what OpenCode's clients send (HTTP basic auth, user "opencode")
-  OPENCODE_SERVER_PASSWORD, --opencode-password-file <file>
-                                (--url) the password of the OpenCode server, if it has one
-
-  --url <URL>                   attach to an OpenCode server you started (\`opencode serve\`); a seal then answers
-                                SealUnsupportedError(ADMISSION_NOT_EXCLUSIVE)
-  --serve                       start OpenCode privately behind the gateway's admission proxy; its clients use
-                                --listen with the password; a seal then answers SessionSealed
-  --directory <dir>             (--serve) the project OpenCode serves (default: the current directory)
-  --listen <[host:]port>        (--serve) where OpenCode's clients connect (default 127.0.0.1:4096, or OPENCODE_PROXY_LISTEN)
-  --max-body-bytes <n>          (--serve) the largest request body the proxy admits (default 32 MiB)
-  --gateway <URL>               the gateway's GraphQL URL (default http://127.0.0.1:4000/graphql, or GATEWAY_URL)
-  --state <file>                the bridge's own state (default bridge-opencode-<server>.json in the checkout's .data,
-                                or in ~/.local/share/agent-history-gateway when installed)
-  --opencode-data <dir>         OpenCode's $XDG_DATA_HOME, where its snapshots are (default ~/.local/share)
-  --fence-dir <dir>             where seals fence sessions for the gateway-fence plugin (a folder only you can
-                                read and write: created mode 0700, refused when others can)
-  --lease-ms <n>                the host lease
-  --import-state-from <URL>     copy the state an earlier version kept in the gateway's database into --state, once
-                                (a URL without its password: set PGPASSWORD)
-  -h, --help                    this help
-`;
+/** `gateway bridge opencode --help`, from the command's declaration (cli/commands.ts). */
+const usage = () => helpOf(commandOf('bridge opencode'));
 
 export async function runBridgeCommand(args: string[]): Promise<void> {
   const [target, ...rest] = args;
   if (target === '--help' || target === '-h' || (target === 'opencode' && rest.some((a) => a === '--help' || a === '-h'))) {
-    process.stdout.write(USAGE);
+    process.stdout.write(usage());
     return;
   }
-  if (target !== 'opencode') throw new Error(USAGE);
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      url: { type: 'string' }, gateway: { type: 'string' }, ...secretOptions(HOST_TOKEN, PLUGIN_TOKEN, PROXY_PASSWORD, OPENCODE_PASSWORD),
-      state: { type: 'string' }, 'opencode-data': { type: 'string' }, 'fence-dir': { type: 'string' }, 'lease-ms': { type: 'string' },
-      'import-state-from': { type: 'string' }, serve: { type: 'boolean' }, directory: { type: 'string' }, listen: { type: 'string' }, 'max-body-bytes': { type: 'string' },
-    },
-  });
+  if (target !== 'opencode') throw new Error(usage());
+  const { values } = parseArgs({ args: rest, options: optionsOf('bridge opencode') });
   refuseSecretArguments(values, HOST_TOKEN, PLUGIN_TOKEN, PROXY_PASSWORD, OPENCODE_PASSWORD);
-  if (!values.serve && !values.url) throw new Error(`--url (the OpenCode server) or --serve is required\n${USAGE}`);
+  if (!values.serve && !values.url) throw new Error(`--url (the OpenCode server) or --serve is required\n${usage()}`);
   const log = (m: string) => console.error(`[bridge] ${m}`);
   // Not in the directory the command runs from (a user's project): the checkout's .data, or the user's data folder.
   const stateFile = (server: string) => values.state ?? path.join(stateDir(PROJECT_DIR), `bridge-opencode-${Buffer.from(server).toString('base64url')}.json`);
