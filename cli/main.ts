@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../db/index.js';
-import { connect } from '../db/connection.js';
+import { CONNECT_TIMEOUT_MS, connect } from '../db/connection.js';
 import { migrate } from '../db/migrate.js';
 import { distribute, hasCitus } from '../db/distribute.js';
 import { createToken, ensureAdminToken, revokeToken } from '../domain/tokens.js';
@@ -21,7 +21,7 @@ async function withDb<T>(fn: (sql: ReturnType<typeof connect>) => Promise<T>): P
 /** The database (DATABASE_URL, or the embedded one) without migrating it first. */
 async function withDatabase<T>(fn: (sql: ReturnType<typeof connect>) => Promise<T>): Promise<T> {
   const db = await openDatabase();
-  const sql = connect(db.url, { max: 2 });
+  const sql = connect(db.url, { max: 2, connectTimeoutMs: connectTimeoutMs() });
   try {
     return await reachable(db, sql, () => fn(sql));
   } finally {
@@ -30,16 +30,28 @@ async function withDatabase<T>(fn: (sql: ReturnType<typeof connect>) => Promise<
   }
 }
 
+/** DB_CONNECT_TIMEOUT_MS of the one-shot commands (serve reads it with its configuration, which checks it). */
+function connectTimeoutMs(): number {
+  const v = process.env.DB_CONNECT_TIMEOUT_MS?.trim();
+  return v && /^\d+$/.test(v) && Number(v) >= 100 ? Number(v) : CONNECT_TIMEOUT_MS;
+}
+
 /** Where a database URL points, for an operator: host, port and database, never the user or password. */
-function describeDatabase(url: string, embedded: boolean): string {
-  let where = 'an unparsable URL';
+function databaseAddress(url: string): string {
   try {
     const u = new URL(url);
     const host = u.hostname || u.searchParams.get('host') || 'localhost';
-    where = `${host}:${u.port || 5432}${u.pathname && u.pathname !== '/' ? u.pathname : ''}`;
-  } catch { /* keep the placeholder: the URL may hold a password, it is not echoed */ }
-  return embedded ? `the embedded PostgreSQL at ${where}` : `DATABASE_URL (${where})`;
+    return `${host}:${u.port || 5432}${u.pathname && u.pathname !== '/' ? u.pathname : ''}`;
+  } catch {
+    return 'an unparsable URL'; // the URL may hold a password: it is not echoed
+  }
 }
+
+function describeDatabase(url: string, embedded: boolean): string {
+  return embedded ? `the embedded PostgreSQL at ${databaseAddress(url)}` : `DATABASE_URL (${databaseAddress(url)})`;
+}
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
 const AUTH_SQLSTATES: Record<string, string> = {
   '28P01': 'password authentication failed', '28000': 'the server refused the role or the authentication method',
@@ -57,7 +69,11 @@ async function reachable<T>(db: { url: string; embedded: boolean }, sql: ReturnT
     const code = String((e as { code?: unknown }).code ?? '');
     const { isDatabaseUnavailable } = await import('../db/connection.js');
     if (isDatabaseUnavailable(e) || AUTH_SQLSTATES[code]) {
-      const why = AUTH_SQLSTATES[code] ?? `${code || 'unreachable'}: ${(e as Error).message}`;
+      const timeout = (sql.options as { connect_timeout?: number }).connect_timeout;
+      const why = AUTH_SQLSTATES[code]
+        ?? (code === 'CONNECT_TIMEOUT' && timeout
+          ? `it did not answer within ${seconds(timeout * 1000)} (CONNECT_TIMEOUT; DB_CONNECT_TIMEOUT_MS sets how long to wait)`
+          : `${code || 'unreachable'}: ${(e as Error).message}`);
       throw new StartError(`cannot use the database of ${describeDatabase(db.url, db.embedded)}: ${why}`
         + (db.embedded ? '' : ' (is PostgreSQL running there, and is DATABASE_URL right?)'));
     }
@@ -125,9 +141,13 @@ async function serve() {
     url: config.databaseUrl, dataDir: config.dataDir, port: config.embeddedPgPort,
   });
   cleanup.push(() => db.stop());
-  const sql = connect(db.url, { max: config.dbPool, applicationName: `agent-history-gateway/${process.pid}` });
+  const sql = connect(db.url, { max: config.dbPool, applicationName: `agent-history-gateway/${process.pid}`, connectTimeoutMs: config.dbConnectTimeoutMs });
   cleanup.push(() => sql.end({ timeout: 5 }));
+  // The first connection, logged before and after (a server that never answers is given up on after the timeout).
+  const database = databaseAddress(db.url);
+  logger.info({ database, embedded: db.embedded, timeoutMs: config.dbConnectTimeoutMs }, 'connecting to the database');
   const applied = await reachable(db, sql, () => migrate(sql)).catch(async (e) => {
+    logger.error({ database, embedded: db.embedded, code: (e as { code?: unknown }).code, reason: (e as Error).message }, 'cannot use the database');
     for (const fn of cleanup.splice(0).reverse()) await fn().catch(() => {});
     throw e;
   });

@@ -14,7 +14,15 @@ export interface ConnectOptions {
   settings?: Record<string, string>;
   /** Called with each notice the server sends (dropped by default). */
   onNotice?: (notice: { message?: string }) => void;
+  /**
+   * How long opening a connection may take, until the server's first ready answer (ms; default
+   * CONNECT_TIMEOUT_MS): a server that never answers fails the queries waiting for it with CONNECT_TIMEOUT.
+   */
+  connectTimeoutMs?: number;
 }
+
+/** The default bound of opening a connection (DB_CONNECT_TIMEOUT_MS of `gateway serve`). */
+export const CONNECT_TIMEOUT_MS = 10_000;
 
 export function connect(url: string, opts: ConnectOptions = {}): Sql {
   return postgres(url, {
@@ -23,6 +31,7 @@ export function connect(url: string, opts: ConnectOptions = {}): Sql {
     // Rows come back with camelCase keys (session_id -> sessionId).
     transform: { column: { from: postgres.toCamel } },
     idle_timeout: 30,
+    connect_timeout: (opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS) / 1000,
     connection: { application_name: opts.applicationName ?? 'agent-history-gateway', ...opts.settings },
     debug: opts.onQuery ? (_conn, query) => opts.onQuery!(query) : undefined,
     types: {
@@ -61,6 +70,7 @@ export function listenerFor(sql: Sql): Sql {
     host: o.host, port: o.port, database: o.database, user: o.user, pass: o.pass, ssl: o.ssl, path: o.path || undefined,
     max: 1,
     idle_timeout: 0,
+    connect_timeout: o.connect_timeout,
     onnotice: () => {},
     connection: { application_name: 'agent-history-gateway-listener' },
   }) as unknown as Sql;

@@ -75,6 +75,12 @@ export interface App {
   stop(): Promise<void>;
 }
 
+/** The host, port and database of the pool (for a log line: never the user or password). */
+function databaseOf(sql: Sql): string {
+  const o = sql.options as { host?: string[]; port?: number[]; database?: string };
+  return `${(o.host ?? []).map((h, i) => `${h}:${o.port?.[i] ?? 5432}`).join(',')}/${o.database ?? ''}`;
+}
+
 function bearer(header: string | null | undefined): string | null {
   if (!header) return null;
   const m = /^Bearer\s+(\S+)$/i.exec(header.trim());
@@ -201,7 +207,7 @@ export function buildApp(opts: AppOptions): App {
     if (path === '/ready') {
       // Ready: the database answers and the LISTEN connection is known to hear every notification.
       const r = await readiness(sql);
-      if (r.status !== 200) log.warn({ status: r.status }, 'ready: the database does not answer');
+      if (r.status !== 200) log.warn({ status: r.status, database: databaseOf(sql), reason: r.reason }, 'ready: the database does not answer');
       if (r.status === 200 && !gateway.bus.healthy) {
         res.writeHead(503, { 'content-type': 'application/json' }).end('{"status":"not listening: notifications may be missed"}');
         return;

@@ -77,25 +77,46 @@ export function guardRequestHooks<P extends Plugin<any, any, any>>(plugins: P[])
 /**
  * `/ready`: the database answers (with the migrations table) within `timeoutMs`. A server that is
  * down refuses at once; one that does not answer (a network partition) is given up on after the timeout.
+ * `reason` says which, in words (never the database's address or credentials: /ready answers anyone).
  */
-export async function readiness(sql: Sql, timeoutMs = 2_000): Promise<{ status: number; body: string }> {
+export async function readiness(sql: Sql, timeoutMs = 2_000): Promise<{ status: number; body: string; reason?: string }> {
   let timer: NodeJS.Timeout | undefined;
+  const timedOut = Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' });
   try {
     await Promise.race([
       sql`SELECT 1 FROM schema_migrations LIMIT 1`,
-      new Promise((_, reject) => { timer = setTimeout(() => reject(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })), timeoutMs); }),
+      new Promise((_, reject) => { timer = setTimeout(() => reject(timedOut), timeoutMs); }),
     ]);
     return { status: 200, body: '{"status":"ready"}' };
   } catch (e) {
     const unavailable = isDatabaseUnavailable(e);
+    const reason = e === timedOut ? `the database did not answer within ${timeoutMs / 1000} s` : unavailableReason(e);
     return {
       status: 503,
+      reason,
       body: JSON.stringify({
         status: unavailable ? 'database unavailable' : 'not ready',
         code: unavailable ? DATABASE_UNAVAILABLE : 'NOT_READY',
+        reason,
       }),
     };
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Why the database cannot be used, in words, from the error of a statement that failed. */
+export function unavailableReason(e: unknown): string {
+  const code = String((e as { code?: unknown } | null)?.code ?? '');
+  switch (code) {
+    case 'CONNECT_TIMEOUT': return 'the database did not answer in time (DB_CONNECT_TIMEOUT_MS)';
+    case 'ECONNREFUSED': return 'the database refused the connection (is it running?)';
+    case 'ENOTFOUND': case 'EAI_AGAIN': return 'the database\'s host name does not resolve';
+    case 'EHOSTUNREACH': case 'ENETUNREACH': return 'the database\'s host cannot be reached';
+    case '57P01': case '57P02': case '57P03': return 'the database is shutting down or starting';
+    case '53300': return 'the database has no connection free (too many clients)';
+    case '42P01': return 'the database holds no gateway schema (gateway migrate)';
+  }
+  if (isDatabaseUnavailable(e)) return `the database cannot be reached${code ? ` (${code})` : ''}`;
+  return 'the database answered with an error';
 }

@@ -20,6 +20,8 @@ export interface Config {
   /** Unset: the embedded PostgreSQL in `dataDir`. */
   databaseUrl: string | undefined;
   dbPool: number;
+  /** How long connecting to the database may take (ms) before the attempt is given up (DB_CONNECT_TIMEOUT_MS). */
+  dbConnectTimeoutMs: number;
   /** The embedded PostgreSQL's data folder (server/data-dir.ts: `.data/pg` of a checkout, the user's data folder of an install). */
   dataDir: string;
   embeddedPgPort: number;
@@ -97,6 +99,7 @@ export function loadConfig(env: Env = process.env, packageDir = PROJECT_DIR, cwd
     host,
     databaseUrl,
     dbPool: int('DB_POOL', 20, 2, 1_000),
+    dbConnectTimeoutMs: int('DB_CONNECT_TIMEOUT_MS', 10_000, 100, 600_000),
     dataDir: embeddedDataDir(packageDir, env, cwd),
     embeddedPgPort: int('EMBEDDED_PG_PORT', 54329, 1, 65_535),
     logLevel: logLevel as LogLevel,

@@ -1,3 +1,14 @@
+import os from 'node:os';
+import { embeddedDataDir } from './data-dir.js';
+import { PROJECT_DIR } from './version.js';
+
+/** The embedded PostgreSQL's data folder of this package when GATEWAY_DATA_DIR is unset (`~` for the home folder). */
+function defaultDataDir(): string {
+  const dir = embeddedDataDir(PROJECT_DIR, { ...process.env, GATEWAY_DATA_DIR: '' });
+  const home = os.homedir();
+  return home && dir.startsWith(home + '/') ? `~${dir.slice(home.length)}` : dir;
+}
+
 /**
  * The environment variables of `gateway serve` (read by server/config.ts), for `gateway serve --help`: one
  * short line each. The README's Configuration table says more about each; test/cli-help.test.ts checks that
@@ -8,7 +19,8 @@ export const ENVIRONMENT: readonly { name: string; default: string; what: string
   { name: 'HOST', default: '127.0.0.1', what: 'address to listen on' },
   { name: 'DATABASE_URL', default: 'unset', what: 'postgres://…; unset: the embedded PostgreSQL' },
   { name: 'DB_POOL', default: '20', what: 'connections of the pool (2–1000)' },
-  { name: 'GATEWAY_DATA_DIR', default: '.data/pg', what: 'the embedded PostgreSQL\'s data folder (installed: ~/.local/share/agent-history-gateway/pg)' },
+  { name: 'DB_CONNECT_TIMEOUT_MS', default: '10000', what: 'how long a connection to the database may take before it is given up (100–600000)' },
+  { name: 'GATEWAY_DATA_DIR', get default() { return defaultDataDir(); }, what: 'the embedded PostgreSQL\'s data folder' },
   { name: 'EMBEDDED_PG_PORT', default: '54329', what: 'the embedded PostgreSQL\'s port (a free one if taken)' },
   { name: 'LOG_LEVEL', default: 'info', what: 'fatal, error, warn, info, debug, trace or silent' },
   { name: 'MAX_DEPTH', default: '12', what: 'operation depth limit' },

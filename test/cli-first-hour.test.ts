@@ -42,6 +42,34 @@ it('an unreachable database is one line naming DATABASE_URL and the host (never 
   }
 });
 
+it('a database that never answers is given up on after DB_CONNECT_TIMEOUT_MS, logged with its host, and the exit says why', async () => {
+  // A server that takes connections and never says a word (postgres.js waits for its answer to the startup):
+  // what a DATABASE_URL behind a route that drops packets looks like. (While spawnSync waits, the kernel still
+  // completes the connections of the listening socket.)
+  const silent = net.createServer(() => {});
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  const port = (silent.address() as net.AddressInfo).port;
+  try {
+    for (const args of [['serve'], ['token', 'create', '--role', 'reader']]) {
+      const t0 = Date.now();
+      const r = cli(args, { PORT: '0', DATABASE_URL: `postgres://someone:s3cret-pw@127.0.0.1:${port}/gw`, DB_CONNECT_TIMEOUT_MS: '500' });
+      expect(r.status).toBe(1);
+      expect(Date.now() - t0).toBeLessThan(30_000);
+      const why = `cannot use the database of DATABASE_URL (127.0.0.1:${port}/gw): it did not answer within 0.5 s (CONNECT_TIMEOUT; DB_CONNECT_TIMEOUT_MS sets how long to wait)`;
+      expect(r.stderr.trim().split('\n')).toEqual([`gateway: ${why} (is PostgreSQL running there, and is DATABASE_URL right?)`]);
+      expect(r.stderr + r.stdout).not.toContain('s3cret-pw');
+      if (args[0] !== 'serve') continue;
+      const log = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+      expect(log.map((l) => [l.level, l.msg, l.database])).toEqual([
+        ['info', 'connecting to the database', `127.0.0.1:${port}/gw`], ['error', 'cannot use the database', `127.0.0.1:${port}/gw`],
+      ]);
+      expect(log[0].timeoutMs).toBe(500);
+    }
+  } finally {
+    silent.close();
+  }
+});
+
 it('logs "stopped" when a signal has stopped it', async () => {
   const db = await createTestDatabase();
   try {

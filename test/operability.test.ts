@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
+import net from 'node:net';
+import { connect } from '../db/connection.js';
 import { buildApp, type App } from '../server/app.js';
 import { createLogger, REDACTED } from '../server/logging.js';
 import { loadConfig } from '../server/config.js';
@@ -325,6 +327,49 @@ describe('background work and readiness', () => {
     await app.gateway.bus.start();
   });
 
+  it('/ready says why when the database stops answering (a network that drops packets), and the log names its host', async () => {
+    // A proxy to this file's database that, once frozen, passes no byte either way and accepts connections it
+    // never answers: what a database behind a dropped route looks like from the gateway.
+    const target = new URL(g.dbUrl);
+    const sockets = new Set<net.Socket>();
+    let frozen = false;
+    const proxy = net.createServer((client) => {
+      sockets.add(client);
+      client.on('error', () => {});
+      if (frozen) return;
+      const upstream = net.connect(Number(target.port), target.hostname);
+      sockets.add(upstream);
+      upstream.on('error', () => client.destroy());
+      client.on('data', (d) => { if (!frozen) upstream.write(d); });
+      upstream.on('data', (d) => { if (!frozen) client.write(d); });
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const via = new URL(g.dbUrl);
+    via.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
+    const sql = connect(via.href, { max: 2, connectTimeoutMs: 1_000 });
+    const behind = buildApp({ sql, logger });
+    try {
+      await behind.start();
+      const ready = new URL('/ready', behind.url);
+      expect((await fetch(ready)).status).toBe(200);
+      frozen = true;
+      const t0 = Date.now();
+      const r = await fetch(ready);
+      expect(r.status).toBe(503);
+      expect(await r.json()).toEqual({ status: 'database unavailable', code: 'DATABASE_UNAVAILABLE', reason: 'the database did not answer within 2 s' });
+      expect(Date.now() - t0).toBeLessThan(5_000);
+      const logged = await line((l) => l.msg === 'ready: the database does not answer' && l.database === `${via.host}${via.pathname}`, 'the /ready warning');
+      expect(logged).toMatchObject({ level: 'warn', status: 503, reason: 'the database did not answer within 2 s' });
+    } finally {
+      for (const s of sockets) s.destroy();
+      proxy.close();
+      await behind.stop().catch(() => {});
+      await sql.end({ timeout: 1 }).catch(() => {});
+    }
+  });
+
   it('/health carries the version', async () => {
     expect(await (await fetch(new URL('/health', url))).json()).toEqual({ status: 'ok', version: VERSION });
   });
@@ -333,13 +378,14 @@ describe('background work and readiness', () => {
 describe('config', () => {
   it('reads every option, with defaults, and names the variable of a bad one', () => {
     const c = loadConfig({}, '/srv/gw');
-    expect(c).toMatchObject({ port: 4000, host: '127.0.0.1', dbPool: 20, dataDir: '/srv/gw/.data/pg', logLevel: 'info', metrics: { token: undefined, port: undefined } });
+    expect(c).toMatchObject({ port: 4000, host: '127.0.0.1', dbPool: 20, dbConnectTimeoutMs: 10_000, dataDir: '/srv/gw/.data/pg', logLevel: 'info', metrics: { token: undefined, port: undefined } });
     expect(c.gateway).toEqual({ sweepIntervalMs: 1000, sweepWindowMs: 120000, sequencerSafetyMs: 60000, retentionIntervalMs: 600000, feedPollMs: 5000, sealMaxTimeoutMs: 120000, hostRequestMaxTimeoutMs: 120000, hostRequestRetentionMs: 86400000 });
     const d = loadConfig({ PORT: '0', MAX_COST: '1000', TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'WARN', DATABASE_URL: 'postgres://u:p@db/x', LEASE_SWEEP_MS: '250' });
     expect(d).toMatchObject({ port: 0, logLevel: 'warn', databaseUrl: 'postgres://u:p@db/x', limits: { maxCost: 1000 }, tokenCache: { ttlMs: 0 }, gateway: { sweepIntervalMs: 250 } });
     for (const [env, msg] of [
       [{ PORT: '70000' }, /^PORT must be an integer from 0 to 65535 \(got "70000"\)$/],
       [{ DB_POOL: '1.5' }, /^DB_POOL must be/],
+      [{ DB_CONNECT_TIMEOUT_MS: '50' }, /^DB_CONNECT_TIMEOUT_MS must be an integer from 100 to 600000 \(got "50"\)$/],
       [{ FEED_POLL_MS: 'soon' }, /^FEED_POLL_MS must be/],
       [{ DATABASE_URL: 'http://x' }, /^DATABASE_URL must be a postgres:\/\/ URL/],
       [{ PORT: '4000', METRICS_PORT: '4000' }, /^METRICS_PORT must differ from PORT/],
