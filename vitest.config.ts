@@ -17,6 +17,7 @@ const DATABASE_INDEPENDENT = [
   'install', 'client-pack', 'client-package', 'client-types', 'client-examples', 'client-connection',
   'data-dir', 'credentials', 'cli-first-hour', 'cli-help', 'production',
   'graphiql-browser', 'graphiql-headers', 'review', 'review-truth', 'review-turns', 'review-comments-page', 'review-patch', 'review-documents', 'demo',
+  'docs-links',
 ].map((f) => `test/${f}.test.ts`);
 
 export default defineConfig({
