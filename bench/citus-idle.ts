@@ -31,7 +31,7 @@ const SECONDS = Number(process.env.SECONDS) || 10;
 const ROUNDS = Number(process.env.ROUNDS) || 3;
 const server = process.env.CITUS_URL;
 if (!server) {
-  console.error('bench/citus-idle: set CITUS_URL to a Citus coordinator with workers (see the README, "Running on Citus")');
+  console.error('bench/citus-idle: set CITUS_URL to a Citus coordinator with workers (see docs/citus.md, "Running a cluster")');
   process.exit(2);
 }
 

@@ -1,7 +1,7 @@
 import type { Sql } from './connection.js';
 
 /**
- * Whether the gateway's tables are distributed (Citus, by session: README "Scaling", db/distribute.ts).
+ * Whether the gateway's tables are distributed (Citus, by session: docs/citus.md, db/distribute.ts).
  * A few reads take another form there, because Citus cannot push a LIMIT correlated to an outer row
  * down to the shards (the paged loaders of resolvers/loaders.ts): on one Postgres they keep the form
  * that is cheapest there. Detected once per pool when the gateway starts (`detectDistribution`).

@@ -633,7 +633,7 @@ export interface PruneResult { skipped: boolean; changesets: number; snapshots: 
 
 /**
  * The database's clock (its transaction time) as text, exact to the microsecond: passed to the statements
- * below as a parameter, never `now()` inside them, since on a cluster distributed by session (README
+ * below as a parameter, never `now()` inside them, since on a cluster distributed by session (docs/citus.md
  * "Scaling") a distributed UPDATE or DELETE must not evaluate a function per shard, and the cut-offs of
  * one pass are then the same on every shard.
  */
@@ -671,7 +671,7 @@ function prunableChangesets(db: Db, policy: Policy, sessionID: string | null, li
  * manifests and contents no longer referenced by any manifest go after the grace period. The execution
  * itself, its status and its settlement are untouched.
  *
- * On a cluster distributed by session (README "Scaling"), a session's pass runs on its shard; the sweep
+ * On a cluster distributed by session (docs/citus.md), a session's pass runs on its shard; the sweep
  * reads every shard's snapshots, and deletes contents (distributed by hash, not with the snapshots)
  * against the referenced hashes computed first (a CTE Citus plans on its own, then broadcasts), never
  * through a subquery correlated across the two.
@@ -696,7 +696,7 @@ export async function pruneChangesets(sql: Sql, opts: { batch?: number } = {}): 
   }
   const swept = await sql.begin(async (tx) => {
     // Advisory locks hold on the node that takes them: every gateway connection goes to the Citus
-    // coordinator (README "Scaling"), so these are taken there, for every instance alike.
+    // coordinator (docs/citus.md), so these are taken there, for every instance alike.
     // A run that pruned changesets waits for a sweep in progress and sweeps after it: that sweep may
     // have read before this run's prunes committed, and would leave their snapshots for a later pass.
     // A run that pruned nothing skips when another sweeps.

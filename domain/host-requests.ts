@@ -128,7 +128,7 @@ async function readState(db: Db, commandID: string): Promise<CommandState | null
 /**
  * Closes a pending request (the caller gave up). False when a reply won the race.
  * Writes stamp statement_timestamp(), not clock_timestamp(): the same instant for a one-statement write,
- * and not volatile, which a write distributed by Citus refuses (README "Scaling").
+ * and not volatile, which a write distributed by Citus refuses (docs/citus.md).
  */
 async function closeRequest(db: Db, commandID: string): Promise<boolean> {
   const rows = await db`

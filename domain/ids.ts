@@ -46,7 +46,7 @@ const OWN = 18;
  * A new ID. Sessions, hosts and tokens: `<prefix>_` then 26 ascending characters (stamp, 12 random).
  * A row of a session (execution, message, part, job, snapshot, command, admission, review comment) carries its
  * session: `<prefix>_<the session ID's 26 characters><18 of its own>`. So an ID alone names the
- * session's shard on a cluster distributed by session (README "Scaling"), and IDs of one session still
+ * session's shard on a cluster distributed by session (docs/citus.md), and IDs of one session still
  * sort in creation order.
  */
 export function newId(kind: Exclude<Kind, SessionKind>): string;

@@ -3,7 +3,7 @@ import { isId, sessionOf } from './ids.js';
 
 /**
  * How a row of a session is found from its ID alone: the ID carries its session (domain/ids.ts), so the
- * condition names both, and on a cluster distributed by session (README "Scaling") the statement runs on
+ * condition names both, and on a cluster distributed by session (docs/citus.md) the statement runs on
  * that session's shard alone. An ID made before IDs carried their session is found by ID alone (the
  * tables keep an index on id for them).
  *

@@ -24,7 +24,7 @@ import { ADVISORY_LOCKS } from '../db/advisory-locks.js';
  * creation, boundaries and freezing; exclusive for the retention sweep that deletes contents. So a
  * content checked to exist by one of the former cannot vanish before its transaction commits (the lock
  * is an advisory lock: it holds on the node that takes it, so on a Citus cluster every gateway connection
- * goes to the coordinator, README "Scaling", where all instances take it). The
+ * goes to the coordinator, docs/citus.md, where all instances take it). The
  * sweep deletes only contents no stored manifest references (a pruned snapshot's manifest is set to
  * NULL in the same sweep), so every stored-file content of an unpruned snapshot is held: a delta's
  * content check covers only the entries it sends, not those it inherits from its base.
@@ -236,7 +236,7 @@ export async function uploadContents(sql: Sql, actor: Actor, input: { contents: 
     // index then throws away (a speculative insert leaves its TOAST behind as dead space). Locks are
     // taken in key order, so two overlapping batches cannot deadlock.
     // (Advisory locks hold on the node that takes them: every gateway connection goes to the Citus
-    // coordinator on a cluster, README "Scaling", so all instances take them there.)
+    // coordinator on a cluster, docs/citus.md, so all instances take them there.)
     const keys = [...new Set(rows.map((r) => contentLockKey(r.hash)))].sort((a, b) => a - b);
     for (const k of keys) await tx`SELECT pg_advisory_xact_lock(${CONTENT_UPLOAD_LOCK}, ${k})`;
     // The transaction's time as a parameter, not now() in the upsert: on a cluster, contents are

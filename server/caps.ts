@@ -8,7 +8,7 @@ export const TOO_MANY_SUBSCRIPTIONS = 'TOO_MANY_SUBSCRIPTIONS';
 export const TOO_MANY_CONNECTIONS = 'TOO_MANY_CONNECTIONS';
 
 /**
- * Per-client caps of one instance (README, "Limits"):
+ * Per-client caps of one instance (docs/running.md, "Configuration"):
  * - open TCP connections per remote address (HTTP keep-alive and WebSocket alike): one more is answered
  *   `429 Too Many Requests` with a GraphQL JSON error (`TOO_MANY_CONNECTIONS`) and closed, before any
  *   request on it runs;

@@ -15,7 +15,7 @@ import type { Logger } from './logging.js';
 import { VERSION } from './version.js';
 
 /**
- * The OpenTelemetry trace export (README, "OpenTelemetry traces"): every settled execution, in the settlement
+ * The OpenTelemetry trace export (docs/analytics.md, "OpenTelemetry traces"): every settled execution, in the settlement
  * log's order, as a trace of the GenAI semantic conventions (domain/traces.ts), sent with the OpenTelemetry
  * JS SDK's OTLP/HTTP exporters (protobuf or JSON).
  *

@@ -1,7 +1,7 @@
 // Files and folders only their owner can read or change: the secrets a command reads (cli/credentials.ts),
 // the OpenCode bridge's state file and its fence folder. Every user of the machine can list processes and
 // connect to loopback ports; what keeps them out is the file system's owner and mode bits, so these
-// checks are what the local channels trust (the README's OpenCode section, "What each local channel trusts").
+// checks are what the local channels trust (docs/hosts/opencode.md, "What each local channel trusts").
 //
 // On a system without POSIX owners (Windows: process.getuid is undefined) the owner and mode checks are
 // skipped; the files are still created with the modes below, which Node maps to what Windows supports.
