@@ -633,8 +633,8 @@ export interface PruneResult { skipped: boolean; changesets: number; snapshots: 
 
 /**
  * The database's clock (its transaction time) as text, exact to the microsecond: passed to the statements
- * below as a parameter, never `now()` inside them, since on a cluster distributed by session (docs/citus.md
- * "Scaling") a distributed UPDATE or DELETE must not evaluate a function per shard, and the cut-offs of
+ * below as a parameter, never `now()` inside them, since on a cluster distributed by session (docs/citus.md)
+ * a distributed UPDATE or DELETE must not evaluate a function per shard, and the cut-offs of
  * one pass are then the same on every shard.
  */
 async function clock(db: Db): Promise<string> {
