@@ -49,7 +49,7 @@ describe('the data folder', () => {
     expect(loadConfig(env, installed, '/tmp').dataDir).toBe('/home/ann/.data-home/agent-history-gateway/pg');
     expect(loadConfig(env, checkout, userProject).dataDir).toBe(`${checkout}/.data/pg`);
     expect(loadConfig({ ...env, GATEWAY_DATA_DIR: '/srv/pg' }, installed, userProject).dataDir).toBe('/srv/pg');
-    // `npm start` in this checkout: .data/pg, as the README's Quick start says.
+    // `npm start` in this checkout: .data/pg, as docs/running.md says.
     expect(loadConfig({}).dataDir).toBe(`${PROJECT_DIR}/.data/pg`);
   });
 });

@@ -1,4 +1,4 @@
-// The `gateway` command as a user installs it (README, "Installing the command"): the tarball of
+// The `gateway` command as a user installs it (docs/running.md, "Installing the command"): the tarball of
 // `npm run package` installed into a scratch global prefix, run from a directory that has nothing to do
 // with the checkout, with that prefix's bin first on PATH. The checkout's own `npx gateway` is not involved.
 //
