@@ -25,6 +25,7 @@ import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { WorktreeCapturer } from '../host/capture.js';
+import { buildPatchedWatcher } from '../host/worktree-watch.js';
 
 const FILES = Number(process.env.FILES ?? 10_000);
 const IGNORED = Number(process.env.IGNORED ?? 50_000);
@@ -51,6 +52,8 @@ function generate(root: string) {
 }
 
 async function main() {
+  // The patched watcher is compiled on first use: built (or waited for) before anything is timed.
+  await buildPatchedWatcher();
   const root = mkdtempSync(path.join(tmpdir(), 'gw-bench-capture-'));
   const watching = new WorktreeCapturer({ watch: true });
   try {

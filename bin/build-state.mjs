@@ -7,6 +7,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * Whether this is an installed copy of the package (the tarball of bin/package.mjs, which npm always installs
+ * under a `node_modules` folder) rather than a checkout: it runs what it was packed with and never builds
+ * anything (its dev tools and sources are not there). The rule of server/data-dir.ts `isInstalledPackage`.
+ */
+export const installed = root.split(path.sep).includes('node_modules');
 const stamp = path.join(root, 'dist', '.build-stamp');
 const defaultLockFile = path.join(root, '.build.lock');
 const SOURCES = ['cli', 'server', 'schema', 'resolvers', 'db', 'domain', 'subscriptions', 'host', 'client', 'bridge'];
@@ -34,6 +41,16 @@ const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 
 const alive = (pid) => {
   try { process.kill(pid, 0); return true; } catch (e) { return e.code === 'EPERM'; }
 };
+
+/** Whether a live process holds `lockFile` (see withBuildLock; an empty one is a holder between create and write). */
+export function lockHeld(lockFile = defaultLockFile) {
+  try {
+    const holder = Number(readFileSync(lockFile, 'utf8'));
+    return holder > 0 ? alive(holder) : Date.now() - statSync(lockFile).mtimeMs <= 10_000;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Runs `fn` holding the checkout's build lock (a file holding the builder's PID, created exclusively).

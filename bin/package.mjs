@@ -53,8 +53,9 @@ function packageManifest(pkg) {
     type: pkg.type,
     engines: pkg.engines,
     bin: { gateway: 'bin/gateway.mjs' },
-    // @parcel/watcher's build from its patched source (native/parcel-watcher, or compiled).
-    scripts: { postinstall: 'node bin/build-watcher.mjs' },
+    // @parcel/watcher's build from its patched source, packed in native/parcel-watcher: put in place when it
+    // loads on this machine; else compiled on first use, in the background (bin/build-watcher.mjs).
+    scripts: { postinstall: 'node bin/build-watcher.mjs --shipped' },
     dependencies,
     bundleDependencies: Object.keys(dependencies),
     optionalDependencies: pkg.optionalDependencies,
@@ -110,6 +111,10 @@ async function build() {
   // checkout's gateway applies when it starts.
   const { ensureReviewBuilt } = await import(pathToFileURL(path.join(root, 'dist', 'server', 'review.js')).href);
   await ensureReviewBuilt();
+  // @parcel/watcher's patched build, which the package carries (a checkout compiles it on first use): built now
+  // unless it is in place, or waited for when a build is under way.
+  const r = spawnSync(process.execPath, [path.join(root, 'bin', 'build-watcher.mjs')], { cwd: root, stdio: ['ignore', 2, 2] });
+  if (r.status !== 0) say('packing without the patched @parcel/watcher: the installed package compiles it on first use');
 }
 
 /** Builds when stale, stages and packs; returns the tarball's path. */
@@ -121,7 +126,8 @@ async function pack(destination) {
     for (const p of CONTENTS) cpSync(path.join(root, p), path.join(stage, p), { recursive: true });
     writeFileSync(path.join(stage, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
     // @parcel/watcher's build from its patched source, which the bundled copy leaves out (its package
-    // lists the files it publishes): the postinstall puts it in place when it loads there, else compiles.
+    // lists the files it publishes): the postinstall puts it in place when it loads there (else its first use
+    // compiles it).
     const watcher = path.join(root, 'node_modules', '@parcel', 'watcher', 'build', 'Release');
     if (existsSync(path.join(watcher, 'watcher.node')) && existsSync(path.join(watcher, '.patch-stamp'))) {
       for (const f of ['watcher.node', '.patch-stamp']) cpSync(path.join(watcher, f), path.join(stage, 'native', 'parcel-watcher', f));

@@ -112,9 +112,9 @@ export class WorktreeCapturer {
     if (!w.watch?.reset()) {
       await w.watch?.stop().catch(() => {});
       w.watch = null;
-      const backend = this.opts.watchBackend === undefined ? await parcelWatcher() : this.opts.watchBackend;
       try {
-        if (!backend) throw new Error('@parcel/watcher cannot be loaded here');
+        const backend = this.opts.watchBackend === undefined ? await parcelWatcher() : this.opts.watchBackend;
+        if (!backend) throw new Error('none was given (watchBackend: null)');
         w.watch = await WorktreeWatch.start(key, backend);
       } catch (e: any) { w.why = `no watcher: ${e.message}`; }
     }

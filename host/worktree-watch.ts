@@ -1,5 +1,8 @@
+import { spawn } from 'node:child_process';
 import { existsSync, lstatSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PROJECT_DIR } from '../db/index.js';
 import { COOKIE_PREFIX } from './worktree-walk.js';
 
 /**
@@ -23,11 +26,46 @@ export interface WatchBackend {
   subscribe(dir: string, fn: (err: Error | null, events: WatchEvent[]) => unknown, opts?: { ignore?: string[] }): Promise<WatchSubscription>;
 }
 
-let parcel: Promise<WatchBackend | null> | null = null;
-/** @parcel/watcher, or null when it cannot be loaded on this machine. */
-export function parcelWatcher(): Promise<WatchBackend | null> {
-  parcel ??= import('@parcel/watcher').then((m: any) => (m.default ?? m) as WatchBackend, () => null);
+/** The patched build of @parcel/watcher, compiled on first use (bin/build-watcher.mjs). */
+const BUILD_SCRIPT = path.join(PROJECT_DIR, 'bin', 'build-watcher.mjs');
+interface PatchedBuild {
+  /** Whether the patched build is in place, else why not, after starting a build in the background when none is under way. */
+  startPatchedWatcherBuild(): { ready: boolean; why: string | null };
+}
+let patchedBuild: Promise<PatchedBuild> | null = null;
+let parcel: Promise<WatchBackend> | null = null;
+
+/**
+ * @parcel/watcher, loaded once its patched build is in place (on Linux; elsewhere the prebuilt binary, which
+ * reports no lost events, so nothing is watched). Until then it rejects saying why (the build is under way,
+ * or failed), having started the build in the background on the first call: the capturer walks meanwhile
+ * and asks again at its next walk. The module is never loaded before the build is in place, since Node
+ * would keep the prebuilt binary it fell back to for the life of the process.
+ */
+export async function parcelWatcher(): Promise<WatchBackend> {
+  if (!parcel && process.platform === 'linux') {
+    const build = await (patchedBuild ??= import(pathToFileURL(BUILD_SCRIPT).href) as Promise<PatchedBuild>);
+    const state = build.startPatchedWatcherBuild();
+    if (!state.ready) throw new Error(state.why ?? 'the patched @parcel/watcher is not built');
+  }
+  parcel ??= import('@parcel/watcher').then((m: any) => (m.default ?? m) as WatchBackend,
+    (e: Error) => { throw new Error(`@parcel/watcher cannot be loaded here: ${e.message}`); });
   return parcel;
+}
+
+/**
+ * Builds the patched @parcel/watcher now unless it is in place, waiting for a build under way (for what
+ * needs the watcher rather than a walk: its tests, the capture bench). Rejects with the build's last words.
+ */
+export function buildPatchedWatcher(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [BUILD_SCRIPT], { cwd: PROJECT_DIR, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (d) => { out += d; });
+    p.stderr.on('data', (d) => { out += d; });
+    p.on('error', reject);
+    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`bin/build-watcher.mjs exited with ${code}: ${out.trim()}`))));
+  });
 }
 
 /** Changed paths kept between two captures; past this a full walk is cheaper than the bookkeeping. */

@@ -2,17 +2,19 @@
 // filesystem watcher reports changed, and must return exactly what a full walk returns now (same
 // entries, same order); whenever the watcher cannot vouch for what it saw (events lost with an
 // overflow error, a stopped or restarted watcher) it walks the whole worktree, so a change the watcher
-// missed is still read.
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+// missed is still read. The patched @parcel/watcher is compiled on first use (bin/build-watcher.mjs): this file
+// builds it first, or waits for the build under way.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { WorktreeCapturer } from '../host/capture.js';
 import { COOKIE_PREFIX } from '../host/worktree-walk.js';
-import { parcelWatcher, type WatchBackend, type WatchEvent } from '../host/worktree-watch.js';
+import { buildPatchedWatcher, parcelWatcher, type WatchBackend, type WatchEvent } from '../host/worktree-watch.js';
 
 const dirs: string[] = [];
+beforeAll(buildPatchedWatcher, 600_000);
 const capturers: WorktreeCapturer[] = [];
 afterEach(async () => { for (const c of capturers.splice(0)) await c.close(); });
 afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
@@ -37,7 +39,7 @@ const walked = (root: string) => { const c = new WorktreeCapturer().capture(root
 
 /** @parcel/watcher with a switch that loses events, and a way to report the loss as it would (an error). */
 async function lossy() {
-  const real = (await parcelWatcher())!;
+  const real = await parcelWatcher();
   const state = { dropping: false, report: null as null | ((e: Error) => void) };
   const backend: WatchBackend = {
     reportsLostEvents: real.reportsLostEvents,
@@ -61,7 +63,7 @@ const START = {
 
 describe('watching capturer', () => {
   it('the patched @parcel/watcher build is the one loaded (it reports lost events)', async () => {
-    expect((await parcelWatcher())?.reportsLostEvents).toBe(true);
+    expect((await parcelWatcher()).reportsLostEvents).toBe(true);
   });
 
   it('returns what a full walk returns after any sequence of changes, reading only what changed', async () => {
@@ -111,7 +113,7 @@ describe('watching capturer', () => {
     // counterexample `chmod top.txt; mv a/b a/z2.txt`: the chmod was notified alone, the create of
     // a/z2.txt fell between the two and was lost; patched: one atomic take). The build's test hook holds
     // the taking step open, as a preempted thread does; files are created until the first batch arrives.
-    const real = (await parcelWatcher())!;
+    const real = await parcelWatcher();
     const root = tree({});
     const seen = new Set<string>();
     let batches = 0;
@@ -138,7 +140,7 @@ describe('watching capturer', () => {
   });
 
   it('the shrunk counterexample (chmod top.txt, mv a/b a/z2.txt) with the watcher slow to take its first batch: the capture matches a walk', async () => {
-    const real = (await parcelWatcher())!;
+    const real = await parcelWatcher();
     let batches = 0;
     const backend: WatchBackend = {
       reportsLostEvents: real.reportsLostEvents,
@@ -263,7 +265,7 @@ describe('watching capturer', () => {
   });
 
   it('without a binding that reports lost events it never vouches: every capture walks', async () => {
-    const real = (await parcelWatcher())!;
+    const real = await parcelWatcher();
     const root = tree(START);
     const cap = watching({ watchBackend: { reportsLostEvents: false, subscribe: real.subscribe } });
     await cap.scan(root);
