@@ -5,6 +5,7 @@ import { migrate } from '../db/migrate.js';
 import { distribute, hasCitus } from '../db/distribute.js';
 import { createToken, ensureAdminToken, revokeToken } from '../domain/tokens.js';
 import path from 'node:path';
+import { existsSync } from 'node:fs';
 import { PROJECT_DIR } from '../db/index.js';
 import type { Config } from '../server/config.js';
 import { VERSION } from '../server/version.js';
@@ -15,6 +16,36 @@ async function withDb<T>(fn: (sql: ReturnType<typeof connect>) => Promise<T>): P
   return withDatabase(async (sql) => {
     await migrate(sql);
     return fn(sql);
+  });
+}
+
+/**
+ * The database of a running gateway, for the token commands: DATABASE_URL, or the embedded PostgreSQL's data
+ * folder. Refused where no gateway has run yet (a folder never initialised, a database without the gateway's
+ * tables): a token made there would be accepted by no gateway, and the folder would be a new database of its
+ * own. `where` says which database it is, for the command to print.
+ */
+async function withGatewayDb<T>(fn: (sql: ReturnType<typeof connect>, where: string) => Promise<T>): Promise<T> {
+  const url = process.env.DATABASE_URL?.trim();
+  const { embeddedDataDir } = await import('../server/data-dir.js');
+  const dir = embeddedDataDir(PROJECT_DIR);
+  if (!url && !existsSync(path.join(dir, 'PG_VERSION'))) {
+    const from = process.env.GATEWAY_DATA_DIR?.trim() ? 'GATEWAY_DATA_DIR'
+      : isInstalledPackage(PROJECT_DIR) ? `the default of this user (HOME=${process.env.HOME ?? ''}${process.env.XDG_DATA_HOME ? `, XDG_DATA_HOME=${process.env.XDG_DATA_HOME}` : ''})` : 'this checkout\'s default';
+    throw new StartError(`no gateway database in ${dir} (${from}): no gateway has run with this data folder, so no gateway would accept a token made here. `
+      + 'Run this command with the GATEWAY_DATA_DIR (or DATABASE_URL) of the gateway that should accept it: its start prints its folder '
+      + '("with embedded PostgreSQL in <folder>"); or start a gateway here first (gateway serve)');
+  }
+  return withDatabase(async (sql) => {
+    const where = url ? describeDatabase(url, false) : `the embedded PostgreSQL in ${dir}`;
+    const [{ gateway }] = await sql`SELECT to_regclass('schema_migrations') IS NOT NULL AS gateway`;
+    if (!gateway) {
+      throw new StartError(`no gateway database at ${where}: it holds no gateway tables, so no gateway would accept a token made there. `
+        + (url ? 'Set DATABASE_URL to the database of the gateway that should accept it, or start a gateway on this one first (gateway serve, or gateway migrate)'
+          : 'Start a gateway with this data folder first (gateway serve), or set GATEWAY_DATA_DIR to the folder of the gateway that should accept it'));
+    }
+    await migrate(sql);
+    return fn(sql, where);
   });
 }
 
@@ -247,14 +278,14 @@ async function main() {
       const [sub, ...args] = rest;
       if (sub === 'create') {
         const { values } = parseArgs({ args, options: optionsOf('token create') });
-        if (!values.role) throw new Error('--role is required');
-        const t = await withDb((sql) => createToken(sql, { role: values.role!, directory: values.directory, label: values.label }));
-        console.log(`token ${t.id} (${t.role}${t.directory ? `, under ${t.directory}` : ''}):\n${t.secret}`);
+        if (!values.role) throw new StartError('token create: --role is required (reader, plugin, host or admin: gateway token create --help)', 2);
+        const [t, where] = await withGatewayDb(async (sql, where) => [await createToken(sql, { role: values.role!, directory: values.directory, label: values.label }), where] as const);
+        console.log(`token ${t.id} (${t.role}${t.directory ? `, under ${t.directory}` : ''}), written to ${where}:\n${t.secret}`);
         return;
       }
       if (sub === 'revoke' && args[0]) {
-        const ok = await withDb((sql) => revokeToken(sql, args[0]));
-        console.log(ok ? `revoked ${args[0]}` : `no active token ${args[0]}`);
+        const [ok, where] = await withGatewayDb(async (sql, where) => [await revokeToken(sql, args[0]), where] as const);
+        console.log(ok ? `revoked ${args[0]} in ${where}` : `no active token ${args[0]} in ${where}`);
         if (!ok) process.exitCode = 1;
         return;
       }

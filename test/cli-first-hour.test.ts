@@ -70,6 +70,47 @@ it('a database that never answers is given up on after DB_CONNECT_TIMEOUT_MS, lo
   }
 });
 
+it('token create refuses where no gateway has run (naming the folder or URL and how to name the right one); it says which database it wrote to', async () => {
+  // Another data folder (another GATEWAY_DATA_DIR, or another HOME of an installed package): nothing is created there.
+  const elsewhere = path.join(tmp, 'not-the-gateways', 'pg');
+  const none = cli(['token', 'create', '--role', 'admin'], { GATEWAY_DATA_DIR: elsewhere });
+  expect(none.status).toBe(1);
+  expect(none.stdout).toBe('');
+  expect(none.stderr.trim().split('\n')).toEqual([`gateway: no gateway database in ${elsewhere} (GATEWAY_DATA_DIR): no gateway has run with this data folder, `
+    + 'so no gateway would accept a token made here. Run this command with the GATEWAY_DATA_DIR (or DATABASE_URL) of the gateway that should accept it: '
+    + 'its start prints its folder ("with embedded PostgreSQL in <folder>"); or start a gateway here first (gateway serve)']);
+  expect(fs.existsSync(path.dirname(elsewhere))).toBe(false);
+
+  // A PostgreSQL database no gateway has used: refused, and left without the gateway's tables.
+  const empty = await createTestDatabase();
+  const migrated = await createTestDatabase({ migrated: true });
+  try {
+    const address = (url: string) => { const u = new URL(url); return `${u.hostname}:${u.port}${u.pathname}`; };
+    for (const args of [['token', 'create', '--role', 'reader'], ['token', 'revoke', 'tok_x']]) {
+      const r = cli(args, { DATABASE_URL: empty.url });
+      expect(r.status).toBe(1);
+      expect(r.stderr.trim()).toBe(`gateway: no gateway database at DATABASE_URL (${address(empty.url)}): it holds no gateway tables, so no gateway would accept a token made there. `
+        + 'Set DATABASE_URL to the database of the gateway that should accept it, or start a gateway on this one first (gateway serve, or gateway migrate)');
+    }
+    const tables = spawnSync(process.execPath, ['--input-type=module', '-e', `import postgres from 'postgres'; const sql = postgres(${JSON.stringify(empty.url)}, { max: 1 }); `
+      + "const [r] = await sql`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`; console.log(r.n); await sql.end();"], { cwd: PROJECT_DIR, encoding: 'utf8' });
+    expect(tables.stdout.trim()).toBe('0');
+
+    // A gateway's database: the token, with where it was written (the URL without its user or password).
+    const made = cli(['token', 'create', '--role', 'reader', '--label', 'review'], { DATABASE_URL: migrated.url });
+    expect(made.status, made.stderr).toBe(0);
+    const [head, secret] = made.stdout.trim().split('\n');
+    expect(head).toMatch(new RegExp(`^token tok_\\S+ \\(reader\\), written to DATABASE_URL \\(${address(migrated.url).replace(/[.]/g, '\\.')}\\):$`));
+    expect(secret).toMatch(/^gw_[\w-]{32}$/);
+    const id = /^token (\S+)/.exec(head)![1];
+    const revoked = cli(['token', 'revoke', id], { DATABASE_URL: migrated.url });
+    expect({ out: revoked.stdout.trim(), err: revoked.stderr }).toEqual({ out: `revoked ${id} in DATABASE_URL (${address(migrated.url)})`, err: "" });
+  } finally {
+    await empty.drop();
+    await migrated.drop();
+  }
+}, 120_000);
+
 it('logs "stopped" when a signal has stopped it', async () => {
   const db = await createTestDatabase();
   try {

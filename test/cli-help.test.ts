@@ -108,6 +108,7 @@ it('a restart prints the command that makes a new admin token, and that command 
       // The command it names (npx gateway runs cli/main.ts), with the same DATABASE_URL, while the gateway runs.
       const made = cli(['token', 'create', '--role', 'admin'], { DATABASE_URL: db.url });
       expect(made.status, made.stderr).toBe(0);
+      expect(made.stdout).toMatch(/^token tok_\S+ \(admin\), written to DATABASE_URL \(127\.0\.0\.1:\d+\/gw_test_\w+\):\n/);
       const secret = made.stdout.trim().split('\n').at(-1)!;
       const r = await gql(again.url, secret, '{ tokens(first: 5) { edges { node { role } } } }');
       expect(r.errors).toBeUndefined();
