@@ -79,7 +79,7 @@ const SPECS = {
   '--version': { what: 'print the gateway\'s version', options: {} },
   'migrate': { what: 'apply pending schema migrations', options: {} },
   'distribute': {
-    what: 'on a Citus coordinator (DATABASE_URL): apply pending migrations, then\nplace every table on the cluster (see the README, Scaling)',
+    what: 'on a Citus coordinator (DATABASE_URL): apply pending migrations, then\nplace every table on the cluster (see docs/citus.md)',
     options: {},
   },
   'token create': {

@@ -261,7 +261,7 @@ async function main() {
       if (!process.env.DATABASE_URL) throw new StartError('distribute: set DATABASE_URL to a database on a Citus coordinator', 2);
       await withDatabase(async (sql) => {
         if (!(await hasCitus(sql))) {
-          throw new StartError('distribute: the citus extension is not installed in this database (CREATE EXTENSION citus, then add the workers: see the README, Scaling)');
+          throw new StartError('distribute: the citus extension is not installed in this database (CREATE EXTENSION citus, then add the workers: see docs/citus.md)');
         }
         const applied = await migrate(sql, { distribute: false });
         console.log(applied.length ? `migrations applied: ${applied.join(', ')}` : 'migrations: up to date');

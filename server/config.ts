@@ -13,7 +13,7 @@ export class ConfigError extends Error {}
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** Every option of `gateway serve`, read from the environment (README, "Configuration"). */
+/** Every option of `gateway serve`, read from the environment (docs/running.md, "Configuration"). */
 export interface Config {
   port: number;
   host: string;
@@ -158,7 +158,7 @@ export interface EdgeConfig {
 }
 
 /**
- * CORS and caps, read from the environment (README, "Configuration"): `CORS_ORIGINS`,
+ * CORS and caps, read from the environment (docs/running.md, "Configuration"): `CORS_ORIGINS`,
  * `MAX_CONNECTIONS_PER_CLIENT`, `MAX_SUBSCRIPTIONS_PER_CONNECTION`, `MAX_WS_BUFFERED_BYTES`.
  * Unset or empty variables take their defaults; a bad value throws ConfigError.
  */

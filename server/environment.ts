@@ -11,7 +11,7 @@ function defaultDataDir(): string {
 
 /**
  * The environment variables of `gateway serve` (read by server/config.ts), for `gateway serve --help`: one
- * short line each. The README's Configuration table says more about each; test/cli-help.test.ts checks that
+ * short line each. The Configuration table of docs/running.md says more about each; test/cli-help.test.ts checks that
  * the two list the same variables.
  */
 export const ENVIRONMENT: readonly { name: string; default: string; what: string }[] = [
