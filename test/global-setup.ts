@@ -1,3 +1,4 @@
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbedded, type EmbeddedServer } from '../db/embedded.js';
@@ -19,6 +20,7 @@ export default async function setup(project: TestProject) {
   let url = process.env.CITUS_URL || process.env.DATABASE_URL;
   if (!url) {
     // Test databases are thrown away: no fsync (EMBEDDED_PG_DURABLE=1 to test with it on).
+    runs.enter();
     embedded = await startEmbedded({ dir: path.join(PROJECT_DIR, '.data', 'test-pg'), durable: process.env.EMBEDDED_PG_DURABLE === '1' });
     url = embedded.url;
   }
@@ -36,9 +38,27 @@ export default async function setup(project: TestProject) {
   project.provide('templateDatabase', template.name);
   return async () => {
     await template.drop();
-    await embedded?.stop();
+    // Another run of the suite in this checkout may share the embedded server (startEmbedded reuses a live
+    // one): the server stops only when no other run is using it, else it stays up for them (and later runs).
+    if (embedded && runs.leave()) await embedded.stop();
   };
 }
+
+/** The runs of the suite using the embedded server of `.data/test-pg`: one file per run, named by its PID. */
+const runs = {
+  dir: path.join(PROJECT_DIR, '.data', 'test-pg.runs'),
+  enter() {
+    mkdirSync(this.dir, { recursive: true });
+    writeFileSync(path.join(this.dir, String(process.pid)), '');
+  },
+  /** Leaves; true when no other live run is left. */
+  leave(): boolean {
+    rmSync(path.join(this.dir, String(process.pid)), { force: true });
+    return readdirSync(this.dir).every((name) => {
+      try { process.kill(Number(name), 0); return false; } catch { rmSync(path.join(this.dir, name), { force: true }); return true; }
+    });
+  },
+};
 
 declare module 'vitest' {
   export interface ProvidedContext {
