@@ -3,13 +3,16 @@
 // process, so a supervisor's signal reaches the gateway itself. In a checkout with the dev tools
 // installed it first builds when dist/ is missing or older than the sources (a fresh clone's
 // `npm start` builds once); an installation with only runtime dependencies runs dist/ as it is.
+// The installed package (bin/package.mjs) is a production install: it runs with NODE_ENV=production
+// unless NODE_ENV says otherwise (set here, before any module that reads it is loaded).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { distIsStale, root } from './build-state.mjs';
+import { distIsStale, installed, root } from './build-state.mjs';
 
-const canBuild = existsSync(path.join(root, 'node_modules', 'typescript')) && existsSync(path.join(root, 'tsconfig.build.json'));
+if (installed && !process.env.NODE_ENV) process.env.NODE_ENV = 'production';
+const canBuild = !installed && existsSync(path.join(root, 'node_modules', 'typescript')) && existsSync(path.join(root, 'tsconfig.build.json'));
 if (canBuild && distIsStale()) {
   process.stderr.write('building dist/ (npm run build)…\n');
   // --if-stale: a build that finished while this one waited for the lock is not redone.

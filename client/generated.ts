@@ -182,13 +182,23 @@ export type ExecutionStatus =
   | 'RUNNING'
   | 'SUCCEEDED';
 
+/** Non-negative integers in the meaning of ExecutionUsage: inputTokens at least cacheReadTokens + cacheWriteTokens, cacheWriteTokens at least cacheWrite5mTokens + cacheWrite1hTokens (else InvalidRequestError). */
 export type ExecutionUsageInput = {
+  /** The input tokens read from the provider's prompt cache (part of inputTokens). */
   cacheReadTokens?: number | null | undefined;
+  /** The cache writes of the 1-hour cache (part of cacheWriteTokens), where the agent says which; null otherwise. */
+  cacheWrite1hTokens?: number | null | undefined;
+  /** The cache writes of the 5-minute cache (part of cacheWriteTokens), where the agent says which; null otherwise. */
+  cacheWrite5mTokens?: number | null | undefined;
+  /** The input tokens written to the provider's prompt cache (part of inputTokens), of every cache lifetime. */
   cacheWriteTokens?: number | null | undefined;
+  /** What the agent reported the step cost, in US dollars; omit it when the agent reports none (never an estimate). */
   cost?: number | null | undefined;
-  /** Non-negative integers. */
+  /** Every input token of the step's model calls, the cached ones included (cache reads and cache writes are part of it, and also given apart): the OpenTelemetry GenAI meaning of gen_ai.usage.input_tokens, on every agent (OpenAI's input tokens; Anthropic's input_tokens + cache_read_input_tokens + cache_creation_input_tokens). */
   inputTokens?: number | null | undefined;
+  /** Every output token, reasoning tokens included. */
   outputTokens?: number | null | undefined;
+  /** The output tokens the model spent reasoning, where the agent says. */
   reasoningTokens?: number | null | undefined;
 };
 

@@ -162,6 +162,8 @@ CREATE TABLE executions (
   cost double precision,
   start_capture_error text,
   end_capture_error text,
+  cache_write_5m_tokens bigint,
+  cache_write_1h_tokens bigint,
   CONSTRAINT executions_pkey PRIMARY KEY (session_id, id),
   CONSTRAINT executions_session_id_sequence_key UNIQUE (session_id, sequence),
   CONSTRAINT executions_end_snapshot_fkey FOREIGN KEY (session_id, end_snapshot_id) REFERENCES snapshots(session_id, id),

@@ -39,13 +39,22 @@ export interface BeginExecutionInput {
   commandID?: string | null;
 }
 
-/** What a host recorded about one step: each optional, validated, as columns of `executions`. */
+/**
+ * What a host recorded about one step: each optional, validated, as columns of `executions`. One meaning on
+ * every agent (docs/CONTRACT.md section 1a, the OpenTelemetry GenAI conventions): `inputTokens` counts every
+ * input token of the step's model calls, the cached ones included; `cacheReadTokens` and `cacheWriteTokens`
+ * are the parts of them read from and written to the provider's prompt cache, and `cacheWrite5mTokens` /
+ * `cacheWrite1hTokens` the writes of each cache lifetime where the agent says (their sum at most
+ * `cacheWriteTokens`); `outputTokens` include `reasoningTokens`; `cost` is what the agent itself reported.
+ */
 export interface StepUsage {
   inputTokens?: number | null;
   outputTokens?: number | null;
   reasoningTokens?: number | null;
   cacheReadTokens?: number | null;
   cacheWriteTokens?: number | null;
+  cacheWrite5mTokens?: number | null;
+  cacheWrite1hTokens?: number | null;
   cost?: number | null;
 }
 
@@ -76,20 +85,33 @@ function stepFacts(input: { model?: { providerID: string; modelID: string } | nu
 }
 
 function usageFacts(u: StepUsage | null | undefined) {
-  if (u == null) return { inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cost: null };
+  if (u == null) return { inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cacheWrite5mTokens: null, cacheWrite1hTokens: null, cost: null };
   if (typeof u !== 'object') throw new InvalidRequestError('usage', 'usage must be an object.');
   const cost = u.cost == null ? null : u.cost;
   if (cost !== null && (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0)) {
     throw new InvalidRequestError('usage.cost', 'usage.cost must be a non-negative number.');
   }
-  return {
+  const f = {
     inputTokens: count(u.inputTokens, 'usage.inputTokens'),
     outputTokens: count(u.outputTokens, 'usage.outputTokens'),
     reasoningTokens: count(u.reasoningTokens, 'usage.reasoningTokens'),
     cacheReadTokens: count(u.cacheReadTokens, 'usage.cacheReadTokens'),
     cacheWriteTokens: count(u.cacheWriteTokens, 'usage.cacheWriteTokens'),
+    cacheWrite5mTokens: count(u.cacheWrite5mTokens, 'usage.cacheWrite5mTokens'),
+    cacheWrite1hTokens: count(u.cacheWrite1hTokens, 'usage.cacheWrite1hTokens'),
     cost,
   };
+  // The one meaning, checked where the counts say enough: the cached tokens are part of the input (a host
+  // reporting Anthropic's input_tokens as they come, without them, is told so), the writes by lifetime part of the writes.
+  const cached = (f.cacheReadTokens ?? 0) + (f.cacheWriteTokens ?? 0);
+  if (f.inputTokens !== null && f.inputTokens < cached) {
+    throw new InvalidRequestError('usage.inputTokens', `usage.inputTokens counts every input token, cached ones included: ${f.inputTokens} is less than the cache reads and writes (${cached}).`);
+  }
+  const byLifetime = (f.cacheWrite5mTokens ?? 0) + (f.cacheWrite1hTokens ?? 0);
+  if ((f.cacheWrite5mTokens !== null || f.cacheWrite1hTokens !== null) && (f.cacheWriteTokens === null || f.cacheWriteTokens < byLifetime)) {
+    throw new InvalidRequestError('usage.cacheWriteTokens', 'usage.cacheWriteTokens counts every cache write: with cacheWrite5mTokens or cacheWrite1hTokens it is given and at least their sum.');
+  }
+  return f;
 }
 
 /**
@@ -202,6 +224,10 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
     const { host, row: e } = hostOf(read);
     try { checkHost(actor, e.hostId, host, { live: false }); } catch { throw new ExecutionNotFoundError(executionID); }
     if (e.status !== 'RUNNING') {
+      // The same settle again answers the execution as it settled, and settles nothing twice: a settle whose
+      // answer was lost (on Citus a commit whose worker did not answer is DATABASE_UNAVAILABLE, its outcome
+      // unknown) is retried safely. Another outcome is refused.
+      if (e.status === input.status && (e.interruptReason ?? null) === (input.interruptReason ?? null) && (e.error ?? null) === error) return e as ExecutionRow;
       throw new InvalidRequestError('executionID', `Execution ${executionID} is not running (it is ${e.status}).`);
     }
     const endSnapshot = input.endSnapshot == null ? null : await requireBoundarySnapshot(tx, input.endSnapshot, s.id, 'endSnapshot');

@@ -1,5 +1,5 @@
 import type { Db, Sql, Tx } from '../db/connection.js';
-import { CATALOGUE, JOURNAL_TABLES, readEvent, UnknownEventError, type EventDef, type JournalTable } from './events/catalogue.js';
+import { CATALOGUE, JOURNAL_TABLES, readEvent, UnknownEventError, type EventDef, type JournalTable, type PayloadOf, type UpcastContext } from './events/catalogue.js';
 import { PayloadError, type Shape } from './events/shape.js';
 import { replayLock } from './session-lock.js';
 
@@ -75,11 +75,25 @@ async function createTargets(tx: Tx, live: string, schema: string): Promise<void
   for (const t of tables) await tx`CREATE TABLE ${tx(schema + '.' + t)} (LIKE ${tx(live + '.' + t)} INCLUDING ALL)`;
 }
 
+/**
+ * What the upcasts may ask of the session folded so far: the host of each execution (from its
+ * execution.started) and that host's kind (the first word of its registered name: hosts are never deleted).
+ */
+class SessionFold implements UpcastContext {
+  private readonly hostOf = new Map<string, string>();
+  constructor(private readonly kinds: ReadonlyMap<string, string>) {}
+  started(executionID: string, hostID: string) { this.hostOf.set(executionID, hostID); }
+  hostKindOf(executionID: string): string | null {
+    const h = this.hostOf.get(executionID);
+    return h === undefined ? null : this.kinds.get(h) ?? null;
+  }
+}
+
 /** Applies one stored event to the tables `search_path` points at, as commitEvent applied it live. */
-async function applyStored(tx: Tx, e: StoredEvent, stats: ReplayStats): Promise<void> {
+async function applyStored(tx: Tx, e: StoredEvent, stats: ReplayStats, fold: SessionFold): Promise<void> {
   let read;
   try {
-    read = readEvent(e.type, e.version, e.payload);
+    read = readEvent(e.type, e.version, e.payload, fold);
   } catch (err) {
     if (err instanceof UnknownEventError || err instanceof PayloadError) {
       throw new ReplayError(`seq ${e.seq} of ${e.sessionId}: ${err.message}`);
@@ -90,6 +104,10 @@ async function applyStored(tx: Tx, e: StoredEvent, stats: ReplayStats): Promise<
     let set = stats.inexact.get(e.sessionId);
     if (!set) stats.inexact.set(e.sessionId, (set = new Set()));
     for (const t of read.inexact) set.add(t);
+  }
+  if (read.type === 'execution.started') {
+    const p = read.payload as PayloadOf<'execution.started'>;
+    fold.started(p.executionID, p.hostID);
   }
   const d = CATALOGUE[read.type] as EventDef<Shape<unknown>, unknown>;
   const seq = Number(e.seq);
@@ -105,16 +123,18 @@ async function replayInto(tx: Tx, live: string, schema: string): Promise<ReplayS
   const stats: ReplayStats = { sessions: 0, events: 0, rows, inexact: new Map() };
   const journal = tx(live + '.journal');
   const sessions = await tx<{ sessionId: string }[]>`SELECT DISTINCT session_id FROM ${journal} ORDER BY session_id`;
+  const kinds = new Map((await tx<{ id: string; kind: string }[]>`SELECT id, split_part(name, ' ', 1) AS kind FROM ${tx(live + '.hosts')}`).map((h) => [h.id, h.kind]));
   await tx`SELECT set_config('search_path', ${schema}, true)`;
   try {
     for (const { sessionId } of sessions) {
+      const fold = new SessionFold(kinds);
       for (let after = 0; ;) {
         const events = await tx<StoredEvent[]>`
           SELECT session_id, seq, type, version, payload, created_at::text AS at FROM ${journal}
           WHERE session_id = ${sessionId} AND seq > ${after} ORDER BY seq LIMIT 5000`;
         for (const e of events) {
           if (Number(e.seq) !== after + 1) throw new ReplayError(`journal of ${sessionId} has a gap: seq ${e.seq} after ${after}`);
-          await applyStored(tx, e, stats);
+          await applyStored(tx, e, stats, fold);
           after = Number(e.seq);
         }
         stats.events += events.length;

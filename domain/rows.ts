@@ -49,6 +49,8 @@ export interface ExecutionRow {
   reasoningTokens: string | number | null;
   cacheReadTokens: string | number | null;
   cacheWriteTokens: string | number | null;
+  cacheWrite5mTokens: string | number | null;
+  cacheWrite1hTokens: string | number | null;
   cost: number | null;
 }
 

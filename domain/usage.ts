@@ -19,8 +19,10 @@ import { isId } from './ids.js';
  * sessions under its directory. Grouped by session, the answer is paged by session (keyset on the session ID);
  * grouped by one period (DAY or HOUR) alone, periods without executions are listed with zeros.
  *
- * A cost is the sum of what the hosts reported (OpenCode: the step's cost); executions whose host reported
- * none are counted apart (`reportedExecutions`), never estimated.
+ * Every token count has one meaning on every agent (domain/executions.ts StepUsage): input tokens include the
+ * cached ones, so sums across agents and models add like with like. A cost is the sum of what the agents
+ * reported (OpenCode: the step's cost; Claude Code: its own accounting); executions whose agent reported none
+ * (Codex) are counted apart (`reportedExecutions`), never estimated.
  */
 
 export const USAGE_DIMENSIONS = ['MODEL', 'PROVIDER', 'AGENT', 'HOST', 'SESSION', 'STATUS', 'DAY', 'HOUR'] as const;

@@ -119,7 +119,7 @@ export const changeset: Planner<ChangesetPlan> = planner<ChangesetAcc, Changeset
 // ---- Execution -------------------------------------------------------------------------------------
 
 const EXECUTION_KEY = ['id', 'session_id', 'sequence', 'status'];
-const USAGE = ['input_tokens', 'output_tokens', 'reasoning_tokens', 'cache_read_tokens', 'cache_write_tokens', 'cost'];
+const USAGE = ['input_tokens', 'output_tokens', 'reasoning_tokens', 'cache_read_tokens', 'cache_write_tokens', 'cache_write_5m_tokens', 'cache_write_1h_tokens', 'cost'];
 interface ExecutionAcc extends Columns { changeset: ChangesetPlan | null }
 
 /** Execution (schema/execution.ts; `boundary`, `changeset`, `driftBefore` in schema/changeset.ts). */

@@ -12,29 +12,45 @@ import { planExecution } from '../resolvers/plans.js';
 
 const num = (v: string | number | null) => (v == null ? null : Number(v));
 
+/** The one meaning of every count, on every agent (docs/CONTRACT.md section 1a); the same words on the input. */
+const USAGE_DOCS = {
+  inputTokens: 'Every input token of the step\'s model calls, the cached ones included (cache reads and cache writes are part of it, and also given apart): the OpenTelemetry GenAI meaning of gen_ai.usage.input_tokens, on every agent (OpenAI\'s input tokens; Anthropic\'s input_tokens + cache_read_input_tokens + cache_creation_input_tokens).',
+  outputTokens: 'Every output token, reasoning tokens included.',
+  reasoningTokens: 'The output tokens the model spent reasoning, where the agent says.',
+  cacheReadTokens: 'The input tokens read from the provider\'s prompt cache (part of inputTokens).',
+  cacheWriteTokens: 'The input tokens written to the provider\'s prompt cache (part of inputTokens), of every cache lifetime.',
+  cacheWrite5mTokens: 'The cache writes of the 5-minute cache (part of cacheWriteTokens), where the agent says which; null otherwise.',
+  cacheWrite1hTokens: 'The cache writes of the 1-hour cache (part of cacheWriteTokens), where the agent says which; null otherwise.',
+} as const;
+
 const UsageRef = builder.objectRef<ExecutionRow>('ExecutionUsage').implement({
-  description: 'What the step cost, as its host recorded it (OpenCode: the step-finish part). A count the host did not report is null.',
+  description: 'What the step used and cost, as its host recorded it from the agent (OpenCode: the step-finish part; Claude Code: the transcript; Codex: the rollout), in one meaning on every agent. A count the host did not report is null.',
   fields: (t) => ({
-    inputTokens: t.int({ nullable: true, resolve: (e) => num(e.inputTokens) }),
-    outputTokens: t.int({ nullable: true, resolve: (e) => num(e.outputTokens) }),
-    reasoningTokens: t.int({ nullable: true, resolve: (e) => num(e.reasoningTokens) }),
-    cacheReadTokens: t.int({ nullable: true, resolve: (e) => num(e.cacheReadTokens) }),
-    cacheWriteTokens: t.int({ nullable: true, resolve: (e) => num(e.cacheWriteTokens) }),
-    cost: t.exposeFloat('cost', { nullable: true, description: 'In the currency of the host\'s price table (OpenCode: US dollars).' }),
+    inputTokens: t.int({ nullable: true, description: USAGE_DOCS.inputTokens, resolve: (e) => num(e.inputTokens) }),
+    outputTokens: t.int({ nullable: true, description: USAGE_DOCS.outputTokens, resolve: (e) => num(e.outputTokens) }),
+    reasoningTokens: t.int({ nullable: true, description: USAGE_DOCS.reasoningTokens, resolve: (e) => num(e.reasoningTokens) }),
+    cacheReadTokens: t.int({ nullable: true, description: USAGE_DOCS.cacheReadTokens, resolve: (e) => num(e.cacheReadTokens) }),
+    cacheWriteTokens: t.int({ nullable: true, description: USAGE_DOCS.cacheWriteTokens, resolve: (e) => num(e.cacheWriteTokens) }),
+    cacheWrite5mTokens: t.int({ nullable: true, description: USAGE_DOCS.cacheWrite5mTokens, resolve: (e) => num(e.cacheWrite5mTokens) }),
+    cacheWrite1hTokens: t.int({ nullable: true, description: USAGE_DOCS.cacheWrite1hTokens, resolve: (e) => num(e.cacheWrite1hTokens) }),
+    cost: t.exposeFloat('cost', { nullable: true, description: 'What the agent itself reported the step cost, in US dollars (OpenCode: the step-finish part; Claude Code: its own cost accounting); null when the agent reports none (Codex). Never estimated.' }),
   }),
 });
 
 const hasUsage = (e: ExecutionRow) =>
-  [e.inputTokens, e.outputTokens, e.reasoningTokens, e.cacheReadTokens, e.cacheWriteTokens, e.cost].some((v) => v != null);
+  [e.inputTokens, e.outputTokens, e.reasoningTokens, e.cacheReadTokens, e.cacheWriteTokens, e.cacheWrite5mTokens, e.cacheWrite1hTokens, e.cost].some((v) => v != null);
 
 const UsageInput = builder.inputType('ExecutionUsageInput', {
+  description: 'Non-negative integers in the meaning of ExecutionUsage: inputTokens at least cacheReadTokens + cacheWriteTokens, cacheWriteTokens at least cacheWrite5mTokens + cacheWrite1hTokens (else InvalidRequestError).',
   fields: (t) => ({
-    inputTokens: t.int({ required: false, description: 'Non-negative integers.' }),
-    outputTokens: t.int({ required: false }),
-    reasoningTokens: t.int({ required: false }),
-    cacheReadTokens: t.int({ required: false }),
-    cacheWriteTokens: t.int({ required: false }),
-    cost: t.float({ required: false }),
+    inputTokens: t.int({ required: false, description: USAGE_DOCS.inputTokens }),
+    outputTokens: t.int({ required: false, description: USAGE_DOCS.outputTokens }),
+    reasoningTokens: t.int({ required: false, description: USAGE_DOCS.reasoningTokens }),
+    cacheReadTokens: t.int({ required: false, description: USAGE_DOCS.cacheReadTokens }),
+    cacheWriteTokens: t.int({ required: false, description: USAGE_DOCS.cacheWriteTokens }),
+    cacheWrite5mTokens: t.int({ required: false, description: USAGE_DOCS.cacheWrite5mTokens }),
+    cacheWrite1hTokens: t.int({ required: false, description: USAGE_DOCS.cacheWrite1hTokens }),
+    cost: t.float({ required: false, description: 'What the agent reported the step cost, in US dollars; omit it when the agent reports none (never an estimate).' }),
   }),
 });
 

@@ -11,7 +11,7 @@ const GenerationRef = builder.objectRef<Generation>('Generation').implement({
     text: t.exposeString('text'),
     providerID: t.exposeString('providerID'),
     modelID: t.exposeString('modelID'),
-    inputTokens: t.exposeInt('inputTokens'),
+    inputTokens: t.exposeInt('inputTokens', { description: 'Every input token, the cached ones included (the meaning of ExecutionUsage.inputTokens).' }),
     outputTokens: t.exposeInt('outputTokens'),
   }),
 });

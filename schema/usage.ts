@@ -62,7 +62,7 @@ const UsageExecutionsRef = builder.objectRef<UsageGroup['executions']>('UsageExe
 });
 
 const UsageTokensRef = builder.objectRef<UsageGroup['tokens']>('UsageTokens').implement({
-  description: 'Tokens the hosts reported, summed (Float: exact to 2^53; an execution without a count adds nothing).',
+  description: 'Tokens the hosts reported, summed (Float: exact to 2^53; an execution without a count adds nothing), in the one meaning of ExecutionUsage on every agent: `input` counts the cached tokens too (`cacheRead` and `cacheWrite` are parts of it), `output` the reasoning ones, so groups of different agents add up.',
   fields: (t) => ({
     input: t.exposeFloat('input'),
     output: t.exposeFloat('output'),
@@ -73,7 +73,7 @@ const UsageTokensRef = builder.objectRef<UsageGroup['tokens']>('UsageTokens').im
 });
 
 const UsageCostRef = builder.objectRef<UsageGroup['cost']>('UsageCost').implement({
-  description: 'What the hosts reported the executions cost (in the currency of their price tables; OpenCode: US dollars). Never estimated.',
+  description: 'What the agents reported the executions cost, in US dollars (OpenCode and Claude Code report it; Codex does not). Never estimated.',
   fields: (t) => ({
     total: t.exposeFloat('total', { nullable: true, description: 'Null when no execution of the group reported a cost.' }),
     reportedExecutions: t.exposeInt('reportedExecutions', { description: 'Executions whose host reported a cost (the others are not in `total`).' }),

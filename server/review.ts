@@ -3,15 +3,18 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { PROJECT_DIR } from '../db/index.js';
+import { isInstalledPackage } from './data-dir.js';
 
 /**
  * The review page (review/, built with Vite) served at /review. Static assets only: the page reads
  * the gateway like any client, through /graphql with the token its user enters, so serving it needs
  * no token and opens no data path of its own.
  *
- * The bundle is built from the sources on a fresh clone: `npm run build:review`, or here on the first
- * request when review/dist is missing or older than its sources (built into a temporary folder and
- * moved into place, so concurrent builders never serve a half-written bundle).
+ * In a checkout the bundle is built from the sources on a fresh clone: `npm run build:review`, or here on
+ * the first request when review/dist is missing or older than its sources (built into a temporary folder
+ * and moved into place, so concurrent builders never serve a half-written bundle). The installed package
+ * (bin/package.mjs) serves the bundle it was packed with and never builds: it has neither the page's
+ * sources nor Vite, and the times its files were unpacked with say nothing about which is newer.
  */
 export const REVIEW_SRC = path.join(PROJECT_DIR, 'review');
 export const REVIEW_DIST = path.join(REVIEW_SRC, 'dist');
@@ -53,8 +56,18 @@ export function reviewBuilt(): boolean {
 
 let building: Promise<void> | null = null;
 
-/** Builds the bundle unless an up-to-date one exists (one build at a time per process). */
+/** The bundle an installed package serves is missing: the install is incomplete (never built here). */
+export class ReviewBundleMissing extends Error {}
+
+/**
+ * Builds the bundle unless an up-to-date one exists (one build at a time per process); in an installed
+ * package, only checks that the packed bundle is there.
+ */
 export function ensureReviewBuilt(): Promise<void> {
+  if (isInstalledPackage(PROJECT_DIR)) {
+    return existsSync(path.join(REVIEW_DIST, 'index.html')) ? Promise.resolve()
+      : Promise.reject(new ReviewBundleMissing(`this installation has no review page (${REVIEW_DIST} is missing): install the package again`));
+  }
   if (reviewBuilt()) return Promise.resolve();
   building ??= (async () => {
     const mtime = sourcesMtime();
@@ -72,6 +85,16 @@ export function ensureReviewBuilt(): Promise<void> {
     rmSync(old, { recursive: true, force: true });
   })().finally(() => { building = null; });
   return building;
+}
+
+function reportFailure(e: unknown): void {
+  if (e instanceof ReviewBundleMissing) console.error(`review page: ${e.message}`);
+  else console.error('review page build failed:', e);
+}
+
+/** At the start of `gateway serve`: the bundle built now when missing or stale, rather than at its first visitor's request. */
+export function prepareReview(): Promise<void> {
+  return ensureReviewBuilt().catch(reportFailure);
 }
 
 export function isReviewPath(p: string): boolean {
@@ -106,8 +129,10 @@ export async function serveReview(req: IncomingMessage, res: ServerResponse): Pr
   try {
     await ensureReviewBuilt();
   } catch (e) {
-    console.error('review page build failed:', e);
-    res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', ...HEADERS }).end('The review page could not be built (run npm run build:review).\n');
+    reportFailure(e);
+    res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', ...HEADERS }).end(e instanceof ReviewBundleMissing
+      ? 'The review page is missing from this installation: install the package again.\n'
+      : 'The review page could not be built (run npm run build:review).\n');
     return;
   }
   const rel = p === '/review/' || p === '/review/index.html' ? 'index.html' : p.slice('/review/'.length);

@@ -32,9 +32,9 @@ describe('toGatewayParts', () => {
 });
 
 describe('toUsage and stepFacts', () => {
-  it('maps OpenCode tokens and cost, leaving out what is missing or not a count', () => {
+  it('maps OpenCode tokens and cost in the one meaning (input with the cached, output with the reasoning), leaving out what is missing or not a count', () => {
     expect(toUsage({ tokens: { input: 10, output: 5, reasoning: 2, cache: { read: 3, write: 1 } }, cost: 0.25 }))
-      .toEqual({ inputTokens: 10, outputTokens: 5, reasoningTokens: 2, cacheReadTokens: 3, cacheWriteTokens: 1, cost: 0.25 });
+      .toEqual({ inputTokens: 14, outputTokens: 7, reasoningTokens: 2, cacheReadTokens: 3, cacheWriteTokens: 1, cost: 0.25 });
     expect(toUsage({ tokens: { input: -1, output: Number.NaN } as any, cost: -2 }))
       .toEqual({ inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cost: null });
     expect(toUsage({})).toBeNull();

@@ -74,7 +74,8 @@ describe('the transcript reader', () => {
     expect(t.steps.map((s) => s.messageID)).toEqual(['m1', 'm2']);
     expect(t.steps[0].parts).toEqual([{ type: 'REASONING', text: 'hm' },
       { type: 'TOOL', tool: 'Bash', input: { command: 'ls' }, output: 'a.txt', status: 'completed', externalID: 't1' }]);
-    expect(t.usage).toEqual({ inputTokens: 7, outputTokens: 3, cacheReadTokens: 9, cacheWriteTokens: 0 });
+    // In the one meaning: Anthropic's input_tokens (3 + 4) with the cache reads (9).
+    expect(t.usage).toEqual({ inputTokens: 16, outputTokens: 3, cacheReadTokens: 9, cacheWriteTokens: 0, cacheWrite5mTokens: null, cacheWrite1hTokens: null });
     expect(t).toMatchObject({ model: 'claude-x', finishReason: 'end_turn', lastText: 'done' });
     expect(turnOf(lines, 'p2').steps).toEqual([]);
     expect(turnOf(lines, 'nope').prompt).toBeNull();
@@ -203,7 +204,8 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     const modelID = parseTranscript(text).lines.find((l) => l.type === 'assistant')!.message!.model;
     expect(row).toMatchObject({ providerId: 'anthropic', modelId: modelID, externalId: expect.any(String), finishReason: 'end_turn' });
     // Summed over the turn's three steps: input 100+110+120, output 20+5+4, cache read 7, cache write 3.
-    expect([row.inputTokens, row.outputTokens, row.cacheReadTokens, row.cacheWriteTokens].map(Number)).toEqual([330, 29, 7, 3]);
+    // Input tokens in the one meaning: Anthropic's 330 with the 7 cache reads and 3 cache writes.
+    expect([row.inputTokens, row.outputTokens, row.cacheReadTokens, row.cacheWriteTokens].map(Number)).toEqual([340, 29, 7, 3]);
 
     const msgs = s.messages.edges.map((e: any) => e.node);
     const first = msgs.filter((m: any) => m.execution?.id === ex[0].id);

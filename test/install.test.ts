@@ -2,21 +2,28 @@
 // `npm run package` installed into a scratch global prefix, run from a directory that has nothing to do
 // with the checkout, with that prefix's bin first on PATH. The checkout's own `npx gateway` is not involved.
 //
-// It uses no database: one of the files CI runs in its first leg only (vitest.config.ts, DATABASE_INDEPENDENT).
-// It reuses dist/ when it is up to date (else `npm run package` builds it).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
+// Its subject is the package, not the database server: one of the files CI runs in its first leg only
+// (vitest.config.ts, DATABASE_INDEPENDENT); its `gateway serve` uses a database of the run's server. It reuses
+// dist/ when it is up to date (else `npm run package` builds it).
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_DIR } from '../db/index.js';
+import { createScratchDatabase } from '../db/scratch.js';
+import { openBrowser } from './support/browser.js';
+import { until } from './support/until.js';
 
 const run = promisify(execFile);
 const VERSION = JSON.parse(fs.readFileSync(path.join(PROJECT_DIR, 'package.json'), 'utf8')).version as string;
 
-/** The environment of a user's shell, for the installed command: none of the npm_* variables `npm test` sets for its scripts. */
-const userEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k))) as Record<string, string>;
+/**
+ * The environment of a user's shell, for the installed command: none of the npm_* variables `npm test` sets for
+ * its scripts, nor vitest's (NODE_ENV=test among them).
+ */
+const userEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(npm_|VITEST|NODE_ENV$)/i.test(k))) as Record<string, string>;
 
 let tmp: string;
 let prefix: string;
@@ -100,6 +107,56 @@ describe('the installed `gateway` command', () => {
     expect(fs.readFileSync(path.join(installed, 'node_modules', 'postgres', 'src', 'connection.js'), 'utf8')).toContain('Patched (porsager/postgres#1154');
     // @parcel/watcher's build from its patched source came along (not compiled again on this machine).
     expect(fs.existsSync(path.join(installed, 'node_modules', '@parcel', 'watcher', 'build', 'Release', 'watcher.node'))).toBe(true);
+  });
+
+  it('`gateway serve` runs in production and serves the review page it was packed with: signed in, it lists the sessions', async () => {
+    // The unpacked bundle is older than what the package calls its sources (tar's order of extraction made it so):
+    // a checkout would rebuild it, with Vite; the installed package serves it as packed.
+    const now = new Date();
+    fs.utimesSync(path.join(installed, 'client', 'persisted-documents.json'), now, now);
+    fs.utimesSync(path.join(installed, 'client'), now, now);
+    const db = await createScratchDatabase(inject('databaseUrl'), 'gw_install', { template: inject('templateDatabase') });
+    const serve = spawn('gateway', ['serve'], { cwd: project, env: { ...env, DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    serve.stdout.on('data', (d) => { out += d; });
+    serve.stderr.on('data', (d) => { err += d; });
+    const exited = new Promise<number | null>((r) => serve.on('exit', (code) => r(code)));
+    let browser: Awaited<ReturnType<typeof openBrowser>>['browser'] | undefined;
+    try {
+      const admin = await until('the first start to print its admin token', () => {
+        if (serve.exitCode !== null) throw new Error(`gateway serve exited (${serve.exitCode}):\n${out}${err}`);
+        return /First start: an admin token was created[^]*?\n\n {2}(\S+)\n/.exec(out)?.[1];
+      }, 60_000);
+      const listening = JSON.parse(out.split('\n').find((l) => l.includes('"msg":"listening"'))!);
+      expect(listening.nodeEnv).toBe('production');
+      const graphql = listening.url as string;
+      const origin = graphql.replace(/\/graphql$/, '');
+      const created = await fetch(graphql, {
+        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` },
+        body: JSON.stringify({ query: 'mutation($input: CreateSessionInput!) { createSession(input: $input) { __typename ... on Session { id } } }', variables: { input: { title: 'installed', directory: project } } }),
+      }).then((r) => r.json());
+      const sessionID = created.data.createSession.id as string;
+      const opened = await openBrowser(origin);
+      browser = opened.browser;
+      const { page, offsite } = opened;
+      const response = await page.goto(`${origin}/review/`);
+      expect(response?.status()).toBe(200);
+      await page.locator('form.sign-in').waitFor();
+      await page.fill('#token', admin);
+      await page.click('form.sign-in button[type=submit]');
+      await page.locator('h1', { hasText: 'Sessions' }).waitFor();
+      await page.locator(`[data-session="${sessionID}"]`).waitFor();
+      expect(await page.locator(`[data-session="${sessionID}"]`).innerText()).toContain('installed');
+      expect(offsite).toEqual([]);
+      expect(err).not.toContain('review page');
+      expect(fs.readdirSync(path.join(installed, 'review', 'dist')).filter((e) => e !== 'index.html' && e !== 'assets')).toEqual([]); // nothing built beside it
+    } finally {
+      await browser?.close();
+      serve.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      await db.drop();
+    }
   });
 
   it('`gateway serve` keeps its embedded database in the user\'s data folder, not in the directory it runs from', async () => {

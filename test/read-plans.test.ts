@@ -146,7 +146,7 @@ describe('pages read only the columns their plan asks for', () => {
     const handed = `{ sessions(first: 2) { edges { node { id context { __typename } executions(first: 3) { edges { node { id changeset { execution { usage { cost } model { modelID } } } } } } } } } }`;
     const [one] = await pageStatements(handed, 'sessions');
     expect(one).toContain('FROM (SELECT "id" FROM sessions');
-    expect(one).toContain('SELECT "x"."cache_read_tokens","x"."cache_write_tokens","x"."cost","x"."id","x"."input_tokens","x"."model_id","x"."output_tokens","x"."provider_id","x"."reasoning_tokens","x"."sequence","x"."session_id","x"."status" , c.execution_id');
+    expect(one).toContain('SELECT "x"."cache_read_tokens","x"."cache_write_1h_tokens","x"."cache_write_5m_tokens","x"."cache_write_tokens","x"."cost","x"."id","x"."input_tokens","x"."model_id","x"."output_tokens","x"."provider_id","x"."reasoning_tokens","x"."sequence","x"."session_id","x"."status" , c.execution_id');
     const d = await ok(`{ session(id: "${S.sessions[100]}") { executions(first: 3) { edges { node { id changeset { execution { id usage { cost } model { modelID } } } } } } } }`);
     const full = d.session.executions.edges.find((e: any) => e.node.id === S.executions[100][5]).node;
     expect(full.changeset.execution).toEqual({ id: S.executions[100][5], usage: { cost: 0.25 }, model: { modelID: 'claude' } });

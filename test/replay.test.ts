@@ -19,6 +19,9 @@ import { EVENT_TYPES, JOURNAL_TABLES } from '../domain/events/catalogue.js';
 import { commitEvent } from '../domain/events/commit.js';
 import { addReviewComment, reopenReviewComment, replyPrompt, resolveReviewComment, sendReviewComments } from '../domain/review-comments.js';
 import { PayloadError } from '../domain/events/shape.js';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { PROJECT_DIR } from '../db/index.js';
 
 let g: TestGateway;
 let hostID: string;
@@ -422,6 +425,51 @@ describe('replay', () => {
       .rejects.toThrow(/extra: is not a field/);
     expect(await g.sql`SELECT last_seq FROM sessions WHERE id = ${s.id}`).toEqual(before);
     expect(await g.sql`SELECT seq FROM journal WHERE session_id = ${s.id}`).toHaveLength(1);
+  });
+
+  it('reads execution.settled v2 in the one meaning of usage, by the agent of its host, as migration 066 brings the rows', async () => {
+    // What each agent's host reported before v3 for the same model calls (input 1000 of which 600 read from the
+    // cache and 100 written; output 50 of which 20 reasoning), and the one meaning every v3 event carries.
+    const v3 = { inputTokens: 1000, outputTokens: 50, reasoningTokens: 20, cacheReadTokens: 600, cacheWriteTokens: 100, cacheWrite5mTokens: null, cacheWrite1hTokens: null, cost: null };
+    const before: Record<string, typeof v3> = {
+      'claude-code': { ...v3, inputTokens: 300 }, // Anthropic's input_tokens: without the cached ones
+      opencode: { ...v3, inputTokens: 300, outputTokens: 30 }, // OpenCode's tokens: without the cached input and the reasoning output
+      codex: v3, // OpenAI's: as v3 counts
+      'reference-host': v3,
+    };
+    const executions: Record<string, string> = {};
+    const sessions: string[] = [];
+    for (const kind of Object.keys(before)) {
+      const h = await registerHost(g.sql, SYSTEM, { name: `${kind} host /w`, leaseMs: 600_000, capabilities: {} });
+      const s = await createSession(g.sql, SYSTEM, { title: kind, directory: '/w' });
+      const e = await beginExecution(g.sql, SYSTEM, { sessionID: s.id, hostID: h.id, trigger: 'PROMPT' });
+      await settleExecution(g.sql, SYSTEM, { executionID: e.id, status: 'SUCCEEDED', usage: v3 });
+      executions[kind] = e.id;
+      sessions.push(s.id);
+      // As a gateway before v3 stored it: the event at version 2 with the host's counts, and the row with them.
+      const { cacheWrite5mTokens: _5m, cacheWrite1hTokens: _1h, ...old } = before[kind];
+      await g.sql`UPDATE journal SET version = 2, payload = jsonb_set(payload, '{usage}', ${g.sql.json(old)})
+        WHERE session_id = ${s.id} AND type = 'execution.settled'`;
+      await g.sql`UPDATE executions SET input_tokens = ${old.inputTokens}, output_tokens = ${old.outputTokens} WHERE id = ${e.id}`;
+    }
+    const rows = async () => Object.fromEntries(await Promise.all(Object.entries(executions).map(async ([kind, id]) => {
+      const [r] = await g.sql`SELECT input_tokens::int AS i, output_tokens::int AS o, reasoning_tokens::int AS r, cache_read_tokens::int AS cr, cache_write_tokens::int AS cw FROM executions WHERE id = ${id}`;
+      return [kind, r];
+    })));
+    expect((await rows())['claude-code']).toEqual({ i: 300, o: 50, r: 20, cr: 600, cw: 100 });
+    await g.sql.unsafe(readFileSync(path.join(PROJECT_DIR, 'db/migrations/066_usage_one_meaning.sql'), 'utf8'));
+    const one = { i: 1000, o: 50, r: 20, cr: 600, cw: 100 };
+    expect(await rows()).toEqual({ 'claude-code': one, opencode: one, codex: one, 'reference-host': one });
+    try {
+      const stats = await replayIntoSchema(g.sql, 'replay_v2');
+      expect(sessions.filter((sid) => stats.inexact.has(sid))).toEqual([]); // exact: the host says how it counted
+      const diffs = await compareProjections(g.sql, 'replay_v2', { limit: 1000 });
+      expect(diffs.filter((d) => Object.values(executions).some((id) => d.key.includes(id)))).toEqual([]);
+      const replayed = await g.sql`SELECT input_tokens::int AS i, output_tokens::int AS o FROM replay_v2.executions WHERE id IN ${g.sql(Object.values(executions))}`;
+      expect(replayed).toEqual(Object.values(executions).map(() => ({ i: 1000, o: 50 })));
+    } finally {
+      await g.sql`DROP SCHEMA IF EXISTS replay_v2 CASCADE`;
+    }
   });
 
   it('reads older event versions, says which rows they cannot rebuild exactly, and refuses gaps and unknown versions', async () => {

@@ -89,7 +89,7 @@ async function withoutSequencer<T>(fn: (heard: Notice[]) => Promise<T>): Promise
 const settledPayload = (executionID: string) => ({
   executionID, status: 'SUCCEEDED' as const, interruptReason: null, error: null, endSnapshotID: null, endCaptureError: null,
   providerID: null, modelID: null, agent: null, mode: null, finishReason: null, errorName: null,
-  usage: { inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cost: null },
+  usage: { inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cacheWrite5mTokens: null, cacheWrite1hTokens: null, cost: null },
 });
 
 /**

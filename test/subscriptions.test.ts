@@ -17,7 +17,7 @@ import { until } from './support/until.js';
 const settledPayload = (executionID: string) => ({
   executionID, status: 'SUCCEEDED' as const, interruptReason: null, error: null, endSnapshotID: null, endCaptureError: null,
   providerID: null, modelID: null, agent: null, mode: null, finishReason: null, errorName: null,
-  usage: { inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cost: null },
+  usage: { inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cacheWrite5mTokens: null, cacheWrite1hTokens: null, cost: null },
 });
 
 /**

@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { begin, createSession, ok, settle, startJob } from './fixtures.js';
 import { newId } from '../domain/ids.js';
+import { parseTranscript, turnOf as claudeTurnOf } from '../bridge/claude-code/transcript.js';
+import { parseRollout, turnOf as codexTurnOf } from '../bridge/codex/rollout.js';
+import { toUsage as openCodeUsage } from '../bridge/opencode/mapping.js';
 
 /**
  * `usage` against answers computed by hand from a seeded history. The executions are made through the host
@@ -217,6 +220,67 @@ describe('usage', () => {
     expect((await groups({ groupBy: ['STATUS', 'AGENT'] })).map((x: any) => [x.key.status, x.key.agent, x.executions.total])).toEqual([
       ['FAILED', 'opencode', 1], ['INTERRUPTED', 'claude-code', 1], ['SUCCEEDED', 'claude-code', 1], ['SUCCEEDED', 'opencode', 1],
     ]);
+  });
+
+  it('adds numbers of one meaning across agents: the same model calls, as each agent records them and its host reads them', async () => {
+    // Two model calls: 1,000 input tokens (600 of them read from the prompt cache) and 50 output tokens (20 of
+    // them reasoning), then 500 (400 read) and 30. Anthropic's record (Claude Code's transcript) leaves the
+    // cached tokens out of input_tokens, and its provider wrote 100 to the cache (5-minute) where OpenAI's did not;
+    // OpenAI's (Codex's rollout) counts them in; OpenCode's step-finish subtracts them, and the reasoning from the output.
+    const transcript = [
+      { type: 'user', promptId: 'p1', uuid: 'u1', message: { role: 'user', content: 'go' } },
+      { type: 'assistant', message: { id: 'm1', model: 'claude-x', content: [{ type: 'text', text: 'a' }], stop_reason: 'tool_use',
+        usage: { input_tokens: 300, cache_read_input_tokens: 600, cache_creation_input_tokens: 100, output_tokens: 50,
+          cache_creation: { ephemeral_5m_input_tokens: 100, ephemeral_1h_input_tokens: 0 } } } },
+      { type: 'assistant', message: { id: 'm2', model: 'claude-x', content: [{ type: 'text', text: 'b' }], stop_reason: 'end_turn',
+        usage: { input_tokens: 100, cache_read_input_tokens: 400, cache_creation_input_tokens: 0, output_tokens: 30,
+          cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 } } } },
+    ];
+    const rollout = [
+      { type: 'event_msg', payload: { type: 'task_started', turn_id: 'T' } },
+      { type: 'token_usage_record', payload: { turn_id: 'T', usage: { input_tokens: 1000, cached_input_tokens: 600, output_tokens: 50, reasoning_output_tokens: 20 } } },
+      { type: 'token_usage_record', payload: { turn_id: 'T', usage: { input_tokens: 500, cached_input_tokens: 400, output_tokens: 30 } } },
+      { type: 'event_msg', payload: { type: 'task_complete', turn_id: 'T' } },
+    ];
+    const jsonl = (ls: unknown[]) => ls.map((l) => JSON.stringify(l)).join('\n');
+    const claude = claudeTurnOf(parseTranscript(jsonl(transcript)).lines, 'p1').usage!;
+    const codex = codexTurnOf(parseRollout(jsonl(rollout)).lines, 'T').usage!;
+    const openCode = [openCodeUsage({ tokens: { input: 300, output: 30, reasoning: 20, cache: { read: 600, write: 100 } }, cost: 0.01 })!,
+      openCodeUsage({ tokens: { input: 100, output: 30, reasoning: 0, cache: { read: 400, write: 0 } }, cost: 0.002 })!];
+    expect(claude).toEqual({ inputTokens: 1500, outputTokens: 80, cacheReadTokens: 1000, cacheWriteTokens: 100, cacheWrite5mTokens: 100, cacheWrite1hTokens: 0 });
+    expect(codex).toEqual({ inputTokens: 1500, outputTokens: 80, cacheReadTokens: 1000, cacheWriteTokens: 0, reasoningTokens: 20 });
+    expect(openCode.map((u) => [u.inputTokens, u.outputTokens])).toEqual([[1000, 50], [500, 30]]);
+
+    const token = await g.token('host');
+    const h = await ok(g, `mutation($input: RegisterHostInput!) { registerHost(input: $input) { ... on Host { id } } }`,
+      { input: { name: 'codex host /work', leaseMs: 60_000, capabilities: { cancel: true } } }, token);
+    const codexHost = { hostID: h.id, token };
+    const session = (await createSession(g, { directory: '/team/agents' })).id;
+    const at = new Date('2026-10-01T12:00:00Z');
+    const one = async (host: { hostID: string; token: string }, usage: object) => {
+      const e = await begin(g, host, session);
+      expect((await settle(g, host, e.id, 'SUCCEEDED', { usage })).status).toBe('SUCCEEDED');
+      await g.sql`UPDATE executions SET started_at = ${at}, settled_at = ${at} WHERE id = ${e.id}`;
+    };
+    await one(hosts.cc, claude);
+    await one(codexHost, codex);
+    for (const u of openCode) await one(hosts.oc, u);
+    const october = { from: '2026-10-01T00:00:00Z', to: '2026-10-02T00:00:00Z' };
+    const byAgent = (await groups({ ...october, groupBy: ['AGENT'] })).map((x: any) => [x.key.agent, x.tokens, x.cost]);
+    expect(byAgent).toEqual([
+      ['claude-code', { input: 1500, output: 80, reasoning: 0, cacheRead: 1000, cacheWrite: 100 }, { total: null, reportedExecutions: 0 }],
+      ['codex', { input: 1500, output: 80, reasoning: 20, cacheRead: 1000, cacheWrite: 0 }, { total: null, reportedExecutions: 0 }],
+      ['opencode', { input: 1500, output: 80, reasoning: 20, cacheRead: 1000, cacheWrite: 100 }, { total: 0.012, reportedExecutions: 2 }],
+    ]);
+    expect((await groups({ ...october, groupBy: [] }))[0].tokens).toEqual({ input: 4500, output: 240, reasoning: 40, cacheRead: 3000, cacheWrite: 200 });
+
+    // A count against the meaning (Anthropic's input_tokens as they come: fewer than the cached ones) is refused.
+    const e = await begin(g, hosts.cc, session);
+    const bad = await ok(g, `mutation($input: SettleExecutionInput!) { settleExecution(input: $input) { __typename ... on InvalidRequestError { field message } } }`,
+      { input: { executionID: e.id, status: 'SUCCEEDED', usage: { inputTokens: 300, cacheReadTokens: 600, cacheWriteTokens: 100 } } }, hosts.cc.token);
+    expect(bad).toMatchObject({ __typename: 'InvalidRequestError', field: 'usage.inputTokens' });
+    expect((await settle(g, hosts.cc, e.id, 'SUCCEEDED')).status).toBe('SUCCEEDED');
+    await g.sql`UPDATE executions SET started_at = ${at}, settled_at = ${at} WHERE id = ${e.id}`;
   });
 
   it('by session, paged; one session, or a session with its subtree', async () => {

@@ -42,7 +42,7 @@ import { hookSettings, writeHookScript } from './hook.js';
 import { findClaudeBinary, launchClaude } from './launch.js';
 import { CLAUDE_CODE_NAMES } from './local-channel.js';
 import { claudeConfigDir, isClaude } from './processes.js';
-import { isPrompt, parseTranscript, rewriteTranscript, turnOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
+import { isPrompt, parseTranscript, rewriteTranscript, turnOf, usageOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
 
 /**
  * Rewrites a transcript atomically (the kit's rewrite, bridge/hooks-host/atomic-rewrite.ts), only while no
@@ -722,7 +722,8 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
       const used = Object.keys(out.modelUsage ?? {});
       if (used.length && !used.includes(p.model.modelID)) throw new Error(`Claude Code answered with ${used.join(', ')}, not the model asked for`);
       return {
-        text: String(out.result ?? ''), inputTokens: Math.round(Number(out.usage?.input_tokens ?? 0)), outputTokens: Math.round(Number(out.usage?.output_tokens ?? 0)),
+        // Input tokens in the one meaning: the cached ones included (Anthropic's input_tokens leaves them out).
+        text: String(out.result ?? ''), inputTokens: usageOf(out.usage)?.inputTokens ?? 0, outputTokens: usageOf(out.usage)?.outputTokens ?? 0,
         providerID: 'anthropic', modelID: p.model.modelID,
       };
     } finally {

@@ -45,7 +45,16 @@ export interface PartInputLike {
   metadata?: Record<string, unknown>;
 }
 
-export interface Usage { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }
+/**
+ * A model response's usage in the gateway's one meaning (domain/executions.ts StepUsage): input tokens include
+ * the cached ones. Anthropic's `input_tokens` does not count them, so the cache reads and writes are added.
+ * The writes of each cache lifetime (`cache_creation.ephemeral_5m_input_tokens` / `_1h_`) are given only when
+ * they account for every write (else null: the transcript does not say which).
+ */
+export interface Usage {
+  inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number;
+  cacheWrite5mTokens: number | null; cacheWrite1hTokens: number | null;
+}
 
 /** One model response (one request of the agent loop): an assistant message. */
 export interface Step {
@@ -83,10 +92,29 @@ export interface Turn {
 
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Math.max(0, Math.round(v)) : 0);
 
-function usageOf(u: unknown): Usage | null {
+export function usageOf(u: unknown): Usage | null {
   if (!u || typeof u !== 'object') return null;
   const x = u as Record<string, unknown>;
-  return { inputTokens: num(x.input_tokens), outputTokens: num(x.output_tokens), cacheReadTokens: num(x.cache_read_input_tokens), cacheWriteTokens: num(x.cache_creation_input_tokens) };
+  const read = num(x.cache_read_input_tokens);
+  const write = num(x.cache_creation_input_tokens);
+  const c = x.cache_creation && typeof x.cache_creation === 'object' ? x.cache_creation as Record<string, unknown> : {};
+  const w5 = num(c.ephemeral_5m_input_tokens);
+  const w1 = num(c.ephemeral_1h_input_tokens);
+  const split = w5 + w1 === write && (write > 0 || 'ephemeral_5m_input_tokens' in c);
+  return {
+    inputTokens: num(x.input_tokens) + read + write, outputTokens: num(x.output_tokens), cacheReadTokens: read, cacheWriteTokens: write,
+    cacheWrite5mTokens: split ? w5 : null, cacheWrite1hTokens: split ? w1 : null,
+  };
+}
+
+/** Usages summed; a lifetime's writes only when every usage says it. */
+export function addUsage(a: Usage, u: Usage): Usage {
+  return {
+    inputTokens: a.inputTokens + u.inputTokens, outputTokens: a.outputTokens + u.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + u.cacheReadTokens, cacheWriteTokens: a.cacheWriteTokens + u.cacheWriteTokens,
+    cacheWrite5mTokens: a.cacheWrite5mTokens === null || u.cacheWrite5mTokens === null ? null : a.cacheWrite5mTokens + u.cacheWrite5mTokens,
+    cacheWrite1hTokens: a.cacheWrite1hTokens === null || u.cacheWrite1hTokens === null ? null : a.cacheWrite1hTokens + u.cacheWrite1hTokens,
+  };
 }
 
 function blocks(content: unknown): any[] {
@@ -195,10 +223,7 @@ export function turnOf(lines: TranscriptLine[], promptId: string, sidechain = fa
     turn.lastText = texts.length ? texts.join('\n') : null;
   }
   const reported = turn.steps.map((s) => s.usage).filter((u): u is Usage => !!u);
-  if (reported.length) {
-    turn.usage = reported.reduce((a, u) => ({ inputTokens: a.inputTokens + u.inputTokens, outputTokens: a.outputTokens + u.outputTokens,
-      cacheReadTokens: a.cacheReadTokens + u.cacheReadTokens, cacheWriteTokens: a.cacheWriteTokens + u.cacheWriteTokens }));
-  }
+  if (reported.length) turn.usage = reported.reduce(addUsage);
   return turn;
 }
 

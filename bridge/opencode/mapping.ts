@@ -98,13 +98,24 @@ export interface GatewayPart {
 const iso = (ms: unknown) => (typeof ms === 'number' && Number.isFinite(ms) && ms > 0 ? new Date(ms).toISOString() : null);
 const int = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : null);
 
-/** A step's usage as OpenCode recorded it (step-finish part, else the assistant message). */
+/**
+ * A step's usage as OpenCode recorded it (step-finish part, else the assistant message), in the gateway's one
+ * meaning (domain/executions.ts StepUsage): OpenCode (1.18) subtracts the cache reads and writes from the
+ * provider's input tokens and the reasoning tokens from its output tokens (`tokens.input`, `tokens.output`), so
+ * they are added back: input tokens with the cached ones, output tokens with the reasoning ones.
+ */
 export function toUsage(src: { tokens?: OcTokens; cost?: number } | null | undefined): StepUsage | null {
   if (!src || (!src.tokens && src.cost === undefined)) return null;
   const t = src.tokens ?? {};
+  const input = int(t.input);
+  const output = int(t.output);
+  const reasoning = int(t.reasoning);
+  const read = int(t.cache?.read);
+  const write = int(t.cache?.write);
   return {
-    inputTokens: int(t.input), outputTokens: int(t.output), reasoningTokens: int(t.reasoning),
-    cacheReadTokens: int(t.cache?.read), cacheWriteTokens: int(t.cache?.write),
+    inputTokens: input === null ? null : input + (read ?? 0) + (write ?? 0),
+    outputTokens: output === null ? null : output + (reasoning ?? 0), reasoningTokens: reasoning,
+    cacheReadTokens: read, cacheWriteTokens: write,
     cost: typeof src.cost === 'number' && Number.isFinite(src.cost) && src.cost >= 0 ? src.cost : null,
   };
 }

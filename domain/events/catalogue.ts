@@ -29,13 +29,47 @@ export const JOURNAL_TABLES = ['sessions', 'session_children', 'executions', 'jo
 export type JournalTable = (typeof JOURNAL_TABLES)[number];
 
 export interface Upcast {
-  read: (raw: Record<string, unknown>) => unknown;
+  read: (raw: Record<string, unknown>, ctx: UpcastContext) => unknown;
   /**
    * Tables whose rows this old version cannot rebuild exactly (what it did not record: the live path
    * of its time wrote it from elsewhere). Replay still folds it; the rebuild leaves those rows of its
    * session alone and the verification says so instead of reporting a difference.
    */
   inexact: readonly JournalTable[];
+}
+
+/** What replay knows beside an event's payload, for the upcasts that need it (replay's fold of the session so far). */
+export interface UpcastContext {
+  /** The agent kind of the host that ran this execution of the session (the first word of the host's registered name), null when not known. */
+  hostKindOf(executionID: string): string | null;
+}
+
+const NO_CONTEXT: UpcastContext = { hostKindOf: () => null };
+
+/**
+ * How the hosts of each agent counted tokens until execution.settled v3, where it differs from v3's one meaning
+ * (input tokens with the cached ones, output tokens with the reasoning ones; domain/executions.ts StepUsage):
+ * Claude Code's host reported Anthropic's `input_tokens` (without the cache reads and writes); OpenCode's bridge
+ * OpenCode's step-finish `tokens` (1.18: the input without the cache reads and writes, the output without the
+ * reasoning). Codex and the reference host counted as v3 does. Migration 066 brought their rows the same way.
+ */
+export const COUNTED_APART_BEFORE_V3: Readonly<Record<string, { reasoningInOutput: boolean }>> = {
+  'claude-code': { reasoningInOutput: true },
+  opencode: { reasoningInOutput: false },
+};
+
+const n = (v: unknown) => (typeof v === 'number' ? v : 0);
+
+/** A v1 or v2 usage of a host of agent `kind` in v3's meaning (the lifetimes of the cache writes unknown). */
+function usageV3(u: unknown, kind: string | null) {
+  if (!u || typeof u !== 'object' || Array.isArray(u)) return u;
+  const x = u as Record<string, unknown>;
+  const apart = kind !== null && Object.prototype.hasOwnProperty.call(COUNTED_APART_BEFORE_V3, kind) ? COUNTED_APART_BEFORE_V3[kind] : null;
+  const input = apart && typeof x.inputTokens === 'number' && (x.cacheReadTokens != null || x.cacheWriteTokens != null)
+    ? x.inputTokens + n(x.cacheReadTokens) + n(x.cacheWriteTokens) : x.inputTokens;
+  const output = apart && !apart.reasoningInOutput && typeof x.outputTokens === 'number' && typeof x.reasoningTokens === 'number'
+    ? x.outputTokens + x.reasoningTokens : x.outputTokens;
+  return { cacheWrite5mTokens: null, cacheWrite1hTokens: null, ...x, inputTokens: input, outputTokens: output };
 }
 
 const def = <S extends Shape<any>, R>(d: EventDef<S, R>) => d;
@@ -64,15 +98,20 @@ export const CATALOGUE = {
     upcast: { 1: { read: (v) => ({ startCaptureError: null, ...noStepFacts, ...v }), inexact: ['executions'] } },
   }),
   'execution.settled': def({
-    version: 2, payload: P.ExecutionSettled, touches: true, project: project.executionSettled,
+    version: 3, payload: P.ExecutionSettled, touches: true, project: project.executionSettled,
     upcast: {
       1: {
         read: (v) => ({
           endCaptureError: null, ...noStepFacts, finishReason: null, errorName: null,
-          usage: { inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cost: null },
+          usage: { inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cacheWrite5mTokens: null, cacheWrite1hTokens: null, cost: null },
           ...v,
         }),
         inexact: ['executions'],
+      },
+      // v2: tokens as the host's agent counted them (COUNTED_APART_BEFORE_V3), read in v3's meaning.
+      2: {
+        read: (v, ctx) => ({ ...v, usage: usageV3(v.usage, typeof v.executionID === 'string' ? ctx.hostKindOf(v.executionID) : null) }),
+        inexact: [],
       },
     },
   }),
@@ -122,12 +161,12 @@ export interface ReadEvent<T extends EventType = EventType> {
  * UnknownEventError for a type or version this gateway does not know (a newer gateway wrote it), and
  * PayloadError for a payload that does not match its declaration.
  */
-export function readEvent(type: string, version: number, raw: unknown): ReadEvent {
+export function readEvent(type: string, version: number, raw: unknown, ctx: UpcastContext = NO_CONTEXT): ReadEvent {
   if (!isEventType(type)) throw new UnknownEventError(`unknown event type ${type}`);
   const d: EventDef<Shape<unknown>, unknown> = CATALOGUE[type];
   if (version === d.version) return { type, payload: d.payload.check(raw, type) as never, inexact: [] };
   const up = d.upcast?.[version];
   if (!up || version > d.version) throw new UnknownEventError(`${type} version ${version} is not known to this gateway`);
-  const o = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? up.read(raw as Record<string, unknown>) : raw;
+  const o = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? up.read(raw as Record<string, unknown>, ctx) : raw;
   return { type, payload: d.payload.check(o, `${type}@v${version}`) as never, inexact: up.inexact };
 }

@@ -67,18 +67,27 @@ export const ExecutionStarted = object({
   mode: text,
 });
 
+/**
+ * A step's usage in the one meaning every host reports (v3 of execution.settled; docs/CONTRACT.md section 1a):
+ * inputTokens counts every input token, cached ones included (cache reads and cache writes are also given
+ * apart); cacheWriteTokens is every cache write, of which cacheWrite5mTokens and cacheWrite1hTokens are the
+ * writes of each lifetime where the agent says (null where it does not).
+ */
 export const StepUsage = object({
   inputTokens: count,
   outputTokens: count,
   reasoningTokens: count,
   cacheReadTokens: count,
   cacheWriteTokens: count,
+  cacheWrite5mTokens: count,
+  cacheWrite1hTokens: count,
   cost: nullable(num),
 });
 
 /**
  * v2 adds the step facts recorded at settlement (v1 is read with them absent). providerID, modelID,
- * agent and mode replace the start's values only when given (null: keep).
+ * agent and mode replace the start's values only when given (null: keep). v3: usage in the one meaning
+ * (StepUsage), with the cache writes by lifetime.
  */
 export const ExecutionSettled = object({
   executionID: id('execution'),

@@ -1,3 +1,4 @@
+import { distributedInProcess } from '../../db/cluster.js';
 import type { SessionLock } from '../session-lock.js';
 import type { ExecutionRow, JobRow, MessageRow, PartRow, SessionRow } from '../rows.js';
 import type { ReviewCommentRow } from '../review-comments.js';
@@ -118,7 +119,8 @@ export const executionSettled: Projector<typeof P.ExecutionSettled, ExecutionRow
       agent = coalesce(${p.agent}, agent), mode = coalesce(${p.mode}, mode),
       finish_reason = ${p.finishReason}, error_name = ${p.errorName},
       input_tokens = ${u.inputTokens}, output_tokens = ${u.outputTokens}, reasoning_tokens = ${u.reasoningTokens},
-      cache_read_tokens = ${u.cacheReadTokens}, cache_write_tokens = ${u.cacheWriteTokens}, cost = ${u.cost}
+      cache_read_tokens = ${u.cacheReadTokens}, cache_write_tokens = ${u.cacheWriteTokens},
+      cache_write_5m_tokens = ${u.cacheWrite5mTokens}, cache_write_1h_tokens = ${u.cacheWrite1hTokens}, cost = ${u.cost}
     WHERE session_id = ${sessionID} AND id = ${p.executionID} RETURNING *`;
   return e;
 };
@@ -130,8 +132,31 @@ export const executionAbandoned: Projector<typeof P.ExecutionAbandoned, Executio
   return e;
 };
 
-/** Message and parts in one statement (the parts' foreign key is checked at its end). */
+/**
+ * Message and parts in one statement (the parts' foreign key is checked at its end). On Citus the parts' insert
+ * from `jsonb_to_recordset` is an INSERT … SELECT Citus runs on the coordinator and copies into the shard over a
+ * second connection to the worker, which made every append a two-phase commit (PREPARE TRANSACTION on the one
+ * worker, a row in pg_dist_transaction): there the message and its parts are two inserts of plain values, each
+ * routed to the session's shard over the transaction's one connection, sent together, so the append commits in
+ * one phase like the session's other writes (test/cluster-restart.test.ts counts the prepared transactions).
+ */
 export const messageAppended: Projector<typeof P.MessageAppended, MessageRow> = async ({ tx }, { sessionID, seq, at, payload: p }) => {
+  if (distributedInProcess()) {
+    const parts = p.parts.map((x) => ({
+      id: x.id, message_id: p.messageID, session_id: sessionID, index: x.index, type: x.type, text: x.text, tool: x.tool,
+      input: x.input == null ? null : tx.json(x.input as never), output: x.output, status: x.status, path: x.path, mime: x.mime,
+      external_id: x.externalId ?? null, title: x.title ?? null, metadata: x.metadata == null ? null : tx.json(x.metadata as never),
+      started_at: x.startedAt ?? null, ended_at: x.endedAt ?? null,
+    }));
+    const [[m]] = await Promise.all([
+      tx<MessageRow[]>`
+        INSERT INTO messages (id, session_id, execution_id, position, role, origin, external_id, created_at)
+        VALUES (${p.messageID}, ${sessionID}, ${p.executionID}, ${seq}, ${p.role}, ${p.origin}, ${p.externalID ?? null}, ${at}::text::timestamptz)
+        RETURNING *`,
+      tx`INSERT INTO parts ${tx(parts as Record<string, unknown>[])}`,
+    ]);
+    return m;
+  }
   const [m] = await tx<MessageRow[]>`
     WITH m AS (
       INSERT INTO messages (id, session_id, execution_id, position, role, origin, external_id, created_at)
