@@ -130,7 +130,8 @@ function describeCause(cause: unknown): string {
     return detail && !c.message.includes(detail) ? `${c.message} (${detail})` : c.message;
   }
   if (typeof c?.code === 'number') {
-    const why = c.code === 4403 ? 'the token was refused' : c.code === 4401 ? 'the token was revoked' : c.code === 1006 ? 'the connection failed' : '';
+    // The gateway's reason says what was wrong with a refused or revoked token (and the command that makes one).
+    const why = /token/.test(String(c.reason ?? '')) ? '' : c.code === 4403 ? 'the token was refused' : c.code === 4401 ? 'the token was revoked' : c.code === 1006 ? 'the connection failed' : '';
     return `closed with ${c.code}${c.reason ? ` ${String(c.reason)}` : ''}${why ? ` (${why})` : ''}`;
   }
   if (typeof c?.message === 'string' && c.message) return c.message;

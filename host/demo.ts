@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { GatewayClient, GatewayCallError, GatewayConnectionError } from '../client/index.js';
+import { GatewayClient, GatewayCallError, GatewayConnectionError, GraphQLRequestError } from '../client/index.js';
 import { CreateSessionDocument, UpdateSessionDocument } from '../client/generated.js';
 import { WorktreeCapturer } from './capture.js';
 import { ReferenceHost } from './host.js';
@@ -58,6 +58,12 @@ export async function runDemo(args: string[], out: (line: string) => void = (l) 
       if (e instanceof GatewayConnectionError) {
         throw new DemoError(`cannot reach the gateway at ${values.url} (${e.reason}). `
           + 'Is it running there? For a gateway on another port or host, give its address: npm run demo -- --url http://127.0.0.1:<PORT>/graphql');
+      }
+      // The gateway's words say which it was (no token, not a token, unknown or revoked) and how to make one.
+      if (e instanceof GraphQLRequestError && e.status === 401) {
+        const file = (parsed as Record<string, unknown>)['token-file'];
+        const from = typeof file === 'string' ? `--token-file ${file}` : HOST_TOKEN.env;
+        throw new DemoError(`the gateway at ${values.url} did not accept the token of ${from}: ${e.message}`);
       }
       throw e;
     }

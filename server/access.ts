@@ -85,3 +85,52 @@ export function useRoles(): Plugin<Context> {
     },
   };
 }
+
+/**
+ * Why a request's bearer token was not accepted, which is all an anonymous caller learns: none was sent, what
+ * was sent is no gateway token (not `Bearer <token>`, or not of a token's form), or a token of the right form
+ * that this gateway does not accept (never created here, or revoked: the two are not told apart, and no
+ * token ID is named). Gateway tokens do not expire. The error's code stays `UNAUTHENTICATED` (HTTP 401; a
+ * WebSocket is closed with 4403); `extensions.reason` carries this.
+ */
+export type Refusal = 'MISSING' | 'MALFORMED' | 'REFUSED';
+
+/** The form of every secret `gateway token create` and `createToken` make (domain/tokens.ts). */
+const TOKEN_FORM = /^gw_[A-Za-z0-9_-]{32}$/;
+const MAKE_ONE = 'gateway token create --role reader (or plugin, host, admin)';
+
+/** Why `header` (an Authorization header, or a WebSocket's connectionParams value) was refused. */
+export function refusalOf(header: unknown): Refusal {
+  if (typeof header !== 'string' || !header.trim()) return header == null || header === '' ? 'MISSING' : 'MALFORMED';
+  const m = /^Bearer\s+(\S+)$/i.exec(header.trim());
+  return m && TOKEN_FORM.test(m[1]) ? 'REFUSED' : 'MALFORMED';
+}
+
+/** The message of a refusal over HTTP (and SSE): what it was and the command that makes a token. */
+export const REFUSAL_MESSAGES: Record<Refusal, string> = {
+  MISSING: `A bearer token is required: send "Authorization: Bearer <token>". Make one where the gateway runs: ${MAKE_ONE}.`,
+  MALFORMED: 'This is not a gateway token: send "Authorization: Bearer gw_…" with the whole token that gateway token create printed (not its tok_… ID).',
+  REFUSED: `The gateway refused this token: it is unknown or revoked. Make a new one where the gateway runs (with its data folder or DATABASE_URL): ${MAKE_ONE}.`,
+};
+
+/** The close reason of a refused WebSocket (4403): the same, within a close frame's 123 bytes. */
+export const REFUSAL_CLOSE_REASONS: Record<Refusal, string> = {
+  MISSING: 'Forbidden: no token (connectionParams: {"Authorization": "Bearer <token>"})',
+  MALFORMED: 'Forbidden: not a gateway token (Bearer gw_…, as gateway token create printed it)',
+  REFUSED: 'Forbidden: token unknown or revoked; make one: gateway token create --role <role>',
+};
+
+/** The close reason of a WebSocket whose token was revoked while it was open (4401). */
+export const REVOKED_CLOSE_REASON = 'Unauthorized: token revoked; make one: gateway token create --role <role>';
+
+/** The whole HTTP answer to a refused request: 401, `WWW-Authenticate: Bearer`, GraphQL JSON. */
+export function refusalResponse(reason: Refusal): { status: number; headers: Record<string, string>; body: string } {
+  return {
+    status: 401,
+    headers: { 'content-type': 'application/json', 'www-authenticate': reason === 'MISSING' ? 'Bearer' : 'Bearer error="invalid_token"' },
+    body: REFUSAL_BODIES[reason],
+  };
+}
+const REFUSAL_BODIES = Object.fromEntries((Object.keys(REFUSAL_MESSAGES) as Refusal[]).map((r) => [r, JSON.stringify({
+  errors: [{ message: REFUSAL_MESSAGES[r], extensions: { code: 'UNAUTHENTICATED', reason: r } }],
+})])) as Record<Refusal, string>;

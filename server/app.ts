@@ -8,7 +8,7 @@ import type { Sql } from '../db/connection.js';
 import type { Actor } from '../domain/access.js';
 import type { Context } from '../resolvers/context.js';
 import { schema } from '../schema/index.js';
-import { useRoles } from './access.js';
+import { REFUSAL_CLOSE_REASONS, REVOKED_CLOSE_REASON, refusalOf, refusalResponse, useRoles } from './access.js';
 import { useInputValidation } from './input-validation.js';
 import { DEFAULT_LIMITS, useLimits, useRequestBodyLimit, type Limits } from './limits.js';
 import { Gateway, type GatewayConfig } from './gateway.js';
@@ -81,20 +81,11 @@ function databaseOf(sql: Sql): string {
   return `${(o.host ?? []).map((h, i) => `${h}:${o.port?.[i] ?? 5432}`).join(',')}/${o.database ?? ''}`;
 }
 
-function bearer(header: string | null | undefined): string | null {
-  if (!header) return null;
+function bearer(header: unknown): string | null {
+  if (!header || typeof header !== 'string') return null;
   const m = /^Bearer\s+(\S+)$/i.exec(header.trim());
   return m ? m[1] : null;
 }
-
-/** The answer to a GraphQL request over HTTP without a valid bearer token. */
-const UNAUTHENTICATED = {
-  status: 401,
-  headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer' },
-  body: JSON.stringify({
-    errors: [{ message: 'A valid bearer token is required (Authorization: Bearer <token>).', extensions: { code: 'UNAUTHENTICATED' } }],
-  }),
-};
 
 /**
  * One gateway instance: GraphQL over HTTP and WebSocket (graphql-ws) on the same /graphql path,
@@ -132,7 +123,9 @@ export function buildApp(opts: AppOptions): App {
       if (wantsGraphiQL) return;
       const admit = (actor: Actor | null) => {
         if (!actor) {
-          endResponse(new fetchAPI.Response(UNAUTHENTICATED.body, { status: UNAUTHENTICATED.status, headers: UNAUTHENTICATED.headers }));
+          // What was wrong (none, not a token, not accepted here) and how to make one; nothing more.
+          const r = refusalResponse(refusalOf(request.headers.get('authorization')));
+          endResponse(new fetchAPI.Response(r.body, { status: r.status, headers: r.headers }));
           return;
         }
         actors.set(request, actor);
@@ -288,11 +281,15 @@ export function buildApp(opts: AppOptions): App {
           else socket.close(1011, 'Unexpected error');
           return false;
         }
-        if (!actor) return false; // closes with 4403 Forbidden
+        if (!actor) {
+          // 4403 (graphql-ws' Forbidden, which its clients do not retry), saying what was wrong.
+          socket.close(4403, REFUSAL_CLOSE_REASONS[refusalOf(raw)]);
+          return false;
+        }
         ctx.extra.actor = actor;
         // Revoked while connected: close with 4401, which graphql-ws clients do not retry. checkNow closes
         // the window between authentication and registration (a revocation noticed in between).
-        ctx.extra.unwatch = gateway.revocations.watch(actor.tokenID, () => socket.close(4401, 'Unauthorized: token revoked'), { checkNow: true });
+        ctx.extra.unwatch = gateway.revocations.watch(actor.tokenID, () => socket.close(4401, REVOKED_CLOSE_REASON), { checkNow: true });
         ctx.extra.counted = true;
         metrics.wsConnections.inc();
         log.debug({ requestID: ctx.extra.connectionID, role: actor.role, tokenID: actor.tokenID }, 'ws connected');

@@ -72,8 +72,8 @@ const FETCHER = String.raw`
     return clients[key];
   }
   function closeReason(e) {
-    if (e && e.code === 4403) return 'The WebSocket was refused (4403): put {"Authorization": "Bearer <token>"} in the Headers tab.';
-    if (e && e.code === 4401) return 'The token was revoked (4401).';
+    if (e && e.code === 4403) return 'The WebSocket was refused (4403' + (e.reason ? ': ' + e.reason : '') + '): put {"Authorization": "Bearer <token>"} in the Headers tab.';
+    if (e && e.code === 4401) return 'The token was revoked (4401' + (e.reason ? ': ' + e.reason : '') + ').';
     if (e && typeof e.code === 'number') return 'WebSocket closed (' + e.code + (e.reason ? ': ' + e.reason : '') + ').';
     if (Array.isArray(e)) return e.map(function (x) { return x.message; }).join('; ');
     return e && e.message ? e.message : String(e);

@@ -58,7 +58,7 @@ export class Revocations {
 }
 
 export function revokedError(): GraphQLError {
-  return new GraphQLError('The token of this subscription was revoked.', { extensions: { code: 'UNAUTHENTICATED' } });
+  return new GraphQLError('The token of this subscription was revoked. Make a new one where the gateway runs: gateway token create --role reader (or plugin, host, admin).', { extensions: { code: 'UNAUTHENTICATED', reason: 'REVOKED' } });
 }
 
 /** `abortOn` for `resumable`: the stream ends with an UNAUTHENTICATED error when the token is revoked. */

@@ -1,6 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, subscribe, type TestGateway } from './harness.js';
 import { begin, createSession, ok, registerHost, settle, snapshotCounts } from './fixtures.js';
+import { once } from 'node:events';
+import WebSocket from 'ws';
+import { createToken, revokeToken } from '../domain/tokens.js';
+import { REFUSAL_CLOSE_REASONS, REFUSAL_MESSAGES, REVOKED_CLOSE_REASON, type Refusal } from '../server/access.js';
+import { GatewayClient } from '../client/index.js';
+import { ListSessionsDocument, ExecutionSettledDocument } from '../client/generated.js';
+
+/** A graphql-ws connection_init with this payload: how the gateway closes the socket. */
+async function wsInit(payload: Record<string, unknown>): Promise<{ code: number; reason: string }> {
+  const sock = new WebSocket(g.wsUrl, 'graphql-transport-ws');
+  const closed = once(sock, 'close');
+  await once(sock, 'open');
+  sock.send(JSON.stringify({ type: 'connection_init', payload }));
+  const [code, reason] = await closed;
+  return { code, reason: String(reason) };
+}
 
 let g: TestGateway;
 beforeAll(async () => { g = await startTestGateway(); });
@@ -19,6 +35,64 @@ describe('authentication', () => {
     const rows = await g.sql`SELECT encode(hash, 'hex') AS h FROM tokens WHERE id = ${t.id}`;
     expect(rows[0].h).not.toContain(t.secret);
     expect(rows[0].h).toHaveLength(64);
+  });
+
+  it('says which it was (no token, not a token, unknown or revoked: alike) and the command that makes one, over HTTP, SSE and WebSocket', async () => {
+    const t = (await createToken(g.sql, { role: 'reader', label: 'to revoke' }));
+    expect(await revokeToken(g.sql, t.id)).toBe(true);
+    const unknown = `gw_${'A'.repeat(32)}`;
+    const make = 'gateway token create --role reader (or plugin, host, admin)';
+    const cases: [string, string | null, Refusal, string][] = [
+      ['no header', null, 'MISSING', `A bearer token is required: send "Authorization: Bearer <token>". Make one where the gateway runs: ${make}.`],
+      ['an empty header', '', 'MISSING', `A bearer token is required: send "Authorization: Bearer <token>". Make one where the gateway runs: ${make}.`],
+      ['no Bearer scheme', t.secret, 'MALFORMED', 'This is not a gateway token: send "Authorization: Bearer gw_…" with the whole token that gateway token create printed (not its tok_… ID).'],
+      ['a cut token', `Bearer ${t.secret.slice(0, 20)}`, 'MALFORMED', REFUSAL_MESSAGES.MALFORMED],
+      ['a token\'s ID', `Bearer ${t.id}`, 'MALFORMED', REFUSAL_MESSAGES.MALFORMED],
+      ['an unknown token', `Bearer ${unknown}`, 'REFUSED', `The gateway refused this token: it is unknown or revoked. Make a new one where the gateway runs (with its data folder or DATABASE_URL): ${make}.`],
+      ['a revoked token', `Bearer ${t.secret}`, 'REFUSED', REFUSAL_MESSAGES.REFUSED],
+    ];
+    for (const [what, header, reason, message] of cases) {
+      const headers: Record<string, string> = header === null ? {} : { authorization: header };
+      const post = await fetch(g.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query: '{ __typename }' }) });
+      // SSE (GraphQL over HTTP's event stream) is answered the same.
+      const sse = await fetch(`${g.url}?query=${encodeURIComponent('subscription { executionSettled { cursor } }')}`, { headers: { accept: 'text/event-stream', ...headers } });
+      for (const [transport, r] of [['POST', post], ['SSE', sse]] as const) {
+        expect({ what, transport, status: r.status }).toEqual({ what, transport, status: 401 });
+        expect(r.headers.get('www-authenticate')).toBe(reason === 'MISSING' ? 'Bearer' : 'Bearer error="invalid_token"');
+        const text = await r.text();
+        expect(JSON.parse(text)).toEqual({ errors: [{ message, extensions: { code: 'UNAUTHENTICATED', reason } }] });
+        expect(text).not.toContain(t.id); // the token is never named
+      }
+      // WebSocket: the connection_init's authorization (graphql-ws), closed with 4403 and the same words, shorter.
+      const closed = await wsInit(header === null ? {} : { authorization: header });
+      expect({ what, ...closed }).toEqual({ what, code: 4403, reason: REFUSAL_CLOSE_REASONS[reason] });
+    }
+    expect(REFUSAL_CLOSE_REASONS).toEqual({
+      MISSING: 'Forbidden: no token (connectionParams: {"Authorization": "Bearer <token>"})',
+      MALFORMED: 'Forbidden: not a gateway token (Bearer gw_…, as gateway token create printed it)',
+      REFUSED: 'Forbidden: token unknown or revoked; make one: gateway token create --role <role>',
+    });
+    // The client's error carries the gateway's words: over HTTP the message, over WebSocket the close reason.
+    const client = new GatewayClient({ url: g.url, token: unknown, webSocketImpl: WebSocket, retryForMs: 0 });
+    try {
+      await expect(client.request(ListSessionsDocument, { first: 1 })).rejects.toThrow(REFUSAL_MESSAGES.REFUSED);
+      const wsError = await new Promise<Error>((resolve) => client.subscribe(ExecutionSettledDocument, {}, { next() {}, error: (e) => resolve(e as Error), complete() {} }));
+      expect(wsError.message).toBe(`cannot connect to ${g.wsUrl}: closed with 4403 ${REFUSAL_CLOSE_REASONS.REFUSED}`);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('closes a WebSocket whose token is revoked with 4401, saying so', async () => {
+    const t = await createToken(g.sql, { role: 'reader', label: 'revoked while open' });
+    const sock = new WebSocket(g.wsUrl, 'graphql-transport-ws');
+    const closed = once(sock, 'close');
+    await once(sock, 'open');
+    sock.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${t.secret}` } }));
+    await once(sock, 'message');
+    expect(await revokeToken(g.sql, t.id)).toBe(true);
+    const [code, reason] = await closed;
+    expect({ code, reason: String(reason) }).toEqual({ code: 4401, reason: REVOKED_CLOSE_REASON });
   });
 
   it('refuses a WebSocket connection_init without a valid token', async () => {

@@ -142,6 +142,12 @@ it('the demo removes its temporary worktree (its changesets stay frozen on the g
     const kept = await runDemo(['--url', g.url, '--keep-worktree'], () => {}, { GATEWAY_TOKEN: g.admin });
     expect(fs.existsSync(path.join(kept.worktree, 'greeting.txt'))).toBe(true);
     fs.rmSync(kept.worktree, { recursive: true, force: true });
+    // A token the gateway refuses: the demo says whose token, which it was, and the command that makes one.
+    const temp = fs.mkdtempSync(path.join(tmp, 'demo-refused-'));
+    await expect(runDemo(['--url', g.url], () => {}, { GATEWAY_TOKEN: `gw_${'x'.repeat(32)}`, TMPDIR: temp })).rejects.toThrow(
+      `the gateway at ${g.url} did not accept the token of GATEWAY_TOKEN: The gateway refused this token: it is unknown or revoked. `
+      + 'Make a new one where the gateway runs (with its data folder or DATABASE_URL): gateway token create --role reader (or plugin, host, admin).');
+    expect(fs.readdirSync(temp)).toEqual([]);
   } finally {
     await g.stop();
   }

@@ -148,7 +148,7 @@ describe('a running gateway', () => {
       const { error, ms } = await firstError(gw);
       expect(error).toBeInstanceOf(GatewayConnectionError);
       expect((error as GatewayConnectionError).code).toBe(4403);
-      expect((error as Error).message).toContain('the token was refused');
+      expect((error as Error).message).toBe(`cannot connect to ${g.wsUrl}: closed with 4403 Forbidden: not a gateway token (Bearer gw_…, as gateway token create printed it)`);
       expect(ms).toBeLessThan(5_000);
       expect(counter.attempts).toBe(1);
     } finally {

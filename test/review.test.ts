@@ -104,7 +104,10 @@ describe('the review page', () => {
     await page.locator('form.sign-in').waitFor();
     await page.fill('#token', 'gw_not_a_token');
     await page.click('form.sign-in button[type=submit]');
-    await page.getByText('The gateway refused this token').waitFor();
+    await page.getByText('This is not a gateway token: paste the whole gw_… line that gateway token create printed (not its tok_… ID).').waitFor();
+    await page.fill('#token', `gw_${'x'.repeat(32)}`);
+    await page.click('form.sign-in button[type=submit]');
+    await page.getByText('The gateway refused this token: it is unknown or revoked. Make a new one where the gateway runs (with its data folder or DATABASE_URL): gateway token create --role reader').waitFor();
     await shot('01-sign-in-refused');
     await page.fill('#token', reader);
     await page.click('form.sign-in button[type=submit]');
@@ -762,7 +765,7 @@ describe('the review page', () => {
     await page.locator('#live[data-state="connected"]').waitFor();
     const r = await g.gql(`mutation($id: ID!) { revokeToken(tokenID: $id) }`, { id: t.id });
     expect(r.data.revokeToken).toBe(true);
-    await page.locator('form.sign-in', { hasText: 'refused the token' }).waitFor();
+    await page.locator('form.sign-in', { hasText: /The gateway refused (the|this) token: it (was revoked while the page was open|is unknown or revoked)\. .*gateway token create --role reader/ }).waitFor();
     expect(await page.evaluate(() => sessionStorage.getItem('gateway.review.token'))).toBeNull();
     await shot('25-revoked-token');
     await page.evaluate((v) => sessionStorage.setItem('gateway.review.token', v), reader);

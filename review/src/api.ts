@@ -112,6 +112,18 @@ export function isAuthFailure(e: unknown): boolean {
   return code === 4401 || code === 4403;
 }
 
+/**
+ * What the sign-in form says after an auth failure: the gateway's own words over HTTP (which it was, and the
+ * command that makes a token), a revocation while the page was open, or a refused WebSocket.
+ */
+export function authFailureMessage(e: unknown): string {
+  const make = 'gateway token create --role reader makes one where the gateway runs';
+  if (e instanceof SignedOut) return e.message;
+  if (e instanceof GraphQLRequestError && e.status === 401 && e.errors[0]?.message) return `${e.errors[0].message} Enter another one.`;
+  if ((e as { code?: number } | null)?.code === 4401) return `The gateway refused the token: it was revoked while the page was open. Enter another one (${make}).`;
+  return `The gateway refused the token (unknown or revoked). Enter another one (${make}).`;
+}
+
 /** Checks a token before keeping it: the cheapest read a reader token may make. */
 export async function checkToken(token: string): Promise<void> {
   const res = await fetch(`${location.origin}/graphql`, {
@@ -119,6 +131,11 @@ export async function checkToken(token: string): Promise<void> {
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: JSON.stringify({ query: '{ __typename }' }),
   });
-  if (res.status === 401) throw new Error('The gateway refused this token (unknown or revoked).');
+  if (res.status === 401) {
+    // The gateway says which it was (none, not a token, unknown or revoked) and the command that makes one.
+    const said = await res.json().then((b: { errors?: { message?: unknown; extensions?: { reason?: unknown } }[] }) => b.errors?.[0], () => undefined);
+    if (said?.extensions?.reason === 'MALFORMED') throw new Error('This is not a gateway token: paste the whole gw_… line that gateway token create printed (not its tok_… ID).');
+    throw new Error(typeof said?.message === 'string' && said.message ? said.message : 'The gateway refused this token (unknown or revoked).');
+  }
   if (!res.ok) throw new Error(`The gateway answered HTTP ${res.status}.`);
 }

@@ -1,5 +1,5 @@
 import './style.css';
-import { askOtherTabs, checkToken, gateway, isAuthFailure, onLiveState, onSignedOutElsewhere, signOut, storeToken, storedToken } from './api.js';
+import { askOtherTabs, authFailureMessage, checkToken, gateway, isAuthFailure, onLiveState, onSignedOutElsewhere, signOut, storeToken, storedToken } from './api.js';
 import { errorBox, h, refreshTimes, setTitle } from './dom.js';
 import { ExecutionView } from './views/execution.js';
 import { DriftView, RangeView } from './views/range.js';
@@ -62,7 +62,7 @@ app.addEventListener('view-error', (e) => handleError((e as CustomEvent).detail)
 
 function handleError(e: unknown) {
   if (isAuthFailure(e)) {
-    void signOut().then(() => signIn('The gateway refused the token (unknown, revoked or expired). Enter another one.'));
+    void signOut().then(() => signIn(authFailureMessage(e)));
     return;
   }
   app.append(errorBox(Array.isArray(e) ? e.map((x) => x?.message ?? String(x)).join('; ') : e));
