@@ -30,12 +30,14 @@ export interface HookScriptSpec {
 export function hookScript(s: HookScriptSpec): string {
   return `#!/usr/bin/env bash
 # gateway host ${s.names.command}: forwards a ${s.names.label} hook to the host (bridge/hooks-host/hook-script.ts).
-# usage: gateway-hook.sh <event> <open|closed>
+# usage: gateway-hook.sh <event> <open|closed|auto>
 # Builtins only (read, printf, the /dev/tcp redirection) but for the large inputs: bash reads a pipe one byte
 # per system call, so an input that can be large (a tool's input or output: 400 KB took 1.4 s) is read by cat
 # (one process, ~30 ms) and the small ones by read.
 LC_ALL=C
 ev=$1 fail=$2
+# auto: closed in a process the launcher started (its launch token set), open in any other.
+[ "$fail" = auto ] && { [ -n "\${${s.launchVar}:-}" ] && fail=closed || fail=open; }
 # A run the host makes itself (compaction, a hidden completion): not mirrored, never refused.
 [ -n "\${${s.hiddenVar}:-}" ] && exit 0
 dir=\${BASH_SOURCE[0]%/*}
@@ -60,6 +62,8 @@ msg=
 while IFS= read -r line <&3 || [ -n "$line" ]; do msg+="$line"$'\\n'; done
 exec 3<&-
 if [ "$code" = 2 ]; then printf '%s' "\${msg:-refused}" >&2; exit 2; fi
+# Anything but an explicit allow (a torn answer) is no decision: refused where the session is fronted.
+[ "$code" = 0 ] || down "no decision in the host's answer"
 exit 0
 `;
 }

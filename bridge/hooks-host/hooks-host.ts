@@ -95,6 +95,8 @@ export interface AgentSpec {
   isAgent(argv: string[]): boolean;
   /** Where an agent process keeps its sessions, from its environment (Claude Code: `$CLAUDE_CONFIG_DIR` or `~/.claude`). */
   configDirOf(env: Map<string, string>): string | null;
+  /** The hook events that admit a prompt and a tool call (refused when their handling fails). Default: UserPromptSubmit, PreToolUse. */
+  admitting?: { prompt: string; tool: string };
 }
 
 export abstract class HooksHost<S extends BaseSessionState, E> {
@@ -121,6 +123,7 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
   readonly log: (m: string) => void;
   readonly scriptPath: string;
   readonly stats = { hooks: 0, refused: 0, unauthenticated: 0, unverified: 0 };
+  protected get admitting() { return this.agent.admitting ?? { prompt: 'UserPromptSubmit', tool: 'PreToolUse' }; }
 
   constructor(readonly base: HooksHostOptions, protected readonly agent: AgentSpec) {
     this.log = base.log ?? (() => {});
@@ -136,7 +139,7 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
         '/exited': (b) => this.exitedRoute(b),
         '/health': async () => [200, { ok: true, hostIDs: this.hostIDs }],
       },
-      failClosed: ['UserPromptSubmit', 'PreToolUse'],
+      failClosed: [this.admitting.prompt, this.admitting.tool],
     }, this.log, this.stats);
     this.capturer = new WorktreeCapturer({ watch: true, ...base.capture });
     const self = this;
@@ -279,7 +282,7 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
     if (process.env.BRIDGE_TRACE) this.log(`hook ${event} ${String(input.session_id ?? '')}: ${d.exit === 2 ? `refused: ${d.reason}` : 'allowed'}`);
     if (d.exit === 2) {
       this.stats.refused++;
-      if (d.reason !== 'late') this.state.refused(launchToken, `${event === 'PreToolUse' ? 'a tool call' : event === 'UserPromptSubmit' ? 'the prompt' : event}: ${d.reason}`);
+      if (d.reason !== 'late') this.state.refused(launchToken, `${event === this.admitting.tool ? 'a tool call' : event === this.admitting.prompt ? 'the prompt' : event}: ${d.reason}`);
     }
     return d;
   }
@@ -466,13 +469,20 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
       this.killing.add(key);
       await Promise.all(pids.map((pid) => killProcessTree(pid, (ms) => this.waitExit(ms))));
     }
+    const strays = await this.stopStrays(key, why);
     await this.enqueue(st.parent ?? key, async () => {
       for (const k of [key, ...this.childrenOf(key)]) {
         await this.endRunning(k, why);
-        await this.finishAllJobs(k, pids.length ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
+        await this.finishAllJobs(k, pids.length || strays ? { status: 'CANCELLED', exitCode: null } : { status: 'LOST', exitCode: null });
       }
     });
   }
+
+  /**
+   * Processes of the session outside its agent's tree that the stop must end too (an agent whose shells outlive it
+   * in process groups of their own, reparented to init): killed, answering whether there were any. Default: none.
+   */
+  protected async stopStrays(_key: string, _why: 'seal' | 'signal'): Promise<boolean> { return false; }
 
   protected async processOf(st: S, key: string): Promise<number | null> {
     if (st.kind === 'launched' && st.launch) return this.state.launchProcess(st.launch);

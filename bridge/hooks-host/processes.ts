@@ -134,3 +134,41 @@ export function processFacts(pid: number, configDirOf: (env: Map<string, string>
     return Number.isFinite(uid) ? { pid, uid, cwd, configDir, startTicks: Number(f[19]) } : null;
   } catch { return null; }
 }
+
+/** The processes whose environment holds `name=value` (every descendant of a process given it, unless one cleared its environment). */
+export function processesWithEnv(name: string, value: string): number[] {
+  const want = Buffer.from(`${name}=${value}\0`);
+  const out: number[] = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
+    try {
+      const env = fs.readFileSync(`/proc/${d}/environ`);
+      if (env.indexOf(want) === 0 || env.indexOf(Buffer.concat([Buffer.from('\0'), want])) >= 0) out.push(Number(d));
+    } catch { /* gone, or another user's */ }
+  }
+  return out;
+}
+
+/**
+ * Kills every process whose environment holds one of the markers (`name=value`: a launch token the launcher gave
+ * the agent, inherited by all it started, also those reparented to init in groups or sessions of their own),
+ * each with its process group when that group is its own, and resolves once they are gone. Stopped first and
+ * scanned again until a scan finds none new (a process forking meanwhile leaves no child behind). Answers how
+ * many it killed.
+ */
+export async function killMarked(name: string, values: string[], pause: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms))): Promise<number> {
+  const mine = pgidOf(process.pid);
+  const seen = new Map<number, number | null>();
+  for (let round = 0; round < 100; round++) {
+    const fresh = values.flatMap((v) => processesWithEnv(name, v)).filter((p) => !seen.has(p));
+    if (!fresh.length) break;
+    for (const p of fresh) { seen.set(p, pgidOf(p)); signal(p, 'SIGSTOP'); }
+  }
+  for (const [p, g] of seen) {
+    if (g !== null && g > 1 && g !== mine && seen.has(g)) signal(-g, 'SIGKILL');
+    signal(p, 'SIGKILL');
+  }
+  const deadline = Date.now() + PROCESSES_GONE_WITHIN_MS;
+  while ([...seen.keys()].some(running) && Date.now() < deadline) await pause(10);
+  return seen.size;
+}
