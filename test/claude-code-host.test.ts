@@ -18,6 +18,7 @@ import { hostSecret } from '../bridge/claude-code/local-channel.js';
 import { scriptPrompt, startScriptedAnthropic, type ScriptedAnthropic, type ScriptStep } from '../bridge/claude-code/scripted-model.js';
 import { parseTranscript, turnOf } from '../bridge/claude-code/transcript.js';
 import { processesWith } from './support/processes.js';
+import { missedTurnsImportedOnce } from './support/missed-turns.js';
 import { processFacts } from '../bridge/claude-code/processes.js';
 import { FileBridgeStore } from '../bridge/opencode/store.js';
 import { until } from './support/until.js';
@@ -633,6 +634,29 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     expect(texts).toEqual(['USER:TextPart', 'ASSISTANT:ReasoningPart,ToolPart', 'ASSISTANT:TextPart', 'USER:TextPart', 'ASSISTANT:TextPart']);
     const [row] = await gw.sql`SELECT input_tokens, output_tokens FROM executions WHERE id = ${ex[0].id}`;
     expect([Number(row.inputTokens), Number(row.outputTokens)]).toEqual([90, 10]);
+  });
+
+  it('a turn Claude Code runs on a mirrored session while the host is down (its hooks failing open), or without its hooks, is imported once, in order, with honest boundaries', async () => {
+    const sessionId = randomUUID();
+    const bare = path.join(tmp, 'missed-bare-settings.json');
+    fs.writeFileSync(bare, JSON.stringify(permissions));
+    let started = false;
+    await missedTurnsImportedOnce({
+      gw,
+      async turn(how, file, w) {
+        const settings = how === 'hooks' ? host.settingsFile('observed', permissions) : bare;
+        const prompt = scriptPrompt(`turn ${w}`, [{ tools: [{ name: 'Bash', input: { command: `echo ${w} > ${file}`, description: 'write' } }] }, { text: w }]);
+        const child = spawn(bin!, ['--settings', settings, '-p', prompt, started ? '--resume' : '--session-id', sessionId], { cwd: repo, env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+        let err = '';
+        child.stderr!.on('data', (d) => { err += d; });
+        expect(await new Promise((r) => child.once('exit', r)), err).toBe(0);
+        started = true;
+        await host.settled();
+      },
+      sessionID: () => host.gatewaySessionOf(sessionId)!,
+      stopHost: () => host.stop(),
+      async startHost() { host = newHost(); await host.start(); await host.settled(); },
+    });
   });
 
   it('a session Claude Code runs without the launcher (hooks in its settings): observed, sealed as ADMISSION_NOT_EXCLUSIVE', async () => {

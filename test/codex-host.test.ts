@@ -17,6 +17,7 @@ import { parseRollout, rewriteRollout, turnOf } from '../bridge/codex/rollout.js
 import { codexScript, startScriptedResponses, type CodexScriptStep, type ScriptedResponses } from '../bridge/codex/scripted-model.js';
 import { FileBridgeStore } from '../bridge/opencode/store.js';
 import { processesWith } from './support/processes.js';
+import { missedTurnsImportedOnce } from './support/missed-turns.js';
 import { until } from './support/until.js';
 
 const __dirname = path.dirname(fileURLToPath(import.meta.url));
@@ -373,6 +374,27 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     expect(texts).toEqual(['USER:TextPart', 'ASSISTANT:ReasoningPart,ToolPart', 'ASSISTANT:TextPart', 'USER:TextPart', 'ASSISTANT:TextPart']);
     const [row] = await gw.sql`SELECT input_tokens, output_tokens FROM executions WHERE id = ${ex[0].id}`;
     expect([Number(row.inputTokens), Number(row.outputTokens)]).toEqual([90, 10]);
+  });
+
+  it('a turn Codex runs on a mirrored thread while the host is down (its hooks failing open), or without its hooks, is imported once, in order, with honest boundaries', async () => {
+    let thread: string | null = null;
+    await missedTurnsImportedOnce({
+      gw,
+      async turn(how, file, w) {
+        const hooks = how === 'hooks' ? ['--dangerously-bypass-hook-trust', ...hookConfigArgs(host.scriptPath, 'open')] : [];
+        const prompt = codexScript(`turn ${w}`, [{ shell: [`echo ${w} > ${file}`] }, { text: w }]);
+        const args = [...hooks, 'exec', ...(thread ? ['resume', '--dangerously-bypass-approvals-and-sandbox', thread] : ['--dangerously-bypass-approvals-and-sandbox']), prompt];
+        const child = spawn(bin!, args, { cwd: repo, env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+        let err = '';
+        child.stderr!.on('data', (d) => { err += d; });
+        expect(await new Promise((r) => child.once('exit', r)), err).toBe(0);
+        thread ??= /session id: ([0-9a-f-]{36})/.exec(err)![1];
+        await host.settled();
+      },
+      sessionID: () => host.gatewaySessionOf(thread!)!,
+      stopHost: () => host.stop(),
+      async startHost() { host = newHost(); await host.start(); await host.settled(); },
+    });
   });
 
   it('a turn the Responses API fails is FAILED with its error', async () => {

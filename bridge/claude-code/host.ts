@@ -42,7 +42,7 @@ import { hookSettings, writeHookScript } from './hook.js';
 import { findClaudeBinary, launchClaude } from './launch.js';
 import { CLAUDE_CODE_NAMES } from './local-channel.js';
 import { claudeConfigDir, isClaude } from './processes.js';
-import { isPrompt, parseTranscript, rewriteTranscript, turnOf, usageOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
+import { parseTranscript, rewriteTranscript, turnIdsOf, turnOf, usageOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
 
 /**
  * Rewrites a transcript atomically (the kit's rewrite, bridge/hooks-host/atomic-rewrite.ts), only while no
@@ -199,6 +199,8 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
       // A subagent's hooks (they name its agent_id) are its own session's, a child of this one.
       const agentId = typeof input.agent_id === 'string' && input.agent_id ? input.agent_id : null;
       if (agentId && ['SubagentStart', 'PreToolUse', 'PostToolUse', 'SubagentStop'].includes(event)) return this.subagentHook(cc, agentId, event, input, ticket);
+      // Turns Claude Code ran in the session while the host did not see them: imported before this hook's work.
+      await this.catchUp(cc, event, typeof input.prompt_id === 'string' ? input.prompt_id : null);
       switch (event) {
         case 'SessionStart': {
           await this.ensureSession(cc, input);
@@ -312,22 +314,23 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
     const next = { ...st, sessionID: s.id };
     await this.persist(cc, next);
     this.watch(cc);
-    await this.importEarlier(cc, typeof input.prompt_id === 'string' ? input.prompt_id : null).catch((e) => this.log(`import of ${cc}: ${e?.message ?? e}`));
+    await this.catchUp(cc, 'created', typeof input.prompt_id === 'string' ? input.prompt_id : null);
     return this.sessions.get(cc)!;
   }
 
   /**
-   * The transcript's turns (the kit's import of earlier history): each with its messages, jobs (a background shell
-   * ends with the task notification of a later turn), model and usage.
+   * The transcript's turns (the kit's import of what the host did not see run): each with its messages, jobs (a
+   * background shell ends with the task notification of a later turn), model and usage. Claude Code's own
+   * compactions and local commands are not turns (`turnIdsOf`).
    */
-  protected earlierHistory(cc: string): { turns: EarlierTurn[]; after?: () => Promise<void> } {
+  protected earlierHistory(cc: string): { turns: EarlierTurn[]; after?: (imported: string[]) => Promise<void> } {
     const st = this.sessions.get(cc)!;
     let text = '';
     try { text = fs.readFileSync(st.transcript, 'utf8'); } catch { return { turns: [] }; }
     const { lines } = parseTranscript(text);
-    const prompts = [...new Set(lines.filter((l) => isPrompt(l) && typeof l.promptId === 'string').map((l) => l.promptId!))];
+    const ended = (promptId: string) => { const t = turnOf(lines, promptId); return t.apiError !== null || (t.finishReason !== null && t.finishReason !== 'tool_use'); };
     return {
-      turns: prompts.map((promptId) => ({ id: promptId, import: async (why: string) => {
+      turns: turnIdsOf(lines).map((promptId) => ({ id: promptId, get ended() { return ended(promptId); }, import: async (why: string) => {
         const t = turnOf(lines, promptId);
         const lease = this.leases[st.kind];
         const note = t.prompt ? taskNotification(t.prompt) : null;
@@ -370,9 +373,9 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
           ...this.usageInput(t), endCaptureError: why,
         });
       } })),
-      // Background shells of imported turns whose end no notification reported: nobody saw it.
-      after: async () => {
-        for (const [id, j] of Object.entries(this.sessions.get(cc)!.jobs ?? {})) if (!j.done) await this.finishJob(cc, id, { status: 'LOST', exitCode: null });
+      // Background shells of the imported turns whose end no notification reported: nobody saw it.
+      after: async (imported) => {
+        for (const [id, j] of Object.entries(this.sessions.get(cc)!.jobs ?? {})) if (!j.done && imported.includes(j.promptId)) await this.finishJob(cc, id, { status: 'LOST', exitCode: null });
       },
     };
   }

@@ -139,6 +139,27 @@ export function isPrompt(l: TranscriptLine, sidechain = false): boolean {
   return b.length > 0 && !b.some((x) => x.type === 'tool_result') && b.some((x) => x.type === 'text');
 }
 
+/**
+ * The prompt IDs of the transcript's turns that the model answered, in order, without Claude Code's own: a
+ * compaction (its summary line, `isCompactSummary`, carries the promptId of the `/compact` that made it) and a
+ * local command's lines (`/cost`, `/compact`…: meta caveats, `<command-name>`, `<local-command-…>`).
+ */
+export function turnIdsOf(lines: TranscriptLine[]): string[] {
+  const ids = new Set<string>();
+  const own = new Set<string>();
+  const answered = new Set<string>();
+  const local = (l: TranscriptLine) => l.isMeta === true || /^\s*<(command-name|command-message|local-command-)/.test(promptText(l));
+  let current: string | null = null;
+  for (const l of lines) {
+    if (l.type === 'assistant' && !l.isSidechain && current) answered.add(current);
+    if (!isPrompt(l) || typeof l.promptId !== 'string') continue;
+    current = l.promptId;
+    if (l.isCompactSummary === true) own.add(l.promptId);
+    else if (!local(l)) ids.add(l.promptId);
+  }
+  return [...ids].filter((id) => !own.has(id) && answered.has(id));
+}
+
 export function promptText(l: TranscriptLine): string {
   return blocks(l.message?.content).filter((b) => b.type === 'text' && typeof b.text === 'string').map((b) => b.text).join('\n');
 }

@@ -3,7 +3,8 @@
 // and its rollout (rollout.ts). The host
 //
 // - mirrors each Codex thread as a gateway session (hostMetadata.codex.threadID), created at its first hook;
-//   rollout turns written before the host saw the thread are imported once, with honest boundaries;
+//   rollout turns the host did not see run (before it saw the thread, while it was down, or run without its
+//   hooks) are imported once, in order, with honest boundaries, at its start and at the next hook (the kit's catch-up);
 // - admits each turn at UserPromptSubmit (the hook names the turn ID: the execution's externalID): captures the
 //   worktree (the reference host's capture), `beginExecution` with that start snapshot, the prompt appended; a
 //   refusal (SessionSealedError) blocks the prompt (exit 2: Codex makes no model request);
@@ -37,7 +38,7 @@ import { boundaryInput, inside, real, worktreeRoot } from '../hooks-host/worktre
 import { GatewayError } from '../common/gateway.js';
 import { startAppServer } from './app-server.js';
 import { CODEX_NAMES, findCodexBinary, launchCodex, writeHookScript } from './launch.js';
-import { parseRollout, rewriteRollout, shellResult, turnIds, turnOf, type CodexTurn, type ShellCall, type Locator, type RolloutEdit } from './rollout.js';
+import { parseRollout, promptTurnIds, rewriteRollout, shellResult, turnOf, type CodexTurn, type ShellCall, type Locator, type RolloutEdit } from './rollout.js';
 
 export interface CodexHostOptions extends HooksHostOptions {
   /** The models the host offers for generation (any other is ModelNotFoundError). Default: none (no generation). */
@@ -58,8 +59,6 @@ export interface CodexSessionState extends BaseSessionState {
   jobs?: Record<string, JobState>;
   /** Gateway message -> where each of its parts lives in the rollout. */
   messages?: Record<string, Locator[]>;
-  /** The rollout's earlier turns were imported (at the first prompt the host saw). */
-  imported?: boolean;
 }
 
 export interface CodexHookInput {
@@ -146,6 +145,8 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
         return refuse(`this Codex process started before the gateway rewrote thread ${id}'s rollout (a correction or a retraction) and may still hold the old text: exit it and run \`gateway codex exec resume ${id} …\``);
       }
       if (admitting && st.fenced) return refuse(`session ${st.sessionID} is sealed by the gateway: nothing more runs in it`);
+      // Turns Codex ran in the thread while the host did not see them: imported before this hook's work.
+      await this.catchUp(id, event, typeof input.turn_id === 'string' ? input.turn_id : null);
       switch (event) {
         case 'SessionStart': {
           await this.ensureSession(id, input);
@@ -192,7 +193,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
         idempotencyKey: this.idempotencyKey('session', agentId),
       } }, 'plugin');
       ch = { kind: parent.kind, sessionID: s.id, cwd: parent.cwd, transcript: rollout ?? '', launch: parent.launch, fenced: parent.fenced, turns: {}, current: null,
-        parent: id, imported: true };
+        parent: id };
       await this.persist(key, ch);
       this.watch(key);
     } else if ((rollout && ch.transcript !== rollout) || ch.launch !== parent.launch) {
@@ -232,19 +233,13 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
   }
 
   /**
-   * The gateway session of a thread, created at its first hook (idempotent by key). Earlier turns are imported at
-   * the first prompt (the hook that names the turn now starting: Codex writes its `task_started` before
-   * SessionStart runs, so the live turn is told apart by its ID).
+   * The gateway session of a thread, created at its first hook (idempotent by key), with the turns its rollout
+   * already holds (the kit's catch-up; Codex writes the live turn's `task_started` before SessionStart runs, so
+   * without the hook's turn ID a last unfinished turn waits for a later look).
    */
   private async ensureSession(id: string, input: CodexHookInput): Promise<CodexSessionState> {
     const st = this.sessions.get(id)!;
-    if (st.sessionID) {
-      if (!st.imported && typeof input.turn_id === 'string') {
-        await this.update(id, () => ({ imported: true }));
-        await this.importEarlier(id, input.turn_id).catch((e) => this.log(`import of ${id}: ${e?.message ?? e}`));
-      }
-      return this.sessions.get(id)!;
-    }
+    if (st.sessionID) return st;
     const s = await within(this.gw.call(CreateSessionDocument, { input: {
       title: '', directory: st.cwd || String(input.cwd ?? ''), hostID: this.leases[st.kind].hostID,
       hostMetadata: { codex: { threadID: id, rolloutPath: st.transcript, launched: st.kind === 'launched' } },
@@ -252,7 +247,8 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
     } }, 'plugin'), this.opts.admissionTimeoutMs ?? 20_000, 'createSession');
     await this.persist(id, { ...this.sessions.get(id)!, sessionID: s.id });
     this.watch(id);
-    return this.ensureSession(id, input);
+    await this.catchUp(id, 'created', typeof input.turn_id === 'string' ? input.turn_id : null);
+    return this.sessions.get(id)!;
   }
 
   private readRollout(st: CodexSessionState) {
@@ -261,12 +257,15 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
     return parseRollout(text).lines;
   }
 
-  /** The rollout's turns (the kit's import of earlier history): each with its messages, shells, model and usage. */
+  /**
+   * The rollout's turns (the kit's import of what the host did not see run): each with its messages, shells, model
+   * and usage: those that carry a prompt (`promptTurnIds`: not Codex's own compactions, nor a prompt a hook blocked).
+   */
   protected earlierHistory(id: string): { turns: EarlierTurn[] } {
     const st = this.sessions.get(id)!;
     const lines = this.readRollout(st);
     const lease = this.leases[st.kind];
-    return { turns: turnIds(lines).map((turnId) => ({ id: turnId, import: async (why: string) => {
+    return { turns: promptTurnIds(lines).map((turnId) => ({ id: turnId, get ended() { const t = turnOf(lines, turnId); return t.end !== null || t.error !== null; }, import: async (why: string) => {
       const t = turnOf(lines, turnId);
       const e: any = await lease.call(BeginExecutionDocument, {
         sessionID: st.sessionID!, trigger: 'PROMPT', externalID: turnId, idempotencyKey: this.idempotencyKey('turn', id, turnId), startCaptureError: why,

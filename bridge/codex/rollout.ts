@@ -74,6 +74,25 @@ export function turnIds(lines: RolloutLine[]): string[] {
   return out;
 }
 
+/**
+ * The turns of the rollout that carry a prompt, in order: not Codex's own context compactions (the app-server's
+ * `thread/compact/start`, the TUI's `/compact`: a `compacted` line, no prompt), nor a turn whose prompt a
+ * UserPromptSubmit hook blocked (Codex writes its `task_started` and `task_complete`, not the prompt).
+ */
+export function promptTurnIds(lines: RolloutLine[]): string[] {
+  const prompted = new Set<string>();
+  let turn: string | null = null;
+  for (const l of lines) {
+    const p = l.payload;
+    if (l.type === 'event_msg' && p?.type === 'task_started') turn = typeof p.turn_id === 'string' ? p.turn_id : null;
+    else if (l.type === 'response_item' && p?.type === 'message' && p.role === 'user' && isPromptText(textOf(p.content))) {
+      const of = turnOfItem(p) ?? turn;
+      if (of) prompted.add(of);
+    }
+  }
+  return turnIds(lines).filter((id) => prompted.has(id));
+}
+
 /** The thread's ID from its first line (`session_meta`). */
 export const threadOf = (lines: RolloutLine[]): string | null => {
   const m = lines.find((l) => l.type === 'session_meta');

@@ -48,8 +48,8 @@ export interface BaseSessionState extends KitSessionState {
   fenced: boolean;
   /** The running turn's key. */
   current: string | null;
-  /** The session's turns the host mirrored (by the agent's turn ID). */
-  turns: Record<string, unknown>;
+  /** The session's turns the host mirrored (by the agent's turn ID): settled once their execution settled. */
+  turns: Record<string, { settled: boolean }>;
   jobs?: Record<string, { jobID: string; done: boolean }>;
   /** Corrections and retractions not written into the transcript yet (a process of the session runs). */
   pendingEdits?: unknown[];
@@ -79,8 +79,11 @@ export interface HooksHostOptions {
 /** An agent run the host started for a PROMPT command: its exit, what the host refused in it, its output's end. */
 export interface PromptRun { exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; refused: string[] }>; output(): string }
 
-/** A turn of the transcript from before the host saw its session, and how the agent's host imports it. */
-export interface EarlierTurn { id: string; import(why: string): Promise<void> }
+/**
+ * A turn of the transcript, and how the agent's host imports it (`importMissed`). `ended`: the transcript shows its
+ * end (a turn without one may still be running).
+ */
+export interface EarlierTurn { id: string; ended: boolean; import(why: string): Promise<void> }
 
 export type GatewayEvent = { cursor: string; sequence: number; type: string; messageID: string | null; partID: string | null; message: any };
 
@@ -169,26 +172,59 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
   }
 
   /**
-   * Import of earlier history, at the first prompt the host sees of a session: the turns its transcript holds from
-   * before the host saw it (the agent ran without the host's hooks, or before it was installed), each once, as an
-   * execution with its messages, jobs, model and usage, and honest boundaries (no capture of the worktree exists
-   * for them: START_/END_NOT_CAPTURED, the detail says they were imported). With the live turns' idempotency keys,
-   * so a turn is never mirrored twice. The agent's host reads its transcript's turns (`earlierHistory`).
+   * Nothing missed: the turns of session `key`'s transcript the gateway does not hold are imported, each once, in
+   * the transcript's order (before any later turn begins), as executions with their messages, jobs, model and
+   * usage, and honest boundaries. A turn is missed when the agent ran it while its hooks did not reach the host:
+   * before the host saw the session, while the host was down (the hooks fail open, or are absent), or while the
+   * gateway was. No capture of the worktree exists for it (START_/END_NOT_CAPTURED, the detail saying it was
+   * imported): its changeset is unknown, and the next turn's driftBefore is unknown too instead of counting its
+   * edits as changes made outside any turn (Session.changes over the range still holds them, listing it among
+   * its incomplete executions). With the live turns' idempotency keys, so a turn is never mirrored twice; a turn
+   * whose import was cut short (the host stopped) is imported again, its parts stored once.
+   * `live`: the turn a hook names now (its own admission mirrors it); without one, a last turn whose end the
+   * transcript does not show may still be running and waits for a later look (a later prompt, the session's end,
+   * the next start), unless `over` (the agent process is gone). The agent's host reads its turns (`earlierHistory`).
    */
-  protected async importEarlier(key: string, current: string | null): Promise<void> {
-    const why = `imported: this turn was written to the ${this.agent.names.transcript} before the ${this.agent.names.label} host ran, so no capture of the worktree exists for it`;
+  protected async importMissed(key: string, live: string | null, over = false): Promise<void> {
+    const st = this.sessions.get(key);
+    if (!st?.sessionID || st.parent || st.fenced || !st.transcript) return;
+    const why = `imported: the ${this.agent.names.label} host did not see this turn run (it was not running, or ${this.agent.names.label} ran without its hooks), so no capture of the worktree exists for it`;
     const history = this.earlierHistory(key);
+    const last = history.turns.at(-1);
+    const imported: string[] = [];
     for (const t of history.turns) {
-      if (t.id === current || this.sessions.get(key)?.turns[t.id]) continue;
+      const now = this.sessions.get(key)!;
+      if (t.id === live || t.id === now.current || now.turns[t.id]?.settled) continue;
+      if (t === last && !t.ended && live === null && !over) continue;
       await t.import(why);
+      imported.push(t.id);
     }
-    await history.after?.();
+    if (imported.length) {
+      this.log(`session ${key}: imported ${imported.length} turn(s) the host did not see run`);
+      await history.after?.(imported);
+    }
+  }
+
+  /**
+   * At the host's start (`start`), when a session's gateway session was just created (`created`), and at each hook
+   * of a mirrored session (`event`, naming turn `live` or none): the turns the host missed are imported
+   * (`importMissed`) whenever the hook may follow one: a session's start or end, a prompt (the turns before it), a
+   * hook of a turn the host did not admit. A hook of a turn the host admitted follows nothing missed (that turn's
+   * admission looked) and costs nothing.
+   */
+  protected async catchUp(key: string, event: string, live: string | null): Promise<void> {
+    const st = this.sessions.get(key);
+    if (!st?.sessionID || st.parent) return;
+    const ofTheTurn = !['start', 'created', 'SessionStart', 'SessionEnd'].includes(event);
+    const admitted = live !== null ? !!st.turns[live] : ofTheTurn && st.current !== null;
+    if (admitted) return;
+    await this.importMissed(key, live, event === 'SessionEnd').catch((e) => this.log(`import of ${key}: ${e?.message ?? e}`));
   }
 
   // ---- what each agent's host says ----
 
-  /** The turns the session's transcript holds, in order, each with its import; `after` runs once they are in. */
-  protected abstract earlierHistory(key: string): { turns: EarlierTurn[]; after?: () => Promise<void> };
+  /** The turns the session's transcript holds, in order, each with its import; `after` runs once those `imported` are in. */
+  protected abstract earlierHistory(key: string): { turns: EarlierTurn[]; after?: (imported: string[]) => Promise<void> };
 
   /** A hook's decision (the agent's events and checks). */
   protected abstract decideHook(event: string, input: Record<string, unknown>, launchToken: string, ppid: number): Promise<Decision>;
@@ -228,6 +264,8 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
     for (const key of this.sessions.keys()) {
       this.watch(key);
       if (this.sessions.get(key)!.pendingEdits?.length) void this.enqueue(key, () => this.applyEdits(key));
+      // What the agent ran in the session while the host was down: imported before any later hook's work.
+      void this.enqueue(key, () => this.catchUp(key, 'start', null));
     }
     this.log(`${this.agent.names.command} host listening on 127.0.0.1:${this.port} (hosts ${this.hostIDs.launched} launched, ${this.hostIDs.observed} observed)`);
   }
