@@ -56,13 +56,36 @@ export class SealTimeoutError extends GatewayError {
   }
 }
 export type SealUnsupportedReason = 'HOST_CANNOT_CANCEL' | 'JOB_LOST' | 'ADMISSION_NOT_EXCLUSIVE';
+
+/**
+ * ADMISSION_NOT_EXCLUSIVE, by the agent of the host that can start work behind the gateway (the first word of its
+ * registered name, as `usage` groups by AGENT): who can, why, and what its user does for a seal that is proven.
+ */
+const UNFRONTED: Record<string, { who: string; why: string; advice: string }> = {
+  opencode: { who: 'OpenCode', why: 'a server the bridge attaches to, not fronted by the admission proxy',
+    advice: 'For a seal that is proven, run OpenCode behind the admission proxy (`gateway bridge opencode --serve`), its clients reaching it only there.' },
+  codex: { who: 'Codex', why: 'the thread ran with the host\'s hooks in Codex\'s own configuration, not through `gateway codex`, and a plain `codex` can run it without them',
+    advice: 'For a seal that is proven, start Codex threads with `gateway codex` (the hooks in force, failing closed).' },
+  'claude-code': { who: 'Claude Code', why: 'the session ran with the host\'s hooks in Claude Code\'s own settings, not through `gateway claude-code`, and a plain `claude` can run it without them',
+    advice: 'For a seal that is proven, start Claude Code sessions with `gateway claude-code` (the hooks in force, failing closed).' },
+  gemini: { who: 'Gemini CLI', why: 'the session ran with the host\'s hooks in Gemini CLI\'s own settings, not through `gateway gemini`, and a plain `gemini` can run it without them',
+    advice: 'For a seal that is proven, start Gemini CLI sessions with `gateway gemini` (the hooks in force, failing closed).' },
+};
+
+function unfronted(host: string | null): string {
+  const u = host ? UNFRONTED[host.split(' ')[0]] : undefined;
+  if (u) return `${u.who} can start work in it without the gateway (${u.why}), so that nothing new runs cannot be proven. ${u.advice}`;
+  return `its host${host ? ` (${host})` : ''} can start work without the gateway (it registered with capabilities.exclusiveAdmission false), so that nothing new runs cannot be proven.`;
+}
+
 export class SealUnsupportedError extends GatewayError {
   readonly code = 501;
-  constructor(readonly sessionID: string, readonly reason: SealUnsupportedReason, readonly jobIDs: string[], readonly executionID: string | null = null) {
+  /** `host`: for ADMISSION_NOT_EXCLUSIVE, the registered name of the host that can start work behind the gateway. */
+  constructor(readonly sessionID: string, readonly reason: SealUnsupportedReason, readonly jobIDs: string[], readonly executionID: string | null = null, host: string | null = null) {
     super(reason === 'JOB_LOST'
       ? `Session ${sessionID} cannot be sealed: the lease of the host owning ${jobIDs.length} of its jobs lapsed, so their termination cannot be proven.`
       : reason === 'ADMISSION_NOT_EXCLUSIVE'
-        ? `Session ${sessionID} admits nothing through the gateway any more and its host terminated everything known of it (${jobIDs.length} job(s) cancelled${executionID ? ', its execution interrupted' : ''}), but that host can start work without the gateway (an OpenCode server not fronted by the admission proxy), so that nothing new runs cannot be proven.`
+        ? `Session ${sessionID} admits nothing through the gateway any more and its host terminated everything known of it (${jobIDs.length} job(s) cancelled${executionID ? ', its execution interrupted' : ''}), but ${unfronted(host)}`
         : `Session ${sessionID} cannot be sealed: the host owning its unfinished work cannot cancel it.`);
   }
 }

@@ -45,7 +45,7 @@ export interface SealOptions {
 type Step =
   | { kind: 'sealed'; sealed: SealedSession }
   | { kind: 'pending'; jobIDs: string[]; executionID: string | null }
-  | { kind: 'unsupported'; reason: 'HOST_CANNOT_CANCEL' | 'JOB_LOST' | 'ADMISSION_NOT_EXCLUSIVE'; jobIDs: string[]; executionID: string | null };
+  | { kind: 'unsupported'; reason: 'HOST_CANNOT_CANCEL' | 'JOB_LOST' | 'ADMISSION_NOT_EXCLUSIVE'; jobIDs: string[]; executionID: string | null; host?: string | null };
 
 export function checkSealInput(input: { sessionID: unknown; timeoutMs?: number | null }, maxTimeoutMs = DEFAULT_SEAL_MAX_TIMEOUT_MS) {
   const sessionID = requireId('session', input.sessionID, 'sessionID');
@@ -104,11 +104,7 @@ async function decide(tx: Tx, actor: Actor, sessionID: string): Promise<Step> {
       // Everything known has ended. Only a host that starts work solely through the gateway lets
       // that prove nothing more can run. Otherwise the session is still SEALED (admissions closed,
       // nothing known runs), but every seal call answers why it is not proven.
-      const [open] = await tx`
-        SELECT 1 FROM hosts h WHERE NOT h.exclusive_admission AND (h.id = ${s.hostId}
-          OR EXISTS (SELECT 1 FROM jobs j WHERE j.session_id = ${sessionID} AND j.host_id = h.id)
-          OR EXISTS (SELECT 1 FROM executions e WHERE e.session_id = ${sessionID} AND e.host_id = h.id)) LIMIT 1`;
-      const unproven = open ? 'ADMISSION_NOT_EXCLUSIVE' : null;
+      const unproven = (await openHost(tx, sessionID, s.hostId)) !== null ? 'ADMISSION_NOT_EXCLUSIVE' : null;
       const { result: u } = await commitEvent(lock, 'session.sealed', { unproven });
       return unproven ? await unprovenResult(tx, u) : { kind: 'sealed', sealed: await sealedResult(tx, u) };
     }
@@ -126,10 +122,26 @@ async function sealedResult(tx: Tx, s: SessionRow): Promise<SealedSession> {
   return { session: { ...s, lastSeq: Number(s.lastSeq) }, sealedAt: s.sealedAt!, cancelledJobIDs: jobIDs, interruptedExecutionID: exec };
 }
 
-/** A seal that terminated everything known but could not be proven: the same answer every time, naming what it cancelled. */
+/**
+ * The registered name of a host of the session that can start work behind the gateway (not exclusiveAdmission):
+ * its own host, or one that ran an execution or a job of it. Null when every one of them fronts its runtime.
+ */
+async function openHost(tx: Tx, sessionID: string, hostId: string | null): Promise<string | null> {
+  const [open] = await tx<{ name: string }[]>`
+    SELECT h.name FROM hosts h WHERE NOT h.exclusive_admission AND (h.id = ${hostId}
+      OR EXISTS (SELECT 1 FROM jobs j WHERE j.session_id = ${sessionID} AND j.host_id = h.id)
+      OR EXISTS (SELECT 1 FROM executions e WHERE e.session_id = ${sessionID} AND e.host_id = h.id)) ORDER BY h.id LIMIT 1`;
+  return open?.name ?? null;
+}
+
+/**
+ * A seal that terminated everything known but could not be proven: the same answer every time, naming what it
+ * cancelled and the host (its agent) that can start work behind the gateway.
+ */
 async function unprovenResult(tx: Tx, s: SessionRow): Promise<Step> {
   const r = await sealedResult(tx, s);
-  return { kind: 'unsupported', reason: s.sealUnproven as 'ADMISSION_NOT_EXCLUSIVE', jobIDs: r.cancelledJobIDs, executionID: r.interruptedExecutionID };
+  return { kind: 'unsupported', reason: s.sealUnproven as 'ADMISSION_NOT_EXCLUSIVE', jobIDs: r.cancelledJobIDs, executionID: r.interruptedExecutionID,
+    host: await openHost(tx, s.id, s.hostId) };
 }
 
 /**
@@ -172,7 +184,7 @@ export async function sealSession(sql: Sql, actor: Actor, input: { sessionID: st
     let step = await stepNow();
     for (;;) {
       if (step.kind === 'sealed') return step.sealed;
-      if (step.kind === 'unsupported') throw new SealUnsupportedError(sessionID, step.reason, step.jobIDs, step.executionID);
+      if (step.kind === 'unsupported') throw new SealUnsupportedError(sessionID, step.reason, step.jobIDs, step.executionID, step.host ?? null);
       const left = deadline - Date.now();
       if (left <= 0 || opts.signal?.aborted) throw new SealTimeoutError(sessionID, step.jobIDs, step.executionID, timeoutMs);
       await wake.wait(left);

@@ -673,6 +673,8 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     expect(s.executions.edges.map((e: any) => e.node.status)).toEqual(['SUCCEEDED']);
     const r = await seal(id);
     expect(r).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'ADMISSION_NOT_EXCLUSIVE' });
+    expect(r.message).toContain('Claude Code can start work in it without the gateway');
+    expect(r.message).toContain('start Claude Code sessions with `gateway claude-code`');
   });
 
   it('a subagent (the Agent tool) is a child session with its own execution, messages and jobs', async () => {

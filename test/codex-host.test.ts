@@ -585,7 +585,12 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     await until('the turn settled', async () => (await gw.sql`SELECT status FROM executions WHERE session_id = ${id}`)[0]?.status === 'SUCCEEDED');
     const s = await session(id);
     expect(s.metadata.codex).toMatchObject({ threadID: thread, launched: false });
-    expect(await seal(id)).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'ADMISSION_NOT_EXCLUSIVE' });
+    const sealed = await seal(id);
+    expect(sealed).toMatchObject({ __typename: 'SealUnsupportedError', reason: 'ADMISSION_NOT_EXCLUSIVE' });
+    // The message names the agent and what its user does for a seal that is proven.
+    expect(sealed.message).toContain('Codex can start work in it without the gateway');
+    expect(sealed.message).toContain('start Codex threads with `gateway codex`');
+    expect(sealed.message).not.toContain('OpenCode');
   });
 
   it('a host or gateway that is down: a fronted thread is refused (no model request), an observed one runs', async () => {

@@ -235,6 +235,9 @@ describe('sealSession', () => {
     expect(msg).toContain('1 job(s) cancelled');
     expect(msg).toContain('without the gateway');
     expect(msg).not.toContain('cannot cancel');
+    // It names the host that can (an agent the gateway does not know: by its registered name), not another agent.
+    expect(msg).toContain('(it registered with capabilities.exclusiveAdmission false)');
+    expect(msg).not.toContain('OpenCode');
     // Nothing known runs and admissions are closed: SEALED, not SEALING forever.
     expect(st.status).toBe('SEALED');
     expect(st.sealedAt).not.toBeNull();
