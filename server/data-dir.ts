@@ -17,7 +17,11 @@ export const DATA_FOLDER = 'agent-history-gateway';
 
 type Env = Record<string, string | undefined>;
 
-/** Whether `packageDir` is an installed copy of the package rather than a checkout. */
+/**
+ * Whether `packageDir` is an installed copy of the package rather than a checkout: it also serves the review page
+ * it was packed with, never building it (server/review.ts). bin/build-state.mjs `installed` is the same rule for
+ * the `gateway` command, which must know before it loads dist/ (it never builds, and runs in production).
+ */
 export function isInstalledPackage(packageDir: string): boolean {
   return path.resolve(packageDir).split(path.sep).includes('node_modules');
 }
