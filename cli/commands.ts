@@ -57,7 +57,7 @@ const HOST_TOKENS = {
   ...secret(PLUGIN_TOKEN, 'a plugin token for the host\'s plugin side (default: the token)'),
 };
 
-/** The options of a host of an agent driven by its hooks (host claude-code, host codex). */
+/** The options of a host of an agent driven by its hooks (host claude-code, host codex, host gemini). */
 function hookHostOptions<P extends Record<string, OptionSpec>>(agent: string, defaultDir: string, models: string, printWhat: P) {
   return {
     dir: str('dir', `where the host keeps its state, hook script and port (default ${defaultDir})`),
@@ -165,6 +165,18 @@ const SPECS = {
       + 'switch the hooks off are refused. CODEX_BIN names your own codex binary',
     options: { dir: str('dir', 'the host\'s folder (as host codex --dir); first, before Codex\'s own arguments') },
   },
+  'host gemini': {
+    what: 'mirror Gemini CLI sessions (through its hooks and chat histories) into the gateway',
+    options: hookHostOptions('Gemini CLI', '$GATEWAY_GEMINI_DIR, else ~/.gateway/gemini', 'default: none, no generation', {}),
+  },
+  'gemini': {
+    synopsis: '[--dir <dir>] [gemini arguments…]',
+    what: 'run Gemini CLI with the host\'s hooks in force (written into its user\n'
+      + 'settings) and --skip-trust: the gateway fronts the session (a seal is then\n'
+      + 'proven: SessionSealed); --acp and --sandbox are refused. GEMINI_BIN names\n'
+      + 'your own bundle/gemini.js',
+    options: { dir: str('dir', 'the host\'s folder (as host gemini --dir); first, before Gemini CLI\'s own arguments') },
+  },
 } satisfies Record<string, Omit<CommandSpec, 'name'>>;
 
 /** The name of a command (`token create`). */
@@ -220,7 +232,7 @@ export function usage(): string {
 const SECRETS = `
 Tokens and passwords are never taken from the command line (every user of the machine can read it): each comes
 from a variable or from a file only you can read (chmod 600 <file>), which wins over the variable:
-  GATEWAY_TOKEN or --token-file           a host or admin token (demo, bridge opencode, host claude-code|codex)
+  GATEWAY_TOKEN or --token-file           a host or admin token (demo, bridge opencode, host claude-code|codex|gemini)
   GATEWAY_PLUGIN_TOKEN or --plugin-token-file
                                           a plugin token for a host's plugin side (default: the token)
   OPENCODE_PROXY_PASSWORD or --password-file

@@ -237,8 +237,8 @@ function lostAdminToken(embedded: boolean): string {
 
 async function main() {
   const [cmd, ...rest] = process.argv.slice(2);
-  // (`claude-code` and `codex` pass their arguments on to the agent: only a first --help is the launcher's.)
-  const help = cmd === 'claude-code' || cmd === 'codex' ? ['--help', '-h'].includes(rest[0]) : rest.includes('--help') || rest.includes('-h');
+  // (`claude-code`, `codex` and `gemini` pass their arguments on to the agent: only a first --help is the launcher's.)
+  const help = cmd === 'claude-code' || cmd === 'codex' || cmd === 'gemini' ? ['--help', '-h'].includes(rest[0]) : rest.includes('--help') || rest.includes('-h');
   if (cmd && help) {
     const named = commandsNamed([cmd, ...rest]);
     process.stdout.write(named.length ? named.map(helpOf).join('\n') : usage());
@@ -330,12 +330,20 @@ async function main() {
         const { runCodexHostCommand } = await import('../bridge/codex/cli.js');
         return runCodexHostCommand(rest.slice(1));
       }
+      if (rest[0] === 'gemini') {
+        const { runGeminiHostCommand } = await import('../bridge/gemini/cli.js');
+        return runGeminiHostCommand(rest.slice(1));
+      }
       const { runHostCommand } = await import('../bridge/claude-code/cli.js');
       return runHostCommand(rest);
     }
     case 'codex': {
       const { runCodexLauncher } = await import('../bridge/codex/cli.js');
       return runCodexLauncher(rest);
+    }
+    case 'gemini': {
+      const { runGeminiLauncher } = await import('../bridge/gemini/cli.js');
+      return runGeminiLauncher(rest);
     }
     case 'claude-code': {
       const { runClaudeLauncher } = await import('../bridge/claude-code/cli.js');
@@ -351,8 +359,8 @@ main().then(
   // serve and bridge keep running until a signal.
   () => {
     const [cmd, ...rest] = process.argv.slice(2);
-    const help = cmd === 'claude-code' || cmd === 'codex' ? ['--help', '-h'].includes(rest[0]) : rest.some((a) => a === '--help' || a === '-h');
-    if (help || !['serve', 'bridge', 'host', 'claude-code', 'codex'].includes(process.argv[2])) process.exit(process.exitCode ?? 0);
+    const help = cmd === 'claude-code' || cmd === 'codex' || cmd === 'gemini' ? ['--help', '-h'].includes(rest[0]) : rest.some((a) => a === '--help' || a === '-h');
+    if (help || !['serve', 'bridge', 'host', 'claude-code', 'codex', 'gemini'].includes(process.argv[2])) process.exit(process.exitCode ?? 0);
   },
 ).catch((e) => {
   // One line for the operator; the stack only with DEBUG set (a StartError has none worth showing).

@@ -8,11 +8,11 @@
 // but never sends back), `text`, `shell` (run_shell_command calls), `write` (write_file), `calls` (any other
 // function), `usage`. The step answered is found from the call IDs the server gave (`call_s<step>_<n>`, which
 // come back in the history) after the last prompt that carries a script; past the end the model answers "done.".
-// A prompt with `REPLY:<text>` gets that text, one without a script `ok`. Every request is kept (`requests`);
+// A prompt with `REPLY:<text>` gets that text (its last one), one without a script `ok`. Every request is kept (`requests`);
 // `gate(name)` holds a step marked `{ "gate": name }` until released; `when(text, steps)`: a prompt that contains
 // `text` (and no script of its own) runs `steps`. Gemini CLI's side requests (`generateContent`) are answered too:
 // the session summary it makes at the next start, and compression (the `<state_snapshot>` it asks for: a summary
-// quoting every prompt it was given).
+// quoting the start of every prompt it was given).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -183,12 +183,13 @@ export async function startScriptedGemini(opts: { log?: (m: string) => void } = 
       const lastUser = contents.filter((c) => c.role === 'user').at(-1)?.parts.map((x) => x.text ?? '').join('\n') ?? '';
       // Compression: a `<state_snapshot>` quoting every prompt the history holds (so a test sees what it was given).
       if (/<state_snapshot>/.test(lastUser)) {
-        const seen = prompts(contents.slice(0, -1)).map((x) => x.text).join(' | ').replace(/\s+/g, ' ').slice(0, 2_000);
+        // Short (each prompt's start): Gemini CLI keeps a compressed history only when it is smaller than before.
+        const seen = prompts(contents.slice(0, -1)).map((x) => x.text.replace(/\s+/g, ' ').slice(0, 40)).join(' | ').slice(0, 1_000);
         return answer(res, method, model, { text: `<state_snapshot>SCRIPTED SUMMARY of: ${seen}</state_snapshot>` }, 0);
       }
       // The summary of an earlier session Gemini CLI asks for at its next start.
       if (/Summarize the user's primary intent/.test(lastUser)) return answer(res, method, model, { text: 'scripted session summary' }, 0);
-      const asked = /REPLY:(.*)/.exec(prompts(contents).at(-1)?.text ?? '');
+      const asked = [...(prompts(contents).at(-1)?.text ?? '').matchAll(/REPLY:(.*)/g)].at(-1); // the last: a quoted context may hold others
       if (asked) return answer(res, method, model, { text: asked[1] }, 0);
       const picked = pickStep(contents, rules);
       if (picked === 'none' || picked === 'done') return answer(res, method, model, { text: picked === 'done' ? 'done.' : 'ok' }, 0);

@@ -1,0 +1,260 @@
+// Gemini CLI's chat history (`~/.gemini/tmp/<project>/chats/session-<start>-<id8>.jsonl`, the hooks'
+// `transcript_path`), parsed at the boundary: every line is checked field by field into the types below (no casts;
+// a line that is not JSON, or a record of a shape this does not know, is skipped and counted, never thrown).
+// Records (0.61.0, ../shared/gemini/README.md): a header `{sessionId, projectHash, startTime, kind}` (again at each
+// resume); a message `{id, timestamp, type: "user" | "gemini" | …, content, thoughts?, tokens?, model?, toolCalls?}`,
+// written when it happens and again, with the same ID, when it changed (a model message once its tool calls
+// finished); `{"$set": {"messages": […]}}` replacing the whole list (start, resume, compression, an API error);
+// `{"$rewindTo": id}` dropping that message and all after it. Gemini CLI loads the file by replaying it in order
+// into a list keyed by ID (a record with a known ID replaces that message in place): `loadConversation` does the
+// same, so what it answers is what the next request is built from. That is also how the host writes corrections
+// and retractions: it appends a record with the message's ID (`appendedEdits`), never edits a line.
+
+export interface ChatThought { subject: string; description: string; timestamp: string | null }
+export interface ChatTokens { input: number; output: number; cached: number; thoughts: number; tool: number; total: number }
+export interface ChatPart { text?: string; thought?: boolean; functionCall?: { id: string | null; name: string; args: unknown }; functionResponse?: { id: string | null; name: string; output: string | null; raw: Record<string, unknown> } }
+export interface ChatToolCall {
+  id: string; name: string; args: unknown; status: string;
+  /** The text the model was given (the functionResponse's `output` or `error`). */
+  output: string | null;
+  /** The record as written (kept whole: an appended edit rewrites its result and writes the rest back unchanged). */
+  raw: Record<string, unknown>;
+}
+export interface ChatMessage {
+  id: string;
+  timestamp: string | null;
+  type: string;
+  /** The text of `content` (a string, or the text parts of a parts list). */
+  text: string;
+  parts: ChatPart[];
+  thoughts: ChatThought[];
+  tokens: ChatTokens | null;
+  model: string | null;
+  toolCalls: ChatToolCall[];
+  raw: Record<string, unknown>;
+}
+
+export type JsonObject = Record<string, unknown>;
+export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (o: JsonObject, k: string): string | null => (typeof o[k] === 'string' ? o[k] : null);
+const num = (o: JsonObject, k: string): number => (typeof o[k] === 'number' && Number.isFinite(o[k]) ? o[k] : 0);
+const objects = (v: unknown): JsonObject[] => (Array.isArray(v) ? v.filter(isObject) : []);
+
+function partOf(p: JsonObject): ChatPart {
+  const out: ChatPart = {};
+  if (typeof p.text === 'string') out.text = p.text;
+  if (p.thought === true) out.thought = true;
+  if (isObject(p.functionCall)) out.functionCall = { id: str(p.functionCall, 'id'), name: str(p.functionCall, 'name') ?? '?', args: p.functionCall.args ?? null };
+  if (isObject(p.functionResponse)) {
+    const r = p.functionResponse;
+    const resp = isObject(r.response) ? r.response : {};
+    const output = typeof resp.output === 'string' ? resp.output : typeof resp.error === 'string' ? resp.error : null;
+    out.functionResponse = { id: str(r, 'id'), name: str(r, 'name') ?? '?', output, raw: r };
+  }
+  return out;
+}
+
+/** A message record, or null when the object is not one (a header, a `$set`, an unknown shape). */
+export function messageOf(o: JsonObject): ChatMessage | null {
+  const id = str(o, 'id');
+  const type = str(o, 'type');
+  if (!id || !type) return null;
+  const parts = typeof o.content === 'string' ? [{ text: o.content }] : objects(o.content).map(partOf);
+  const t = isObject(o.tokens) ? o.tokens : null;
+  return {
+    id, type, timestamp: str(o, 'timestamp'), raw: o, parts, model: str(o, 'model'),
+    text: parts.filter((p) => p.text !== undefined && !p.thought).map((p) => p.text).join(''),
+    thoughts: objects(o.thoughts).map((x) => ({ subject: str(x, 'subject') ?? '', description: str(x, 'description') ?? '', timestamp: str(x, 'timestamp') })),
+    tokens: t ? { input: num(t, 'input'), output: num(t, 'output'), cached: num(t, 'cached'), thoughts: num(t, 'thoughts'), tool: num(t, 'tool'), total: num(t, 'total') } : null,
+    toolCalls: objects(o.toolCalls).map((c) => {
+      const result = objects(c.result).map(partOf).find((p) => p.functionResponse)?.functionResponse;
+      return { id: str(c, 'id') ?? '', name: str(c, 'name') ?? '?', args: c.args ?? null, status: str(c, 'status') ?? '', output: result?.output ?? null, raw: c };
+    }),
+  };
+}
+
+export interface Conversation {
+  sessionId: string | null;
+  /** The messages as Gemini CLI would load them (the last record of each ID, `$set` and `$rewindTo` applied). */
+  messages: ChatMessage[];
+  /** Lines that were not JSON objects of a known shape. */
+  skipped: number;
+}
+
+/** Replays the file as Gemini CLI's loader does. */
+export function loadConversation(text: string): Conversation {
+  let list: ChatMessage[] = [];
+  let sessionId: string | null = null;
+  let skipped = 0;
+  for (const raw of text.split('\n')) {
+    if (!raw.trim()) continue;
+    let v: unknown;
+    try { v = JSON.parse(raw); } catch { skipped++; continue; }
+    if (!isObject(v)) { skipped++; continue; }
+    if (isObject(v.$set)) {
+      if (Array.isArray(v.$set.messages)) list = objects(v.$set.messages).map(messageOf).filter((m): m is ChatMessage => m !== null);
+      if (typeof v.$set.sessionId === 'string') sessionId = v.$set.sessionId;
+      continue;
+    }
+    if (typeof v.$rewindTo === 'string') {
+      const i = list.findIndex((m) => m.id === v.$rewindTo);
+      if (i >= 0) list = list.slice(0, i);
+      continue;
+    }
+    const m = messageOf(v);
+    if (m) {
+      const i = list.findIndex((x) => x.id === m.id);
+      if (i >= 0) list[i] = m; else list.push(m);
+      continue;
+    }
+    if (typeof v.sessionId === 'string') { sessionId = v.sessionId; continue; }
+    skipped++;
+  }
+  return { sessionId, messages: list, skipped };
+}
+
+/** Whether a user message is a prompt: text of the user's, not Gemini CLI's own `<session_context>`, nor tool results. */
+export function isPrompt(m: ChatMessage): boolean {
+  if (m.type !== 'user' || m.parts.some((p) => p.functionResponse) || m.id.endsWith('_response')) return false;
+  const t = m.text.trimStart();
+  // Gemini CLI's commands (`/compress`…) and context are not sent to the model as prompts.
+  return t !== '' && !t.startsWith('/') && !t.startsWith('?') && !t.startsWith('<session_context>') && !t.startsWith('<hook_context>');
+}
+
+/** Where a gateway part lives in the history: a message's text, one of its thoughts, or a tool call's result. */
+export type Locator =
+  | { kind: 'text'; messageId: string }
+  | { kind: 'thought'; messageId: string; index: number }
+  | { kind: 'tool'; messageId: string; callId: string };
+
+export interface StepPart { type: 'TEXT' | 'REASONING' | 'TOOL'; text?: string; tool?: string; input?: unknown; output?: string | null; status?: 'completed' | 'error'; externalID?: string }
+/** One model response: its parts, where each lives, its model and usage. */
+export interface Step { id: string; parts: StepPart[]; locators: Locator[]; model: string | null; tokens: ChatTokens | null; timestamp: string | null }
+
+/** A run_shell_command of the turn, as the history shows it once it returned. */
+export interface ShellCall {
+  callId: string; command: string; exitCode: number | null; signal: string | null;
+  /** `is_background`: moved to the background (its PID), or `&` jobs it left running (their PIDs). */
+  background: boolean; pids: number[]; pgid: number | null;
+}
+
+export interface Usage { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; reasoningTokens: number }
+
+export interface GeminiTurn {
+  promptId: string;
+  prompt: string;
+  timestamp: string | null;
+  steps: Step[];
+  shells: ShellCall[];
+  model: string | null;
+  usage: Usage | null;
+  /** The turn's last model message has no tool calls: the model answered (a turn cut short ends on tool calls or its prompt). */
+  answered: boolean;
+}
+
+/** What a shell's result says: `Exit Code: N`, `Signal: S`, `Background PIDs: …`, `Process Group PGID: N`, `moved to background (PID: N)`. */
+export function shellResult(output: string | null): { exitCode: number | null; signal: string | null; background: boolean; pids: number[]; pgid: number | null } {
+  const o = output ?? '';
+  const code = /^Exit Code: (-?\d+)/m.exec(o);
+  const signal = /^Signal: (.+)$/m.exec(o)?.[1]?.trim() ?? null;
+  const moved = /moved to background \(PID: (\d+)\)/.exec(o);
+  const bg = /^Background PIDs: (.+)$/m.exec(o)?.[1]?.split(/[,\s]+/).map(Number).filter((n) => n > 0) ?? [];
+  const pgid = /^Process Group PGID: (\d+)/m.exec(o);
+  const cancelled = /^Command was (automatically )?cancelled/m.test(o) || /cancelled by user/i.test(o);
+  return {
+    exitCode: code ? Number(code[1]) : signal || cancelled || moved ? null : 0, signal: signal ?? (cancelled ? 'cancelled' : null),
+    background: !!moved || bg.length > 0, pids: moved ? [Number(moved[1])] : bg, pgid: pgid ? Number(pgid[1]) : null,
+  };
+}
+
+const commandOf = (args: unknown): string => (isObject(args) && typeof args.command === 'string' ? args.command : JSON.stringify(args ?? null));
+
+/** The turns of a conversation: each prompt with the model messages and tool results after it. */
+export function turnsOf(c: Conversation): GeminiTurn[] {
+  const turns: GeminiTurn[] = [];
+  let t: GeminiTurn | null = null;
+  for (const m of c.messages) {
+    if (isPrompt(m)) {
+      t = { promptId: m.id, prompt: m.text, timestamp: m.timestamp, steps: [], shells: [], model: null, usage: null, answered: false };
+      turns.push(t);
+      continue;
+    }
+    if (!t || m.type !== 'gemini') continue;
+    const step: Step = { id: m.id, parts: [], locators: [], model: m.model, tokens: m.tokens, timestamp: m.timestamp };
+    m.thoughts.forEach((th, index) => {
+      const text = [th.subject, th.description].filter(Boolean).join('\n');
+      if (text) { step.parts.push({ type: 'REASONING', text }); step.locators.push({ kind: 'thought', messageId: m.id, index }); }
+    });
+    if (m.text) { step.parts.push({ type: 'TEXT', text: m.text }); step.locators.push({ kind: 'text', messageId: m.id }); }
+    for (const call of m.toolCalls) {
+      const shell = call.name === 'run_shell_command' ? shellResult(call.output) : null;
+      const failed = call.status !== 'success' || (shell !== null && shell.exitCode !== 0 && !shell.background);
+      step.parts.push({ type: 'TOOL', tool: call.name, input: call.args, output: call.output, status: failed ? 'error' : 'completed', externalID: call.id });
+      step.locators.push({ kind: 'tool', messageId: m.id, callId: call.id });
+      if (shell) t.shells.push({ callId: call.id, command: commandOf(call.args), ...shell });
+    }
+    if (step.parts.length) t.steps.push(step);
+    t.answered = m.toolCalls.length === 0;
+    if (m.model) t.model = m.model;
+    if (m.tokens) {
+      const u = t.usage ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+      // Gemini's promptTokenCount (`tokens.input`) counts the cached tokens too: the gateway's one meaning of input.
+      t.usage = { inputTokens: u.inputTokens + m.tokens.input, outputTokens: u.outputTokens + m.tokens.output,
+        cacheReadTokens: u.cacheReadTokens + m.tokens.cached, cacheWriteTokens: 0, reasoningTokens: u.reasoningTokens + m.tokens.thoughts };
+    }
+  }
+  return turns;
+}
+
+/** A correction or retraction to write into the history. */
+export type ChatEdit =
+  | { kind: 'correct'; at: Locator; text: string }
+  | { kind: 'retract'; at: Locator[]; placeholder: string };
+
+/**
+ * The history with the edits appended: per message they touch, one record with its ID and the edited content (a
+ * tool call's result and the user message that carried it to the model both), which Gemini CLI's loader puts in
+ * place of the message. Answers the new text and how many edits found their message.
+ */
+export function appendedEdits(text: string, edits: ChatEdit[]): { text: string; applied: number } {
+  const conv = loadConversation(text);
+  const changed = new Map<string, JsonObject>();
+  const current = (m: ChatMessage): JsonObject => changed.get(m.id) ?? structuredClone(m.raw);
+  let applied = 0;
+  const ops: { e: ChatEdit; at: Locator; text: string }[] = edits.flatMap((e): { e: ChatEdit; at: Locator; text: string }[] => (e.kind === 'correct' ? [{ e, at: e.at, text: e.text }] : e.at.map((at) => ({ e, at, text: e.placeholder }))));
+  const hit = new Set<ChatEdit>();
+  for (const op of ops) {
+    const m = conv.messages.find((x) => x.id === op.at.messageId);
+    if (!m) continue;
+    const r = current(m);
+    let ok = false;
+    if (op.at.kind === 'text') {
+      if (typeof r.content === 'string') { r.content = op.text; ok = true; }
+      else if (Array.isArray(r.content)) { r.content = [{ text: op.text }]; ok = true; }
+    } else if (op.at.kind === 'thought') {
+      const i = op.at.index;
+      if (Array.isArray(r.thoughts) && isObject(r.thoughts[i])) { r.thoughts[i] = { ...r.thoughts[i], subject: '', description: op.text }; ok = true; }
+    } else {
+      const callId = op.at.callId;
+      const setOutput = (part: unknown) => {
+        if (!isObject(part) || !isObject(part.functionResponse) || part.functionResponse.id !== callId) return false;
+        part.functionResponse.response = { output: op.text };
+        return true;
+      };
+      for (const c of Array.isArray(r.toolCalls) ? r.toolCalls : []) {
+        if (isObject(c) && c.id === callId && Array.isArray(c.result)) { ok = c.result.map(setOutput).some(Boolean) || ok; c.resultDisplay = op.text; }
+      }
+      // The user message that carried the result to the model (and a resume's synthetic `<id>_response`).
+      for (const u of conv.messages) {
+        if (u.type !== 'user' || !u.parts.some((p) => p.functionResponse?.id === callId)) continue;
+        const ur = current(u);
+        if (Array.isArray(ur.content) && ur.content.map(setOutput).some(Boolean)) changed.set(u.id, ur);
+      }
+    }
+    if (ok) { changed.set(m.id, r); hit.add(op.e); }
+  }
+  applied = hit.size;
+  if (!changed.size) return { text, applied: 0 };
+  const lines = [...changed.values()].map((r) => JSON.stringify(r));
+  return { text: `${text}${text.endsWith('\n') || !text ? '' : '\n'}${lines.join('\n')}\n`, applied };
+}

@@ -1,0 +1,225 @@
+// End to end: the real Gemini CLI (npm @google/gemini-cli 0.61.0, installed by .ci/gemini-install into a cache
+// outside the clone and named by GEMINI_BIN), offline against a scripted local Gemini API server, on a git
+// repository, with the Gemini host (bridge/gemini/, on the host kit bridge/hooks-host/) between it and a real
+// in-process gateway on a real Postgres. Gemini CLI starts slowly: one scenario runs it six times and checks
+// everything along the way.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startTestGateway, type TestGateway } from './harness.js';
+import { GeminiHost } from '../bridge/gemini/host.js';
+import { appendedEdits, loadConversation, turnsOf } from '../bridge/gemini/chat.js';
+import { checkGeminiArgs, findGeminiBinary, launchGemini, sessionArgs, withHooks } from '../bridge/gemini/launch.js';
+import { geminiScript, sentText, startScriptedGemini, type GeminiScriptStep, type ScriptedGemini } from '../bridge/gemini/scripted-model.js';
+import { processesWith } from './support/processes.js';
+import { until } from './support/until.js';
+
+const bin = process.env.GEMINI_BIN ? findGeminiBinary() : null;
+if (!process.env.GEMINI_BIN) console.warn('gemini-host.test.ts: GEMINI_BIN is not set (run .ci/gemini-install and export its path): the end-to-end test is skipped');
+
+const SESSION_Q = `query($id: ID!) { session(id: $id) { id directory status metadata
+  executions(first: 50) { edges { node { id sequence status interruptReason trigger error
+    boundary { __typename ... on BoundaryUnavailable { reason detail } }
+    changeset { files { path status } }
+    jobs(first: 10) { edges { node { kind status background command exitCode } } } } } }
+  messages(first: 100) { edges { node { id role origin execution { id }
+    parts { id __typename ... on TextPart { text } ... on ReasoningPart { text } ... on ToolPart { tool status input output } } } } } } }`;
+const SEAL_M = `mutation($i: SealSessionInput!) { sealSession(input: $i) { __typename
+  ... on SessionSealed { interruptedExecution { id status interruptReason } cancelledJobs { id status background } }
+  ... on SealUnsupportedError { reason } ... on Error { message } } }`;
+
+describe('the chat history and the launcher (no Gemini CLI run)', () => {
+  it('replays the history as Gemini CLI loads it, cuts it into turns, and writes edits as appended records', () => {
+    const tools = [{ id: 'run_shell_command__c1', name: 'run_shell_command', args: { command: 'exit 3' }, status: 'success',
+      result: [{ functionResponse: { id: 'run_shell_command__c1', name: 'run_shell_command', response: { output: 'Output: (empty)\nExit Code: 3\nProcess Group PGID: 77' } } }] }];
+    const lines = [
+      { sessionId: 's1', projectHash: 'h', startTime: 't', kind: 'main' },
+      { $set: { messages: [{ id: 'ctx', type: 'user', content: [{ text: '<session_context>x</session_context>' }] }] } },
+      { id: 'p1', timestamp: 't1', type: 'user', content: [{ text: 'the prompt SECRET-P' }] },
+      { id: 'g1', type: 'gemini', content: '', thoughts: [{ subject: 'Plan', description: 'run it' }], tokens: { input: 10, output: 2, cached: 4, thoughts: 1 }, model: 'gemini-x' },
+      { id: 'g1', type: 'gemini', content: '', thoughts: [{ subject: 'Plan', description: 'run it' }], tokens: { input: 10, output: 2, cached: 4, thoughts: 1 }, model: 'gemini-x', toolCalls: tools },
+      { id: 'u1', type: 'user', content: [{ functionResponse: tools[0].result[0].functionResponse }] },
+      { id: 'g2', type: 'gemini', content: 'the key is SECRET-K', tokens: { input: 20, output: 3, cached: 0, thoughts: 0 }, model: 'gemini-x' },
+      { something: 'new' },
+    ].map((l) => JSON.stringify(l));
+    const text = [...lines, 'not json', '[1]'].join('\n');
+    const c = loadConversation(text);
+    expect(c.skipped).toBe(3);
+    expect(c.messages.map((m) => m.id)).toEqual(['ctx', 'p1', 'g1', 'u1', 'g2']);
+    const [t] = turnsOf(c);
+    expect(t).toMatchObject({ promptId: 'p1', prompt: 'the prompt SECRET-P', model: 'gemini-x', answered: true,
+      usage: { inputTokens: 30, outputTokens: 5, cacheReadTokens: 4, cacheWriteTokens: 0, reasoningTokens: 1 } });
+    expect(t.shells).toEqual([{ callId: 'run_shell_command__c1', command: 'exit 3', exitCode: 3, signal: null, background: false, pids: [], pgid: 77 }]);
+    expect(t.steps.map((s) => s.parts.map((p) => `${p.type}:${p.status ?? ''}`))).toEqual([['REASONING:', 'TOOL:error'], ['TEXT:']]);
+    const r = appendedEdits(text, [{ kind: 'correct', at: t.steps[1].locators[0], text: 'the key is [redacted]' },
+      { kind: 'retract', at: [{ kind: 'text', messageId: 'p1' }, t.steps[0].locators[1]], placeholder: '[retracted]' }]);
+    expect(r.applied).toBe(2);
+    expect(r.text.startsWith(text)).toBe(true); // appended, nothing edited in place
+    const after = loadConversation(r.text);
+    expect(after.messages.map((m) => m.id)).toEqual(['ctx', 'p1', 'g1', 'u1', 'g2']);
+    expect(JSON.stringify(after.messages)).not.toMatch(/SECRET|Exit Code: 3/);
+    expect(after.messages.find((m) => m.id === 'g2')!.text).toBe('the key is [redacted]');
+    expect(() => turnsOf(loadConversation('\u0000{{{\n\n'))).not.toThrow();
+  });
+
+  it('refuses the arguments that would run tools without the hooks; keeps the user\'s settings and puts back what switches the hooks off', () => {
+    expect(() => checkGeminiArgs(['--acp'])).toThrow(/ACP/);
+    expect(() => checkGeminiArgs(['-s', '-p', 'x'])).toThrow(/container/);
+    expect(() => checkGeminiArgs(['--yolo', '-m', 'gemini-2.5-flash', '-p', 'x'])).not.toThrow();
+    expect(sessionArgs(['--resume', '0b1c2d3e-0000-4000-8000-000000000001', '-p', 'x'])).toEqual({ names: '0b1c2d3e-0000-4000-8000-000000000001', anyInCwd: false });
+    expect(sessionArgs(['-r', 'latest'])).toEqual({ names: null, anyInCwd: true });
+    const s = withHooks({ theme: 'x', hooks: { BeforeTool: [{ matcher: 'x', hooks: [{ name: 'mine', type: 'command', command: 'true' }] }] },
+      hooksConfig: { enabled: false, disabled: ['gateway-BeforeTool', 'mine'] } }, '/h/gateway-hook.sh');
+    expect(s).toMatchObject({ theme: 'x', hooksConfig: { enabled: true, disabled: ['mine'] }, general: { sessionRetention: { enabled: false } } });
+    expect(JSON.stringify(s.hooks)).toContain(`bash '/h/gateway-hook.sh' BeforeTool auto`);
+    expect(JSON.stringify(s.hooks)).toContain('"name":"mine"');
+  });
+});
+
+describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { timeout: 300_000 }, () => {
+  let gw: TestGateway;
+  let model: ScriptedGemini;
+  let host: GeminiHost;
+  let tmp: string;
+  let repo: string;
+  let home: string;
+  let hostDir: string;
+
+  const env = (): NodeJS.ProcessEnv => ({ ...process.env, HOME: home, TMPDIR: path.join(tmp, 'tmp'), GOOGLE_GEMINI_BASE_URL: model.url, GEMINI_API_KEY: 'fake-local-key', GEMINI_BIN: '' });
+  const M = ['--yolo', '-m', 'gemini-2.5-flash'];
+
+  /** One `gemini -p` run through the launcher (`gateway gemini …`). */
+  async function run(prompt: string, resume?: string) {
+    const l = await launchGemini({ dir: hostDir, args: [...M, ...(resume ? ['--resume', resume] : []), '-p', prompt], cwd: repo, env: env(), stdio: 'pipe', detached: true, bin: bin! });
+    let out = '';
+    let err = '';
+    l.child.stdout!.on('data', (d) => { out += d; });
+    l.child.stderr!.on('data', (d) => { err += d; });
+    const done = (async () => { const x = await l.exited; await host.settled(); return { ...x, out, err }; })();
+    return { pid: l.child.pid!, done };
+  }
+  const session = async (id: string) => (await gw.gql(SESSION_Q, { id })).data!.session;
+  const sessionFiles = () => fs.readdirSync(path.join(home, '.gemini', 'tmp', 'repo', 'chats')).map((f) => path.join(home, '.gemini', 'tmp', 'repo', 'chats', f));
+
+  beforeAll(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gemini-host-'));
+    repo = path.join(tmp, 'repo');
+    home = path.join(tmp, 'home');
+    hostDir = path.join(tmp, 'host');
+    for (const d of [repo, path.join(home, '.gemini'), path.join(tmp, 'tmp')]) fs.mkdirSync(d, { recursive: true });
+    const g = (...a: string[]) => execFileSync('git', a, { cwd: repo, stdio: 'pipe' });
+    g('init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(repo, 'a.txt'), 'hello\n');
+    g('add', '.');
+    g('-c', 'user.email=t@e', '-c', 'user.name=t', 'commit', '-qm', 'c0');
+    // What a user of a local model server has in their settings (the launcher adds the hooks beside it).
+    fs.writeFileSync(path.join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } },
+      privacy: { usageStatisticsEnabled: false }, general: { enableAutoUpdate: false, enableAutoUpdateNotification: false }, telemetry: { enabled: false } }));
+    gw = await startTestGateway();
+    model = await startScriptedGemini();
+    host = new GeminiHost({ gatewayUrl: gw.url, hostToken: gw.admin, dir: hostDir, leaseMs: 10_000, geminiEnv: env(), geminiBin: bin!, models: ['gemini-2.5-pro'],
+      promptArgs: M, log: (m) => { if (process.env.BRIDGE_DEBUG) console.log(`[gemini] ${m}`); } });
+    await host.start();
+  });
+  afterAll(async () => {
+    await host?.stop();
+    await model?.close();
+    await gw?.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('mirrors turns with their messages, jobs, usage and changesets; corrections reach the next request; generation and compaction are Gemini CLI\'s; the seal stops detached shells and refuses what follows', async () => {
+    // 1. A turn: a thought, a shell that writes, a failing shell, write_file, an answer with a secret.
+    const steps: GeminiScriptStep[] = [
+      { thought: 'the file must be written by a shell', shell: ['printf "made by a shell\\n" > shell.txt && echo wrote'], usage: { prompt: 100, cached: 7, candidates: 20, thoughts: 5 } },
+      { shell: ['echo no; exit 3'], write: [{ file_path: 'written.txt', content: 'by write_file\n' }], usage: { prompt: 110, candidates: 5 } },
+      { text: 'the key is sk-SECRET-GEMINI-1', usage: { prompt: 130, candidates: 4 } },
+    ];
+    const r1 = await (await run(geminiScript('write PROMPT-SECRET-4242', steps))).done;
+    expect(r1.code, r1.err).toBe(0);
+    expect(r1.out.trim()).toBe('the key is sk-SECRET-GEMINI-1');
+    const settings = JSON.parse(fs.readFileSync(path.join(home, '.gemini', 'settings.json'), 'utf8'));
+    expect(settings.security.auth.selectedType).toBe('gemini-api-key');
+    expect(settings.hooks.BeforeTool[0].hooks[0].command).toContain('gateway-hook.sh');
+    const [file] = sessionFiles();
+    const sid = loadConversation(fs.readFileSync(file, 'utf8')).sessionId!;
+    const id = host.gatewaySessionOf(sid)!;
+    expect(id).toMatch(/^ses_/);
+    let s = await session(id);
+    expect(s.metadata.gemini).toMatchObject({ sessionID: sid, launched: true });
+    expect(s.directory).toBe(repo);
+    const [ex1] = s.executions.edges.map((e: any) => e.node);
+    expect(ex1).toMatchObject({ status: 'SUCCEEDED', trigger: 'PROMPT', boundary: { __typename: 'SnapshotBoundary' } });
+    expect(ex1.changeset.files.map((f: any) => [f.path, f.status]).sort()).toEqual([['shell.txt', 'ADDED'], ['written.txt', 'ADDED']]);
+    expect(ex1.jobs.edges.map((e: any) => e.node).map((j: any) => [j.command, j.status, j.exitCode]).sort()).toEqual([
+      ['echo no; exit 3', 'ERROR', 3], ['printf "made by a shell\\n" > shell.txt && echo wrote', 'COMPLETED', 0]]);
+    const [row] = await gw.sql`SELECT * FROM executions WHERE id = ${ex1.id}`;
+    expect(row).toMatchObject({ providerId: 'google', modelId: 'gemini-2.5-flash', finishReason: 'stop' });
+    // Gemini's promptTokenCount includes the cached tokens: input is the one meaning, cached beside it.
+    expect([row.inputTokens, row.outputTokens, row.cacheReadTokens, row.reasoningTokens].map(Number)).toEqual([340, 29, 7, 5]);
+    const msgs = s.messages.edges.map((e: any) => e.node);
+    expect(msgs.map((m: any) => `${m.role}:${m.parts.map((p: any) => p.__typename).join(',')}`)).toEqual(['USER:TextPart', 'ASSISTANT:ReasoningPart,ToolPart', 'ASSISTANT:ToolPart,ToolPart', 'ASSISTANT:TextPart']);
+    expect(msgs[1].parts[1]).toMatchObject({ tool: 'run_shell_command', status: 'completed', input: { command: expect.stringContaining('shell.txt') } });
+    expect(msgs[1].parts[1].output).toContain('wrote');
+    expect(msgs[2].parts.map((p: any) => [p.tool, p.status])).toEqual([['run_shell_command', 'error'], ['write_file', 'completed']]);
+
+    // 2. A correction and a retraction, appended to the history: the next resume's request carries them.
+    const answer = msgs[3];
+    expect((await gw.gql(`mutation($i: CorrectMessagePartInput!) { correctMessagePart(input: $i) { __typename } }`,
+      { i: { messageID: answer.id, partID: answer.parts[0].id, text: 'the key is [redacted]' } })).data.correctMessagePart.__typename).toBe('MessagePartCorrected');
+    expect((await gw.gql(`mutation($i: RetractMessageInput!) { retractMessage(input: $i) { __typename } }`,
+      { i: { messageID: msgs[0].id, reason: 'secret' } })).data.retractMessage.__typename).toBe('MessageRetracted');
+    await until('both edits in the history', () => { const c = loadConversation(fs.readFileSync(file, 'utf8')); return !JSON.stringify(c.messages).includes('SECRET'); }, 15_000);
+    let n = model.requests.length;
+    // (A long answer, not repetitive (Gemini CLI's loop detection): Gemini CLI keeps a compressed history only when
+    // its estimate is smaller than before.)
+    const r2 = await (await run(geminiScript('second', [{ text: `second answer ${Array.from({ length: 2_000 }, (_, i) => `w${i}`).join(' ')}`, usage: { prompt: 90_000 } }]), sid)).done;
+    expect(r2.code, r2.err).toBe(0);
+    const sent = sentText(model.requests.filter((q) => q.method === 'stream').slice(-1)[0]);
+    expect(model.requests.length).toBeGreaterThan(n);
+    expect(sent).toContain('the key is [redacted]');
+    expect(sent).not.toContain('SECRET');
+    s = await session(id);
+    expect(s.executions.edges.map((e: any) => e.node.status)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+
+    // 3. Generation: a hidden run with the model asked for, in a throwaway home; compaction: Gemini CLI's /compress.
+    n = model.requests.length;
+    const g = await gw.gql(`mutation($i: GenerateInput!) { generate(input: $i) { __typename ... on Generation { text providerID modelID } ... on Error { message } } }`,
+      { i: { sessionID: id, prompt: 'REPLY:generated text', model: { providerID: 'google', modelID: 'gemini-2.5-pro' }, timeoutMs: 60_000 } });
+    expect(g.data.generate, JSON.stringify(g)).toMatchObject({ __typename: 'Generation', text: 'generated text', providerID: 'google', modelID: 'gemini-2.5-pro' });
+    expect(model.requests.slice(n).some((q) => q.model === 'gemini-2.5-pro')).toBe(true);
+    const c = await gw.gql(`mutation($i: CompactSessionInput!) { compactSession(input: $i) { __typename
+      ... on SessionCompacted { summary { parts { ... on TextPart { text } } } } ... on Error { message } } }`, { i: { sessionID: id, timeoutMs: 60_000 } });
+    expect(c.data.compactSession.__typename, JSON.stringify(c)).toBe('SessionCompacted');
+    expect(c.data.compactSession.summary.parts[0].text).toContain('SCRIPTED SUMMARY');
+    expect((await session(id)).executions.edges.length).toBe(2); // the host's own runs are not turns
+
+    // 4. A turn that leaves shells running in groups of their own (`&` with its output redirected, is_background),
+    //    held at its next model request: the seal kills them all with Gemini CLI, SessionSealed.
+    const held = await run(geminiScript('leave them running', [
+      { shell: ['sleep 301 > /dev/null 2>&1 & echo started', { command: 'sleep 302', is_background: true }] },
+      { text: 'never', gate: 'held' },
+    ]), sid);
+    await model.waitGate('held');
+    expect(sentText(model.requests.at(-1)!)).toContain('SCRIPTED SUMMARY'); // the compressed history is what a resume sends
+    await until('both shells running', () => processesWith('sleep 301').length > 0 && processesWith('sleep 302').length > 0);
+    const sealed = (await gw.gql(SEAL_M, { i: { sessionID: id, timeoutMs: 60_000 } })).data!.sealSession;
+    expect(sealed.__typename, JSON.stringify(sealed)).toBe('SessionSealed');
+    expect(sealed.interruptedExecution).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'SEAL' });
+    // Both are background jobs (the `&` one left a process running when its command returned).
+    expect(sealed.cancelledJobs).toMatchObject([{ status: 'CANCELLED', background: true }, { status: 'CANCELLED', background: true }]);
+    expect([...processesWith('sleep 301'), ...processesWith('sleep 302')]).toEqual([]);
+    expect((await held.done).signal).toBe('SIGKILL');
+    model.release('held');
+    n = model.requests.length;
+    const again = await (await run(geminiScript('after the seal', [{ shell: ['touch after-seal.txt'] }]), sid)).done;
+    expect(again.refused.join('\n')).toMatch(/sealed by the gateway/);
+    expect(model.requests.length).toBe(n);
+    expect(fs.existsSync(path.join(repo, 'after-seal.txt'))).toBe(false);
+    s = await session(id);
+    expect(s.status).toBe('SEALED');
+    expect(s.executions.edges.length).toBe(3);
+  });
+});
