@@ -69,7 +69,8 @@ const CONTEXT = 3;
 const MAX_DIFF_LINES = 20_000;
 const MAX_EDIT_LENGTH = 1_000;
 
-function splitLines(text: string): string[] {
+/** A text's lines, each with its "\n" (the last without one when the text does not end with it). */
+export function splitLines(text: string): string[] {
   if (text === '') return [];
   const parts = text.split('\n');
   const last = parts.pop()!;
@@ -78,14 +79,15 @@ function splitLines(text: string): string[] {
   return lines;
 }
 
-interface Op { t: 0 | 1 | 2; line: string; o: number; n: number }
+/** One line of an edit script: kept (0), removed (1) or added (2), with its 0-based old and new positions. */
+export interface Op { t: 0 | 1 | 2; line: string; o: number; n: number }
 
 /**
  * The edit script old → new: common ends are trimmed, the middle goes through the diff library's
  * Myers implementation (bounded edit length); a middle too large or too different is rendered as
  * delete-all plus add-all, still an exact patch.
  */
-function editScript(a: string[], b: string[]): Op[] {
+export function editScript(a: string[], b: string[]): Op[] {
   let pre = 0;
   while (pre < a.length && pre < b.length && a[pre] === b[pre]) pre++;
   let suf = 0;

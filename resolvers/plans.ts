@@ -97,6 +97,7 @@ function mergeChangesets(a: ChangesetPlan | null, b: ChangesetPlan): ChangesetPl
 export const fileChange = planner<{ files: FileRead }, FileRead>('FileChange', () => ({ files: 'list' }), {
   path: () => {}, status: () => {}, previousPath: () => {}, similarity: () => {}, additions: () => {}, deletions: () => {}, binary: () => {},
   patch: (into) => { into.files = 'patches'; },
+  attribution: () => {}, // who changed it: loaded per changeset by its own loader (schema/attribution.ts)
 }, (a) => a.files);
 
 // ---- Changeset -------------------------------------------------------------------------------------
@@ -164,6 +165,7 @@ export const session: Planner<SessionPlan> = planner<SessionAcc, SessionPlan>('S
   runningExecution: columns(), lastSettledExecution: columns(), messages: columns(), jobs: columns(),
   context: columns(), changes: columns(), eventsCursor: columns('last_seq'),
   comments: columns(), // a page of its own
+  blame: columns(), // computed from the session's snapshots (schema/attribution.ts)
 }, (a) => ({ columns: [...a.columns].sort(), executions: a.executions }));
 
 // ---- entry points --------------------------------------------------------------------------------

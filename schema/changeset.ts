@@ -34,7 +34,7 @@ const BoundaryReasonEnum = builder.enumType('BoundaryUnavailableReason', {
   values: ['NOT_SETTLED', 'START_NOT_CAPTURED', 'END_NOT_CAPTURED', 'HOST_LOST', 'EXPIRED'] as const,
 });
 const CoverageReasonEnum = builder.enumType('CoverageUnavailableReason', { values: ['NOT_SETTLED', 'BOUNDARY_UNAVAILABLE', 'EXPIRED'] as const });
-const OmissionReasonEnum = builder.enumType('OmissionReason', { values: ['IGNORED', 'SIZE', 'BINARY', 'TRUNCATED', 'CAPTURE_LIMIT'] as const });
+export const OmissionReasonEnum = builder.enumType('OmissionReason', { values: ['IGNORED', 'SIZE', 'BINARY', 'TRUNCATED', 'CAPTURE_LIMIT'] as const });
 const FileChangeStatusEnum = builder.enumType('FileChangeStatus', { values: ['ADDED', 'MODIFIED', 'DELETED', 'RENAMED'] as const });
 const EntryKindEnum = builder.enumType('SnapshotEntryKind', {
   values: {
@@ -108,7 +108,7 @@ const CoverageUnion = builder.unionType('Coverage', {
  * A file row as a changeset read it: whole (with its patch), or listed (without: read when no patch
  * was planned, resolvers/plans.ts). A listed row's patch, asked all the same, is loaded by its path.
  */
-type FileRow = ChangesetFileRow | ListedFile | SnapshotChangesetFile;
+export type FileRow = ChangesetFileRow | ListedFile | SnapshotChangesetFile;
 function patchOf(f: FileRow, ctx: Context): string | null | Promise<string | null> {
   if ('patch' in f && f.patch !== undefined) return f.patch ?? null;
   const file = 'executionId' in f
@@ -117,7 +117,7 @@ function patchOf(f: FileRow, ctx: Context): string | null | Promise<string | nul
   return file.then((r) => r?.patch ?? null);
 }
 
-const FileChangeRef = builder.objectRef<FileRow>('FileChange').implement({
+export const FileChangeRef = builder.objectRef<FileRow>('FileChange').implement({
   fields: (t) => ({
     path: t.exposeString('path', { description: 'The file\'s path at the end of the changeset (for RENAMED its new path).' }),
     status: t.expose('status', {

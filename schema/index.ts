@@ -7,6 +7,7 @@ import './session.js';
 import './execution.js';
 import './changeset.js';
 import './snapshot-text.js';
+import './attribution.js';
 import './job.js';
 import './message.js';
 import './host.js';
