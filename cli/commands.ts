@@ -20,6 +20,8 @@ export interface OptionSpec {
   required?: boolean;
   /** Parsed only to be refused by name (a secret on the command line: cli/credentials.ts); not in the help. */
   refused?: boolean;
+  /** Its value may begin with a dash (other arguments: `--prompt-args '-c x=y'`), given after a space or an `=` (`argsOf`). */
+  dashValue?: boolean;
 }
 
 export interface CommandSpec {
@@ -66,7 +68,7 @@ function hookHostOptions<P extends Record<string, OptionSpec>>(agent: string, de
     port: str('n', 'the port of the host\'s loopback channel, where its hooks report (default: a free one,\nwritten to <dir>/host.port)'),
     'lease-ms': str('ms', 'the host lease (default 30000)'),
     models: str('id,id…', `the models the host offers for generation, comma-separated (${models})`),
-    'prompt-args': str('args', `the ${agent} arguments of the runs that carry out review comments sent to the agent\n(split on spaces)`),
+    'prompt-args': { ...str('args', `the ${agent} arguments of the runs that carry out review comments sent to the agent\n(split on spaces)`), dashValue: true },
     ...printWhat,
   };
 }
@@ -156,6 +158,10 @@ const SPECS = {
     what: 'mirror Codex CLI threads (through its hooks and rollouts) into the gateway',
     options: hookHostOptions('Codex', '$GATEWAY_CODEX_DIR, else ~/.gateway/codex', 'default: none, no generation', {
       'print-hooks': bool('print the hooks for $CODEX_HOME/hooks.json (observed threads), and exit'),
+      trust: bool('trust the host\'s hooks installed in Codex\'s configuration ($CODEX_HOME/hooks.json,\n'
+        + 'from --print-hooks): Codex skips untrusted hooks silently; then exit'),
+      'prompt-args': { ...str('args', 'the arguments of `codex exec resume <args> <thread> <prompt>`, the runs that carry\n'
+        + 'out review comments sent to Codex (split on spaces), e.g. -c sandbox_mode="workspace-write"'), dashValue: true },
     }),
   },
   'codex': {
@@ -196,6 +202,21 @@ export function optionsOf<N extends CommandName>(name: N): ParseOptions<(typeof 
   const out: Record<string, { type: 'string' | 'boolean'; short?: string }> = {};
   for (const [o, spec] of Object.entries(SPECS[name].options as Record<string, OptionSpec>)) out[o] = spec.short ? { type: spec.type, short: spec.short } : { type: spec.type };
   return out as ParseOptions<(typeof SPECS)[N]['options']>;
+}
+
+/**
+ * The command's arguments as `parseArgs` reads them: an option whose value may begin with a dash (`dashValue`)
+ * given as `--prompt-args -c x=y` is passed as `--prompt-args=-c x=y` (parseArgs takes such a value only so).
+ */
+export function argsOf(name: CommandName, args: string[]): string[] {
+  const options = SPECS[name].options as Record<string, OptionSpec>;
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const o = args[i].startsWith('--') ? options[args[i].slice(2)] : undefined;
+    if (o?.dashValue && i + 1 < args.length) out.push(`${args[i]}=${args[++i]}`);
+    else out.push(args[i]);
+  }
+  return out;
 }
 
 /** The options a user may give (what the help lists): all but those parsed only to be refused. */

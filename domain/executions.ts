@@ -248,6 +248,36 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
   });
 }
 
+/**
+ * The cost the agent reported for a settled execution, when it reports it only after the execution settled
+ * (Claude Code writes its cost when its process exits: bridge/claude-code/cost.ts). By the execution's host,
+ * once: the same cost again answers the execution (a retried report), another is an InvalidRequestError, and so
+ * is a report for an execution still running (settleExecution carries its usage then). A sealed session takes
+ * it too: it records what settled work cost, it admits nothing.
+ */
+export async function reportExecutionCost(sql: Sql, actor: Actor, input: { executionID: string; cost: number }): Promise<ExecutionRow> {
+  const executionID = requireId('execution', input.executionID, 'executionID');
+  const cost = input.cost;
+  if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0) throw new InvalidRequestError('cost', 'cost must be a non-negative number (US dollars).');
+  return sql.begin(async (tx) => {
+    const locked = await lockSessionHolding(tx, actor, 'executions', executionID, () => tx<(ExecutionRow & HostFacts)[]>`
+      SELECT e.*, ${hostFacts(tx, 'h')} FROM executions e LEFT JOIN hosts h ON h.id = e.host_id
+      WHERE ${rowKey(tx, executionID, { alias: 'e' })}`);
+    if (!locked) throw new ExecutionNotFoundError(executionID);
+    const [lock, [read]] = locked;
+    if (!read) throw new ExecutionNotFoundError(executionID);
+    const { host, row: e } = hostOf(read);
+    try { checkHost(actor, e.hostId, host, { live: false }); } catch { throw new ExecutionNotFoundError(executionID); }
+    if (e.status === 'RUNNING') throw new InvalidRequestError('executionID', `Execution ${executionID} is still running: its settlement carries its usage and cost.`);
+    if (e.cost !== null) {
+      if (Number(e.cost) === cost) return e as ExecutionRow;
+      throw new InvalidRequestError('cost', `Execution ${executionID} has its cost already (${e.cost}).`);
+    }
+    const { result } = await commitEvent(lock, 'execution.cost_reported', { executionID, hostID: e.hostId, cost });
+    return result;
+  });
+}
+
 export async function getExecution(db: Db, actor: Actor, executionID: string): Promise<ExecutionRow | null> {
   const [e] = await db<ExecutionRow[]>`
     SELECT e.* FROM executions e JOIN sessions s ON s.id = e.session_id

@@ -4,7 +4,7 @@ import { ExecutionNotFoundError, HostNotFoundError, InvalidRequestError, Session
 import { ExecutionRef, NodeRef, SessionRef } from './refs.js';
 import { JobConnection, MessageConnection } from './session.js';
 import { pageArgs } from './connection.js';
-import { beginExecution, settleExecution } from '../domain/executions.js';
+import { beginExecution, reportExecutionCost, settleExecution } from '../domain/executions.js';
 import { ModelInput, ModelRef } from './host.js';
 import type { ExecutionRow } from '../domain/rows.js';
 import { executionReads, jobsOfExecution, messagesOfExecution } from '../resolvers/loaders.js';
@@ -128,6 +128,13 @@ const SettleExecutionInput = builder.inputType('SettleExecutionInput', {
   }),
 });
 
+const ReportExecutionCostInput = builder.inputType('ReportExecutionCostInput', {
+  fields: (t) => ({
+    executionID: t.id({ required: true }),
+    cost: t.float({ required: true, description: 'What the agent reported the settled execution cost, in US dollars (non-negative).' }),
+  }),
+});
+
 builder.mutationFields((t) => ({
   beginExecution: t.field({
     type: ExecutionRef,
@@ -143,5 +150,13 @@ builder.mutationFields((t) => ({
     errors: { types: [ExecutionNotFoundError, InvalidRequestError] },
     args: { input: t.arg({ type: SettleExecutionInput, required: true }) },
     resolve: (_r, { input }, ctx) => settleExecution(ctx.sql, ctx.actor, input),
+  }),
+  reportExecutionCost: t.field({
+    type: ExecutionRef,
+    extensions: allow('host'),
+    description: 'The cost the agent reported for a settled execution after it settled (Claude Code writes its own when its process exits), by the execution\'s host, once: the same cost again answers the execution, another is an InvalidRequestError, and so is a report for a running execution (settleExecution carries its usage then).',
+    errors: { types: [ExecutionNotFoundError, InvalidRequestError] },
+    args: { input: t.arg({ type: ReportExecutionCostInput, required: true }) },
+    resolve: (_r, { input }, ctx) => reportExecutionCost(ctx.sql, ctx.actor, input),
   }),
 }));

@@ -17,6 +17,7 @@ import { hookSettings, writeHookScript } from '../bridge/claude-code/hook.js';
 import { hostSecret } from '../bridge/claude-code/local-channel.js';
 import { scriptPrompt, startScriptedAnthropic, type ScriptedAnthropic, type ScriptStep } from '../bridge/claude-code/scripted-model.js';
 import { parseTranscript, turnOf } from '../bridge/claude-code/transcript.js';
+import { turnCosts } from '../bridge/claude-code/cost.js';
 import { processesWith } from './support/processes.js';
 import { missedTurnsImportedOnce } from './support/missed-turns.js';
 import { processFacts } from '../bridge/claude-code/processes.js';
@@ -88,6 +89,24 @@ describe('the transcript reader', () => {
       '{"type":"assistant","message":{"id":"m9","content":[{"type":"text","text":"seen"}],"stop_reason":"end_turn"}}',
     ].join('\n')).lines;
     expect(turnOf(pasted, 'p9').files).toEqual([{ path: '/tmp/x/images/1.png', mime: 'image/png' }]);
+  });
+  it('gives each turn the cost Claude Code computed for its process (cost-state lines), shared by tokens when several turns used a model', () => {
+    const prompt = (id: string) => ({ type: 'user', promptId: id, uuid: `u-${id}`, message: { role: 'user', content: id } });
+    const answer = (id: string, input: number, output: number, model = 'claude-x') =>
+      ({ type: 'assistant', message: { id, model, content: [{ type: 'text', text: id }], stop_reason: 'end_turn', usage: { input_tokens: input, output_tokens: output } } });
+    const state = (models: Record<string, [number, number, number]>) => ({ type: 'cost-state', totalCostUSD: 0, modelUsage: Object.fromEntries(Object.entries(models)
+      .map(([m, [costUSD, inputTokens, outputTokens]]) => [m, { costUSD, inputTokens, outputTokens, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }])) });
+    const lines = parseTranscript([
+      prompt('p1'), answer('m1', 100, 10), prompt('p2'), answer('m2', 300, 30),
+      // One process ran p1 and p2 (and a side request of another model, in no turn): $0.40 of claude-x, weighed 150 to 450.
+      state({ 'claude-x': [0.4, 400, 40], 'claude-haiku': [0.001, 50, 5] }),
+      prompt('p3'), answer('m3', 50, 5),
+      state({ 'claude-x': [0.45, 450, 45], 'claude-haiku': [0.001, 50, 5] }), // resumed: running totals, p3 alone
+      prompt('p4'), answer('m4', 10, 1), // its process has not ended: no cost yet
+    ].map((l) => JSON.stringify(l)).join('\n')).lines;
+    const costs = turnCosts(lines);
+    expect([...costs.keys()]).toEqual(['p1', 'p2', 'p3']);
+    expect([costs.get('p1'), costs.get('p2'), costs.get('p3')].map((c) => Math.round(c! * 1e9) / 1e9)).toEqual([0.1, 0.3, 0.05]);
   });
 });
 
@@ -207,6 +226,11 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     // Summed over the turn's three steps: input 100+110+120, output 20+5+4, cache read 7, cache write 3.
     // Input tokens in the one meaning: Anthropic's 330 with the 7 cache reads and 3 cache writes.
     expect([row.inputTokens, row.outputTokens, row.cacheReadTokens, row.cacheWriteTokens].map(Number)).toEqual([340, 29, 7, 3]);
+    // The cost Claude Code computed (its cost-state at each process's exit; the -p result's running total): each
+    // process ran one turn, so each execution carries exactly its process's share.
+    expect(r1.result.total_cost_usd).toBeGreaterThan(0);
+    const costs = async () => (await gw.sql`SELECT cost FROM executions WHERE id IN ${gw.sql([ex[0].id, ex[1].id])} ORDER BY sequence`).map((c) => c.cost);
+    await expect.poll(costs).toEqual([expect.closeTo(r1.result.total_cost_usd, 12), expect.closeTo(r2.result.total_cost_usd - r1.result.total_cost_usd, 12)]);
 
     const msgs = s.messages.edges.map((e: any) => e.node);
     const first = msgs.filter((m: any) => m.execution?.id === ex[0].id);

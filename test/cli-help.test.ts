@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_DIR } from '../db/index.js';
 import { cli } from './support/cli.js';
 import { ENVIRONMENT } from '../server/environment.js';
-import { COMMANDS, commandOf, commandsNamed, helpOf } from '../cli/commands.js';
+import { COMMANDS, argsOf, commandOf, commandsNamed, helpOf, optionsOf } from '../cli/commands.js';
+import { parseArgs } from 'node:util';
 import { createTestDatabase, gql } from './harness.js';
 
 
@@ -83,6 +84,15 @@ describe('--help', () => {
       expect(r.stdout).toMatch(new RegExp(`^ +${role} +.*${may}`, 'm'));
     }
     expect(r.stdout).toMatch(/^  --directory <prefix> +the token sees and touches only sessions under it/m);
+  });
+
+  it('a hooks host\'s --prompt-args takes agent arguments after a space as after an `=` (parseArgs alone refuses a value that begins with a dash)', () => {
+    for (const [name, value] of [['host codex', '-c sandbox_mode="workspace-write"'], ['host claude-code', '--allowedTools Bash']] as const) {
+      expect(() => parseArgs({ args: ['--prompt-args', value], options: optionsOf(name) }), name).toThrow(/ambiguous/);
+      for (const args of [['--prompt-args', value, '--dir', 'd'], [`--prompt-args=${value}`, '--dir', 'd']]) {
+        expect(parseArgs({ args: argsOf(name, args), options: optionsOf(name) }).values, name).toMatchObject({ 'prompt-args': value, dir: 'd' });
+      }
+    }
   });
 });
 

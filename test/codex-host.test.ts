@@ -3,7 +3,7 @@
 // git repository with commits and packs, with the Codex host (bridge/codex/, on the host kit bridge/hooks-host/)
 // between it and a real in-process gateway on a real Postgres.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -18,6 +18,8 @@ import { codexScript, startScriptedResponses, type CodexScriptStep, type Scripte
 import { FileBridgeStore } from '../bridge/opencode/store.js';
 import { processesWith } from './support/processes.js';
 import { missedTurnsImportedOnce } from './support/missed-turns.js';
+import { cli } from './support/cli.js';
+import { commandOf, helpOf } from '../cli/commands.js';
 import { until } from './support/until.js';
 
 const __dirname = path.dirname(fileURLToPath(import.meta.url));
@@ -591,6 +593,51 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     expect(sealed.message).toContain('Codex can start work in it without the gateway');
     expect(sealed.message).toContain('start Codex threads with `gateway codex`');
     expect(sealed.message).not.toContain('OpenCode');
+  });
+
+  it('`gateway host codex --trust` trusts the host\'s hooks installed in $CODEX_HOME (Codex skips untrusted ones silently): a plain `codex` is then observed', async () => {
+    const home2 = path.join(tmp, 'codex-home-trust');
+    fs.mkdirSync(home2);
+    fs.copyFileSync(path.join(codexHome, 'config.toml'), path.join(home2, 'config.toml'));
+    const printed = cli(['host', 'codex', '--print-hooks', '--dir', hostDir]);
+    expect(printed.status, printed.stderr).toBe(0);
+    fs.writeFileSync(path.join(home2, 'hooks.json'), printed.stdout);
+    const plain = async (w: string) => {
+      const child = spawn(bin!, ['exec', '--dangerously-bypass-approvals-and-sandbox', codexScript(w, [{ text: w }])], { cwd: repo, env: { ...env(), CODEX_HOME: home2 }, stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      child.stderr!.on('data', (d) => { err += d; });
+      expect(await new Promise((r) => child.once('exit', r)), err).toBe(0);
+      await host.settled();
+      return /session id: ([0-9a-f-]{36})/.exec(err)![1];
+    };
+    // Installed, not trusted: Codex ran the thread without them.
+    expect(host.gatewaySessionOf(await plain('UNTRUSTED'))).toBeNull();
+    const trust = () => cli(['host', 'codex', '--trust', '--dir', hostDir], { CODEX_HOME: home2, CODEX_BIN: bin! });
+    const r = trust();
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^trusted 8 hook\(s\) of the Codex host/);
+    expect(r.stderr).toBe('');
+    const thread = await plain('TRUSTED');
+    const id = host.gatewaySessionOf(thread)!;
+    expect(id).toMatch(/^ses_/);
+    expect((await session(id)).metadata.codex).toMatchObject({ threadID: thread, launched: false });
+    expect(trust().stdout).toMatch(/^trusted 0 hook\(s\) of the Codex host .*; 8 were trusted already/);
+    // No hooks of the host there: says what to do.
+    fs.rmSync(path.join(home2, 'hooks.json'));
+    const none = trust();
+    expect(none.status).toBe(1);
+    expect(none.stderr).toContain('gateway host codex --print-hooks');
+  });
+
+  it('the --prompt-args example `host codex --help` gives is what codex 0.169.0 accepts after `exec resume` (its --full-auto it refuses)', () => {
+    const example = /e\.g\. (.+)$/m.exec(helpOf(commandOf('host codex')))![1];
+    const resume = (args: string[]) => spawnSync(bin!, ['exec', 'resume', ...args, '01a24e9d-0c7d-7051-bae6-d03530bd3d36', 'hi'], { cwd: repo, env: env(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    // Split as the host splits it; past the arguments and the configuration, Codex looks for the thread.
+    const ok = resume(example.split(/\s+/).filter(Boolean));
+    expect(ok.stderr).toContain('no rollout found for thread id 01a24e9d-0c7d-7051-bae6-d03530bd3d36');
+    const bad = resume(['--full-auto']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("unexpected argument '--full-auto'");
   });
 
   it('a host or gateway that is down: a fronted thread is refused (no model request), an observed one runs', async () => {

@@ -77,6 +77,25 @@ describe('step facts (Execution.usage, model, agent, mode, finishReason, errorNa
     }
     expect((await g.gql(EXEC_Q, { id: e.id })).data.execution).toMatchObject({ status: 'RUNNING', usage: null, finishReason: null });
   });
+
+  it('takes the cost an agent reports after the execution settled, once, from its host', async () => {
+    const report = async (input: Record<string, unknown>, token?: string) => (await g.gql(
+      `mutation($i: ReportExecutionCostInput!) { reportExecutionCost(input: $i) { __typename ... on Execution { id usage { inputTokens cost } } ${ERR} } }`,
+      { i: input }, token)).data.reportExecutionCost;
+    const h = await host();
+    const s = await session(h);
+    const e = await begin(s.id, h);
+    expect(await report({ executionID: e.id, cost: 0.5 })).toMatchObject({ __typename: 'InvalidRequestError', field: 'executionID' }); // still running
+    expect(await settle({ executionID: e.id, status: 'SUCCEEDED', usage: { inputTokens: 100 } })).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await report({ executionID: e.id, cost: -1 })).toMatchObject({ __typename: 'InvalidRequestError', field: 'cost' });
+    expect(await report({ executionID: e.id, cost: 0.0123 })).toEqual({ __typename: 'Execution', id: e.id, usage: { inputTokens: 100, cost: 0.0123 } });
+    expect(await report({ executionID: e.id, cost: 0.0123 })).toMatchObject({ __typename: 'Execution' }); // a retry answers the same
+    expect(await report({ executionID: e.id, cost: 0.5 })).toMatchObject({ __typename: 'InvalidRequestError', field: 'cost' });
+    const other = await g.token('host');
+    expect(await report({ executionID: e.id, cost: 0.0123 }, other)).toMatchObject({ __typename: 'ExecutionNotFoundError' });
+    const events = await g.sql`SELECT type, payload FROM journal WHERE session_id = ${s.id} AND type = 'execution.cost_reported'`;
+    expect(events).toEqual([{ type: 'execution.cost_reported', payload: { executionID: e.id, hostID: h, cost: 0.0123 } }]);
+  });
 });
 
 describe('parts: REASONING, externalID, title, metadata, timing', () => {

@@ -4,7 +4,7 @@ import { startTestGateway, type TestGateway } from './harness.js';
 import { SYSTEM } from '../domain/access.js';
 import { correctMessagePart, retractMessage } from '../domain/corrections.js';
 import { GatewayError } from '../domain/errors.js';
-import { beginExecution, settleExecution } from '../domain/executions.js';
+import { beginExecution, reportExecutionCost, settleExecution } from '../domain/executions.js';
 import { appendMessage, type PartInput } from '../domain/messages.js';
 import { compareProjections, rebuildProjections, ReplayError, replayIntoSchema } from '../domain/replay.js';
 import { createSession, removeSession, updateSession } from '../domain/sessions.js';
@@ -83,6 +83,7 @@ const op = fc.oneof(
       tokens: fc.option(fc.nat({ max: 100_000 }), { nil: null }),
     }),
   },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('cost' as const), e: pick, cost: fc.double({ min: 0, max: 10, noNaN: true }) }) },
   { weight: 3, arbitrary: fc.record({ k: fc.constant('job' as const), s: pick, other: fc.boolean(), background: fc.boolean() }) },
   {
     weight: 5,
@@ -127,6 +128,7 @@ const opening: Op[] = [
   { k: 'commentState', c: 0, resolve: false },
   { k: 'send', s: 0 },
   { k: 'settle', s: 0, status: 'SUCCEEDED', tokens: null },
+  { k: 'cost', e: 0, cost: 0.0125 },
   { k: 'retract', m: 0, reason: 'opening' },
   { k: 'job', s: 0, other: false, background: false },
   { k: 'jobChange', j: 0, how: 'background' },
@@ -326,6 +328,13 @@ async function run(ops: Op[]) {
           const c = at(await g.sql<{ id: string }[]>`SELECT id FROM review_comments ORDER BY id`, o.c);
           if (!c) break;
           await (o.resolve ? resolveReviewComment : reopenReviewComment)(g.sql, SYSTEM, c.id);
+          break;
+        }
+        case 'cost': {
+          // The agent's cost of a settled execution reported late (once: a second report is refused).
+          const settled = await g.sql<{ id: string }[]>`SELECT id FROM executions WHERE status <> 'RUNNING' ORDER BY (cost IS NULL) DESC, id`;
+          const e = at(settled, o.e);
+          if (e) await reportExecutionCost(g.sql, SYSTEM, { executionID: e.id, cost: o.cost });
           break;
         }
         case 'send': {

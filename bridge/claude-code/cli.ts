@@ -10,14 +10,14 @@ import { ClaudeCodeHost } from './host.js';
 import { hookSettings, writeHookScript } from './hook.js';
 import { launchClaude } from './launch.js';
 import { HOST_TOKEN, PLUGIN_TOKEN, readSecret } from '../../cli/credentials.js';
-import { commandOf, helpOf, optionsOf } from '../../cli/commands.js';
+import { argsOf, commandOf, helpOf, optionsOf } from '../../cli/commands.js';
 
 const defaultDir = () => process.env.GATEWAY_CLAUDE_DIR ?? path.join(os.homedir(), '.gateway', 'claude-code');
 
 export async function runHostCommand(args: string[]): Promise<void> {
   const [target, ...rest] = args;
   if (target !== 'claude-code') throw new Error(helpOf(commandOf('host claude-code')));
-  const { values } = parseArgs({ args: rest, options: optionsOf('host claude-code') });
+  const { values } = parseArgs({ args: argsOf('host claude-code', rest), options: optionsOf('host claude-code') });
   const dir = path.resolve(values.dir ?? defaultDir());
   if (values['print-settings']) {
     process.stdout.write(JSON.stringify(hookSettings(writeHookScript(dir), 'open'), null, 2) + '\n');

@@ -28,7 +28,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
   AdmitWorkDocument, AppendMessageDocument, BeginExecutionDocument, CreateSessionDocument,
-  SettleExecutionDocument, StartJobDocument,
+  ReportExecutionCostDocument, SettleExecutionDocument, StartJobDocument,
 } from '../../client/index.js';
 import type { Command } from '../common/host-lease.js';
 import { allow, decideWithin, refuse, within, type Decision, type Ticket } from '../hooks-host/admission.js';
@@ -42,6 +42,7 @@ import { hookSettings, writeHookScript } from './hook.js';
 import { findClaudeBinary, launchClaude } from './launch.js';
 import { CLAUDE_CODE_NAMES } from './local-channel.js';
 import { claudeConfigDir, isClaude } from './processes.js';
+import { turnCosts } from './cost.js';
 import { parseTranscript, rewriteTranscript, turnIdsOf, turnOf, usageOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
 
 /**
@@ -72,7 +73,8 @@ export interface ClaudeCodeHostOptions extends HooksHostOptions {
   promptArgs?: string[];
 }
 
-interface TurnState { promptId: string; executionID: string; settled: boolean; startedAt: number }
+/** `cost`: the cost Claude Code computed for the turn, once reported to the gateway (bridge/claude-code/cost.ts). */
+interface TurnState { promptId: string; executionID: string; settled: boolean; startedAt: number; cost?: number }
 
 /** A Bash tool call: a SHELL job (keyed by the tool_use_id). */
 interface JobState { jobID: string; promptId: string; background: boolean; taskId: string | null; done: boolean }
@@ -215,8 +217,10 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
         case 'UserPromptSubmit': return this.admitPrompt(cc, input, ticket, launch);
         case 'PreToolUse': return this.admitTool(cc, input, ticket);
         case 'PostToolUse': await this.toolEnded(cc, input); return allow;
-        case 'Stop': case 'StopFailure': await this.finishTurn(cc, input); return allow;
+        case 'Stop': case 'StopFailure': await this.finishTurn(cc, input); await this.reportCosts(cc); return allow;
         case 'SessionEnd':
+          // Claude Code wrote its cost of the process's turns just before this hook (a cost-state line).
+          void this.enqueue(cc, () => this.reportCosts(cc));
           if (st.kind === 'observed') for (const k of [cc, ...this.childrenOf(cc)]) if (this.sessions.get(k)?.current) void this.enqueue(cc, () => this.endRunning(k, 'exit'));
           if (st.kind === 'observed' && st.pendingEdits?.length) void this.afterExit(cc);
           return allow;
@@ -626,6 +630,29 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
     });
     const st = this.sessions.get(cc)!;
     await this.persist(cc, { ...st, current: st.current === ts.promptId ? null : st.current, turns: { ...st.turns, [ts.promptId]: { ...ts, settled: true } } });
+  }
+
+  /**
+   * The cost Claude Code computed for the settled turns of its processes that ended (bridge/claude-code/cost.ts),
+   * reported once per execution; a turn whose process has not written its cost yet waits for a later hook.
+   */
+  private async reportCosts(cc: string) {
+    const st = this.sessions.get(cc);
+    if (!st?.transcript || st.parent) return;
+    let text: string;
+    try { text = fs.readFileSync(st.transcript, 'utf8'); } catch { return; }
+    for (const [promptId, cost] of turnCosts(parseTranscript(text).lines)) {
+      const ts = this.sessions.get(cc)!.turns[promptId];
+      if (!ts?.settled || ts.cost !== undefined) continue;
+      try {
+        await this.gw.call(ReportExecutionCostDocument, { input: { executionID: ts.executionID, cost } });
+      } catch (e: any) {
+        if (!(e instanceof GatewayError)) { this.log(`cost of ${ts.executionID}: ${e?.message ?? e}`); continue; }
+        this.log(`cost of ${ts.executionID}: ${e.message}`); // a cost already there (the same one: a retry)
+      }
+      const now = this.sessions.get(cc)!;
+      await this.persist(cc, { ...now, turns: { ...now.turns, [promptId]: { ...now.turns[promptId], cost } } });
+    }
   }
 
   /**

@@ -115,6 +115,8 @@ export const CATALOGUE = {
       },
     },
   }),
+  /** The agent's cost of a settled execution, reported after its settlement (domain/executions.ts reportExecutionCost). */
+  'execution.cost_reported': def({ version: 1, payload: P.ExecutionCostReported, touches: true, project: project.executionCostReported }),
   'execution.abandoned': def({ version: 1, payload: P.ExecutionAbandoned, touches: false, project: project.executionAbandoned }),
   'execution.interrupting': def({ version: 1, payload: P.ExecutionInterrupting, touches: false, project: project.informational }),
   'message.appended': def({ version: 1, payload: P.MessageAppended, touches: true, project: project.messageAppended }),

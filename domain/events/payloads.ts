@@ -105,6 +105,12 @@ export const ExecutionSettled = object({
   usage: StepUsage,
 });
 
+/**
+ * The cost the agent reported for a settled execution after it settled (Claude Code writes its cost when its
+ * process exits: bridge/claude-code/cost.ts), once per execution; in US dollars.
+ */
+export const ExecutionCostReported = object({ executionID: id('execution'), hostID: id('host'), cost: num });
+
 export const ExecutionAbandoned = object({ executionID: id('execution'), hostID: id('host') });
 
 export const ExecutionInterrupting = object({

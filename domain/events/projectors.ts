@@ -125,6 +125,11 @@ export const executionSettled: Projector<typeof P.ExecutionSettled, ExecutionRow
   return e;
 };
 
+export const executionCostReported: Projector<typeof P.ExecutionCostReported, ExecutionRow> = async ({ tx }, { sessionID, payload: p }) => {
+  const [e] = await tx<ExecutionRow[]>`UPDATE executions SET cost = ${p.cost} WHERE session_id = ${sessionID} AND id = ${p.executionID} RETURNING *`;
+  return e;
+};
+
 export const executionAbandoned: Projector<typeof P.ExecutionAbandoned, ExecutionRow> = async ({ tx }, { sessionID, at, payload: p }) => {
   const [e] = await tx<ExecutionRow[]>`
     UPDATE executions SET status = 'ABANDONED', settled_at = ${at}::text::timestamptz
