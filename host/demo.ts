@@ -63,7 +63,8 @@ export async function runDemo(args: string[], out: (line: string) => void = (l) 
       if (e instanceof GraphQLRequestError && e.status === 401) {
         const file = (parsed as Record<string, unknown>)['token-file'];
         const from = typeof file === 'string' ? `--token-file ${file}` : HOST_TOKEN.env;
-        throw new DemoError(`the gateway at ${values.url} did not accept the token of ${from}: ${e.message}`);
+        throw new DemoError(`the gateway at ${values.url} did not accept the token of ${from}: ${e.message} `
+          + `(The demo needs an admin token, or a host token with a plugin token in ${PLUGIN_TOKEN.env}.)`);
       }
       throw e;
     }

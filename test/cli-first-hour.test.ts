@@ -150,7 +150,8 @@ it('the demo removes its temporary worktree (its changesets stay frozen on the g
     const temp = fs.mkdtempSync(path.join(tmp, 'demo-refused-'));
     await expect(runDemo(['--url', g.url], () => {}, { GATEWAY_TOKEN: `gw_${'x'.repeat(32)}`, TMPDIR: temp })).rejects.toThrow(
       `the gateway at ${g.url} did not accept the token of GATEWAY_TOKEN: The gateway refused this token: it is unknown or revoked. `
-      + 'Make a new one where the gateway runs (with its data folder or DATABASE_URL): gateway token create --role reader (or plugin, host, admin).');
+      + 'Make a new one where the gateway runs (with its data folder or DATABASE_URL): gateway token create --role reader (or plugin, host, admin). '
+      + '(The demo needs an admin token, or a host token with a plugin token in GATEWAY_PLUGIN_TOKEN.)');
     expect(fs.readdirSync(temp)).toEqual([]);
   } finally {
     await g.stop();
