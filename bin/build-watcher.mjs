@@ -63,7 +63,9 @@ let started = null;
  * starting a build in the background when none is under way and none failed for this patch. Never waits.
  */
 export function startPatchedWatcherBuild() {
-  if (!supported) return { ready: false, why: '@parcel/watcher reports lost events only in its patched build for Linux' };
+  if (!supported) {
+    return { ready: false, why: process.platform === 'linux' ? `@parcel/watcher is not installed (${dir})` : '@parcel/watcher reports lost events only in its patched build for Linux' };
+  }
   if (patchedBuildReady()) return { ready: true, why: null };
   const building = `the patched @parcel/watcher is being built in the background (log: ${logFile}); until it is in place, captures walk the worktree`;
   if ((started && started.exitCode === null && !started.signalCode) || lockHeld(lockFile)) return { ready: false, why: building };
