@@ -117,8 +117,9 @@ export function loadConversation(text: string): Conversation {
 export function isPrompt(m: ChatMessage): boolean {
   if (m.type !== 'user' || m.parts.some((p) => p.functionResponse) || m.id.endsWith('_response')) return false;
   const t = m.text.trimStart();
-  // Gemini CLI's commands (`/compress`…) and context are not sent to the model as prompts.
-  return t !== '' && !t.startsWith('/') && !t.startsWith('?') && !t.startsWith('<session_context>') && !t.startsWith('<hook_context>');
+  // Gemini CLI's commands (`/compress`…) and context are not sent to the model as prompts; a compression's summary
+  // (`<state_snapshot>`, answered "Got it") is not a turn.
+  return t !== '' && !/^([/?]|<session_context>|<hook_context>|<state_snapshot>)/.test(t);
 }
 
 /** Where a gateway part lives in the history: a message's text, one of its thoughts, or a tool call's result. */

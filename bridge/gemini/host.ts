@@ -123,12 +123,12 @@ export class GeminiHost extends HooksHost<GeminiSessionState, ChatEdit> {
         return refuse(`this Gemini CLI process started before the gateway rewrote session ${id}'s history (a correction or a retraction): exit it and run \`gateway gemini --resume ${id} …\``);
       }
       if (admitting && st.fenced) return refuse(`session ${st.sessionID} is sealed by the gateway: nothing more runs in it`);
+      // Turns Gemini CLI ran in the session while the host did not see them: imported before this hook's work.
+      await this.catchUp(id, event, null);
       switch (event) {
         case 'SessionStart': {
           await this.ensureSession(id, input);
           if (launch) await this.admitProcess(id, launch.token).catch((e) => this.log(`process admission of ${id}: ${e?.message ?? e}`));
-          // The history as it is before this process's first prompt: the turns the host did not see run.
-          await this.catchUp(id, 'SessionStart', null);
           const key = `${worktreeRoot(st.cwd)}\0${id}`;
           if (!this.warmed.has(key)) { this.warmed.add(key); await this.snapshot(this.sessions.get(id)!); }
           return allow;
@@ -176,6 +176,7 @@ export class GeminiHost extends HooksHost<GeminiSessionState, ChatEdit> {
     } }, 'plugin'), this.opts.admissionTimeoutMs ?? 20_000, 'createSession');
     await this.persist(id, { ...this.sessions.get(id)!, sessionID: s.id });
     this.watch(id);
+    await this.catchUp(id, 'created', null);
     return this.sessions.get(id)!;
   }
 
@@ -189,7 +190,10 @@ export class GeminiHost extends HooksHost<GeminiSessionState, ChatEdit> {
   protected earlierHistory(id: string): { turns: EarlierTurn[] } {
     const st = this.sessions.get(id)!;
     const lease = this.leases[st.kind];
-    return { turns: this.turns(st).map((t) => ({ id: st.prompts?.[t.promptId] ?? t.promptId, ended: t.answered, import: async (why: string) => {
+    // The running turn, once its prompt is in the history, is named by its turn (its own hooks mirror it).
+    const running = st.current && st.turns[st.current] ? this.liveTurn(st, st.turns[st.current])?.promptId : null;
+    const named = (promptId: string) => st.prompts?.[promptId] ?? (promptId === running && st.current ? st.current : promptId);
+    return { turns: this.turns(st).map((t) => ({ id: named(t.promptId), ended: t.answered, import: async (why: string) => {
       const e = await lease.call(BeginExecutionDocument, {
         sessionID: st.sessionID!, trigger: 'PROMPT', externalID: t.promptId, idempotencyKey: this.idempotencyKey('turn', id, t.promptId), startCaptureError: why,
         ...(t.model ? { model: { providerID: 'google', modelID: t.model } } : {}),
