@@ -4,15 +4,17 @@
 // in-process gateway on a real Postgres. Gemini CLI starts slowly: one scenario runs it six times and checks
 // everything along the way.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { GeminiHost } from '../bridge/gemini/host.js';
 import { appendedEdits, loadConversation, turnsOf } from '../bridge/gemini/chat.js';
-import { checkGeminiArgs, findGeminiBinary, launchGemini, sessionArgs, withHooks } from '../bridge/gemini/launch.js';
+import { checkGeminiArgs, findGeminiBinary, isGemini, launchGemini, sessionArgs, withHooks } from '../bridge/gemini/launch.js';
 import { geminiScript, sentText, startScriptedGemini, type GeminiScriptStep, type ScriptedGemini } from '../bridge/gemini/scripted-model.js';
+import { missedTurnsImportedOnce } from './support/missed-turns.js';
 import { processesWith } from './support/processes.js';
 import { until } from './support/until.js';
 
@@ -70,6 +72,8 @@ describe('the chat history and the launcher (no Gemini CLI run)', () => {
     expect(() => checkGeminiArgs(['--yolo', '-m', 'gemini-2.5-flash', '-p', 'x'])).not.toThrow();
     expect(sessionArgs(['--resume', '0b1c2d3e-0000-4000-8000-000000000001', '-p', 'x'])).toEqual({ names: '0b1c2d3e-0000-4000-8000-000000000001', anyInCwd: false });
     expect(sessionArgs(['-r', 'latest'])).toEqual({ names: null, anyInCwd: true });
+    expect(['node /x/bundle/gemini.js -p y', 'node --max-old-space-size=4096 /x/bundle/gemini.js', '/usr/local/bin/gemini --yolo'].map((c) => isGemini(c.split(' ')))).toEqual([true, true, true]);
+    expect(['node /x/other.js gemini.js', 'bash gemini-hook.sh', 'node'].map((c) => isGemini(c.split(' ')))).toEqual([false, false, false]);
     const s = withHooks({ theme: 'x', hooks: { BeforeTool: [{ matcher: 'x', hooks: [{ name: 'mine', type: 'command', command: 'true' }] }] },
       hooksConfig: { enabled: false, disabled: ['gateway-BeforeTool', 'mine'] } }, '/h/gateway-hook.sh');
     expect(s).toMatchObject({ theme: 'x', hooksConfig: { enabled: true, disabled: ['mine'] }, general: { sessionRetention: { enabled: false } } });
@@ -89,6 +93,8 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
 
   const env = (): NodeJS.ProcessEnv => ({ ...process.env, HOME: home, TMPDIR: path.join(tmp, 'tmp'), GOOGLE_GEMINI_BASE_URL: model.url, GEMINI_API_KEY: 'fake-local-key', GEMINI_BIN: '' });
   const M = ['--yolo', '-m', 'gemini-2.5-flash'];
+  const newHost = () => new GeminiHost({ gatewayUrl: gw.url, hostToken: gw.admin, dir: hostDir, leaseMs: 10_000, geminiEnv: env(), geminiBin: bin!, models: ['gemini-2.5-pro'],
+    promptArgs: M, log: (m) => { if (process.env.BRIDGE_DEBUG) console.log(`[gemini] ${m}`); } });
 
   /** One `gemini -p` run through the launcher (`gateway gemini …`). */
   async function run(prompt: string, resume?: string) {
@@ -119,8 +125,7 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
       privacy: { usageStatisticsEnabled: false }, general: { enableAutoUpdate: false, enableAutoUpdateNotification: false }, telemetry: { enabled: false } }));
     gw = await startTestGateway();
     model = await startScriptedGemini();
-    host = new GeminiHost({ gatewayUrl: gw.url, hostToken: gw.admin, dir: hostDir, leaseMs: 10_000, geminiEnv: env(), geminiBin: bin!, models: ['gemini-2.5-pro'],
-      promptArgs: M, log: (m) => { if (process.env.BRIDGE_DEBUG) console.log(`[gemini] ${m}`); } });
+    host = newHost();
     await host.start();
   });
   afterAll(async () => {
@@ -221,5 +226,32 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
     s = await session(id);
     expect(s.status).toBe('SEALED');
     expect(s.executions.edges.length).toBe(3);
+  });
+
+  it('a turn Gemini CLI runs on a mirrored session while the host is down (its hooks failing open), or without its hooks, is imported once, in order, with honest boundaries', async () => {
+    // Plain `gemini` (not the launcher; re-spawning itself as it does by default): the hooks the launcher wrote into
+    // the user's settings run in mode auto, open without a launch token: an observed session.
+    const sid = randomUUID();
+    let first = true;
+    const settingsFile = path.join(home, '.gemini', 'settings.json');
+    await missedTurnsImportedOnce({
+      gw,
+      async turn(how, file, w) {
+        const withHooks = fs.readFileSync(settingsFile, 'utf8');
+        if (how === 'bare') fs.writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(withHooks), hooks: {} }));
+        const prompt = geminiScript(`turn ${w}`, [{ shell: [`echo ${w} > ${file}`] }, { text: w }]);
+        const child = spawn(process.execPath, [bin!, '--skip-trust', ...M, first ? '--session-id' : '--resume', sid, '-p', prompt], { cwd: repo, env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+        first = false;
+        let err = '';
+        child.stderr!.on('data', (d) => { err += d; });
+        const code = await new Promise((r) => child.once('exit', r));
+        fs.writeFileSync(settingsFile, withHooks);
+        expect(code, err).toBe(0);
+        await host.settled();
+      },
+      sessionID: () => host.gatewaySessionOf(sid)!,
+      stopHost: () => host.stop(),
+      async startHost() { host = newHost(); await host.start(); await host.settled(); },
+    });
   });
 });

@@ -143,8 +143,14 @@ export function findGeminiBinary(): string | null {
   return null;
 }
 
-/** Whether a process's command line is Gemini CLI's: node running its `gemini.js` (or a `gemini` link to it). */
-export const isGemini = (argv: string[]) => argv.slice(0, 2).some((a) => /(^|\/)gemini(\.js)?$/.test(a));
+/**
+ * Whether a process's command line is Gemini CLI's: node running its `gemini.js` (or a `gemini` link to it), node's
+ * own options before it (the process Gemini CLI re-spawns itself as runs `node --max-old-space-size=… gemini.js`).
+ */
+export function isGemini(argv: string[]): boolean {
+  const script = /(^|\/)node$/.test(argv[0] ?? '') ? argv.slice(1).find((a) => !a.startsWith('-')) : argv[0];
+  return /(^|\/)gemini(\.js)?$/.test(script ?? '');
+}
 
 export interface GeminiLaunched { child: ChildProcess; token: string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; refused: string[] }> }
 
