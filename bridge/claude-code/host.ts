@@ -322,6 +322,11 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
     return this.sessions.get(cc)!;
   }
 
+  /** The prompt IDs the transcript's lines name (a text search: tool results and local commands name theirs too). */
+  protected turnStarts(text: string): string[] {
+    return [...new Set([...text.matchAll(/"promptId":"([^"\\]+)"/g)].map((m) => m[1]))];
+  }
+
   /**
    * The transcript's turns (the kit's import of what the host did not see run): each with its messages, jobs (a
    * background shell ends with the task notification of a later turn), model and usage. Claude Code's own

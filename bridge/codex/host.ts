@@ -38,7 +38,7 @@ import { boundaryInput, inside, real, worktreeRoot } from '../hooks-host/worktre
 import { GatewayError } from '../common/gateway.js';
 import { startAppServer } from './app-server.js';
 import { CODEX_NAMES, findCodexBinary, launchCodex, writeHookScript } from './launch.js';
-import { parseRollout, promptTurnIds, rewriteRollout, shellResult, turnOf, type CodexTurn, type ShellCall, type Locator, type RolloutEdit } from './rollout.js';
+import { parseRollout, promptTurnIds, rewriteRollout, shellResult, turnIds, turnOf, type CodexTurn, type ShellCall, type Locator, type RolloutEdit } from './rollout.js';
 
 export interface CodexHostOptions extends HooksHostOptions {
   /** The models the host offers for generation (any other is ModelNotFoundError). Default: none (no generation). */
@@ -255,6 +255,11 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
     let text = '';
     try { text = fs.readFileSync(st.transcript, 'utf8'); } catch { /* not there (yet) */ }
     return parseRollout(text).lines;
+  }
+
+  /** The turn IDs of the rollout's `task_started` lines (only those lines parsed). */
+  protected turnStarts(text: string): string[] {
+    return turnIds(parseRollout(text.split('\n').filter((l) => l.includes('"task_started"')).join('\n')).lines);
   }
 
   /**

@@ -10,6 +10,7 @@
 // launch token the host issued) are served by a host that declares `exclusiveAdmission` (so their seal can
 // answer SessionSealed); any other session whose hooks reach the host by one that does not (its seal answers
 // SealUnsupportedError(ADMISSION_NOT_EXCLUSIVE): the agent can run it without the hooks).
+import fs from 'node:fs';
 import { AdmitWorkDocument, FinishJobDocument, TranscriptEventsDocument } from '../../client/index.js';
 import { WorktreeCapturer, type CaptureOptions } from '../../host/capture.js';
 import { HostLease, type Command, type HostIdentity } from '../common/host-lease.js';
@@ -188,6 +189,13 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
   protected async importMissed(key: string, live: string | null, over = false): Promise<void> {
     const st = this.sessions.get(key);
     if (!st?.sessionID || st.parent || st.fenced || !st.transcript) return;
+    // A cheap look first (the prompt waits for this): a turn the host has not mirrored, nor found not to be one?
+    let starts: string[] | null = null;
+    if (this.turnStarts) {
+      try { starts = this.turnStarts(fs.readFileSync(st.transcript, 'utf8')); } catch { return; }
+      const skip = this.notTurns.get(key);
+      if (!starts.some((id) => id !== live && id !== st.current && !st.turns[id]?.settled && !skip?.has(id))) return;
+    }
     const why = `imported: the ${this.agent.names.label} host did not see this turn run (it was not running, or ${this.agent.names.label} ran without its hooks), so no capture of the worktree exists for it`;
     const history = this.earlierHistory(key);
     const last = history.turns.at(-1);
@@ -203,7 +211,20 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
       this.log(`session ${key}: imported ${imported.length} turn(s) the host did not see run`);
       await history.after?.(imported);
     }
+    // What the cheap look found that is no turn of the session (a compaction, a blocked prompt): not looked at again,
+    // but for the last, which the agent may still be writing.
+    const turns = new Set(history.turns.map((t) => t.id));
+    for (const id of (starts ?? []).slice(0, -1)) if (!turns.has(id)) this.notTurns.set(key, (this.notTurns.get(key) ?? new Set()).add(id));
   }
+
+  /** Per session, the turn IDs `turnStarts` finds that the agent's history does not hold as turns (in memory). */
+  private readonly notTurns = new Map<string, Set<string>>();
+
+  /**
+   * The IDs of the turns a transcript's text holds, found cheaply (a text search, not a parse of every line; it may
+   * find more than the turns: `earlierHistory` decides). Without it, every look at a session parses its transcript.
+   */
+  protected turnStarts?(text: string): string[];
 
   /**
    * At the host's start (`start`), when a session's gateway session was just created (`created`), and at each hook
