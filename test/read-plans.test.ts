@@ -76,17 +76,18 @@ const EXECUTION_FIELDS = selectionsOf('Execution', {
   usage: 'usage { inputTokens outputTokens reasoningTokens cacheReadTokens cacheWriteTokens cost }',
   messages: 'messages(first: 2) { edges { node { id } } }', jobs: 'jobs(first: 2) { edges { node { id } } }',
   boundary: 'boundary { __typename ... on SnapshotBoundary { start { id fileCount } end { id } } ... on BoundaryUnavailable { reason detail } }',
-  changeset: 'changeset { fileCount additions deletions coverage { __typename } files { path previousPath similarity } patch comments { id body anchor { path line } } }',
+  changeset: 'changeset { fileCount additions deletions coverage { __typename } files { path previousPath similarity attribution { changedBy { __typename } } } patch comments { id body anchor { path line } } }',
   driftBefore: 'driftBefore { fileCount additions deletions coverage { __typename ... on CoverageUnavailable { reason detail } } files { path } patch comments { id } }',
 });
-// (Session.changes takes the executions of its range: test/session-changes.test.ts.)
+// (Session.changes takes the executions of its range: test/session-changes.test.ts; Session.blame one of its executions:
+// test/attribution.test.ts.)
 const SESSION_FIELDS = selectionsOf('Session', {
   parent: 'parent { id title }', children: 'children(first: 2) { edges { node { id } } }',
   executions: 'executions(first: 2) { edges { node { id status } } }', runningExecution: 'runningExecution { id }',
   lastSettledExecution: 'lastSettledExecution { id }', messages: 'messages(first: 2) { edges { node { id } } }',
   jobs: 'jobs(first: 2) { edges { node { id } } }', context: 'context { messageID role text }',
   comments: 'comments(first: 2) { edges { node { id state } } }',
-}, ['changes']);
+}, ['changes', 'blame']);
 
 const ok = async (query: string) => {
   const r = await g.gql(query);

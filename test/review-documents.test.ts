@@ -5,9 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Kind, parse } from 'graphql';
+import { Kind, parse, validate } from 'graphql';
+import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { DEFAULT_LIMITS, operationCost } from '../server/limits.js';
 import { PROJECT_DIR } from '../db/index.js';
+import { schema } from '../schema/index.js';
 
 describe("the review page's queries", () => {
   const doc = parse(readFileSync(path.join(PROJECT_DIR, 'client', 'operations', 'review.graphql'), 'utf8'));
@@ -24,4 +26,11 @@ describe("the review page's queries", () => {
       expect(cost).toBeLessThanOrEqual(DEFAULT_LIMITS.maxCost / 10);
     });
   }
+
+  it('are within the depth limit (MAX_DEPTH, counted as the gateway counts it: graphql-armor, fragments included)', () => {
+    const found: string[] = [];
+    const rule = maxDepthRule({ n: DEFAULT_LIMITS.maxDepth, ignoreIntrospection: true, propagateOnRejection: false, onReject: [(_ctx, e) => { found.push(e.message); }] });
+    expect(validate(schema, doc, [rule])).toEqual([]);
+    expect(found).toEqual([]);
+  });
 });

@@ -8,6 +8,10 @@ import { changesetKit, write } from './support/changeset-kit.js';
 import { startReviewRig, type ReviewRig } from './support/review-rig.js';
 import { runDemo } from '../host/demo.js';
 import { begin, lapseLease, registerHost, settle } from './fixtures.js';
+import path from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { TEST_OUTPUT } from './support/browser.js';
+import { PROJECT_DIR } from '../db/index.js';
 
 /**
  * The review page says only what is true (issue 49), in Chromium: an unknown changeset is never a count of zero,
@@ -356,5 +360,60 @@ describe('the review page tells the truth', () => {
     expect(await kinds()).toEqual(['ctx a();', 'ctx a();', 'ctx     b();', 'ctx     b();', 'empty ', 'add c();']);
     await page.uncheck('.hide-whitespace');
     expect(await kinds()).toEqual(['ctx a();', 'ctx a();', 'del   b();', 'add     b();', 'empty ', 'add c();']);
+  });
+
+  it('who changed each line: a range marks each file and line with its execution or "outside edit", its banner names the omission, and a file\'s blame view says who last changed each line', async () => {
+    // Screenshots: test-output/ (ignored by git); REVIEW_ATTRIBUTION_SCREENSHOTS=docs/screenshots/attribution renews the committed ones.
+    const shots = process.env.REVIEW_ATTRIBUTION_SCREENSHOTS ? path.resolve(PROJECT_DIR, process.env.REVIEW_ATTRIBUTION_SCREENSHOTS) : path.join(TEST_OUTPUT, 'attribution');
+    mkdirSync(shots, { recursive: true });
+    const demo = await runDemo(['--url', g.url], () => {}, { GATEWAY_TOKEN: g.admin });
+    const card = (p: string) => `.file-card[data-path="${p}"]`;
+    const marks = (sel: string) => page.locator(sel).evaluateAll((els) => els.map((x) => (x as HTMLElement).dataset.origin));
+
+    // The range #1 to #2 of the demo: the user's README.md edit next to the agent's files, now told apart.
+    await open(`#/session/${demo.sessionID}/changes/${demo.changedID}/${demo.omittedID}`);
+    await page.locator(`${card('greeting.txt')} .file-origins .origin-mark`).first().waitFor();
+    expect(await marks(`${card('README.md')} .file-head .origin-mark`)).toEqual(['outside edit']);
+    expect(await marks(`${card('greeting.txt')} .file-head .origin-mark`)).toEqual(['#1', '#2']);
+    expect(await marks(`${card('notes.md')} .file-head .origin-mark`)).toEqual(['#1']);
+    expect(await page.locator(`${card('greeting.txt')} .file-head a.origin-mark[data-origin="#2"]`).getAttribute('href')).toBe(`#/execution/${demo.omittedID}`);
+    expect(await page.locator(`${card('README.md')} .file-head a.origin-mark`).getAttribute('href')).toBe(`#/execution/${demo.omittedID}/drift`);
+    // Each line: the "hello" #1 replaced, the line #2 wrote; the user's line.
+    await page.locator(`${card('greeting.txt')} td.code .origin-mark`).first().waitFor();
+    expect(await marks(`${card('greeting.txt')} td.code[data-kind="del"] .origin-mark`)).toEqual(['#1']);
+    expect(await marks(`${card('greeting.txt')} td.code[data-kind="add"] .origin-mark`)).toEqual(['#2']);
+    expect(await page.locator(`${card('greeting.txt')} td.code[data-kind="add"]`).allInnerTexts()).toEqual(['hello, world!']); // the mark is not the line's text
+    await page.locator(`${card('README.md')} td.code .origin-mark`).first().waitFor();
+    expect(await marks(`${card('README.md')} td.code[data-kind="add"] .origin-mark`)).toEqual(['outside edit']);
+    expect(await marks(`${card('notes.md')} td.code[data-kind="add"] .origin-mark`)).toEqual(['#1', '#1', '#1']);
+    // The banner names why #2's own changeset is incomplete (its ignored build.log), not that #2 failed.
+    const note = await page.locator('.incomplete-note').innerText();
+    expect(note).toContain('#2 build.log ignored');
+    expect(note).not.toContain('FAILED');
+    await page.locator(card('README.md')).scrollIntoViewIfNeeded();
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: path.join(shots, 'range-with-attribution.png'), fullPage: true });
+
+    // Blame, from the file's card: README.md at the end of #2, each line with what last changed it.
+    await page.click(`${card('README.md')} a.blame-link`);
+    await page.locator('table.blame').waitFor();
+    expect(decodeURIComponent(page.url())).toContain(`#/session/${demo.sessionID}/blame/${demo.omittedID}/END/README.md`);
+    const owners = await page.locator('table.blame tbody tr td.origin').evaluateAll((tds) => tds.map((td) => (td as HTMLElement).dataset.kind));
+    expect(owners).toEqual(['before', 'before', 'before', 'outside']);
+    expect(await marks('table.blame td.origin.run-start .origin-mark')).toEqual(['before the session', 'outside edit']);
+    expect(await page.locator('table.blame td.code').allInnerTexts()).toEqual(['# Demo worktree', '', 'The reference host edits greeting.txt here.', 'The user added this line between two executions.']);
+    expect(await marks('.blame-history .origin-mark')).toEqual(['before the session', 'outside edit']);
+    await page.screenshot({ path: path.join(shots, 'blame-readme.png'), fullPage: true });
+    // greeting.txt: #2's line, with the prompt it answered; at the start of #2 the line is #1's.
+    await open(`#/session/${demo.sessionID}/blame/${demo.omittedID}/END/greeting.txt`);
+    await page.locator('table.blame td.origin .origin-prompt').waitFor();
+    expect(await marks('table.blame td.origin .origin-mark')).toEqual(['#2']);
+    expect(await page.locator('table.blame td.origin .origin-prompt').innerText()).toBe('Now run the build (it fails on purpose).');
+    await page.screenshot({ path: path.join(shots, 'blame-greeting.png'), fullPage: false });
+    await page.click('.blame-where a:has-text("at its start")');
+    await page.locator('table.blame td.origin .origin-mark[data-origin="#1"]').waitFor();
+    // An ignored file has no blame, and says why.
+    await open(`#/session/${demo.sessionID}/blame/${demo.omittedID}/END/build.log`);
+    expect(await page.locator('.blame-unavailable').innerText()).toContain('OMITTED (IGNORED)');
   });
 });

@@ -3,6 +3,7 @@ import { askOtherTabs, authFailureMessage, checkToken, gateway, isAuthFailure, o
 import { errorBox, h, refreshTimes, setTitle } from './dom.js';
 import { ExecutionView } from './views/execution.js';
 import { DriftView, RangeView } from './views/range.js';
+import { BlameView } from './views/attribution.js';
 import { sessionView } from './views/session.js';
 import { sessionsView } from './views/sessions.js';
 
@@ -11,11 +12,12 @@ type Route =
   | { name: 'session'; id: string }
   | { name: 'range'; id: string; from: string; to: string; path: string | null; line: string | null }
   | { name: 'drift'; id: string; path: string | null; line: string | null }
-  | { name: 'execution'; id: string; path: string | null; line: string | null };
+  | { name: 'execution'; id: string; path: string | null; line: string | null }
+  | { name: 'blame'; id: string; execution: string; side: 'START' | 'END'; path: string };
 
 /**
  * Hash routes: #/ · #/session/<id> · #/execution/<id>[/file/<path>] · #/execution/<id>/drift[/file/<path>]
- * · #/session/<id>/changes/<from>/<to>[/file/<path>]; a file's route may name one line of its diff, ?line=L12 (the
+ * · #/session/<id>/changes/<from>/<to>[/file/<path>] · #/session/<id>/blame/<execution>/<START|END>/<path>; a file's route may name one line of its diff, ?line=L12 (the
  * old side's line 12) or ?line=R12 (the new side's): a permalink.
  */
 export function parseRoute(hash: string): Route {
@@ -26,6 +28,9 @@ export function parseRoute(hash: string): Route {
   const fileAt = (i: number) => (seg[i] === 'file' && seg.length > i + 1 ? decodeURIComponent(seg.slice(i + 1).join('/')) : null);
   if (seg[0] === 'session' && seg[1] && seg[2] === 'changes' && seg[3] && seg[4]) {
     return { name: 'range', id: decodeURIComponent(seg[1]), from: decodeURIComponent(seg[3]), to: decodeURIComponent(seg[4]), path: fileAt(5), line };
+  }
+  if (seg[0] === 'session' && seg[1] && seg[2] === 'blame' && seg[3] && (seg[4] === 'START' || seg[4] === 'END') && seg.length > 5) {
+    return { name: 'blame', id: decodeURIComponent(seg[1]), execution: decodeURIComponent(seg[3]), side: seg[4], path: decodeURIComponent(seg.slice(5).join('/')) };
   }
   if (seg[0] === 'session' && seg[1]) return { name: 'session', id: decodeURIComponent(seg[1]) };
   if (seg[0] === 'execution' && seg[1] && seg[2] === 'drift') return { name: 'drift', id: decodeURIComponent(seg[1]), path: fileAt(3), line };
@@ -120,7 +125,7 @@ function signIn(message?: string) {
 
 /** The title a route has until its view names what it shows. */
 const ROUTE_TITLE: Record<Route['name'], string> = {
-  sessions: 'Sessions', session: 'Session', range: 'Changes', drift: 'Drift', execution: 'Execution',
+  sessions: 'Sessions', session: 'Session', range: 'Changes', drift: 'Drift', execution: 'Execution', blame: 'Blame',
 };
 
 function route() {
@@ -131,7 +136,7 @@ function route() {
   const r = parseRoute(location.hash);
   const key = r.name === 'execution' ? `execution.${r.id}` : r.name === 'drift' ? `drift.${r.id}` : r.name === 'range' ? `range.${r.id}.${r.from}.${r.to}` : null;
   if (key && changeset?.key === key) {
-    if ('path' in r && r.path) changeset.view.select(r.path, r.line);
+    if ('line' in r && r.path) changeset.view.select(r.path, r.line);
     return;
   }
   closeView?.();
@@ -140,7 +145,10 @@ function route() {
   setTitle(ROUTE_TITLE[r.name]);
   if (r.name === 'sessions') closeView = sessionsView(app);
   else if (r.name === 'session') closeView = sessionView(app, r.id);
-  else {
+  else if (r.name === 'blame') {
+    const v = new BlameView(app, r.id, r.execution, r.side, r.path);
+    closeView = () => v.close();
+  } else {
     const v = r.name === 'execution' ? new ExecutionView(app, r.id, r.path, r.line)
       : r.name === 'drift' ? new DriftView(app, r.id, r.path, r.line)
         : new RangeView(app, r.id, r.from, r.to, r.path, r.line);

@@ -90,6 +90,8 @@ export interface DiffOptions {
   onLine?: (anchor: LineAnchor) => void;
   /** Review comments: a "+" on every line of the patch, and the rows the page puts under lines after each drawing. */
   comments?: LineComments;
+  /** Who changed a removed (by its old number) or added line (by its new one): a mark drawn at the line's start. */
+  origin?: (kind: 'del' | 'add', line: number) => HTMLElement | null;
 }
 
 /** A side of a diff as review comments name it. */
@@ -257,7 +259,8 @@ export class DiffTable {
       const span = codeSpan(l.text, this.lang);
       const changed = words.get(l);
       if (changed) markRanges(span, changed, l.kind === 'del' ? 'word-del' : 'word-add');
-      return h('td', { class: `code${l.noNewline ? ' nonl' : ''}`, 'data-kind': l.kind, 'data-side': side, 'data-sign': SIGN[l.kind] }, plus(l, side), span);
+      const mark = l.kind === 'ctx' || expanded ? null : this.opts.origin?.(l.kind, (l.kind === 'del' ? l.old : l.new)!) ?? null;
+      return h('td', { class: `code${l.noNewline ? ' nonl' : ''}`, 'data-kind': l.kind, 'data-side': side, 'data-sign': SIGN[l.kind] }, plus(l, side), mark, span);
     };
     if (this.layout === 'unified') {
       for (const l of lines) rows.push(h('tr', { class: `ln ln-${l.kind}` }, num(l.old, 'old', l.kind), num(l.new, 'new', l.kind), code(l, 'both')));

@@ -9,6 +9,7 @@ import { settlementStream } from '../live.js';
 import { changeTotals, coverageBanner, snapshotFacts } from './coverage.js';
 import { FilesView, type ChangesSource, type Omission } from './files.js';
 import { driftHref, rangeHref } from './range.js';
+import { blameHref } from './attribution.js';
 import { promptLine, turnOf, type Turn } from '../turns.js';
 import { ReviewComments, type ChangesetRef } from '../comments.js';
 import { commentsApi } from '../comments-api.js';
@@ -267,6 +268,7 @@ export function executionSource(e: Execution, comments?: ReviewComments): Change
     text: (side, path) => boundaryText(e.id, side === 'new', path),
     href: (path) => fileHref(e.id, path),
     comments,
+    blameHref: (f) => blameHref(e.session.id, e.id, f.status === 'DELETED' ? 'START' : 'END', f.path),
   };
 }
 

@@ -16,12 +16,19 @@ export interface ChangesSource {
   key: string;
   files: FileEntry[];
   omissions: Omission[];
-  patch(path: string): Promise<{ patch: string | null; binary: boolean } | null>;
+  patch(path: string): Promise<{ patch: string | null; binary: boolean; lines?: LineOrigins | null } | null>;
   text(side: 'old' | 'new', path: string): Promise<string | null>;
   href(path: string): string;
   /** The changeset's review comments: a "+" on every line, a comment button on each file, the threads. */
   comments?: ReviewComments;
+  /** Who changed each file (marks for its header: "#2", "outside edit"), where the changeset spans several (a range). */
+  fileMarks?(path: string): HTMLElement[];
+  /** The file's blame view (the file at the changeset's end; a deleted one at its start). */
+  blameHref?(file: FileEntry): string | null;
 }
+
+/** Who removed each `-` line (by its old number) and last changed each `+` line (by its new one) of a file's patch: a mark each. */
+export interface LineOrigins { del: (line: number) => HTMLElement | null; add: (line: number) => HTMLElement | null }
 
 const STATUS_LETTER: Record<string, string> = { ADDED: 'A', MODIFIED: 'M', DELETED: 'D', RENAMED: 'R' };
 
@@ -278,8 +285,10 @@ export class FilesView {
         h('span', { class: 'file-stat' }, h('span', { class: 'add' }, `+${f.additions}`), ' ', h('span', { class: 'del' }, `−${f.deletions}`)),
         f.binary ? badge('binary', 'muted') : null,
         ...omissions.map((o) => badge(o.reason === 'CAPTURE_LIMIT' && o.path === '.' ? 'partial capture' : `omitted: ${o.reason}`, 'warn', o.detail)),
+        ...(this.src.fileMarks?.(f.path) ?? []),
         h('span', { class: 'spacer' }),
-        copy, viewFile, comments ? comments.fileButton(f.path) : null,
+        copy, viewFile, this.src.blameHref?.(f) ? h('a', { class: 'blame-link button-link', href: this.src.blameHref(f)!, title: `Who last changed each line of ${f.path}` }, 'Blame') : null,
+        comments ? comments.fileButton(f.path) : null,
         h('label', { class: 'viewed' }, viewed, ' Viewed')),
       body);
     const treeItem = h('li', { class: 'tree-file', 'data-path': f.path },
@@ -352,7 +361,7 @@ export class FilesView {
     }
   }
 
-  private draw(card: Card, file: { patch: string | null; binary: boolean } | null) {
+  private draw(card: Card, file: { patch: string | null; binary: boolean; lines?: LineOrigins | null } | null) {
     if (this.closed) return;
     card.state = 'done';
     card.body.style.minHeight = '';
@@ -389,6 +398,7 @@ export class FilesView {
       hideWhitespace: this.hideWhitespace,
       onLine: (anchor) => this.linkLine(card, anchor),
       comments: this.src.comments?.lines(f.path),
+      origin: file.lines ? (kind, n) => file.lines![kind](n) : undefined,
     });
     card.diff.replaceChildren(card.table.el);
     this.showLine(card);

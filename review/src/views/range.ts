@@ -7,24 +7,66 @@ import { h, link, loading, setTitle, statusBadge, time } from '../dom.js';
 import { changeTotals, coverageBanner } from './coverage.js';
 import { boundaryText, startComments } from './execution.js';
 import type { ReviewComments } from '../comments.js';
-import { FilesView, type ChangesSource } from './files.js';
+import { FilesView, type ChangesSource, type FileEntry, type LineOrigins } from './files.js';
+import { blameHref, byLine, originMark, type LineRun, type Origin } from './attribution.js';
 
 export const rangeHref = (sessionID: string, from: string, to: string, path?: string) =>
   `#/session/${sessionID}/changes/${from}/${to}${path ? `/file/${encodeURIComponent(path)}` : ''}`;
 export const driftHref = (executionID: string, path?: string) =>
   `#/execution/${executionID}/drift${path ? `/file/${encodeURIComponent(path)}` : ''}`;
 
-type Incomplete = { id: string; sequence: number; status: string };
+/** An execution of the range whose own changeset is not complete; with, on a range's page, its own coverage (why). */
+interface Incomplete {
+  id: string; sequence: number; status: string;
+  changeset?: { coverage: { __typename: string; omissions?: { path: string; reason: string }[]; reason?: string; detail?: string } };
+}
+
+const OMISSION_WORDS: Record<string, string> = {
+  IGNORED: 'ignored', SIZE: 'over the size limit', BINARY: 'binary', TRUNCATED: 'patch too large', CAPTURE_LIMIT: 'not scanned',
+};
+const BOUNDARY_WORDS: Record<string, string> = {
+  BOUNDARY_UNAVAILABLE: 'a boundary was not captured', EXPIRED: 'its snapshots expired', NOT_SETTLED: 'still running',
+};
+
+/**
+ * Why an execution's own changeset is not complete, in words: its omissions ("build.log ignored"), or why it has
+ * none (a boundary not captured, expired, running); never its status, which says nothing of coverage.
+ */
+export function incompleteCause(e: Incomplete): string {
+  const c = e.changeset?.coverage;
+  if (c?.__typename === 'CoverageOmitted' && c.omissions) {
+    const shown = c.omissions.slice(0, 3).map((o) => `${o.path === '.' ? 'the capture' : o.path} ${OMISSION_WORDS[o.reason] ?? o.reason}`);
+    return shown.join(', ') + (c.omissions.length > 3 ? ` and ${c.omissions.length - 3} more` : '');
+  }
+  if (c?.__typename === 'CoverageUnavailable') {
+    const detail = (c.detail ?? '').replace(/^[A-Z_]+: /, '');
+    return detail || (BOUNDARY_WORDS[c.reason ?? ''] ?? c.reason ?? 'unavailable');
+  }
+  return e.status === 'RUNNING' ? 'still running' : 'no changeset recorded';
+}
 
 function incompleteNote(list: Incomplete[]): HTMLElement | null {
   if (!list.length) return null;
   return h('section', { class: 'incomplete-note', role: 'note' },
     h('strong', {}, `${list.length} execution${list.length === 1 ? '' : 's'} of the range ${list.length === 1 ? 'has' : 'have'} no complete changeset of ${list.length === 1 ? 'its' : 'their'} own: `),
-    ...list.flatMap((e, i) => [i ? ', ' : '', link(`#/execution/${e.id}`, `#${e.sequence}`), ' ', statusBadge(e.status)]),
+    ...list.flatMap((e, i) => [i ? '; ' : '', link(`#/execution/${e.id}`, `#${e.sequence}`), ' ',
+      h('span', { class: 'incomplete-cause', 'data-execution': e.id }, incompleteCause(e))]),
     h('span', { class: 'muted' }, '. The range below is exactly what its coverage says; what those executions changed cannot all be told apart from the rest.'));
 }
 
-function sourceOf(key: string, cs: ReviewChangesetFactsFragment, patch: ChangesSource['patch'], newSide: (path: string) => Promise<string | null>, href: (p: string) => string, comments?: ReviewComments): ChangesSource {
+/** A file patch's attribution as the marks of its lines. */
+export function lineOrigins(a: { removedLines: LineRun[]; addedLines: LineRun[] } | null | undefined): LineOrigins | null {
+  if (!a) return null;
+  const del = byLine(a.removedLines);
+  const add = byLine(a.addedLines);
+  return {
+    del: (n) => { const o = del.get(n); return o ? originMark(o, null, true) : null; },
+    add: (n) => { const o = add.get(n); return o ? originMark(o, null, true) : null; },
+  };
+}
+
+function sourceOf(key: string, cs: ReviewChangesetFactsFragment, patch: ChangesSource['patch'], newSide: (path: string) => Promise<string | null>, href: (p: string) => string, comments?: ReviewComments,
+  attribution?: { marks: (path: string) => HTMLElement[]; blame: (f: FileEntry) => string | null }): ChangesSource {
   const patches = new Map<string, ReturnType<ChangesSource['patch']>>();
   return {
     key,
@@ -42,6 +84,8 @@ function sourceOf(key: string, cs: ReviewChangesetFactsFragment, patch: ChangesS
     text: (side, path) => (side === 'new' ? newSide(path) : Promise.resolve(null)),
     href,
     comments,
+    fileMarks: attribution?.marks,
+    blameHref: attribution?.blame,
   };
 }
 
@@ -95,10 +139,22 @@ export class RangeView extends ChangesPage {
     const b = r.last;
     setTitle(`Changes #${a?.sequence ?? '?'} to #${b?.sequence ?? '?'}`, r.session.title || id);
     this.comments = startComments(this.root, id, { kind: 'RANGE', executionID: to, fromExecutionID: from });
+    // Who changed each file of the range: every execution and outside edit between its two ends, marked on its header.
+    const changedBy = new Map<string, Origin[]>(c.files.map((f) => [f.path, ('attribution' in f ? (f as { attribution?: { changedBy: Origin[] } | null }).attribution?.changedBy : null) ?? []]));
     const src = sourceOf(this.key, c,
-      (p) => gateway().request(ReviewSessionChangesFileDocument, { id, from, to, path: p }).then((x) => (x.session?.changes.__typename === 'Changeset' ? x.session.changes.file ?? null : null)),
+      (p) => gateway().request(ReviewSessionChangesFileDocument, { id, from, to, path: p }).then((x) => {
+        const file = x.session?.changes.__typename === 'Changeset' ? x.session.changes.file ?? null : null;
+        return file && { ...file, lines: lineOrigins(file.attribution) };
+      }),
       (p) => boundaryText(to, true, p),
-      (p) => rangeHref(id, from, to, p), this.comments);
+      (p) => rangeHref(id, from, to, p), this.comments,
+      {
+        marks: (p) => {
+          const list = changedBy.get(p) ?? [];
+          return list.length ? [h('span', { class: 'file-origins', title: 'Who changed this file in the range, oldest first' }, ...list.map((o) => originMark(o)))] : [];
+        },
+        blame: (f) => (f.status === 'DELETED' ? blameHref(id, from, 'START', f.path) : blameHref(id, to, 'END', f.path)),
+      });
     const files = filesSection(c, src, path, this.line, 'in this range');
     this.files = files.view;
     this.root.replaceChildren(crumbs,
@@ -138,7 +194,8 @@ export class DriftView extends ChangesPage {
     const src = sourceOf(this.key, d,
       (p) => gateway().request(ReviewDriftFileDocument, { id, path: p }).then((x) => x.execution?.driftBefore?.file ?? null),
       (p) => boundaryText(id, false, p),
-      (p) => driftHref(id, p), this.comments);
+      (p) => driftHref(id, p), this.comments,
+      { marks: () => [], blame: (f) => (f.status === 'DELETED' ? null : blameHref(e.session.id, id, 'START', f.path)) });
     const files = filesSection(d, src, path, this.line, 'between the two executions');
     this.files = files.view;
     this.root.replaceChildren(crumbs, title,
