@@ -667,15 +667,22 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     let started = false;
     await missedTurnsImportedOnce({
       gw,
-      async turn(how, file, w) {
+      async turn(how, file, w, whileRunning) {
         const settings = how === 'hooks' ? host.settingsFile('observed', permissions) : bare;
-        const prompt = scriptPrompt(`turn ${w}`, [{ tools: [{ name: 'Bash', input: { command: `echo ${w} > ${file}`, description: 'write' } }] }, { text: w }]);
+        const gate = `missed-${w}`;
+        const prompt = scriptPrompt(`turn ${w}`, [{ tools: [{ name: 'Bash', input: { command: `echo ${w} > ${file}`, description: 'write' } }] }, { text: w, ...(whileRunning ? { gate } : {}) }]);
         const child = spawn(bin!, ['--settings', settings, '-p', prompt, started ? '--resume' : '--session-id', sessionId], { cwd: repo, env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
         let err = '';
         child.stderr!.on('data', (d) => { err += d; });
-        expect(await new Promise((r) => child.once('exit', r)), err).toBe(0);
+        const exited = new Promise((r) => child.once('exit', r));
+        if (whileRunning) {
+          await model.waitGate(gate);
+          await whileRunning();
+          model.release(gate);
+        }
+        expect(await exited, err).toBe(0);
         started = true;
-        await host.settled();
+        if (!host.stopped) await host.settled();
       },
       sessionID: () => host.gatewaySessionOf(sessionId)!,
       stopHost: () => host.stop(),

@@ -382,16 +382,23 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     let thread: string | null = null;
     await missedTurnsImportedOnce({
       gw,
-      async turn(how, file, w) {
+      async turn(how, file, w, whileRunning) {
         const hooks = how === 'hooks' ? ['--dangerously-bypass-hook-trust', ...hookConfigArgs(host.scriptPath, 'open')] : [];
-        const prompt = codexScript(`turn ${w}`, [{ shell: [`echo ${w} > ${file}`] }, { text: w }]);
+        const gate = `missed-${w}`;
+        const prompt = codexScript(`turn ${w}`, [{ shell: [`echo ${w} > ${file}`] }, { text: w, ...(whileRunning ? { gate } : {}) }]);
         const args = [...hooks, 'exec', ...(thread ? ['resume', '--dangerously-bypass-approvals-and-sandbox', thread] : ['--dangerously-bypass-approvals-and-sandbox']), prompt];
         const child = spawn(bin!, args, { cwd: repo, env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
         let err = '';
         child.stderr!.on('data', (d) => { err += d; });
-        expect(await new Promise((r) => child.once('exit', r)), err).toBe(0);
+        const exited = new Promise((r) => child.once('exit', r));
+        if (whileRunning) {
+          await model.waitGate(gate);
+          await whileRunning();
+          model.release(gate);
+        }
+        expect(await exited, err).toBe(0);
         thread ??= /session id: ([0-9a-f-]{36})/.exec(err)![1];
-        await host.settled();
+        if (!host.stopped) await host.settled();
       },
       sessionID: () => host.gatewaySessionOf(thread!)!,
       stopHost: () => host.stop(),

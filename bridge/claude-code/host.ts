@@ -338,8 +338,21 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
     try { text = fs.readFileSync(st.transcript, 'utf8'); } catch { return { turns: [] }; }
     const { lines } = parseTranscript(text);
     const ended = (promptId: string) => { const t = turnOf(lines, promptId); return t.apiError !== null || (t.finishReason !== null && t.finishReason !== 'tool_use'); };
+    const finish = async (promptId: string, why: string) => {
+      const now = this.sessions.get(cc)!;
+      const ts = now.turns[promptId];
+      if (!ts || ts.settled) return;
+      const t = turnOf(lines, promptId);
+      await this.appendTurn(now, cc, ts, t);
+      await this.finishTurnJobs(cc, t, null);
+      const failure = this.failureOf(t, null);
+      await this.settle(cc, ts, {
+        ...(now.fenced ? { status: 'INTERRUPTED', interruptReason: 'SEAL' } : failure ? { status: 'FAILED', ...failure } : { status: 'SUCCEEDED' }),
+        ...this.usageInput(t), endCaptureError: why,
+      });
+    };
     return {
-      turns: turnIdsOf(lines).map((promptId) => ({ id: promptId, get ended() { return ended(promptId); }, import: async (why: string) => {
+      turns: turnIdsOf(lines).map((promptId) => ({ id: promptId, get ended() { return ended(promptId); }, finish: (why: string) => finish(promptId, why), import: async (why: string) => {
         const t = turnOf(lines, promptId);
         const lease = this.leases[st.kind];
         const note = t.prompt ? taskNotification(t.prompt) : null;

@@ -270,7 +270,16 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
     const st = this.sessions.get(id)!;
     const lines = this.readRollout(st);
     const lease = this.leases[st.kind];
-    return { turns: promptTurnIds(lines).map((turnId) => ({ id: turnId, get ended() { const t = turnOf(lines, turnId); return t.end !== null || t.error !== null; }, import: async (why: string) => {
+    const finish = async (turnId: string, why: string) => {
+      const ts = this.sessions.get(id)!.turns[turnId];
+      if (!ts || ts.settled) return;
+      const t = turnOf(lines, turnId);
+      await this.appendTurn(id, ts, t);
+      await this.finishTurnJobs(id, t, null);
+      await this.settle(id, ts, { ...this.outcome(t, this.sessions.get(id)!.fenced), ...this.usageInput(t), endCaptureError: why });
+    };
+    return { turns: promptTurnIds(lines).map((turnId) => ({ id: turnId, get ended() { const t = turnOf(lines, turnId); return t.end !== null || t.error !== null; },
+      finish: (why: string) => finish(turnId, why), import: async (why: string) => {
       const t = turnOf(lines, turnId);
       const e: any = await lease.call(BeginExecutionDocument, {
         sessionID: st.sessionID!, trigger: 'PROMPT', externalID: turnId, idempotencyKey: this.idempotencyKey('turn', id, turnId), startCaptureError: why,

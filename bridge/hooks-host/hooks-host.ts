@@ -84,7 +84,16 @@ export interface PromptRun { exited: Promise<{ code: number | null; signal: Node
  * A turn of the transcript, and how the agent's host imports it (`importMissed`). `ended`: the transcript shows its
  * end (a turn without one may still be running).
  */
-export interface EarlierTurn { id: string; ended: boolean; import(why: string): Promise<void> }
+export interface EarlierTurn {
+  id: string;
+  ended: boolean;
+  import(why: string): Promise<void>;
+  /**
+   * The running turn the host admitted, whose end the transcript shows but whose end hook never reached the host
+   * (it was down): settled from the transcript as at its end, its end boundary not captured (`why`).
+   */
+  finish?(why: string): Promise<void>;
+}
 
 export type GatewayEvent = { cursor: string; sequence: number; type: string; messageID: string | null; partID: string | null; message: any };
 
@@ -184,7 +193,9 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
    * whose import was cut short (the host stopped) is imported again, its parts stored once.
    * `live`: the turn a hook names now (its own admission mirrors it); without one, a last turn whose end the
    * transcript does not show may still be running and waits for a later look (a later prompt, the session's end,
-   * the next start), unless `over` (the agent process is gone). The agent's host reads its turns (`earlierHistory`).
+   * the next start), unless `over` (the agent process is gone). A turn the host admitted that ended while its end
+   * hook found no host is settled from the transcript (`finish`), its end boundary not captured. The agent's host
+   * reads its turns (`earlierHistory`).
    */
   protected async importMissed(key: string, live: string | null, over = false): Promise<void> {
     const st = this.sessions.get(key);
@@ -194,7 +205,7 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
     if (this.turnStarts) {
       try { starts = this.turnStarts(fs.readFileSync(st.transcript, 'utf8')); } catch { return; }
       const skip = this.notTurns.get(key);
-      if (!starts.some((id) => id !== live && id !== st.current && !st.turns[id]?.settled && !skip?.has(id))) return;
+      if (!starts.some((id) => id !== live && !st.turns[id]?.settled && !skip?.has(id))) return;
     }
     const why = `imported: the ${this.agent.names.label} host did not see this turn run (it was not running, or ${this.agent.names.label} ran without its hooks), so no capture of the worktree exists for it`;
     const history = this.earlierHistory(key);
@@ -202,7 +213,15 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
     const imported: string[] = [];
     for (const t of history.turns) {
       const now = this.sessions.get(key)!;
-      if (t.id === live || t.id === now.current || now.turns[t.id]?.settled) continue;
+      if (t.id === live || now.turns[t.id]?.settled) continue;
+      if (t.id === now.current) {
+        // Admitted, then ended while its end hook found no host.
+        if (t.ended && t.finish) {
+          await t.finish(`the ${this.agent.names.label} host did not see this turn end (its end hook did not reach the host), so no capture of the worktree at its end exists`);
+          this.log(`session ${key}: turn ${t.id} settled from the ${this.agent.names.transcript}: the host did not see it end`);
+        }
+        continue;
+      }
       if (t === last && !t.ended && live === null && !over) continue;
       await t.import(why);
       imported.push(t.id);

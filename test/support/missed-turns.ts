@@ -12,8 +12,9 @@ export interface MissedTurnsRig {
    * > <file>`; a model response with the call and no text), then the model answers `answer`; the prompt holds
    * `answer` too. `hooks`: with the host's hooks in
    * the agent's own configuration (observed; they fail open while the host is down); `bare`: without any.
+   * `whileRunning`: run while the model holds the answer (the shell has run), the turn ending after it.
    */
-  turn(how: 'hooks' | 'bare', file: string, answer: string): Promise<void>;
+  turn(how: 'hooks' | 'bare', file: string, answer: string, whileRunning?: () => Promise<void>): Promise<void>;
   /** The gateway session the host mirrors the rig's session as. */
   sessionID(): string;
   stopHost(): Promise<void>;
@@ -34,7 +35,7 @@ const CHANGES_Q = `query($id: ID!, $from: ID!, $to: ID!) { session(id: $id) { ch
     ... on CoverageComplete { incompleteExecutions { id } } ... on CoverageOmitted { incompleteExecutions { id } } ... on CoverageUnavailable { reason incompleteExecutions { id } } } } } } }`;
 
 /** The turns' words, in the order they run (and are expected in the session). */
-const WORDS = ['ONE', 'DOWN', 'BARE', 'THREE'];
+const WORDS = ['ONE', 'DOWN', 'BARE', 'THREE', 'MID'];
 const expected = (w: string) => ['USER:' + w, 'ASSISTANT:', 'ASSISTANT:' + w];
 
 export async function missedTurnsImportedOnce(rig: MissedTurnsRig): Promise<void> {
@@ -79,7 +80,7 @@ export async function missedTurnsImportedOnce(rig: MissedTurnsRig): Promise<void
   expect(s.ex.map((e: any) => [e.sequence, e.status, e.boundary.__typename])).toEqual([
     [1, 'SUCCEEDED', 'SnapshotBoundary'], [2, 'SUCCEEDED', 'BoundaryUnavailable'], [3, 'SUCCEEDED', 'BoundaryUnavailable'], [4, 'SUCCEEDED', 'SnapshotBoundary']]);
   honest(s.ex[2]);
-  expect(s.said).toEqual(WORDS.map(expected));
+  expect(s.said).toEqual(WORDS.slice(0, 4).map(expected));
   expect(s.ex[0].changeset.files.map((f: any) => f.path)).toEqual(['missed-one.txt']);
   expect(s.ex[3].changeset.files.map((f: any) => f.path)).toEqual(['missed-three.txt']);
   // The turn after an imported one does not count its edits as changes made outside any turn: its previous
@@ -89,4 +90,18 @@ export async function missedTurnsImportedOnce(rig: MissedTurnsRig): Promise<void
   const range = r.data.session.changes;
   expect(range.files.map((f: any) => f.path).sort()).toEqual(['missed-bare.txt', 'missed-down.txt', 'missed-one.txt', 'missed-three.txt']);
   expect(range.coverage.incompleteExecutions.map((e: any) => e.id)).toEqual([s.ex[1].id, s.ex[2].id]);
+
+  // The host goes down while a turn it admitted runs, and the turn ends meanwhile (its end hook finds nobody): back
+  // up, the host settles it from the transcript, with its messages; its start was captured, its end was not.
+  await rig.turn('hooks', 'missed-mid.txt', 'MID', () => rig.stopHost());
+  await rig.startHost();
+  const m = await read();
+  expect(m.ex.map((e: any) => [e.sequence, e.status])).toEqual([[1, 'SUCCEEDED'], [2, 'SUCCEEDED'], [3, 'SUCCEEDED'], [4, 'SUCCEEDED'], [5, 'SUCCEEDED']]);
+  expect(m.ex[4].boundary).toMatchObject({ __typename: 'BoundaryUnavailable', reason: 'END_NOT_CAPTURED' });
+  expect(m.ex[4].boundary.detail).toContain('did not see this turn end');
+  expect(m.ex[4].jobs.edges.map((j: any) => j.node)).toMatchObject([{ kind: 'SHELL', status: 'COMPLETED', exitCode: 0 }]);
+  expect(m.said).toEqual(WORDS.map(expected));
+  await rig.stopHost();
+  await rig.startHost();
+  expect((await read()).json).toBe(m.json);
 }
