@@ -1,6 +1,6 @@
 import type { Db, Sql } from '../db/connection.js';
 import { asText, editScript, splitLines, type BoundedExecution, type OmissionReason } from './changesets.js';
-import { freezeSnapshotChangeset, snapshotChangesetFilesAt } from './snapshot-changes.js';
+import { freezeSnapshotChangeset, snapshotChangesetFiles, snapshotChangesetRows } from './snapshot-changes.js';
 import type { ManifestEntry } from './snapshots.js';
 
 /**
@@ -24,7 +24,8 @@ import type { ManifestEntry } from './snapshots.js';
  *
  * Cost, for a file blamed at position N of a session (B = N + 1 boundaries, M entries per manifest): one read of
  * the session's executions up to N; one statement reading the file's entries from the B manifests (O(B·M) JSON
- * scanned in Postgres, only the matching entries shipped), one more per rename followed; the file's contents read
+ * scanned in Postgres, only the matching entries shipped; the files of a changeset are read together), one more per
+ * round of renames followed, and one reading the renames of each span a file was born in; the file's contents read
  * once per distinct version (one statement); and one diff per boundary where the file's content changed
  * (O((n + m)·D), D bounded by the diff engine's edit limit). Nothing is cached beyond the request: every answer
  * is recomputed from the stored snapshots, so retention pruning one is seen at once (EXPIRED).
@@ -155,30 +156,40 @@ function stateIn(slice: ManifestSlice | undefined, path: string): FileState {
 /** Where one file was at each position up to `end`: its path and state there (null: the boundary was not captured). */
 export interface Chain { end: number; at: ({ path: string; state: FileState } | null)[] }
 
+/** The renames of a span (its files' new path → old path), read once per span by one `chains` call. */
+type Renames = (from: number, to: number) => Promise<Map<string, string>>;
+
 /**
- * The renamed file's old path, when the file at `path` at position `to` was renamed from another path since
- * position `from` (the previous one where it was seen): the span's own changeset says (an execution's frozen one
- * when the span is exactly an execution; else the changeset between the two snapshots, computed and stored once as
- * Session.changes and driftBefore are).
+ * The renames of the span from position `from` to position `to` (the previous position where a file was seen): the
+ * span's own changeset says, an execution's frozen one when the span is exactly an execution, else the changeset
+ * between the two snapshots (computed and stored once, as Session.changes and driftBefore store theirs). One
+ * statement per span asked, whatever the number of files born in it.
  */
-async function renamedFrom(sql: Sql, t: Timeline, from: number, to: number, path: string): Promise<string | null> {
-  if (to === from + 1 && to % 2 === 1) {
-    const e = t.executionAt(to);
-    const [r] = await sql<{ previousPath: string | null }[]>`
-      SELECT f.previous_path FROM changeset_files f
-      WHERE f.session_id = ${t.sessionId} AND f.execution_id = ${e.id} AND f.path = ${path} AND f.status = 'RENAMED'`;
-    return r?.previousPath ?? null;
-  }
-  const a = t.snapshotAt(from).id;
-  const b = t.snapshotAt(to).id;
-  if (!a || !b) return null;
-  const pair = { sessionId: t.sessionId, startSnapshotId: a, endSnapshotId: b };
-  let [f] = await snapshotChangesetFilesAt(sql, [{ ...pair, path }]);
-  if (!f) {
-    const frozen = await freezeSnapshotChangeset(sql, pair);
-    f = frozen?.files.find((x) => x.path === path) as typeof f;
-  }
-  return f?.status === 'RENAMED' ? f.previousPath ?? null : null;
+function renamesOf(sql: Sql, t: Timeline): Renames {
+  const memo = new Map<string, Promise<Map<string, string>>>();
+  const read = async (from: number, to: number): Promise<Map<string, string>> => {
+    if (to === from + 1 && to % 2 === 1) {
+      const e = t.executionAt(to);
+      const rows = await sql<{ path: string; previousPath: string | null }[]>`
+        SELECT f.path, f.previous_path FROM changeset_files f
+        WHERE f.session_id = ${t.sessionId} AND f.execution_id = ${e.id} AND f.status = 'RENAMED'`;
+      return new Map(rows.flatMap((r) => (r.previousPath ? [[r.path, r.previousPath] as [string, string]] : [])));
+    }
+    const a = t.snapshotAt(from).id;
+    const b = t.snapshotAt(to).id;
+    if (!a || !b) return new Map();
+    const pair = { sessionId: t.sessionId, startSnapshotId: a, endSnapshotId: b };
+    const files = (await snapshotChangesetRows(sql, [pair])).length
+      ? await snapshotChangesetFiles(sql, [pair], false)
+      : (await freezeSnapshotChangeset(sql, pair))?.files ?? [];
+    return new Map(files.flatMap((f) => (f.status === 'RENAMED' && f.previousPath ? [[f.path, f.previousPath] as [string, string]] : [])));
+  };
+  return (from, to) => {
+    const key = `${from}|${to}`;
+    let m = memo.get(key);
+    if (!m) memo.set(key, (m = read(from, to)));
+    return m;
+  };
 }
 
 /**
@@ -199,6 +210,7 @@ export async function chains(sql: Sql, t: Timeline, end: number, paths: readonly
   await read([...new Set(paths)]);
   const stateOf = (pos: number, path: string): FileState | null => (snaps[pos] ? stateIn(slices.get(path)!.get(snaps[pos]!), path) : null);
   const out = new Map<string, Chain>();
+  const renames = renamesOf(sql, t);
   // Each file: its path going back; a rename switches it (and may need the old path's entries read first).
   const todo = paths.map((p) => ({ name: p, path: p, pos: end, at: new Array<Chain['at'][number]>(end + 1).fill(null), lastSeen: -1 }));
   while (todo.length) {
@@ -212,7 +224,7 @@ export async function chains(sql: Sql, t: Timeline, end: number, paths: readonly
         if (s && s.kind !== 'unknown' && f.lastSeen >= 0) {
           const later = f.at[f.lastSeen]!;
           if (later.state.kind !== 'absent' && s.kind === 'absent') {
-            const old = await renamedFrom(sql, t, f.pos, f.lastSeen, later.path);
+            const old = (await renames(f.pos, f.lastSeen)).get(later.path);
             if (old && old !== f.path) { f.path = old; continue; }
           }
         }
@@ -248,9 +260,10 @@ export function changesOf(t: Timeline, chain: Chain, after: number): Origin[] {
         : { reason: (c.state as { reason: UnknownReason }).reason, detail: (c.state as { detail: string }).detail };
       continue;
     }
-    const fp = fingerprint(c.state)!;
+    // A file moved (its path changed: a rename followed) changed, though its lines did not.
+    const fp = `${c.path}\u0000${fingerprint(c.state)!}`;
     if (prev < 0) {
-      if (fp !== '' && p > after) out.push(p === 0 ? { kind: 'BEFORE_SESSION', execution: t.executionAt(0) } : t.merged(-1, p, gap?.reason ?? 'BOUNDARY_UNAVAILABLE', gap?.detail ?? 'the session\'s first boundary was not captured'));
+      if (fingerprint(c.state) !== '' && p > after) out.push(p === 0 ? { kind: 'BEFORE_SESSION', execution: t.executionAt(0) } : t.merged(-1, p, gap?.reason ?? 'BOUNDARY_UNAVAILABLE', gap?.detail ?? 'the session\'s first boundary was not captured'));
     } else if (fp !== prevFp && p > after) {
       out.push(p === prev + 1 && !gap ? t.spanOrigin(p) : t.merged(prev, p, gap?.reason ?? 'BOUNDARY_UNAVAILABLE', gap?.detail ?? ''));
     }

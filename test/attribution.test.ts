@@ -153,6 +153,9 @@ describe('who changed each line, against git blame', () => {
       write(root, 'new.txt', lines(n));
     });
     span('e3');
+    // The user moves new.txt to moved.txt before #4: a rename outside any execution.
+    renameSync(path.join(root, 'new.txt'), path.join(root, 'moved.txt'));
+    span('d4');
     // #4: its end not captured; the user edits before #5 too: one span git-wise, unknown to the gateway.
     await execution(() => {
       write(root, 'a.txt', lines(['user line on top', 'alpha line 1', 'alpha line 2 by e2', 'alpha line 3 by e1', 'alpha line 4 by e4', 'alpha line 5', 'alpha line 6', 'inserted by e1', ...A0.slice(6, 11), 'appended by e2']));
@@ -172,7 +175,7 @@ describe('who changed each line, against git blame', () => {
       return res.data.session.blame;
     };
     // Every text file at the end of #5, line by line, as git blame says.
-    for (const p of ['a.txt', 'new.txt', 'gone.txt', 'README.md']) {
+    for (const p of ['a.txt', 'moved.txt', 'gone.txt', 'README.md']) {
       const b = await blameAt(p);
       expect(b.__typename).toBe('Blame');
       expect(b.content.__typename, p).toBe('BlameText');
@@ -182,8 +185,9 @@ describe('who changed each line, against git blame', () => {
     // At an earlier boundary too: a.txt at the start of #2 (after the user's edit).
     const early = await blameAt('a.txt', ex[1], 'START');
     expect(perLine(early.content.runs)).toEqual(['d2', 'base', 'base', 'e1', 'base', 'base', 'base', 'e1', 'base', 'base', 'base', 'base', 'base', 'base']);
-    // File-level history: new.txt came from old.txt (renamed by #1), gone.txt was there, deleted by #2, added by #3.
-    expect((await blameAt('new.txt')).changedBy.map(label)).toEqual(['base', 'e1', 'e3']);
+    // File-level history: moved.txt came from old.txt (renamed by #1, moved by the user before #4), gone.txt was
+    // there, deleted by #2, added by #3.
+    expect((await blameAt('moved.txt')).changedBy.map(label)).toEqual(['base', 'e1', 'e3', 'd4']);
     expect((await blameAt('gone.txt')).changedBy.map(label)).toEqual(['base', 'e2', 'e3']);
     expect((await blameAt('README.md')).changedBy.map(label)).toEqual(['base', 'd2', 'unknown(4+outside)']);
     // Typed unknowns: an ignored file, a file absent there, a boundary not captured; typed errors for bad arguments.
@@ -199,14 +203,14 @@ describe('who changed each line, against git blame', () => {
     const range = await g.gql(RANGE, { s: sessionID, from: ex[0].id, to: ex[4].id });
     expect(range.errors).toBeUndefined();
     const files = Object.fromEntries(range.data.session.changes.files.map((f: any) => [f.path, f]));
-    expect(Object.keys(files).sort()).toEqual(['README.md', 'a.txt', 'gone.txt', 'new.txt']);
+    expect(Object.keys(files).sort()).toEqual(['README.md', 'a.txt', 'gone.txt', 'moved.txt']);
     expect(files['README.md'].attribution.changedBy.map(label)).toEqual(['d2', 'unknown(4+outside)']);
     expect(label(files['README.md'].attribution.lastChangedBy)).toBe('unknown(4+outside)');
     expect(files['a.txt'].attribution.changedBy.map(label)).toEqual(['e1', 'd2', 'e2', 'unknown(4+outside)', 'e5']);
-    expect(files['new.txt'].status).toBe('RENAMED');
-    expect(files['new.txt'].attribution.changedBy.map(label)).toEqual(['e1', 'e3']);
+    expect(files['moved.txt'].status).toBe('RENAMED');
+    expect(files['moved.txt'].attribution.changedBy.map(label)).toEqual(['e1', 'e3', 'd4']);
     expect(files['gone.txt'].attribution.changedBy.map(label)).toEqual(['e2', 'e3']);
-    for (const p of ['a.txt', 'new.txt', 'README.md', 'gone.txt']) {
+    for (const p of ['a.txt', 'moved.txt', 'README.md', 'gone.txt']) {
       const owners = git.blame(p);
       const added = lineLabels(files[p].attribution.addedLines);
       expect(added.size, p).toBeGreaterThan(0);
@@ -225,5 +229,41 @@ describe('who changed each line, against git blame', () => {
       for (const r of f.attribution.addedLines) expect(label(r.origin)).toBe('e2');
     }
     expect(own.data.execution.driftBefore.files.map((f: any) => [f.path, f.attribution.changedBy.map(label)])).toEqual([['README.md', ['d2']], ['a.txt', ['d2']]]);
+  });
+
+  it('the files of a range are attributed together: a bounded number of statements whatever their number', async () => {
+    const r = await g.gql(`mutation { createSession(input: { title: "many", directory: "/w/blame" }) { ... on Session { id } } }`);
+    const sessionID = r.data.createSession.id as string;
+    const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`src/f${i}.txt`, `file ${i}\nline two of ${i}\n`]));
+    const root = worktree({ 'keep.txt': 'k\n' });
+    const cap = new WorktreeCapturer();
+    const snap = () => cap.snapshot(host.client, sessionID, root, host.id);
+    const run = async (edit: () => void) => {
+      const e: any = await host.beginExecution(sessionID, 'PROMPT', { startSnapshot: (await snap()).id });
+      edit();
+      await host.settleExecution(e.id, 'SUCCEEDED', { endSnapshot: (await snap()).id });
+      return e.id as string;
+    };
+    const statements = async (from: string, to: string) => {
+      g.queries.reset();
+      const res = await g.gql(`query($s: ID!, $a: ID!, $b: ID!) { session(id: $s) { changes(from: $a, to: $b) { ... on Changeset { files { path attribution { changedBy { __typename } } } } } } }`, { s: sessionID, a: from, b: to });
+      expect(res.errors).toBeUndefined();
+      return { n: g.queries.requestLog().length, files: res.data.session.changes.files };
+    };
+    const e1 = await run(() => { for (const [p, c] of Object.entries(many(10))) write(root, p, c); });
+    renameSync(path.join(root, 'src/f0.txt'), path.join(root, 'moved-by-user.txt')); // an outside edit: a rename
+    const e2 = await run(() => { for (const [p, c] of Object.entries(many(60))) if (!p.endsWith('/f0.txt')) write(root, p, c); });
+    // The first read of a range (and of a drift a rename was looked for in) computes and stores its changeset once:
+    // counted after it, as every later read is.
+    await statements(e1, e2);
+    const small = await statements(e1, e1);
+    const large = await statements(e1, e2);
+    expect(small.files).toHaveLength(10);
+    expect(large.files).toHaveLength(60);
+    expect(large.files.every((f: any) => f.attribution.changedBy.length >= 1)).toBe(true);
+    // Ten files or sixty: the same statements (the executions, the changeset's rows, the entries of every path in one,
+    // the renames per span).
+    console.log(`range attribution: ${small.n} statements for 10 files, ${large.n} for 60`);
+    expect(large.n).toBeLessThanOrEqual(small.n + 4);
   });
 });
