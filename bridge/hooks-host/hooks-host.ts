@@ -193,11 +193,11 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
    * whose import was cut short (the host stopped) is imported again, its parts stored once.
    * `live`: the turn a hook names now (its own admission mirrors it); without one, a last turn whose end the
    * transcript does not show may still be running and waits for a later look (a later prompt, the session's end,
-   * the next start), unless `over` (the agent process is gone). A turn the host admitted that ended while its end
-   * hook found no host is settled from the transcript (`finish`), its end boundary not captured. The agent's host
-   * reads its turns (`earlierHistory`).
+   * the next start), unless `over` (the agent process is gone). At the host's start (`hostStarted`), a turn it
+   * admitted that ended while it was down is settled from the transcript (`finish`), its end boundary not
+   * captured. The agent's host reads its turns (`earlierHistory`).
    */
-  protected async importMissed(key: string, live: string | null, over = false): Promise<void> {
+  protected async importMissed(key: string, live: string | null, over = false, hostStarted = false): Promise<void> {
     const st = this.sessions.get(key);
     if (!st?.sessionID || st.parent || st.fenced || !st.transcript) return;
     // A cheap look first (the prompt waits for this): a turn the host has not mirrored, nor found not to be one?
@@ -205,7 +205,7 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
     if (this.turnStarts) {
       try { starts = this.turnStarts(fs.readFileSync(st.transcript, 'utf8')); } catch { return; }
       const skip = this.notTurns.get(key);
-      if (!starts.some((id) => id !== live && !st.turns[id]?.settled && !skip?.has(id))) return;
+      if (!starts.some((id) => id !== live && !st.turns[id]?.settled && (id !== st.current || hostStarted) && !skip?.has(id))) return;
     }
     const why = `imported: the ${this.agent.names.label} host did not see this turn run (it was not running, or ${this.agent.names.label} ran without its hooks), so no capture of the worktree exists for it`;
     const history = this.earlierHistory(key);
@@ -215,8 +215,8 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
       const now = this.sessions.get(key)!;
       if (t.id === live || now.turns[t.id]?.settled) continue;
       if (t.id === now.current) {
-        // Admitted, then ended while its end hook found no host.
-        if (t.ended && t.finish) {
+        // Admitted, then ended while the host was down (while it runs, the agent's end of the turn reaches it).
+        if (hostStarted && t.ended && t.finish) {
           await t.finish(`the ${this.agent.names.label} host did not see this turn end (its end hook did not reach the host), so no capture of the worktree at its end exists`);
           this.log(`session ${key}: turn ${t.id} settled from the ${this.agent.names.transcript}: the host did not see it end`);
         }
@@ -258,7 +258,7 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
     const ofTheTurn = !['start', 'created', 'SessionStart', 'SessionEnd'].includes(event);
     const admitted = live !== null ? !!st.turns[live] : ofTheTurn && st.current !== null;
     if (admitted) return;
-    await this.importMissed(key, live, event === 'SessionEnd').catch((e) => this.log(`import of ${key}: ${e?.message ?? e}`));
+    await this.importMissed(key, live, event === 'SessionEnd', event === 'start').catch((e) => this.log(`import of ${key}: ${e?.message ?? e}`));
   }
 
   // ---- what each agent's host says ----
