@@ -303,23 +303,27 @@ async function texts(db: Db, hashes: readonly string[]): Promise<Map<string, str
   return out;
 }
 
-/**
- * Walks a chain from the session's first boundary to its end, diffing the file's content wherever it changed, and
- * returns the origin of each line at the end. With `mark` (a position), the lines there are followed too, and each
- * one removed later says by which span (the `-` lines of a changeset starting there).
- */
-export async function walk(db: Db, t: Timeline, chain: Chain, mark: number | null = null): Promise<Walk> {
-  // The contents to read: each text version where the fingerprint differs from the previous observed one.
+/** The contents a walk reads: each text version where the file's fingerprint differs from the previous observed one. */
+function versionsOf(chain: Chain): Set<string> {
   const need = new Set<string>();
   let lastFp: string | null = null;
   for (let p = 0; p <= chain.end; p++) {
     const c = chain.at[p];
     if (!c || c.state.kind === 'unknown') continue;
     const fp = fingerprint(c.state);
-    if (c.state.kind === 'text' && (fp !== lastFp || p === mark)) need.add(c.state.hash);
+    if (c.state.kind === 'text' && fp !== lastFp) need.add(c.state.hash);
     lastFp = fp;
   }
-  const contents = await texts(db, [...need]);
+  return need;
+}
+
+/**
+ * Walks a chain from the session's first boundary to its end, diffing the file's content wherever it changed, and
+ * returns the origin of each line at the end. With `mark` (a position), the lines there are followed too, and each
+ * one removed later says by which span (the `-` lines of a changeset starting there).
+ */
+export async function walk(db: Db, t: Timeline, chain: Chain, mark: number | null = null, read?: Map<string, string | null>): Promise<Walk> {
+  const contents = read ?? await texts(db, [...versionsOf(chain)]);
   const removedBy = new Map<number, Origin>();
   let marked: string[] | null = null;
   let lines: LineState[] | null = null;
@@ -470,11 +474,13 @@ export async function attributeFiles(sql: Sql, x: Extent, files: readonly { path
   const out = new Map<string, FileAttribution>();
   if (!files.length || x.start < 0 || x.end < 0) return out;
   const cs = await chains(sql, x.timeline, x.end, files.map((f) => f.path));
+  // Every version of every file read at once.
+  const read = lines ? await texts(sql, [...new Set([...cs.values()].flatMap((c) => [...versionsOf(c)]))]) : undefined;
   for (const f of files) {
     const chain = cs.get(f.path)!;
     const changes = changesOf(x.timeline, chain, x.start);
     if (!lines) { out.set(f.path, { changes, removed: [], added: [] }); continue; }
-    const w = await walk(sql, x.timeline, chain, x.start);
+    const w = await walk(sql, x.timeline, chain, x.start, read);
     const removed: { line: number; origin: Origin }[] = [];
     const added: { line: number; origin: Origin }[] = [];
     const before = w.marked ?? [];

@@ -244,9 +244,10 @@ describe('who changed each line, against git blame', () => {
       await host.settleExecution(e.id, 'SUCCEEDED', { endSnapshot: (await snap()).id });
       return e.id as string;
     };
-    const statements = async (from: string, to: string) => {
+    const statements = async (from: string, to: string, lines = false) => {
       g.queries.reset();
-      const res = await g.gql(`query($s: ID!, $a: ID!, $b: ID!) { session(id: $s) { changes(from: $a, to: $b) { ... on Changeset { files { path attribution { changedBy { __typename } } } } } } }`, { s: sessionID, a: from, b: to });
+      const res = await g.gql(`query($s: ID!, $a: ID!, $b: ID!) { session(id: $s) { changes(from: $a, to: $b) { ... on Changeset { files { path attribution {
+        changedBy { __typename } ${lines ? 'addedLines { start count }' : ''} } } } } } }`, { s: sessionID, a: from, b: to });
       expect(res.errors).toBeUndefined();
       return { n: g.queries.requestLog().length, files: res.data.session.changes.files };
     };
@@ -263,7 +264,11 @@ describe('who changed each line, against git blame', () => {
     expect(large.files.every((f: any) => f.attribution.changedBy.length >= 1)).toBe(true);
     // Ten files or sixty: the same statements (the executions, the changeset's rows, the entries of every path in one,
     // the renames per span).
-    console.log(`range attribution: ${small.n} statements for 10 files, ${large.n} for 60`);
+    const smallLines = await statements(e1, e1, true);
+    const largeLines = await statements(e1, e2, true);
+    expect(largeLines.files.find((f: any) => f.path === 'src/f59.txt').attribution.addedLines).toEqual([{ start: 1, count: 2 }]);
+    console.log(`range attribution: ${small.n} statements for 10 files, ${large.n} for 60; with each line's: ${smallLines.n} and ${largeLines.n}`);
     expect(large.n).toBeLessThanOrEqual(small.n + 4);
+    expect(largeLines.n).toBeLessThanOrEqual(smallLines.n + 4);
   });
 });
