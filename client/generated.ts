@@ -338,6 +338,27 @@ export type MessageRole =
   | 'SYSTEM'
   | 'USER';
 
+export type ModelCallInput = {
+  /** Not before startedAt. */
+  endedAt?: string | null | undefined;
+  /** The agent's own ID of the response (at most 200 characters). */
+  externalID?: string | null | undefined;
+  finishReason?: string | null | undefined;
+  model?: ModelInput | null | undefined;
+  startedAt?: string | null | undefined;
+  /** AGENT when the times are the agent's own record, HOST when the host observed them. */
+  timesFrom: ModelCallTimes;
+  /** This call's usage (and cost, where the agent reported it per call). */
+  usage?: ExecutionUsageInput | null | undefined;
+};
+
+/** Whose record a model call's start and end are. */
+export type ModelCallTimes =
+  /** The agent's own (Claude Code: its api-request line and the response's lines in the transcript; Codex: its rollout lines' timestamps; OpenCode: its message's times). */
+  | 'AGENT'
+  /** The host observed them (the agent recorded none). */
+  | 'HOST';
+
 export type ModelInput = {
   modelID: string;
   providerID: string;
@@ -464,6 +485,8 @@ export type SettleExecutionInput = {
   mode?: string | null | undefined;
   /** Replaces the model given at beginExecution, when given. */
   model?: ModelInput | null | undefined;
+  /** The execution's model calls, in order (at most 1,000): Execution.modelCalls. */
+  modelCalls?: Array<ModelCallInput> | null | undefined;
   /** SUCCEEDED, FAILED or INTERRUPTED. */
   status: ExecutionStatus;
   usage?: ExecutionUsageInput | null | undefined;

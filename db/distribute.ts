@@ -17,7 +17,7 @@ export const DISTRIBUTION_PLAN = {
    */
   distributed: [
     { table: 'sessions', column: 'id', colocateWith: 'none' },
-    ...['executions', 'messages', 'parts', 'jobs', 'journal', 'tombstones', 'settlements', 'host_commands',
+    ...['executions', 'model_calls', 'messages', 'parts', 'jobs', 'journal', 'tombstones', 'settlements', 'host_commands',
       'changesets', 'changeset_files', 'snapshots', 'admissions', 'compactions',
       'snapshot_changesets', 'snapshot_changeset_files', 'review_comments']
       .map((table) => ({ table, column: 'session_id', colocateWith: 'sessions' })),

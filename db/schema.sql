@@ -308,6 +308,30 @@ CREATE INDEX messages_execution ON public.messages USING btree (session_id, exec
 CREATE INDEX messages_external ON public.messages USING btree (session_id, external_id) WHERE (external_id IS NOT NULL);
 CREATE INDEX messages_id ON public.messages USING btree (id);
 
+CREATE TABLE model_calls (
+  session_id text NOT NULL,
+  execution_id text NOT NULL,
+  index integer NOT NULL,
+  external_id text,
+  provider_id text,
+  model_id text,
+  started_at timestamp with time zone,
+  ended_at timestamp with time zone,
+  times_from text NOT NULL,
+  finish_reason text,
+  input_tokens bigint,
+  output_tokens bigint,
+  reasoning_tokens bigint,
+  cache_read_tokens bigint,
+  cache_write_tokens bigint,
+  cache_write_5m_tokens bigint,
+  cache_write_1h_tokens bigint,
+  cost double precision,
+  CONSTRAINT model_calls_pkey PRIMARY KEY (session_id, execution_id, index),
+  CONSTRAINT model_calls_execution_fkey FOREIGN KEY (session_id, execution_id) REFERENCES executions(session_id, id) ON DELETE CASCADE,
+  CONSTRAINT model_calls_times_from_check CHECK ((times_from = ANY (ARRAY['AGENT'::text, 'HOST'::text])))
+);
+
 CREATE TABLE parts (
   id text NOT NULL,
   message_id text NOT NULL,

@@ -84,32 +84,32 @@ function stepFacts(input: { model?: { providerID: string; modelID: string } | nu
   };
 }
 
-function usageFacts(u: StepUsage | null | undefined) {
+function usageFacts(u: StepUsage | null | undefined, at = 'usage') {
   if (u == null) return { inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cacheWrite5mTokens: null, cacheWrite1hTokens: null, cost: null };
-  if (typeof u !== 'object') throw new InvalidRequestError('usage', 'usage must be an object.');
+  if (typeof u !== 'object') throw new InvalidRequestError(at, `${at} must be an object.`);
   const cost = u.cost == null ? null : u.cost;
   if (cost !== null && (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0)) {
-    throw new InvalidRequestError('usage.cost', 'usage.cost must be a non-negative number.');
+    throw new InvalidRequestError(`${at}.cost`, `${at}.cost must be a non-negative number.`);
   }
   const f = {
-    inputTokens: count(u.inputTokens, 'usage.inputTokens'),
-    outputTokens: count(u.outputTokens, 'usage.outputTokens'),
-    reasoningTokens: count(u.reasoningTokens, 'usage.reasoningTokens'),
-    cacheReadTokens: count(u.cacheReadTokens, 'usage.cacheReadTokens'),
-    cacheWriteTokens: count(u.cacheWriteTokens, 'usage.cacheWriteTokens'),
-    cacheWrite5mTokens: count(u.cacheWrite5mTokens, 'usage.cacheWrite5mTokens'),
-    cacheWrite1hTokens: count(u.cacheWrite1hTokens, 'usage.cacheWrite1hTokens'),
+    inputTokens: count(u.inputTokens, `${at}.inputTokens`),
+    outputTokens: count(u.outputTokens, `${at}.outputTokens`),
+    reasoningTokens: count(u.reasoningTokens, `${at}.reasoningTokens`),
+    cacheReadTokens: count(u.cacheReadTokens, `${at}.cacheReadTokens`),
+    cacheWriteTokens: count(u.cacheWriteTokens, `${at}.cacheWriteTokens`),
+    cacheWrite5mTokens: count(u.cacheWrite5mTokens, `${at}.cacheWrite5mTokens`),
+    cacheWrite1hTokens: count(u.cacheWrite1hTokens, `${at}.cacheWrite1hTokens`),
     cost,
   };
   // The one meaning, checked where the counts say enough: the cached tokens are part of the input (a host
   // reporting Anthropic's input_tokens as they come, without them, is told so), the writes by lifetime part of the writes.
   const cached = (f.cacheReadTokens ?? 0) + (f.cacheWriteTokens ?? 0);
   if (f.inputTokens !== null && f.inputTokens < cached) {
-    throw new InvalidRequestError('usage.inputTokens', `usage.inputTokens counts every input token, cached ones included: ${f.inputTokens} is less than the cache reads and writes (${cached}).`);
+    throw new InvalidRequestError(`${at}.inputTokens`, `${at}.inputTokens counts every input token, cached ones included: ${f.inputTokens} is less than the cache reads and writes (${cached}).`);
   }
   const byLifetime = (f.cacheWrite5mTokens ?? 0) + (f.cacheWrite1hTokens ?? 0);
   if ((f.cacheWrite5mTokens !== null || f.cacheWrite1hTokens !== null) && (f.cacheWriteTokens === null || f.cacheWriteTokens < byLifetime)) {
-    throw new InvalidRequestError('usage.cacheWriteTokens', 'usage.cacheWriteTokens counts every cache write: with cacheWrite5mTokens or cacheWrite1hTokens it is given and at least their sum.');
+    throw new InvalidRequestError(`${at}.cacheWriteTokens`, `${at}.cacheWriteTokens counts every cache write: with cacheWrite5mTokens or cacheWrite1hTokens it is given and at least their sum.`);
   }
   return f;
 }
@@ -179,6 +179,52 @@ export interface SettleExecutionInput {
   mode?: string | null;
   finishReason?: string | null;
   errorName?: string | null;
+  /** The step's model calls, in order (at most MAX_MODEL_CALLS): what its usage sums. */
+  modelCalls?: ModelCallInput[] | null;
+}
+
+/** One request the agent made to a model within the execution (domain/events/payloads.ts ModelCall). */
+export interface ModelCallInput {
+  externalID?: string | null;
+  model?: { providerID: string; modelID: string } | null;
+  startedAt?: Date | string | null;
+  endedAt?: Date | string | null;
+  /** AGENT: the times are the agent's own record; HOST: its host observed them. */
+  timesFrom: 'AGENT' | 'HOST';
+  finishReason?: string | null;
+  usage?: StepUsage | null;
+}
+
+export const MAX_MODEL_CALLS = 1_000;
+
+function instant(v: Date | string | null | undefined, field: string): string | null {
+  if (v == null) return null;
+  const d = v instanceof Date ? v : typeof v === 'string' ? new Date(v) : null;
+  if (!d || Number.isNaN(d.getTime())) throw new InvalidRequestError(field, `${field} must be an instant.`);
+  return d.toISOString();
+}
+
+/** The settlement's model calls, validated, as the event carries them. */
+function modelCallFacts(calls: ModelCallInput[] | null | undefined) {
+  if (calls == null) return undefined;
+  if (!Array.isArray(calls)) throw new InvalidRequestError('modelCalls', 'modelCalls must be a list.');
+  if (calls.length > MAX_MODEL_CALLS) throw new InvalidRequestError('modelCalls', `An execution has at most ${MAX_MODEL_CALLS} model calls.`);
+  return calls.map((c, i) => {
+    const at = `modelCalls[${i}]`;
+    if (c.timesFrom !== 'AGENT' && c.timesFrom !== 'HOST') throw new InvalidRequestError(`${at}.timesFrom`, `${at}.timesFrom must be AGENT or HOST.`);
+    const m = c.model;
+    if (m != null && (typeof m !== 'object' || m.providerID == null || m.modelID == null)) throw new InvalidRequestError(`${at}.model`, `${at}.model needs providerID and modelID.`);
+    const startedAt = instant(c.startedAt, `${at}.startedAt`);
+    const endedAt = instant(c.endedAt, `${at}.endedAt`);
+    if (startedAt && endedAt && endedAt < startedAt) throw new InvalidRequestError(`${at}.endedAt`, `${at}.endedAt is before its startedAt.`);
+    const u = usageFacts(c.usage, `${at}.usage`);
+    return {
+      externalID: label(c.externalID, `${at}.externalID`),
+      providerID: m ? label(m.providerID, `${at}.model.providerID`) : null,
+      modelID: m ? label(m.modelID, `${at}.model.modelID`) : null,
+      startedAt, endedAt, timesFrom: c.timesFrom, finishReason: label(c.finishReason, `${at}.finishReason`), usage: u,
+    };
+  });
 }
 
 /** A capture error: a non-empty text, never together with the snapshot it explains. */
@@ -210,6 +256,7 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
   const endCaptureError = captureError(input.endSnapshot, input.endCaptureError, 'endCaptureError');
   const facts = stepFacts(input);
   const usage = usageFacts(input.usage);
+  const modelCalls = modelCallFacts(input.modelCalls);
   const finishReason = label(input.finishReason, 'finishReason');
   const errorName = label(input.errorName, 'errorName');
   return sql.begin(async (tx) => {
@@ -234,7 +281,7 @@ export async function settleExecution(sql: Sql, actor: Actor, input: SettleExecu
     const { result: settled } = await commitEvent(lock, 'execution.settled', {
       executionID, status: input.status as 'SUCCEEDED' | 'FAILED' | 'INTERRUPTED', interruptReason: input.interruptReason ?? null, error,
       endSnapshotID: endSnapshot, endCaptureError, providerID: facts.providerId, modelID: facts.modelId, agent: facts.agent, mode: facts.mode,
-      finishReason, errorName, usage,
+      finishReason, errorName, usage, ...(modelCalls ? { modelCalls } : {}),
     });
     // The frozen changeset and the staged settlement row are independent writes: sent together.
     await Promise.all([

@@ -22,7 +22,7 @@ export class ReplayError extends Error {}
 
 /** What names a row of each journal table in a difference (`ProjectionDiff.key`). */
 const KEYS: Record<JournalTable, readonly string[]> = {
-  sessions: ['id'], session_children: ['parent_id', 'child_id'], executions: ['id'], jobs: ['id'], messages: ['id'], parts: ['id'], compactions: ['session_id', 'seq'],
+  sessions: ['id'], session_children: ['parent_id', 'child_id'], executions: ['id'], model_calls: ['execution_id', 'index'], jobs: ['id'], messages: ['id'], parts: ['id'], compactions: ['session_id', 'seq'],
   review_comments: ['id'], tombstones: ['id'],
 };
 
@@ -31,7 +31,7 @@ const KEYS: Record<JournalTable, readonly string[]> = {
  * on a cluster distributed by session (README "Scaling") the live side of a match is read by its key.
  */
 const MATCH: Record<JournalTable, readonly string[]> = {
-  sessions: ['id'], session_children: ['parent_id', 'child_id'], executions: ['session_id', 'id'], jobs: ['session_id', 'id'], messages: ['session_id', 'id'], parts: ['session_id', 'id'],
+  sessions: ['id'], session_children: ['parent_id', 'child_id'], executions: ['session_id', 'id'], model_calls: ['session_id', 'execution_id', 'index'], jobs: ['session_id', 'id'], messages: ['session_id', 'id'], parts: ['session_id', 'id'],
   compactions: ['session_id', 'seq'], review_comments: ['session_id', 'id'], tombstones: ['session_id', 'id'],
 };
 const match = (t: JournalTable, a: string, b: string) => MATCH[t].map((k) => `${a}."${k}" = ${b}."${k}"`).join(' AND ');
@@ -167,7 +167,7 @@ export async function replayIntoSchema(sql: Sql, schema: string): Promise<Replay
 
 /** The session of a row of `table` (the column that says which session it belongs to). */
 const SESSION_COLUMN: Record<JournalTable, string> = {
-  sessions: 'id', session_children: 'child_id', executions: 'session_id', jobs: 'session_id', messages: 'session_id', parts: 'session_id', compactions: 'session_id',
+  sessions: 'id', session_children: 'child_id', executions: 'session_id', model_calls: 'session_id', jobs: 'session_id', messages: 'session_id', parts: 'session_id', compactions: 'session_id',
   review_comments: 'session_id', tombstones: 'session_id',
 };
 

@@ -54,6 +54,23 @@ export interface ExecutionRow {
   cost: number | null;
 }
 
+/** The usage columns an execution and a model call share (one meaning: domain/executions.ts StepUsage). */
+export type UsageColumns = Pick<ExecutionRow, 'inputTokens' | 'outputTokens' | 'reasoningTokens' | 'cacheReadTokens' | 'cacheWriteTokens' | 'cacheWrite5mTokens' | 'cacheWrite1hTokens' | 'cost'>;
+
+/** One model call of an execution (migration 067). */
+export interface ModelCallRow extends UsageColumns {
+  sessionId: string;
+  executionId: string;
+  index: number;
+  externalId: string | null;
+  providerId: string | null;
+  modelId: string | null;
+  startedAt: Date | null;
+  endedAt: Date | null;
+  timesFrom: 'AGENT' | 'HOST';
+  finishReason: string | null;
+}
+
 export type JobKind = 'SHELL' | 'SUBAGENT' | 'OTHER';
 export type JobStatus = 'RUNNING' | 'CANCELLING' | 'COMPLETED' | 'ERROR' | 'CANCELLED' | 'LOST';
 export const UNFINISHED_JOB: JobStatus[] = ['RUNNING', 'CANCELLING'];

@@ -6,7 +6,7 @@ import { literalLimit } from '../db/connection.js';
 import { scopeCondition } from '../domain/access.js';
 import { changesetFiles, changesetFilesAt, changesetRows, type ChangesetCounts, type ChangesetFileRow, type ChangesetRow } from '../domain/changesets.js';
 import { sessionContexts, type ContextMessage } from '../domain/corrections.js';
-import type { ExecutionRow, JobRow, MessageRow, PartRow, SessionRow } from '../domain/rows.js';
+import type { ExecutionRow, JobRow, MessageRow, ModelCallRow, PartRow, SessionRow } from '../domain/rows.js';
 import { anyOf, carriedSessions, rowKeys } from '../domain/shard.js';
 import type { SnapshotRow } from '../domain/snapshots.js';
 import {
@@ -251,6 +251,22 @@ export const partsOfMessage = perContext<string, PartRow[]>(async (ids, ctx) => 
         SELECT p.* FROM messages m JOIN parts p ON p.session_id = m.session_id AND p.message_id = m.id
         WHERE m.id = ANY(${ids as string[]}) ORDER BY p.message_id, p.index`;
   return groupBy(ids, rows, (r) => r.messageId);
+});
+
+/**
+ * The model calls of each execution, in order (Execution.modelCalls): by (session, execution) for IDs that carry
+ * their session, else through the execution row.
+ */
+export const modelCallsOfExecution = perContext<string, ModelCallRow[]>(async (ids, ctx) => {
+  const db = ctx.sql;
+  const sessions = carriedSessions(ids);
+  const rows = sessions
+    ? await db<ModelCallRow[]>`
+        SELECT * FROM model_calls WHERE session_id = ANY(${sessions}) AND execution_id = ANY(${ids as string[]}) ORDER BY execution_id, index`
+    : await db<ModelCallRow[]>`
+        SELECT c.* FROM executions e JOIN model_calls c ON c.session_id = e.session_id AND c.execution_id = e.id
+        WHERE e.id = ANY(${ids as string[]}) ORDER BY c.execution_id, c.index`;
+  return groupBy(ids, rows, (r) => r.executionId);
 });
 
 /** What the next model request of each session would see (Session.context). */

@@ -129,7 +129,7 @@ export const execution: Planner<ExecutionPlan> = planner<ExecutionAcc, Execution
   interruptReason: columns('interrupt_reason'), trigger: columns('trigger'), startedAt: columns('started_at'), settledAt: columns('settled_at'), durationMs: columns('started_at', 'settled_at'),
   error: columns('error'), hostID: columns('host_id'), externalID: columns('external_id'), model: columns('provider_id', 'model_id'),
   agent: columns('agent'), mode: columns('mode'), finishReason: columns('finish_reason'), errorName: columns('error_name'), usage: columns(...USAGE),
-  messages: columns(), jobs: columns(), // pages of their own
+  messages: columns(), jobs: columns(), modelCalls: columns(), // loads of their own
   boundary: (into) => {
     into.columns.add('start_snapshot_id').add('end_snapshot_id');
     into.changeset = mergeChangesets(into.changeset, changesetPlan('whole', 'none', []));

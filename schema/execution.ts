@@ -6,8 +6,8 @@ import { JobConnection, MessageConnection } from './session.js';
 import { pageArgs } from './connection.js';
 import { beginExecution, reportExecutionCost, settleExecution } from '../domain/executions.js';
 import { ModelInput, ModelRef } from './host.js';
-import type { ExecutionRow } from '../domain/rows.js';
-import { executionReads, jobsOfExecution, messagesOfExecution } from '../resolvers/loaders.js';
+import type { ExecutionRow, ModelCallRow, UsageColumns } from '../domain/rows.js';
+import { executionReads, jobsOfExecution, messagesOfExecution, modelCallsOfExecution } from '../resolvers/loaders.js';
 import { planExecution } from '../resolvers/plans.js';
 
 const num = (v: string | number | null) => (v == null ? null : Number(v));
@@ -23,7 +23,7 @@ const USAGE_DOCS = {
   cacheWrite1hTokens: 'The cache writes of the 1-hour cache (part of cacheWriteTokens), where the agent says which; null otherwise.',
 } as const;
 
-const UsageRef = builder.objectRef<ExecutionRow>('ExecutionUsage').implement({
+const UsageRef = builder.objectRef<UsageColumns>('ExecutionUsage').implement({
   description: 'What the step used and cost, as its host recorded it from the agent (OpenCode: the step-finish part; Claude Code: the transcript; Codex: the rollout), in one meaning on every agent. A count the host did not report is null.',
   fields: (t) => ({
     inputTokens: t.int({ nullable: true, description: USAGE_DOCS.inputTokens, resolve: (e) => num(e.inputTokens) }),
@@ -37,10 +37,45 @@ const UsageRef = builder.objectRef<ExecutionRow>('ExecutionUsage').implement({
   }),
 });
 
-const hasUsage = (e: ExecutionRow) =>
+const ModelCallTimesEnum = builder.enumType('ModelCallTimes', {
+  description: 'Whose record a model call\'s start and end are.',
+  values: {
+    AGENT: { description: 'The agent\'s own (Claude Code: its api-request line and the response\'s lines in the transcript; Codex: its rollout lines\' timestamps; OpenCode: its message\'s times).' },
+    HOST: { description: 'The host observed them (the agent recorded none).' },
+  },
+});
+
+const ModelCallRef = builder.objectRef<ModelCallRow>('ModelCall').implement({
+  description: 'One request the agent made to a model within the execution, in order: its model, usage (ExecutionUsage\'s meaning; the execution\'s usage is their sum where the host reported both), finish reason, and its start and end as the agent recorded them (or as its host observed them: timesFrom).',
+  fields: (t) => ({
+    index: t.exposeInt('index', { description: '0, 1, 2… within the execution.' }),
+    externalID: t.exposeString('externalId', { nullable: true, description: 'The agent\'s own ID of the response (Claude Code: the message ID; OpenCode: the assistant message).' }),
+    model: t.field({ type: ModelRef, nullable: true, resolve: (c) => (c.providerId && c.modelId ? { providerID: c.providerId, modelID: c.modelId } : null) }),
+    startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true, description: 'When the request was sent; null when neither the agent nor the host knows.' }),
+    endedAt: t.expose('endedAt', { type: 'DateTime', nullable: true, description: 'When the response ended.' }),
+    durationMs: t.float({ nullable: true, resolve: (c) => (c.startedAt && c.endedAt ? c.endedAt.getTime() - c.startedAt.getTime() : null) }),
+    timesFrom: t.expose('timesFrom', { type: ModelCallTimesEnum }),
+    finishReason: t.exposeString('finishReason', { nullable: true, description: 'Why the model stopped, as the agent recorded it (e.g. "end_turn", "tool_use", "stop", "tool-calls").' }),
+    usage: t.field({ type: UsageRef, nullable: true, description: 'Null when the agent recorded none for this call.', resolve: (c) => (hasUsage(c) ? c : null) }),
+  }),
+});
+
+const ModelCallInput = builder.inputType('ModelCallInput', {
+  fields: (t) => ({
+    externalID: t.string({ required: false, description: 'The agent\'s own ID of the response (at most 200 characters).' }),
+    model: t.field({ type: ModelInput, required: false }),
+    startedAt: t.field({ type: 'DateTime', required: false }),
+    endedAt: t.field({ type: 'DateTime', required: false, description: 'Not before startedAt.' }),
+    timesFrom: t.field({ type: ModelCallTimesEnum, required: true, description: 'AGENT when the times are the agent\'s own record, HOST when the host observed them.' }),
+    finishReason: t.string({ required: false }),
+    usage: t.field({ type: UsageInputRef, required: false, description: 'This call\'s usage (and cost, where the agent reported it per call).' }),
+  }),
+});
+
+const hasUsage = (e: UsageColumns) =>
   [e.inputTokens, e.outputTokens, e.reasoningTokens, e.cacheReadTokens, e.cacheWriteTokens, e.cacheWrite5mTokens, e.cacheWrite1hTokens, e.cost].some((v) => v != null);
 
-const UsageInput = builder.inputType('ExecutionUsageInput', {
+const UsageInputRef = builder.inputType('ExecutionUsageInput', {
   description: 'Non-negative integers in the meaning of ExecutionUsage: inputTokens at least cacheReadTokens + cacheWriteTokens, cacheWriteTokens at least cacheWrite5mTokens + cacheWrite1hTokens (else InvalidRequestError).',
   fields: (t) => ({
     inputTokens: t.int({ required: false, description: USAGE_DOCS.inputTokens }),
@@ -81,6 +116,8 @@ ExecutionRef.implement({
     usage: t.field({ type: UsageRef, nullable: true, description: 'Tokens and cost of the step; null when the host reported none.', resolve: (e) => (hasUsage(e) ? e : null) }),
     messages: t.field({ type: MessageConnection, args: pageArgs, resolve: (e, args, ctx) => messagesOfExecution(ctx, e.id, args) }),
     jobs: t.field({ type: JobConnection, args: pageArgs, resolve: (e, args, ctx) => jobsOfExecution(ctx, e.id, args) }),
+    modelCalls: t.field({ type: [ModelCallRef], description: 'The requests the agent made to models within the execution, in order, as its host reported them at settlement (empty when it reported none).',
+      resolve: (e, _a, ctx) => modelCallsOfExecution(ctx).load(e.id) }),
   }),
 });
 
@@ -119,7 +156,8 @@ const SettleExecutionInput = builder.inputType('SettleExecutionInput', {
     error: t.string({ required: false }),
     endSnapshot: t.id({ required: false, description: 'The Snapshot captured at settlement; the changeset is frozen from it.' }),
     endCaptureError: t.string({ required: false, description: 'Why the host could not capture the end snapshot; the boundary then reads END_NOT_CAPTURED with this in its detail. Not with endSnapshot.' }),
-    usage: t.field({ type: UsageInput, required: false }),
+    usage: t.field({ type: UsageInputRef, required: false }),
+    modelCalls: t.field({ type: [ModelCallInput], required: false, description: 'The execution\'s model calls, in order (at most 1,000): Execution.modelCalls.' }),
     model: t.field({ type: ModelInput, required: false, description: 'Replaces the model given at beginExecution, when given.' }),
     agent: t.string({ required: false }),
     mode: t.string({ required: false }),

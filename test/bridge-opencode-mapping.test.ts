@@ -40,10 +40,10 @@ describe('toUsage and stepFacts', () => {
     expect(toUsage({})).toBeNull();
     expect(toUsage(null)).toBeNull();
   });
-  it('takes model, agent and mode of an assistant message', () => {
+  it('takes model, agent, mode and times of an assistant message', () => {
     const info = { id: 'msg_1', sessionID: 'ses_1', role: 'assistant', time: { created: 1 }, providerID: 'p', modelID: 'm', agent: 'build', mode: 'build' } as OcMessageInfo;
-    expect(stepFacts(info)).toEqual({ model: { providerID: 'p', modelID: 'm' }, agent: 'build', mode: 'build' });
-    expect(stepFacts({ ...info, providerID: undefined })).toEqual({ model: null, agent: 'build', mode: 'build' });
+    expect(stepFacts(info)).toEqual({ model: { providerID: 'p', modelID: 'm' }, agent: 'build', mode: 'build', createdAt: 1, completedAt: null });
+    expect(stepFacts({ ...info, providerID: undefined, time: { created: 1, completed: 2 } })).toEqual({ model: null, agent: 'build', mode: 'build', createdAt: 1, completedAt: 2 });
   });
 });
 
@@ -127,7 +127,7 @@ describe('session mapper', () => {
     expect(fin[1]).toEqual({
       kind: 'settleExecution', step: 'msg_a', executionID: 'exe_msg_a', status: 'SUCCEEDED', reason: null, endTree: 'tree1', error: null, errorName: null,
       usage: { inputTokens: 3, outputTokens: 2, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null, cost: 0.5 }, finish: 'stop',
-      model: { providerID: 'fake', modelID: 'fake-model' }, agent: 'build', mode: 'build',
+      model: { providerID: 'fake', modelID: 'fake-model' }, agent: 'build', mode: 'build', createdAt: 1, completedAt: null,
     });
     // The message completing afterwards, and the session going idle, change nothing more.
     expect(run(s, msg(info('msg_a', 'assistant', { time: { created: 1, completed: 2 }, finish: 'stop' })))).toEqual([]);

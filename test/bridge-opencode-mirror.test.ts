@@ -24,6 +24,7 @@ const SESSION_Q = `query($id: ID!) { session(id: $id) { id parentID title metada
   executions(first: 50) { edges { node { id sequence status interruptReason externalID agent mode finishReason errorName
     model { providerID modelID }
     usage { inputTokens outputTokens reasoningTokens cacheReadTokens cacheWriteTokens cacheWrite5mTokens cacheWrite1hTokens cost }
+    modelCalls { index externalID model { providerID modelID } startedAt endedAt timesFrom finishReason usage { inputTokens outputTokens reasoningTokens cacheReadTokens cacheWriteTokens cost } }
     jobs(first: 10) { edges { node { id kind status exitCode restored } } } } } }
   messages(first: 100) { edges { node { id role externalID retraction { reason }
     parts { __typename id externalID startedAt endedAt ... on TextPart { text } ... on ReasoningPart { text }
@@ -119,6 +120,12 @@ describe.skipIf(!bin)('OpenCode bridge, both ways (real opencode-ai server)', { 
       expect(e.agent).toBe(m.info.agent);
       expect(e.mode).toBe(m.info.mode);
       expect(e.finishReason).toBe(finish.reason);
+      // An OpenCode step is one model request: its call, with OpenCode's own times of the message.
+      // (Its end: the message's completion, or, when the step-finish came first, its last part's end.)
+      const { cacheWrite5mTokens: _5, cacheWrite1hTokens: _1, ...callUsage } = e.usage;
+      const ends = [m.info.time.completed!, Math.max(...m.parts.flatMap((p) => [p.time?.end ?? 0, p.state?.time?.end ?? 0]))].map((t) => new Date(t).toISOString());
+      expect(e.modelCalls).toEqual([{ index: 0, externalID: m.info.id, model: e.model, startedAt: new Date(m.info.time.created).toISOString(),
+        endedAt: expect.toBeOneOf(ends), timesFrom: 'AGENT', finishReason: finish.reason, usage: callUsage }]);
     }
     // The provider's numbers reached OpenCode and came through unchanged.
     const [first, second] = steps.map((m) => execs.find((x: any) => x.externalID === m.info.id));

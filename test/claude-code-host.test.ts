@@ -90,6 +90,7 @@ describe('the transcript reader', () => {
     ].join('\n')).lines;
     expect(turnOf(pasted, 'p9').files).toEqual([{ path: '/tmp/x/images/1.png', mime: 'image/png' }]);
   });
+
   it('gives each turn the cost Claude Code computed for its process (cost-state lines), shared by tokens when several turns used a model', () => {
     const prompt = (id: string) => ({ type: 'user', promptId: id, uuid: `u-${id}`, message: { role: 'user', content: id } });
     const answer = (id: string, input: number, output: number, model = 'claude-x') =>
@@ -231,6 +232,20 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     expect(r1.result.total_cost_usd).toBeGreaterThan(0);
     const costs = async () => (await gw.sql`SELECT cost FROM executions WHERE id IN ${gw.sql([ex[0].id, ex[1].id])} ORDER BY sequence`).map((c) => c.cost);
     await expect.poll(costs).toEqual([expect.closeTo(r1.result.total_cost_usd, 12), expect.closeTo(r2.result.total_cost_usd - r1.result.total_cost_usd, 12)]);
+    // Each model response a call of its own: its usage, stop reason, and its times as the transcript has them
+    // (the api-request line Claude Code wrote when it sent the request, the response's last line).
+    const calls = (await gw.gql(`query($id: ID!) { execution(id: $id) { modelCalls { index externalID model { providerID modelID } startedAt endedAt timesFrom finishReason usage { inputTokens outputTokens reasoningTokens cacheReadTokens cacheWriteTokens cost } } } }`, { id: ex[0].id })).data!.execution.modelCalls;
+    expect(calls.map((c: any) => [c.index, c.model, c.timesFrom, c.finishReason, c.usage.inputTokens, c.usage.outputTokens, c.usage.cacheReadTokens])).toEqual([
+      [0, { providerID: 'anthropic', modelID }, 'AGENT', 'tool_use', 110, 20, 7], [1, { providerID: 'anthropic', modelID }, 'AGENT', 'tool_use', 110, 5, 0],
+      [2, { providerID: 'anthropic', modelID }, 'AGENT', 'end_turn', 120, 4, 0]]);
+    const tl = parseTranscript(text).lines;
+    const sent = new Map(tl.filter((l) => l.type === 'api-request').map((l) => [l.id, l.timestamp]));
+    for (const c of calls) {
+      const own = tl.filter((l) => l.type === 'assistant' && l.message?.id === c.externalID);
+      expect(c.startedAt).toBe(new Date(sent.get(own[0].requestRef as string) as string).toISOString());
+      expect(c.endedAt).toBe(new Date(own.at(-1)!.timestamp!).toISOString());
+      expect(c.startedAt <= c.endedAt).toBe(true);
+    }
 
     const msgs = s.messages.edges.map((e: any) => e.node);
     const first = msgs.filter((m: any) => m.execution?.id === ex[0].id);

@@ -222,6 +222,16 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     const [row] = await gw.sql`SELECT * FROM executions WHERE id = ${ex[0].id}`;
     expect(row).toMatchObject({ externalId: turns[0], providerId: 'openai', modelId: 'gpt-5.5', finishReason: 'stop' });
     expect([row.inputTokens, row.outputTokens, row.cacheReadTokens, row.reasoningTokens].map(Number)).toEqual([460, 35, 7, 5]);
+    // Each model response a call of its own, with its usage and the rollout's times (its token_usage_record's).
+    const calls = (await gw.gql(`query($id: ID!) { execution(id: $id) { modelCalls { index externalID model { providerID modelID } startedAt endedAt timesFrom finishReason usage { inputTokens outputTokens reasoningTokens cacheReadTokens cacheWriteTokens cost } } } }`, { id: ex[0].id })).data!.execution;
+    expect(calls.modelCalls.map((c: any) => [c.index, c.model.modelID, c.timesFrom, c.usage.inputTokens, c.usage.outputTokens])).toEqual([
+      [0, 'gpt-5.5', 'AGENT', 100, 20], [1, 'gpt-5.5', 'AGENT', 110, 5], [2, 'gpt-5.5', 'AGENT', 120, 6], [3, 'gpt-5.5', 'AGENT', 130, 4]]);
+    const records = lines.filter((l) => l.type === 'token_usage_record' && l.payload?.turn_id === turns[0]).map((l) => new Date(l.timestamp!).toISOString());
+    expect(calls.modelCalls.map((c: any) => c.endedAt)).toEqual(records);
+    for (const [i, c] of calls.modelCalls.entries()) {
+      expect(c.startedAt <= c.endedAt, `call ${i}`).toBe(true);
+      if (i) expect(c.startedAt >= calls.modelCalls[i - 1].endedAt, `call ${i} after the one before`).toBe(true);
+    }
     const jobs = ex[0].jobs.edges.map((e: any) => e.node).map((j: any) => [j.kind, j.status, j.exitCode, j.command]).sort();
     expect(jobs).toEqual([['SHELL', 'COMPLETED', 0, 'printf "made by a shell\\n" > shell.txt && echo wrote'], ['SHELL', 'COMPLETED', 0, 'printf "more\\n" >> f0.txt'], ['SHELL', 'ERROR', 3, 'echo no; exit 3']]);
     const msgs = s.messages.edges.map((e: any) => e.node);

@@ -78,6 +78,38 @@ describe('step facts (Execution.usage, model, agent, mode, finishReason, errorNa
     expect((await g.gql(EXEC_Q, { id: e.id })).data.execution).toMatchObject({ status: 'RUNNING', usage: null, finishReason: null });
   });
 
+  it('stores the model calls of an execution (model, usage, finish reason, the agent\'s times or the host\'s), in order; replay rebuilds them', async () => {
+    const h = await host();
+    const s = await session(h);
+    const e = await begin(s.id, h);
+    const usage = (o: object) => ({ inputTokens: null, outputTokens: null, reasoningTokens: null, cacheReadTokens: null, cacheWriteTokens: null,
+      cacheWrite5mTokens: null, cacheWrite1hTokens: null, cost: null, ...o });
+    // Two calls of two models, the first across midnight and 70 s long; the second timed by its host.
+    const calls = [
+      { externalID: 'msg_a', model: { providerID: 'anthropic', modelID: 'claude-big' }, startedAt: '2026-12-01T23:59:30.000Z', endedAt: '2026-12-02T00:00:40.500Z',
+        timesFrom: 'AGENT', finishReason: 'tool_use', usage: { inputTokens: 1000, outputTokens: 50, cacheReadTokens: 600, cacheWriteTokens: 100, cacheWrite5mTokens: 100, cacheWrite1hTokens: 0 } },
+      { externalID: null, model: { providerID: 'anthropic', modelID: 'claude-small' }, startedAt: '2026-12-02T00:00:41.000Z', endedAt: '2026-12-02T00:00:42.000Z',
+        timesFrom: 'HOST', finishReason: 'end_turn', usage: { inputTokens: 500, outputTokens: 30, cost: 0.01 } },
+    ];
+    const bad: [Record<string, unknown>, string][] = [
+      [{ ...calls[0], endedAt: '2026-12-01T23:00:00Z' }, 'modelCalls[0].endedAt'],
+      [{ ...calls[0], usage: { inputTokens: 300, cacheReadTokens: 600 } }, 'modelCalls[0].usage.inputTokens'],
+      [{ ...calls[0], model: { providerID: '', modelID: 'x' } }, 'modelCalls[0].model.providerID'],
+    ];
+    for (const [c, field] of bad) expect(await settle({ executionID: e.id, status: 'SUCCEEDED', modelCalls: [c] })).toMatchObject({ __typename: 'InvalidRequestError', field });
+    expect(await settle({ executionID: e.id, status: 'SUCCEEDED', usage: { inputTokens: 1500, outputTokens: 80, cacheReadTokens: 600, cacheWriteTokens: 100 }, modelCalls: calls }))
+      .toMatchObject({ status: 'SUCCEEDED' });
+    const q = `query($id: ID!) { execution(id: $id) { modelCalls { index externalID model { providerID modelID } startedAt endedAt durationMs timesFrom finishReason
+      usage { inputTokens outputTokens reasoningTokens cacheReadTokens cacheWriteTokens cacheWrite5mTokens cacheWrite1hTokens cost } } } }`;
+    expect((await g.gql(q, { id: e.id })).data.execution.modelCalls).toEqual([
+      { ...calls[0], index: 0, durationMs: 70_500, usage: usage(calls[0].usage) },
+      { ...calls[1], index: 1, durationMs: 1_000, usage: usage(calls[1].usage) },
+    ]);
+    const stats = await rebuildProjections(g.sql);
+    expect(stats.changed).toEqual({ deleted: 0, updated: 0, inserted: 0 });
+    expect(stats.rows.model_calls).toBeGreaterThanOrEqual(2);
+  });
+
   it('takes the cost an agent reports after the execution settled, once, from its host', async () => {
     const report = async (input: Record<string, unknown>, token?: string) => (await g.gql(
       `mutation($i: ReportExecutionCostInput!) { reportExecutionCost(input: $i) { __typename ... on Execution { id usage { inputTokens cost } } ${ERR} } }`,

@@ -46,6 +46,8 @@ beforeAll(async () => {
     provider_id = 'anthropic', model_id = 'claude', agent = 'build', mode = 'fast', finish_reason = 'stop', error_name = 'APIError',
     input_tokens = 10, output_tokens = 20, reasoning_tokens = 3, cache_read_tokens = 4, cache_write_tokens = 5, cost = 0.25
     WHERE session_id = ${s} AND id = ${full}`;
+  await g.sql`INSERT INTO model_calls (session_id, execution_id, index, model_id, started_at, times_from, input_tokens, cost)
+    VALUES (${s}, ${full}, 0, 'claude', now(), 'AGENT', 6, 0.1), (${s}, ${full}, 1, 'claude', NULL, 'HOST', 4, NULL)`;
   await g.sql`UPDATE executions SET status = 'INTERRUPTED', interrupt_reason = 'SEAL', output_tokens = 7 WHERE session_id = ${s} AND id = ${interrupted}`;
   await g.sql`UPDATE executions SET status = 'RUNNING', settled_at = NULL WHERE session_id = ${s} AND id = ${running}`;
   await g.sql`UPDATE sessions SET parent_id = ${S.sessions[0]}, metadata = ${g.sql.json({ plugin: { x: 1 } })}, host_metadata = ${g.sql.json({ opencode: { id: 'oc' } })},
@@ -75,6 +77,7 @@ const EXECUTION_FIELDS = selectionsOf('Execution', {
   session: 'session { id title }', model: 'model { providerID modelID }',
   usage: 'usage { inputTokens outputTokens reasoningTokens cacheReadTokens cacheWriteTokens cost }',
   messages: 'messages(first: 2) { edges { node { id } } }', jobs: 'jobs(first: 2) { edges { node { id } } }',
+  modelCalls: 'modelCalls { index model { modelID } startedAt timesFrom usage { inputTokens cost } }',
   boundary: 'boundary { __typename ... on SnapshotBoundary { start { id fileCount } end { id } } ... on BoundaryUnavailable { reason detail } }',
   changeset: 'changeset { fileCount additions deletions coverage { __typename } files { path previousPath similarity attribution { changedBy { __typename } } } patch comments { id body anchor { path line } } }',
   driftBefore: 'driftBefore { fileCount additions deletions coverage { __typename ... on CoverageUnavailable { reason detail } } files { path } patch comments { id } }',

@@ -257,6 +257,10 @@ async function run(ops: Op[]) {
             error: o.status === 'FAILED' ? 'boom' : null, endCaptureError: 'not captured',
             usage: o.tokens === null ? null : { inputTokens: o.tokens, outputTokens: 7, cost: 0.25 },
             finishReason: o.tokens === null ? null : 'stop', model: o.tokens === null ? null : { providerID: 'p2', modelID: 'm2' },
+            modelCalls: o.tokens === null ? null : [
+              { model: { providerID: 'p2', modelID: 'm1' }, startedAt: '2026-12-01T23:59:59.123456Z', endedAt: '2026-12-02T00:00:01Z', timesFrom: 'AGENT', finishReason: 'tool_use', usage: { inputTokens: o.tokens, outputTokens: 3 } },
+              { externalID: 'resp_2', model: { providerID: 'p2', modelID: 'm2' }, timesFrom: 'HOST', finishReason: 'stop', usage: { outputTokens: 4, cost: 0.25 } },
+            ],
           });
           break;
         }
@@ -389,7 +393,7 @@ describe('replay', () => {
     expect(missing).toEqual([]);
     const [seen] = await g.sql`SELECT (SELECT count(*) FROM messages WHERE retracted_at IS NOT NULL)::int AS retracted,
       (SELECT count(*) FROM sessions WHERE sealed_at IS NOT NULL)::int AS sealed, (SELECT count(*) FROM tombstones)::int AS tombstones,
-      (SELECT count(*) FROM compactions)::int AS compactions, (SELECT count(*) FROM executions WHERE input_tokens IS NOT NULL)::int AS usage,
+      (SELECT count(*) FROM compactions)::int AS compactions, (SELECT count(*) FROM executions WHERE input_tokens IS NOT NULL)::int AS usage, (SELECT count(*) FROM model_calls)::int AS model_calls,
       (SELECT count(*) FROM review_comments WHERE answered_by_execution_id IS NOT NULL)::int AS answered,
       (SELECT count(*) FROM review_comments WHERE state = 'RESOLVED')::int AS resolved`;
     expect(Object.values(seen).every((n) => Number(n) > 0), JSON.stringify(seen)).toBe(true);

@@ -37,13 +37,14 @@ import { runHidden } from '../hooks-host/host-commands.js';
 import { HooksHost, type BaseSessionState, type EarlierTurn, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type Kind, type PromptRun } from '../hooks-host/hooks-host.js';
 import type { LaunchState } from '../hooks-host/launches.js';
 import { inside, real, worktreeRoot } from '../hooks-host/worktree.js';
+import { settlementOfCalls } from '../hooks-host/turn.js';
 import { GatewayError } from '../common/gateway.js';
 import { hookSettings, writeHookScript } from './hook.js';
 import { findClaudeBinary, launchClaude } from './launch.js';
 import { CLAUDE_CODE_NAMES } from './local-channel.js';
 import { claudeConfigDir, isClaude } from './processes.js';
 import { turnCosts } from './cost.js';
-import { parseTranscript, rewriteTranscript, turnIdsOf, turnOf, usageOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
+import { modelCallsOf, parseTranscript, rewriteTranscript, turnIdsOf, turnOf, usageOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
 
 /**
  * Rewrites a transcript atomically (the kit's rewrite, bridge/hooks-host/atomic-rewrite.ts), only while no
@@ -604,12 +605,9 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
     return null;
   }
 
+  /** The turn's usage, model, finish reason and model calls (the kit's settlement of its canonical model calls). */
   private usageInput(t: Turn) {
-    return {
-      ...(t.usage ? { usage: t.usage } : {}),
-      ...(t.model ? { model: { providerID: 'anthropic', modelID: t.model } } : {}),
-      ...(t.finishReason ? { finishReason: t.finishReason } : {}),
-    };
+    return settlementOfCalls(modelCallsOf(t));
   }
 
   /** Stop: the turn's messages, the end snapshot, the settlement. */

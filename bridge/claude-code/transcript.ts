@@ -8,6 +8,8 @@
 // while Claude Code appends): nothing here throws on content. What the transcript does not give is left
 // null, never invented.
 
+import type { ModelCall } from '../hooks-host/turn.js';
+
 export interface TranscriptLine {
   type: string;
   uuid?: string;
@@ -56,13 +58,18 @@ export interface Usage {
   cacheWrite5mTokens: number | null; cacheWrite1hTokens: number | null;
 }
 
-/** One model response (one request of the agent loop): an assistant message. */
+/**
+ * One model response (one request of the agent loop): an assistant message. `startedAt`: when Claude Code sent
+ * its request (the `api-request` line its lines' `requestRef` names); `endedAt`: its last line's time.
+ */
 export interface Step {
   messageID: string;
   model: string | null;
   stopReason: string | null;
   usage: Usage | null;
   parts: PartInputLike[];
+  startedAt: string | null;
+  endedAt: string | null;
 }
 
 export interface Turn {
@@ -194,8 +201,11 @@ export function turnOf(lines: TranscriptLine[], promptId: string, sidechain = fa
   });
   const byID = new Map<string, Step>();
   const tools = new Map<string, PartInputLike>();
+  /** Claude Code's record of each request it sent: api-request id -> when. */
+  const requests = new Map<string, string>();
   for (let i = start + 1; i < lines.length; i++) {
     const l = lines[i];
+    if (l.type === 'api-request' && typeof l.id === 'string' && typeof l.timestamp === 'string') { requests.set(l.id, l.timestamp); continue; }
     if (!!l.isSidechain !== sidechain) continue;
     if (isPrompt(l, sidechain) && l.promptId !== promptId) break;
     const m = l.message;
@@ -210,10 +220,12 @@ export function turnOf(lines: TranscriptLine[], promptId: string, sidechain = fa
       const id = typeof m.id === 'string' ? m.id : `line:${l.uuid ?? i}`;
       let s = byID.get(id);
       if (!s) {
-        s = { messageID: id, model: typeof m.model === 'string' ? m.model : null, stopReason: null, usage: null, parts: [] };
+        s = { messageID: id, model: typeof m.model === 'string' ? m.model : null, stopReason: null, usage: null, parts: [],
+          startedAt: typeof l.requestRef === 'string' ? requests.get(l.requestRef) ?? null : null, endedAt: null };
         byID.set(id, s);
         turn.steps.push(s);
       }
+      if (typeof l.timestamp === 'string') s.endedAt = l.timestamp;
       if (typeof m.stop_reason === 'string') s.stopReason = m.stop_reason;
       s.usage = usageOf(m.usage) ?? s.usage;
       for (const b of blocks(m.content)) {
@@ -246,6 +258,16 @@ export function turnOf(lines: TranscriptLine[], promptId: string, sidechain = fa
   const reported = turn.steps.map((s) => s.usage).filter((u): u is Usage => !!u);
   if (reported.length) turn.usage = reported.reduce(addUsage);
   return turn;
+}
+
+/** The turn's model calls in the kit's canonical form (bridge/hooks-host/turn.ts): one per model response, times the transcript's. */
+export function modelCallsOf(t: Turn): ModelCall[] {
+  return t.steps.map((s) => ({
+    externalID: s.messageID.startsWith('line:') ? null : s.messageID, providerID: 'anthropic', modelID: s.model,
+    startedAt: s.startedAt, endedAt: s.endedAt, timesFrom: 'AGENT', finishReason: s.stopReason,
+    // Anthropic's usage does not count the thinking tokens apart (they are in the output tokens).
+    usage: s.usage && { ...s.usage, reasoningTokens: null },
+  }));
 }
 
 // ---- Rewriting (corrections and retractions) ----

@@ -35,10 +35,11 @@ import { runHidden } from '../hooks-host/host-commands.js';
 import { HooksHost, type EarlierTurn, type BaseSessionState, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type PromptRun } from '../hooks-host/hooks-host.js';
 import type { LaunchState } from '../hooks-host/launches.js';
 import { boundaryInput, inside, real, worktreeRoot } from '../hooks-host/worktree.js';
+import { settlementOfCalls } from '../hooks-host/turn.js';
 import { GatewayError } from '../common/gateway.js';
 import { startAppServer } from './app-server.js';
 import { CODEX_NAMES, findCodexBinary, launchCodex, writeHookScript } from './launch.js';
-import { parseRollout, promptTurnIds, rewriteRollout, shellResult, turnIds, turnOf, type CodexTurn, type ShellCall, type Locator, type RolloutEdit } from './rollout.js';
+import { modelCallsOf, parseRollout, promptTurnIds, rewriteRollout, shellResult, turnIds, turnOf, type CodexTurn, type ShellCall, type Locator, type RolloutEdit } from './rollout.js';
 
 export interface CodexHostOptions extends HooksHostOptions {
   /** The models the host offers for generation (any other is ModelNotFoundError). Default: none (no generation). */
@@ -499,6 +500,8 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
       ...(t.usage ? { usage: t.usage } : {}),
       ...(t.model ? { model: { providerID: 'openai', modelID: t.model } } : {}),
       ...(t.end ? { finishReason: t.end.kind === 'complete' ? 'stop' : t.end.reason } : {}),
+      // Each model response with its own usage and the rollout's times (the kit's settlement of its model calls).
+      ...(t.calls.length ? { modelCalls: settlementOfCalls(modelCallsOf(t)).modelCalls } : {}),
     };
   }
 

@@ -8,6 +8,7 @@
 // A turn is the lines from its `task_started` to its `task_complete` / `turn_aborted`; its steps (one gateway
 // message each) are the model responses, delimited by `token_usage_record`.
 import { readJsonLines } from '../hooks-host/atomic-rewrite.js';
+import type { ModelCall } from '../hooks-host/turn.js';
 
 export interface RolloutLine { timestamp?: string; type?: string; payload?: any }
 
@@ -50,6 +51,12 @@ export interface CodexTurn {
   shells: ShellCall[];
   model: string | null;
   usage: Usage | null;
+  /**
+   * Its model calls: one per `token_usage_record` (one per model response), with that response's usage; its end
+   * is the record's time, its start the time of the last line the request followed (the turn's start, the prompt,
+   * a tool's output, the previous response): the rollout's own timestamps.
+   */
+  calls: { startedAt: string | null; endedAt: string | null; usage: Usage }[];
   /** `task_complete`: the turn ended; `aborted`: Codex's `turn_aborted` (its reason); null: not ended (yet). */
   end: { kind: 'complete'; lastText: string | null } | { kind: 'aborted'; reason: string } | null;
   /** The API error Codex reported (an `error` event of the turn). */
@@ -108,7 +115,10 @@ export function shellResult(output: string | null | undefined): { exitCode: numb
 }
 
 export function turnOf(lines: RolloutLine[], turnId: string): CodexTurn {
-  const t: CodexTurn = { turnId, prompt: null, steps: [], shells: [], model: null, usage: null, end: null, error: null };
+  const t: CodexTurn = { turnId, prompt: null, steps: [], shells: [], model: null, usage: null, calls: [], end: null, error: null };
+  /** When the last input of the next model request was written (see CodexTurn.calls). */
+  let lastInputAt: string | null = null;
+  const at = (l: RolloutLine) => (typeof l.timestamp === 'string' ? l.timestamp : null);
   let inTurn = false;
   let step: Step | null = null;
   const tools = new Map<string, StepPart>();
@@ -124,12 +134,16 @@ export function turnOf(lines: RolloutLine[], turnId: string): CodexTurn {
   for (const l of lines) {
     const p = l.payload;
     if (!p || typeof p !== 'object') continue;
-    if (l.type === 'event_msg' && p.type === 'task_started') { inTurn = p.turn_id === turnId; step = null; continue; }
+    if (l.type === 'event_msg' && p.type === 'task_started') { inTurn = p.turn_id === turnId; step = null; if (inTurn) lastInputAt = at(l); continue; }
     if (l.type === 'turn_context' && p.turn_id === turnId && typeof p.model === 'string') t.model = p.model;
     const mine = inTurn || turnOfItem(p) === turnId;
     if (!mine) continue;
     if (l.type === 'token_usage_record' && (p.turn_id ?? turnId) === turnId) {
       const u = p.usage ?? {};
+      t.calls.push({ startedAt: lastInputAt, endedAt: at(l), usage: {
+        inputTokens: Number(u.input_tokens ?? 0), outputTokens: Number(u.output_tokens ?? 0), cacheReadTokens: Number(u.cached_input_tokens ?? 0),
+        cacheWriteTokens: Number(u.cache_write_input_tokens ?? 0), reasoningTokens: Number(u.reasoning_output_tokens ?? 0) } });
+      lastInputAt = at(l);
       usage.inputTokens += Number(u.input_tokens ?? 0);
       usage.outputTokens += Number(u.output_tokens ?? 0);
       usage.cacheReadTokens += Number(u.cached_input_tokens ?? 0);
@@ -157,6 +171,7 @@ export function turnOf(lines: RolloutLine[], turnId: string): CodexTurn {
       case 'message': {
         const text = textOf(p.content);
         if (p.role === 'user') {
+          lastInputAt = at(l) ?? lastInputAt;
           if (t.prompt === null && isPromptText(text)) t.prompt = text;
         } else if (p.role === 'assistant' && text) {
           const s = open(String(p.id ?? `${turnId}:${t.steps.length}`));
@@ -192,6 +207,7 @@ export function turnOf(lines: RolloutLine[], turnId: string): CodexTurn {
         break;
       }
       case 'function_call_output': case 'custom_tool_call_output': {
+        lastInputAt = at(l) ?? lastInputAt;
         const part = tools.get(String(p.call_id ?? ''));
         if (!part) break;
         const out = typeof p.output === 'string' ? p.output : typeof p.output?.content === 'string' ? p.output.content
@@ -302,4 +318,15 @@ function applyTo(l: RolloutLine, p: any, at: Locator, text: string, turn: string
   if (l.type === 'response_item' && (p.type === 'function_call_output' || p.type === 'custom_tool_call_output') && p.call_id === at.callId) { p.output = text; return true; }
   if (l.type === 'event_msg' && p.type === 'item_completed' && p.item?.id === at.callId && typeof p.item.aggregated_output === 'string') { p.item.aggregated_output = text; return true; }
   return false;
+}
+
+/**
+ * The turn's model calls in the kit's canonical form (bridge/hooks-host/turn.ts): the turn's model for each (Codex
+ * uses one model a turn), times the rollout's, no finish reason (the rollout records none per response).
+ */
+export function modelCallsOf(t: CodexTurn): ModelCall[] {
+  return t.calls.map((c) => ({
+    externalID: null, providerID: 'openai', modelID: t.model, startedAt: c.startedAt, endedAt: c.endedAt, timesFrom: 'AGENT', finishReason: null,
+    usage: { ...c.usage, cacheWrite5mTokens: null, cacheWrite1hTokens: null },
+  }));
 }

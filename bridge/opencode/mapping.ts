@@ -24,6 +24,9 @@ export interface StepState {
   mode?: string | null;
   usage?: StepUsage | null;
   finish?: string | null;
+  /** When OpenCode created the step's assistant message (its model request) and completed it (ms since the epoch). */
+  createdAt?: number | null;
+  completedAt?: number | null;
 }
 
 export interface StepUsage { inputTokens: number | null; outputTokens: number | null; reasoningTokens: number | null; cacheReadTokens: number | null; cacheWriteTokens: number | null; cost: number | null }
@@ -121,11 +124,25 @@ export function toUsage(src: { tokens?: OcTokens; cost?: number } | null | undef
 }
 
 /** The model, agent and mode of an OpenCode assistant message. */
-export function stepFacts(info: OcMessageInfo): Pick<StepState, 'model' | 'agent' | 'mode'> {
+export function stepFacts(info: OcMessageInfo): Pick<StepState, 'model' | 'agent' | 'mode' | 'createdAt' | 'completedAt'> {
   return {
     model: info.providerID && info.modelID ? { providerID: info.providerID, modelID: info.modelID } : null,
     agent: info.agent ?? null,
     mode: info.mode ?? null,
+    createdAt: info.time?.created ?? null,
+    completedAt: info.time?.completed ?? null,
+  };
+}
+
+/**
+ * A step's one model call (an OpenCode step is one model request): its model, usage, cost and finish reason,
+ * and its times as OpenCode recorded them on the assistant message.
+ */
+export function stepModelCall(o: { step: string; model: { providerID: string; modelID: string } | null; usage: StepUsage | null; finish: string | null;
+  createdAt: number | null; completedAt: number | null }) {
+  return {
+    externalID: o.step, model: o.model, startedAt: iso(o.createdAt), endedAt: iso(o.completedAt), timesFrom: 'AGENT' as const,
+    finishReason: o.finish, usage: o.usage,
   };
 }
 

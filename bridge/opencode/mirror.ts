@@ -11,7 +11,7 @@ import type { BridgeContext, Live, SnapshotSink } from './context.js';
 import { GatewayError } from './gateway.js';
 import type { GatewayToOpencode } from './gateway-to-opencode.js';
 import type { HostLease } from './host-lease.js';
-import type { PendingCorrection } from './mapping.js';
+import { stepModelCall, type PendingCorrection } from './mapping.js';
 import type { Intent } from './session-mapper.js';
 import { readStepSnapshot, SnapshotUnavailable } from './snapshot.js';
 
@@ -127,6 +127,8 @@ export class GatewayMirror {
           ...(i.error ? { error: i.error } : {}), ...(end?.id ? { endSnapshot: end.id } : end?.error ? { endCaptureError: end.error } : {}),
           ...(i.errorName ? { errorName: i.errorName } : {}), ...(i.usage ? { usage: i.usage } : {}), ...(i.finish ? { finishReason: i.finish } : {}),
           ...(i.model ? { model: i.model } : {}), agent: i.agent, mode: i.mode,
+          // The step's one model request, with OpenCode's own times of its message.
+          modelCalls: [stepModelCall(i)],
         } }).catch((e) => {
           if (!(e instanceof GatewayError)) throw e;
           // Typically ABANDONED: the gateway was unreachable for longer than the lease and its sweep gave the

@@ -42,6 +42,7 @@ export type Intent =
     kind: 'settleExecution'; step: string; executionID: string; status: StepStatus; reason: InterruptReason | null; endTree: string | null;
     error: string | null; errorName: string | null; usage: StepUsage | null; finish: string | null;
     model: { providerID: string; modelID: string } | null; agent: string | null; mode: string | null;
+    createdAt: number | null; completedAt: number | null;
   }
   /** An edit made in OpenCode of a mirrored TEXT part: correctMessagePart unless the gateway reads that text already. */
   | { kind: 'correctPart'; correction: PendingCorrection }
@@ -306,6 +307,10 @@ function endStep(s: SessionView, ocMessageID: string, status: StepStatus, reason
     if (j.ocMessageID === ocMessageID && !j.finished && !j.lost) out.push({ kind: 'finishJob', part: pid, status: aborted ? 'CANCELLED' : 'LOST', exitCode: null });
   }
   const pm = st.pending[ocMessageID];
+  // The model call's end as OpenCode recorded it: its message's completion, else (the step-finish comes first)
+  // the end of the step's last part.
+  const partEnds = Object.values(pm?.parts ?? {}).flatMap((p) => [p.time?.end, p.state?.time?.end]).filter((t): t is number => typeof t === 'number' && t > 0);
+  step.completedAt ??= partEnds.length ? Math.max(...partEnds) : null;
   if (pm && !step.flushed) {
     step.flushed = true;
     flush(s, ocMessageID, pm, step.executionID, out);
@@ -315,6 +320,7 @@ function endStep(s: SessionView, ocMessageID: string, status: StepStatus, reason
       kind: 'settleExecution', step: ocMessageID, executionID: step.executionID, status, reason, endTree,
       error: o.error ?? null, errorName: o.errorName ?? null, usage: step.usage ?? null, finish: step.finish ?? null,
       model: step.model ?? null, agent: step.agent ?? null, mode: step.mode ?? null,
+      createdAt: step.createdAt ?? null, completedAt: step.completedAt ?? null,
     });
   }
   step.settled = true;

@@ -25,7 +25,7 @@ export interface EventDef<S extends Shape<any>, R> {
 }
 
 /** The tables the journal owns: replay rebuilds exactly these (parents before children). */
-export const JOURNAL_TABLES = ['sessions', 'session_children', 'executions', 'jobs', 'messages', 'parts', 'compactions', 'review_comments', 'tombstones'] as const;
+export const JOURNAL_TABLES = ['sessions', 'session_children', 'executions', 'model_calls', 'jobs', 'messages', 'parts', 'compactions', 'review_comments', 'tombstones'] as const;
 export type JournalTable = (typeof JOURNAL_TABLES)[number];
 
 export interface Upcast {

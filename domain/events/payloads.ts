@@ -85,6 +85,23 @@ export const StepUsage = object({
 });
 
 /**
+ * One request the agent made to a model within the execution (v3's optional `modelCalls`), in order: its model,
+ * usage in the one meaning of StepUsage (cost included, where the agent reported it per call), finish reason, the
+ * agent's own ID of the response, and its start and end (ISO 8601) as the agent recorded them (`timesFrom`
+ * AGENT) or as the host observed them (HOST); a time neither knows is null.
+ */
+export const ModelCall = object({
+  externalID: text,
+  providerID: text,
+  modelID: text,
+  startedAt: text,
+  endedAt: text,
+  timesFrom: oneOf('AGENT', 'HOST'),
+  finishReason: text,
+  usage: StepUsage,
+});
+
+/**
  * v2 adds the step facts recorded at settlement (v1 is read with them absent). providerID, modelID,
  * agent and mode replace the start's values only when given (null: keep). v3: usage in the one meaning
  * (StepUsage), with the cache writes by lifetime.
@@ -103,6 +120,8 @@ export const ExecutionSettled = object({
   finishReason: text,
   errorName: text,
   usage: StepUsage,
+  /** v3, when the host gave them (absent: none recorded). */
+  modelCalls: optional(array(ModelCall)),
 });
 
 /**

@@ -68,6 +68,7 @@ export const sessionRemoved: Projector<typeof P.SessionRemoved, void> = async ({
       r AS (DELETE FROM review_comments WHERE session_id = ${sessionID}),
       m AS (DELETE FROM messages WHERE session_id = ${sessionID}),
       j AS (DELETE FROM jobs WHERE session_id = ${sessionID}),
+      mc AS (DELETE FROM model_calls WHERE session_id = ${sessionID}),
       e AS (DELETE FROM executions WHERE session_id = ${sessionID}),
       -- Keys of work inside the session go with it (idempotency_keys has no foreign key: it is keyed by
       -- scope, and createSession's global scope outlives the sessions it created).
@@ -122,6 +123,16 @@ export const executionSettled: Projector<typeof P.ExecutionSettled, ExecutionRow
       cache_read_tokens = ${u.cacheReadTokens}, cache_write_tokens = ${u.cacheWriteTokens},
       cache_write_5m_tokens = ${u.cacheWrite5mTokens}, cache_write_1h_tokens = ${u.cacheWrite1hTokens}, cost = ${u.cost}
     WHERE session_id = ${sessionID} AND id = ${p.executionID} RETURNING *`;
+  // Its model calls, in order: plain rows (routed to the session's shard on Citus).
+  if (p.modelCalls?.length) {
+    await tx`INSERT INTO model_calls ${tx(p.modelCalls.map((c, index) => ({
+      session_id: sessionID, execution_id: p.executionID, index, external_id: c.externalID, provider_id: c.providerID, model_id: c.modelID,
+      started_at: c.startedAt, ended_at: c.endedAt, times_from: c.timesFrom, finish_reason: c.finishReason,
+      input_tokens: c.usage.inputTokens, output_tokens: c.usage.outputTokens, reasoning_tokens: c.usage.reasoningTokens,
+      cache_read_tokens: c.usage.cacheReadTokens, cache_write_tokens: c.usage.cacheWriteTokens,
+      cache_write_5m_tokens: c.usage.cacheWrite5mTokens, cache_write_1h_tokens: c.usage.cacheWrite1hTokens, cost: c.usage.cost,
+    })))}`;
+  }
   return e;
 };
 

@@ -1,0 +1,66 @@
+// The turn every agent's host reports, in one meaning (issue 59): an agent's host parses its own formats (its
+// transcript, rollout or chat history) into these, and the kit turns them into what the gateway records. Every
+// number has the meaning of the gateway's usage (docs/CONTRACT.md section 1a; domain/executions.ts StepUsage):
+// input tokens include the cached ones (cache reads and writes beside them, the writes of each cache lifetime
+// where the agent says), output tokens include the reasoning ones; a cost is the agent's own, never estimated.
+// Times are ISO 8601 instants as the agent recorded them (`timesFrom: 'AGENT'`) or, where it did not, as the
+// host observed them ('HOST'); a time neither knows is null.
+
+/** Tokens of one model call or a sum of them, in the one meaning; a count the agent does not give is null. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  reasoningTokens: number | null;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  cacheWrite5mTokens: number | null;
+  cacheWrite1hTokens: number | null;
+}
+
+/** One request the agent made to a model within the turn. */
+export interface ModelCall {
+  /** The agent's own ID of the response (Claude Code: its message ID). */
+  externalID: string | null;
+  providerID: string;
+  modelID: string | null;
+  startedAt: string | null;
+  endedAt: string | null;
+  timesFrom: 'AGENT' | 'HOST';
+  finishReason: string | null;
+  usage: TokenUsage | null;
+  /** Where the agent prices each call (else the turn's cost, reported apart). */
+  cost?: number | null;
+}
+
+const plus = (a: number | null, b: number | null) => (a === null || b === null ? null : a + b);
+
+/** Usages summed; a count only when every usage gives it. */
+export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens, reasoningTokens: plus(a.reasoningTokens, b.reasoningTokens),
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens, cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+    cacheWrite5mTokens: plus(a.cacheWrite5mTokens, b.cacheWrite5mTokens), cacheWrite1hTokens: plus(a.cacheWrite1hTokens, b.cacheWrite1hTokens),
+  };
+}
+
+/**
+ * What the settlement of a turn says of its model calls (settleExecution's usage, model, finishReason and
+ * modelCalls): the usage summed over the calls that report one, the last call's model and finish reason, and
+ * each call. No calls: nothing (the turn made no model request, or the agent recorded none).
+ */
+export function settlementOfCalls(calls: readonly ModelCall[]) {
+  const used = calls.map((c) => c.usage).filter((u): u is TokenUsage => u !== null);
+  const last = calls.at(-1);
+  return {
+    ...(used.length ? { usage: used.reduce(addUsage) } : {}),
+    ...(last?.modelID ? { model: { providerID: last.providerID, modelID: last.modelID } } : {}),
+    ...(last?.finishReason ? { finishReason: last.finishReason } : {}),
+    ...(calls.length ? {
+      modelCalls: calls.map((c) => ({
+        externalID: c.externalID, model: c.modelID ? { providerID: c.providerID, modelID: c.modelID } : null,
+        startedAt: c.startedAt, endedAt: c.endedAt, timesFrom: c.timesFrom, finishReason: c.finishReason,
+        usage: c.usage || c.cost != null ? { ...(c.usage ?? {}), ...(c.cost != null ? { cost: c.cost } : {}) } : null,
+      })),
+    } : {}),
+  };
+}
