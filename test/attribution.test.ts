@@ -8,6 +8,8 @@ import { requestsKit } from './support/requests-kit.js';
 import { changesetKit, write } from './support/changeset-kit.js';
 import type { ReferenceHost } from '../host/host.js';
 import { WorktreeCapturer } from '../host/capture.js';
+import { setPolicy } from '../domain/snapshots.js';
+import { pruneChangesets } from '../domain/changesets.js';
 
 /**
  * Who changed each line (Session.blame, FileChange.attribution), checked against `git blame`: a real worktree
@@ -229,6 +231,19 @@ describe('who changed each line, against git blame', () => {
       for (const r of f.attribution.addedLines) expect(label(r.origin)).toBe('e2');
     }
     expect(own.data.execution.driftBefore.files.map((f: any) => [f.path, f.attribution.changedBy.map(label)])).toEqual([['README.md', ['d2']], ['a.txt', ['d2']]]);
+
+    // Retention prunes the snapshots of #1 to #4: what they and the edits between them did is unknown now (EXPIRED),
+    // never guessed; #5's own lines are still #5's.
+    await setPolicy(g.sql, { retainMs: 0, retainExecutions: 0, graceMs: 0 });
+    try {
+      expect((await pruneChangesets(g.sql)).changesets).toBe(4);
+    } finally {
+      await setPolicy(g.sql, { retainMs: 2_592_000_000, retainExecutions: 10, graceMs: 3_600_000 });
+    }
+    const pruned = await blameAt('a.txt');
+    expect(perLine(pruned.content.runs)).toEqual(git.blame('a.txt').map((l) => (l === 'e5' ? 'e5' : 'unknown(1,2,3,4+outside)')));
+    expect(pruned.content.runs.find((r: any) => r.origin.__typename === 'UnknownOrigin').origin.reason).toBe('EXPIRED');
+    expect((await blameAt('a.txt', ex[1], 'START')).content).toMatchObject({ __typename: 'BlameUnavailable', reason: 'EXPIRED' });
   });
 
   it('the files of a range are attributed together: a bounded number of statements whatever their number', async () => {
