@@ -415,5 +415,14 @@ describe('the review page tells the truth', () => {
     // An ignored file has no blame, and says why.
     await open(`#/session/${demo.sessionID}/blame/${demo.omittedID}/END/build.log`);
     expect(await page.locator('.blame-unavailable').innerText()).toContain('OMITTED (IGNORED)');
+    // On a phone: the blame's origin column narrows, the page does not scroll sideways.
+    await page.setViewportSize({ width: 400, height: 800 });
+    try {
+      await open(`#/session/${demo.sessionID}/blame/${demo.omittedID}/END/README.md`);
+      await page.locator('table.blame').waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
+    } finally {
+      await page.setViewportSize({ width: 1400, height: 900 });
+    }
   });
 });
