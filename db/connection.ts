@@ -86,6 +86,41 @@ const CONNECTION_CODES = new Set([
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '53400']);
 
 /**
+ * A Citus coordinator that cannot reach a worker (seen with Citus 13.2.2 on a worker stopped or restarted with
+ * `pg_ctl -m immediate`, test/cluster-restart.test.ts):
+ * - the worker refuses the connection, or the coordinator finds its connection gone before sending a
+ *   statement: SQLSTATE 08006, "connection to the remote node … failed with the following error: …"
+ *   (`ReportConnectionError`): a connection exception, matched by its class above;
+ * - the worker went away while a statement or a PREPARE TRANSACTION was on its connection: Citus re-raises the
+ *   result libpq made up for the lost connection, which has no SQLSTATE, so it is XX000 with libpq's own text
+ *   ("SSL SYSCALL error: EOF detected", "server closed the connection unexpectedly", …) and the context
+ *   "while executing command on host:port" (`ReportResultError`). A worker's own error keeps its own SQLSTATE
+ *   (a 57P01 of the worker's shutdown stays 57P01), so an XX000 with that context and libpq's words is
+ *   the connection, not the worker;
+ * - a one-phase commit whose worker's COMMIT did not answer: XX000 "could not commit transaction for shard N on
+ *   at least one active node" (`ErrorIfPostCommitFailedShardPlacements`): the outcome on that worker is unknown,
+ *   the coordinator's own part rolled back;
+ * - a connection of the transaction that failed after it was marked essential (it had written): XX000
+ *   "failure on connection marked as essential: host:port" (`CheckRemoteTransactionsHealth`,
+ *   `MarkRemoteTransactionFailed`).
+ * Citus gives the last two no SQLSTATE of their own (XX000 is every internal error) and no field naming the
+ * cause, so only their text tells them: matched whole, as Citus writes them, and only under XX000.
+ */
+const CITUS_LOST_NODE = [
+  /^could not commit transaction for shard \d+ on at least one active node$/,
+  /^failure on connection marked as essential: \S+:\d+$/,
+];
+/** libpq's words for a connection that broke under a statement (fe-misc.c, fe-secure*.c), as Citus passes them on. */
+const LIBPQ_CONNECTION_LOST = /^(SSL SYSCALL error|SSL error|server closed the connection unexpectedly|no connection to the server|could not (receive|send) data (from|to) server|connection not open|lost synchronization with server)/;
+
+/** An error a Citus coordinator raised because a worker it needs could not be reached (see CITUS_LOST_NODE). */
+export function isClusterNodeUnreachable(err: { code?: unknown; message?: unknown; where?: unknown }): boolean {
+  if (err.code !== 'XX000' || typeof err.message !== 'string') return false;
+  if (CITUS_LOST_NODE.some((re) => re.test(err.message as string))) return true;
+  return typeof err.where === 'string' && err.where.includes('while executing command on ') && LIBPQ_CONNECTION_LOST.test(err.message);
+}
+
+/**
  * Thrown by the gateway when the database answers but a part of it that a statement needs cannot be seen
  * for longer than the gateway waits (a cluster node that has not committed its part of a transaction): as
  * the database being away, to be tried again (DATABASE_UNAVAILABLE, HTTP 503 with Retry-After).
@@ -104,6 +139,7 @@ export function isDatabaseUnavailable(e: unknown): boolean {
     if (err.extensions?.code === 'DATABASE_UNAVAILABLE') return true;
     const code = typeof err.code === 'string' ? err.code : '';
     if (CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code) || cur instanceof DatabaseLaggingError) return true;
+    if (isClusterNodeUnreachable(err as { code?: unknown; message?: unknown; where?: unknown })) return true;
     if (Array.isArray(err.errors) && err.errors.some((x) => isDatabaseUnavailable(x))) return true;
     cur = err.originalError ?? err.cause;
   }

@@ -24,7 +24,11 @@ export function internalError(): GraphQLError {
 
 /**
  * Yoga's `maskedErrors.maskError`: the database's absence becomes DATABASE_UNAVAILABLE (503); anything
- * else unexpected is masked by Yoga's own masking (`fallback`).
+ * else unexpected is masked by Yoga's own masking (`fallback`), and answered 500. (Yoga itself answers a
+ * masked error 500 only when the result has no `data` at all, an error before execution; one raised by a
+ * resolver, the usual case, went out as 200 with `data` null, which a client could not tell from a typed answer
+ * by its status.) The status is the worst thing that happened, as with 503: data that other fields of the same
+ * operation read is still in the body.
  */
 export function maskDatabaseErrors(fallback: (error: unknown, message: string, isDev?: boolean) => Error) {
   return (error: unknown, message: string, isDev?: boolean): Error => {
@@ -33,7 +37,11 @@ export function maskDatabaseErrors(fallback: (error: unknown, message: string, i
       const d = databaseUnavailableError();
       return new GraphQLError(d.message, { nodes: g?.nodes, source: g?.source, positions: g?.positions, path: g?.path, extensions: d.extensions });
     }
-    return fallback(error, message, isDev);
+    const masked = fallback(error, message, isDev);
+    if (masked !== error && masked instanceof GraphQLError && masked.extensions?.code === 'INTERNAL_SERVER_ERROR' && !masked.extensions.http) {
+      (masked.extensions as Record<string, unknown>).http = { status: 500 };
+    }
+    return masked;
   };
 }
 

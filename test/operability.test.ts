@@ -129,6 +129,8 @@ describe('request logs', () => {
     }
     expect(JSON.stringify(r.body)).not.toMatch(/sessions_away|\.ts:\d+|at /);
     expect(r.body.errors[0].extensions.code).toBe('INTERNAL_SERVER_ERROR');
+    // A resolver's unexpected error is a 500, as documented (Yoga's own masking answered it 200 with data null).
+    expect(r.res.status).toBe(500);
     const id = r.res.headers.get('x-request-id');
     const err = await line((l) => l.msg === 'unexpected error' && l.requestID === id, 'the error line');
     expect(err.level).toBe('error');
@@ -157,6 +159,7 @@ describe('request logs', () => {
       await ws.dispose();
     }
     expect(m.body.errors[0].extensions.code).toBe('INTERNAL_SERVER_ERROR');
+    expect(m.res.status).toBe(500);
     const werr = await line((l) => l.msg === 'unexpected error' && l.requestID === 'broken-write', 'the mutation\'s error line');
     expect(werr).toMatchObject({ operationName: 'BrokenWrite', where: 'graphql' });
     expect(werr.err.stack).toContain('sessions');
