@@ -1,4 +1,5 @@
-import type { Db, Sql, Tx } from '../db/connection.js';
+import { DatabaseLaggingError, isDatabaseUnavailable, type Db, type Sql, type Tx } from '../db/connection.js';
+import { notify } from './notices.js';
 import { isUnscopedAdmin, ownsHost, type Actor } from './access.js';
 import { HostNotFoundError, InvalidRequestError } from './errors.js';
 import { newId } from './ids.js';
@@ -67,7 +68,47 @@ export async function registerHost(sql: Sql, actor: Actor, input: RegisterHostIn
   });
 }
 
-/** Extends the lease by its length from now. A lapsed lease can be renewed; work already swept stays lost. */
+/**
+ * How long a renewal, or the lease sweep, waits for a host's row (ms): past it the database is answered
+ * unavailable (DATABASE_UNAVAILABLE, 503) and the host tries again. A renewal takes milliseconds; what holds
+ * the row longer is a transaction that is not finishing: on Citus, where `hosts` is a reference table and every
+ * renewal a two-phase commit on every node, a transaction a worker prepared and could not commit (restarted
+ * between PREPARE and COMMIT PREPARED) keeps the row locked on that worker until Citus' recovery commits it
+ * (`citus.recover_2pc_interval`). Unbounded, renewals waited for that (20 s were seen), their hosts' leases
+ * lapsed, and the sweep abandoned live hosts' executions.
+ */
+export const HOST_ROW_WAIT_MS = 1_000;
+/** The whole statement's bound besides the lock wait (a worker that took the connection but does not answer). */
+const HOST_STATEMENT_MS = 5_000;
+
+/**
+ * Runs `fn` in a transaction whose statements wait at most HOST_ROW_WAIT_MS for a lock and HOST_STATEMENT_MS in
+ * all (`SET LOCAL`, which reaches the workers: `distribute` sets `citus.propagate_set_commands`); a statement
+ * cancelled by either bound is the database being unavailable for now (DatabaseLaggingError).
+ */
+async function boundedHostWrite<T>(sql: Sql, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  try {
+    return await sql.begin(async (tx) => {
+      await tx.unsafe(`SET LOCAL lock_timeout = ${HOST_ROW_WAIT_MS}; SET LOCAL statement_timeout = ${HOST_STATEMENT_MS}`);
+      return fn(tx);
+    }) as T;
+  } catch (e) {
+    throw hostRowBusy(e);
+  }
+}
+
+/** A lock or statement timeout (55P03, 57014) as DatabaseLaggingError; any other error as it is. */
+function hostRowBusy(e: unknown): unknown {
+  const code = (e as { code?: unknown })?.code;
+  if (code !== '55P03' && code !== '57014') return e;
+  return new DatabaseLaggingError(`a host's row could not be written within ${HOST_ROW_WAIT_MS} ms`, { cause: e });
+}
+
+/**
+ * Extends the lease by its length from now. A lapsed lease can be renewed; work already swept stays lost. The
+ * write waits at most HOST_ROW_WAIT_MS for the host's row, then answers DATABASE_UNAVAILABLE (503, Retry-After),
+ * which the hosts retry (bridge/common/host-lease.ts, host/host.ts) as any unavailability.
+ */
 export async function renewHostLease(sql: Sql, actor: Actor, input: { hostID: string }): Promise<HostRow> {
   const hostID = requireId('host', input.hostID, 'hostID');
   // The lease length is read first and the renewal guarded by it: Citus (hosts is a reference table
@@ -76,9 +117,15 @@ export async function renewHostLease(sql: Sql, actor: Actor, input: { hostID: st
     const [cur] = await sql<{ leaseMs: number }[]>`
       SELECT lease_ms FROM hosts WHERE id = ${hostID} AND (${isUnscopedAdmin(actor)} OR token_id = ${actor.tokenID})`;
     if (!cur) throw new HostNotFoundError(hostID);
-    const [h] = await sql<HostRow[]>`
+    const [h] = await boundedHostWrite(sql, (tx) => tx<HostRow[]>`
       UPDATE hosts SET lease_expires_at = now() + ${cur.leaseMs} * interval '1 millisecond', renewed_at = now()
-      WHERE id = ${hostID} AND lease_ms = ${cur.leaseMs} AND (${isUnscopedAdmin(actor)} OR token_id = ${actor.tokenID}) RETURNING *`;
+      WHERE id = ${hostID} AND lease_ms = ${cur.leaseMs} AND (${isUnscopedAdmin(actor)} OR token_id = ${actor.tokenID}) RETURNING *`)
+      .catch(async (e) => {
+        // The host is alive and the database could not take its renewal: say so to every instance's sweep (a
+        // notice is the coordinator's own, sent even while a worker holds the row), best effort.
+        if (isDatabaseUnavailable(e)) await notify(sql, { k: 'h', h: hostID }).catch(() => {});
+        throw e;
+      });
     if (h) return h;
     // Registered again with another lease length meanwhile: renew by that one.
   }
@@ -140,12 +187,30 @@ export async function getHost(db: Db, hostID: string): Promise<HostRow | null> {
  * starting transaction lasts has nothing left to mark after the sweeps of its window. The hosts are read
  * first, from their own small table (a reference table on a cluster, read on the coordinator): with no
  * host in the window, the sweep reads nothing of the history tables (no shard of a cluster).
+ *
+ * A host is declared dead only when it could have renewed and did not:
+ * - the sweep takes the rows of the hosts it is about to declare dead (FOR SHARE: what a renewal's write waits
+ *   for, on every node of a cluster), waiting at most HOST_ROW_WAIT_MS, and checks their lease again under that
+ *   lock. A renewal committed meanwhile keeps its host; a row a renewal cannot write either (a worker's
+ *   unfinished prepared transaction holds it, a worker is away) stops the sweep as the database being
+ *   unavailable (DatabaseLaggingError), retried at its next tick, exactly as the renewal is retried.
+ * - `renewing(hostID, leaseMs)`: the host asked to renew within its lease length and the database could not take
+ *   it (a renewal's notice, kind `h`, seen by this instance): it is alive, its lease counts from that attempt.
+ * - `databaseBackAt` (the database's time when this instance found it working again after its sweep had found it
+ *   unavailable): a lease is measured from the database's view, so a host's lease that lapsed while the database
+ *   could not take renewals runs again, its full length, from that time (server/gateway.ts). This covers what
+ *   the notices cannot: renewals that never reached the database (the coordinator itself away).
  */
-export async function sweepExpiredLeases(sql: Sql, opts: { windowMs?: number | null } = {}): Promise<{ abandoned: number; lost: number }> {
+export async function sweepExpiredLeases(sql: Sql, opts: { windowMs?: number | null; databaseBackAt?: string | null; renewing?: (hostID: string, leaseMs: number) => boolean } = {}): Promise<{ abandoned: number; lost: number }> {
   const windowMs = opts.windowMs ?? null;
-  const lapsed = (await sql<{ id: string }[]>`
-    SELECT id FROM hosts WHERE lease_expires_at < now()
-      AND (${windowMs}::float8 IS NULL OR lease_expires_at > now() - ${windowMs}::float8 * interval '1 millisecond')`).map((h) => h.id);
+  const back = opts.databaseBackAt ?? null;
+  const renewing = opts.renewing ?? (() => false);
+  // When the lease lapses, counted from the database's return (greatest ignores the NULL of no return).
+  const lapse = (db: Db) => db`greatest(lease_expires_at, ${back}::timestamptz + lease_ms * interval '1 millisecond')`;
+  const lapsed = (await sql<{ id: string; leaseMs: number }[]>`
+    SELECT id, lease_ms FROM hosts WHERE lease_expires_at < now() AND ${lapse(sql)} < now()
+      AND (${windowMs}::float8 IS NULL OR ${lapse(sql)} > now() - ${windowMs}::float8 * interval '1 millisecond')`)
+    .filter((h) => !renewing(h.id, h.leaseMs)).map((h) => h.id);
   if (!lapsed.length) return { abandoned: 0, lost: 0 };
   const candidates = await sql<{ sessionId: string }[]>`
     SELECT DISTINCT e.session_id FROM executions e
@@ -159,15 +224,29 @@ export async function sweepExpiredLeases(sql: Sql, opts: { windowMs?: number | n
     await sql.begin(async (tx) => {
       const lock = await lockSessionIfPresent(tx, sessionId, { skipLocked: true });
       if (!lock) return;
-      // Under the session lock nothing of the session changes meanwhile: these are exactly the rows to mark.
-      const [execs, jobs] = await Promise.all([
+      // Under the session lock nothing of the session changes meanwhile: these are exactly the rows to mark,
+      // once their hosts are found dead under their rows' lock.
+      const [running, unfinished] = await Promise.all([
         tx<{ id: string; hostId: string }[]>`
-          SELECT e.id, e.host_id FROM executions e JOIN hosts h ON h.id = e.host_id
-          WHERE e.session_id = ${sessionId} AND e.status = 'RUNNING' AND h.lease_expires_at < now() ORDER BY e.id`,
+          SELECT e.id, e.host_id FROM executions e
+          WHERE e.session_id = ${sessionId} AND e.status = 'RUNNING' AND e.host_id = ANY(${lapsed}::text[]) ORDER BY e.id`,
         tx<{ id: string; hostId: string }[]>`
-          SELECT j.id, j.host_id FROM jobs j JOIN hosts h ON h.id = j.host_id
-          WHERE j.session_id = ${sessionId} AND j.status IN ('RUNNING', 'CANCELLING') AND h.lease_expires_at < now() ORDER BY j.id`,
+          SELECT j.id, j.host_id FROM jobs j
+          WHERE j.session_id = ${sessionId} AND j.status IN ('RUNNING', 'CANCELLING') AND j.host_id = ANY(${lapsed}::text[]) ORDER BY j.id`,
       ]);
+      const hosts = [...new Set([...running, ...unfinished].map((r) => r.hostId))].sort();
+      if (!hosts.length) return;
+      let dead: Set<string>;
+      try {
+        await tx.unsafe(`SET LOCAL lock_timeout = ${HOST_ROW_WAIT_MS}; SET LOCAL statement_timeout = ${HOST_STATEMENT_MS}`);
+        dead = new Set((await tx<{ id: string; leaseMs: number }[]>`
+          SELECT id, lease_ms FROM hosts WHERE id = ANY(${hosts}::text[]) AND lease_expires_at < now() AND ${lapse(tx)} < now()
+          ORDER BY id FOR SHARE`).filter((h) => !renewing(h.id, h.leaseMs)).map((h) => h.id));
+      } catch (e) {
+        throw hostRowBusy(e);
+      }
+      const execs = running.filter((e) => dead.has(e.hostId));
+      const jobs = unfinished.filter((j) => dead.has(j.hostId));
       for (const j of jobs) await commitEvent(lock, 'job.lost', { jobID: j.id, hostID: j.hostId });
       for (const e of execs) {
         const { result } = await commitEvent(lock, 'execution.abandoned', { executionID: e.id, hostID: e.hostId });

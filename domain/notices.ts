@@ -34,6 +34,11 @@ export type Notice =
   | { k: 'c'; h: string }
   /** Host request `id` was answered (domain/host-requests.ts). */
   | { k: 'r'; id: string }
+  /**
+   * Host `h` asked to renew its lease and the database could not take the renewal (domain/hosts.ts): the host is
+   * alive, and every instance's lease sweep counts its lease from then (server/gateway.ts).
+   */
+  | { k: 'h'; h: string }
   /** The bus's own liveness ping, sent by bus `b` to itself (subscriptions/bus.ts). */
   | { k: 'ping'; b: string };
 
@@ -43,12 +48,12 @@ type FieldsOf<K extends NoticeKind> = Exclude<keyof NoticeOf<K>, 'k'>;
 
 /** The fields of each kind, in the order producers write them. */
 export const NOTICE_FIELDS: { readonly [K in NoticeKind]: readonly FieldsOf<K>[] } = {
-  j: ['s', 'q'], s: ['p', 'r'], q: [], t: ['id'], c: ['h'], r: ['id'], ping: ['b'],
+  j: ['s', 'q'], s: ['p', 'r'], q: [], t: ['id'], c: ['h'], r: ['id'], h: ['h'], ping: ['b'],
 };
 
 /** Bus topics: what a listener subscribes to (`*`: every notice). */
 export type Topic =
-  | `journal:${string}` | 'settlements' | 'settlements:staged' | 'tokens' | 'commands' | 'replies' | 'ping' | '*';
+  | `journal:${string}` | 'settlements' | 'settlements:staged' | 'tokens' | 'commands' | 'replies' | 'renewals' | 'ping' | '*';
 
 export const COMMAND_TOPIC = 'commands' satisfies Topic;
 export const REPLY_TOPIC = 'replies' satisfies Topic;
@@ -61,6 +66,7 @@ export function topicOf(n: Notice): Topic {
     case 't': return 'tokens';
     case 'c': return COMMAND_TOPIC;
     case 'r': return REPLY_TOPIC;
+    case 'h': return 'renewals';
     case 'ping': return 'ping';
   }
 }

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { GatewayClient, GatewayCallError } from '../client/index.js';
+import { GatewayClient, GatewayCallError, GatewayConnectionError, GraphQLRequestError } from '../client/index.js';
 import { ChatCompletionsClient, COMPACTION_INSTRUCTION, contextMessages, type LlmOptions } from './llm.js';
 import { WorktreeCapturer } from './capture.js';
 import {
@@ -107,13 +107,54 @@ export class ReferenceHost {
     });
     this.id = (h as any).id;
     const every = Math.max(200, Math.floor((this.opts.leaseMs ?? 30_000) / 3));
-    this.renewTimer = setInterval(() => {
-      this.client.call(RenewHostLeaseDocument, { input: { hostID: this.id! } }).catch(() => {});
-    }, every);
+    this.renewTimer = setInterval(() => void this.renew(), every);
     this.renewTimer.unref();
     const caps = this.opts.capabilities;
     if (caps?.cancel !== false || caps?.compact || caps?.generate || caps?.prompt) this.listenForCommands();
     return this.id!;
+  }
+
+  /** `stop` was called: calls that are retried until answered give up. */
+  private stopped = false;
+  /** The renewal in flight (one at a time: the timer does not stack renewals behind a slow one). */
+  private renewal: Promise<void> | null = null;
+  /** Renewals answered and failed (tests and demos look at them). */
+  readonly renewals = { ok: 0, failed: 0 };
+
+  /**
+   * Renews the lease. A renewal the gateway could not carry out for now (DATABASE_UNAVAILABLE and any other 5xx,
+   * the gateway unreachable) is tried again at once with backoff (100 ms doubling to 1 s) until it lands or the
+   * host stops: the lease lasts three renewal periods, and a database that blinked must not cost it one.
+   */
+  private renew(): Promise<void> {
+    if (this.renewal || !this.renewTimer || !this.id) return this.renewal ?? Promise.resolve();
+    const hostID = this.id;
+    this.renewal = this.untilAnswered(() => this.client.call(RenewHostLeaseDocument, { input: { hostID } }), () => !this.renewTimer, this.renewals)
+      .then(() => {}, () => {}) // refused (HostNotFoundError, a revoked token): the next tick tries again
+      .finally(() => { this.renewal = null; });
+    return this.renewal;
+  }
+
+  /**
+   * Runs `call` until the gateway answers it: a call it could not carry out for now (DATABASE_UNAVAILABLE and any
+   * other 5xx, the gateway unreachable) is tried again with backoff (100 ms doubling to 1 s) until `stopped()`;
+   * any other failure is thrown. Only for calls that are safe to repeat: a renewal, a settle (the same settle
+   * again answers the execution), an acknowledgement.
+   */
+  private async untilAnswered<T>(call: () => Promise<T>, stopped: () => boolean = () => this.crashed || this.stopped, count?: { ok: number; failed: number }): Promise<T> {
+    for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
+      try {
+        const r = await call();
+        if (count) count.ok++;
+        return r;
+      } catch (e) {
+        if (count) count.failed++;
+        const transient = e instanceof GatewayConnectionError || (e instanceof GraphQLRequestError && e.status >= 500);
+        if (!transient || stopped()) throw e;
+        await new Promise((r) => setTimeout(r, wait));
+        if (stopped()) throw e;
+      }
+    }
   }
 
   private hostID(): string {
@@ -216,8 +257,11 @@ export class ReferenceHost {
 
   /** Stops renewing the lease. With `crash`, leaves processes running and reports nothing (a host crash). */
   async stop(opts: { crash?: boolean } = {}) {
+    this.stopped = true;
     if (this.renewTimer) clearInterval(this.renewTimer);
     this.renewTimer = null;
+    // A renewal retrying ends after its attempt in flight; none is made after stop has resolved.
+    await this.renewal;
     if (opts.crash) {
       // A crash takes the pending SIGKILLs with it.
       this.crashed = true;
@@ -260,9 +304,9 @@ export class ReferenceHost {
       const reason = c.reason as 'SEAL'; // interrupts are only issued by a seal (PLUGIN: a plugin's requests)
       this.turns.get(c.executionID)?.abort();
       await this.opts.onInterrupt?.(c.executionID, reason);
-      await this.settleExecution(c.executionID, 'INTERRUPTED', { interruptReason: reason }).catch(() => {});
+      await this.untilAnswered(() => this.settleExecution(c.executionID!, 'INTERRUPTED', { interruptReason: reason })).catch(() => {});
     }
-    await this.client.call(AcknowledgeHostCommandDocument, { input: { commandID: c.id } }).catch(() => {});
+    await this.untilAnswered(() => this.client.call(AcknowledgeHostCommandDocument, { input: { commandID: c.id } })).catch(() => {});
   }
 
   // ---- Compaction and generation requests ------------------------------------------------------

@@ -7,6 +7,7 @@ import { COMMAND_TOPIC, pendingCommands, requireOwnHost, type HostCommandRow } f
 import { isId } from '../domain/ids.js';
 import { Wake } from '../domain/wake.js';
 import type { Context } from '../resolvers/context.js';
+import { whenAvailable } from '../db/connection.js';
 
 export const HostCommandKindEnum = builder.enumType('HostCommandKind', {
   values: {
@@ -64,7 +65,8 @@ function commandStream(ctx: Context, hostID: string): AsyncIterableIterator<Host
     try {
       while ((await wake.wait()) === 'woken') {
         wake.take();
-        const rows = await pendingCommands(ctx.sql, ctx.actor, hostID);
+        // The database away (on a cluster, a worker of the shards this reads): the stream waits and reads again.
+        const rows = await whenAvailable(() => pendingCommands(ctx.sql, ctx.actor, hostID), () => wake.closed);
         const live = new Set(rows.map((r) => r.id));
         for (const id of delivered) if (!live.has(id)) delivered.delete(id);
         for (const r of rows) {

@@ -1,7 +1,7 @@
 import { detectDistribution } from '../db/cluster.js';
-import { whenAvailable, type Sql } from '../db/connection.js';
+import { isDatabaseUnavailable, whenAvailable, type Sql } from '../db/connection.js';
 import { readJournal, type JournalEvent } from '../domain/journal.js';
-import { sweepExpiredLeases } from '../domain/hosts.js';
+import { LEASE_MAX_MS, sweepExpiredLeases } from '../domain/hosts.js';
 import type { SettlementRow } from '../domain/settlements.js';
 import { PgBus } from '../subscriptions/bus.js';
 import { Feed } from '../subscriptions/feed.js';
@@ -125,6 +125,13 @@ export class Gateway {
     });
     await this.bus.start();
     this.sequencer.start();
+    this.bus.on('renewals', (n) => {
+      if (n.k !== 'h') return;
+      const now = Date.now();
+      this.renewalAttempts.set(n.h, now);
+      // Forget attempts older than the longest lease: they extend nothing any more.
+      for (const [h, at] of this.renewalAttempts) if (now - at > LEASE_MAX_MS) this.renewalAttempts.delete(h);
+    });
     if (this.config.sweepIntervalMs > 0) {
       this.sweeper = setInterval(() => void this.sweep(), this.config.sweepIntervalMs);
       this.sweeper.unref();
@@ -152,13 +159,32 @@ export class Gateway {
     this.sweeping = true;
     try {
       const windowMs = this.config.sweepWindowMs ?? 120_000;
-      const r = await sweepExpiredLeases(this.sql, { windowMs: this.sweptAll && windowMs > 0 ? windowMs : null });
+      if (this.sweepFoundUnavailable) {
+        // The database works again: leases that lapsed while it could not take renewals run from now.
+        this.databaseBack = { at: (await this.sql<{ at: string }[]>`SELECT now()::text AS at`)[0].at, since: Date.now() };
+        this.sweepFoundUnavailable = false;
+        this.log.info({ at: this.databaseBack.at }, 'lease sweep: the database works again; lapsed leases count from now');
+      }
+      // Past the longest lease (and the sweep's window), the return changes no host's lapse any more.
+      if (this.databaseBack && Date.now() - this.databaseBack.since > LEASE_MAX_MS + windowMs) this.databaseBack = null;
+      const r = await sweepExpiredLeases(this.sql, {
+        windowMs: this.sweptAll && windowMs > 0 ? windowMs : null, databaseBackAt: this.databaseBack?.at ?? null,
+        renewing: (hostID, leaseMs) => Date.now() - (this.renewalAttempts.get(hostID) ?? -Infinity) < leaseMs,
+      });
       this.sweptAll = true;
       if (r.abandoned || r.lost) this.log.info({ ...r }, 'lease sweep: executions abandoned, jobs lost');
     } catch (err) {
+      // The hosts could not renew either: no host is declared dead for a lapse the database caused.
+      if (isDatabaseUnavailable(err)) this.sweepFoundUnavailable = true;
       this.log.warn({ err }, 'lease sweep failed (retried at the next tick)');
     } finally { this.sweeping = false; }
   }
+  /** When (this process's clock) each host last asked for a renewal the database could not take (notice `h`). */
+  private renewalAttempts = new Map<string, number>();
+  /** The last sweep failed because the database was unavailable (hosts could not renew meanwhile). */
+  private sweepFoundUnavailable = false;
+  /** When (the database's time, and this process's) a sweep found the database working again after that. */
+  private databaseBack: { at: string; since: number } | null = null;
 
   async stop(): Promise<void> {
     this.stopping.abort();
