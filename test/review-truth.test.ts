@@ -378,6 +378,10 @@ describe('the review page tells the truth', () => {
     expect(await marks(`${card('notes.md')} .file-head .origin-mark`)).toEqual(['#1']);
     expect(await page.locator(`${card('greeting.txt')} .file-head a.origin-mark[data-origin="#2"]`).getAttribute('href')).toBe(`#/execution/${demo.omittedID}`);
     expect(await page.locator(`${card('README.md')} .file-head a.origin-mark`).getAttribute('href')).toBe(`#/execution/${demo.omittedID}/drift`);
+    // A mark says the prompt its execution answered (and its agent and model, where the host reported them).
+    await page.locator(`${card('greeting.txt')} .file-head a.origin-mark[data-origin="#2"][title*="answering"]`).waitFor();
+    expect(await page.locator(`${card('greeting.txt')} .file-head a.origin-mark[data-origin="#2"]`).getAttribute('title'))
+      .toMatch(/^Changed by execution #2 \(.*FAILED\), answering: Now run the build \(it fails on purpose\)\.$/);
     // Each line: the "hello" #1 replaced, the line #2 wrote; the user's line.
     await page.locator(`${card('greeting.txt')} td.code .origin-mark`).first().waitFor();
     expect(await marks(`${card('greeting.txt')} td.code[data-kind="del"] .origin-mark`)).toEqual(['#1']);

@@ -68,7 +68,7 @@ export function originMark(o: Origin, prompt?: string | null, inLine = false): H
     'aria-label': inLine ? originTitle(o, prompt) : null,
   };
   const label = inLine ? null : text;
-  if (o.__typename === 'ExecutionOrigin') return h('a', { ...attrs, href: `#/execution/${o.execution.id}` }, label);
+  if (o.__typename === 'ExecutionOrigin') return h('a', { ...attrs, href: `#/execution/${o.execution.id}`, 'data-execution': o.execution.id }, label);
   if (o.__typename === 'OutsideEditOrigin') return h('a', { ...attrs, href: `#/execution/${o.execution.id}/drift` }, label);
   return h('span', attrs, label);
 }
@@ -81,7 +81,7 @@ export function byLine(runs: readonly LineRun[]): Map<number, Origin> {
 }
 
 /** The prompt of each execution of a session (its turn's prompt's first line), read as the session page reads turns. */
-async function promptsOf(sessionID: string): Promise<Map<string, string>> {
+export async function promptsOf(sessionID: string): Promise<Map<string, string>> {
   const messages = sessionMessages(sessionID);
   const executions: TurnExecution[] = [];
   let after: string | null = null;

@@ -8,7 +8,7 @@ import { changeTotals, coverageBanner } from './coverage.js';
 import { boundaryText, startComments } from './execution.js';
 import type { ReviewComments } from '../comments.js';
 import { FilesView, type ChangesSource, type FileEntry, type LineOrigins } from './files.js';
-import { blameHref, byLine, originMark, type LineRun, type Origin } from './attribution.js';
+import { blameHref, byLine, originMark, promptsOf, type LineRun, type Origin } from './attribution.js';
 
 export const rangeHref = (sessionID: string, from: string, to: string, path?: string) =>
   `#/session/${sessionID}/changes/${from}/${to}${path ? `/file/${encodeURIComponent(path)}` : ''}`;
@@ -164,6 +164,14 @@ export class RangeView extends ChangesPage {
       coverageBanner(c.coverage, 'this range'),
       incompleteNote('incompleteExecutions' in c.coverage ? c.coverage.incompleteExecutions : []) ?? '',
       files.el);
+    // Each execution's mark also says the prompt it answered (its turn's), once the session's turns are read.
+    void promptsOf(id).then((prompts) => {
+      if (this.closed) return;
+      for (const m of this.root.querySelectorAll<HTMLElement>('.origin-mark.origin-execution[data-execution]')) {
+        const p = prompts.get(m.dataset.execution!);
+        if (p && !m.title.includes(', answering: ')) m.title += `, answering: ${p}`;
+      }
+    }, () => { /* the marks keep their titles */ });
   }
 }
 
