@@ -194,23 +194,27 @@ export async function getHost(db: Db, hostID: string): Promise<HostRow | null> {
  *   lock. A renewal committed meanwhile keeps its host; a row a renewal cannot write either (a worker's
  *   unfinished prepared transaction holds it, a worker is away) stops the sweep as the database being
  *   unavailable (DatabaseLaggingError), retried at its next tick, exactly as the renewal is retried.
- * - `renewing(hostID, leaseMs)`: the host asked to renew within its lease length and the database could not take
+ * - `renewalAttempts` (host → when, this process's clock): the host asked to renew and the database could not take
  *   it (a renewal's notice, kind `h`, seen by this instance): it is alive, its lease counts from that attempt.
  * - `databaseBackAt` (the database's time when this instance found it working again after its sweep had found it
  *   unavailable): a lease is measured from the database's view, so a host's lease that lapsed while the database
  *   could not take renewals runs again, its full length, from that time (server/gateway.ts). This covers what
  *   the notices cannot: renewals that never reached the database (the coordinator itself away).
  */
-export async function sweepExpiredLeases(sql: Sql, opts: { windowMs?: number | null; databaseBackAt?: string | null; renewing?: (hostID: string, leaseMs: number) => boolean } = {}): Promise<{ abandoned: number; lost: number }> {
+export async function sweepExpiredLeases(sql: Sql, opts: { windowMs?: number | null; databaseBackAt?: string | null; renewalAttempts?: ReadonlyMap<string, number> } = {}): Promise<{ abandoned: number; lost: number }> {
   const windowMs = opts.windowMs ?? null;
   const back = opts.databaseBackAt ?? null;
-  const renewing = opts.renewing ?? (() => false);
+  const attempts = opts.renewalAttempts ?? new Map<string, number>();
+  const renewing = (h: { id: string; leaseMs: number }) => Date.now() - (attempts.get(h.id) ?? -Infinity) < h.leaseMs;
   // When the lease lapses, counted from the database's return (greatest ignores the NULL of no return).
   const lapse = (db: Db) => db`greatest(lease_expires_at, ${back}::timestamptz + lease_ms * interval '1 millisecond')`;
+  // A host that asked to renew lately is looked at whatever the window: once it stops asking, its lease counts
+  // from its last attempt, which may be long after the lapse the database records.
   const lapsed = (await sql<{ id: string; leaseMs: number }[]>`
     SELECT id, lease_ms FROM hosts WHERE lease_expires_at < now() AND ${lapse(sql)} < now()
-      AND (${windowMs}::float8 IS NULL OR ${lapse(sql)} > now() - ${windowMs}::float8 * interval '1 millisecond')`)
-    .filter((h) => !renewing(h.id, h.leaseMs)).map((h) => h.id);
+      AND (${windowMs}::float8 IS NULL OR ${lapse(sql)} > now() - ${windowMs}::float8 * interval '1 millisecond'
+        OR id = ANY(${[...attempts.keys()]}::text[]))`)
+    .filter((h) => !renewing(h)).map((h) => h.id);
   if (!lapsed.length) return { abandoned: 0, lost: 0 };
   const candidates = await sql<{ sessionId: string }[]>`
     SELECT DISTINCT e.session_id FROM executions e
@@ -241,7 +245,7 @@ export async function sweepExpiredLeases(sql: Sql, opts: { windowMs?: number | n
         await tx.unsafe(`SET LOCAL lock_timeout = ${HOST_ROW_WAIT_MS}; SET LOCAL statement_timeout = ${HOST_STATEMENT_MS}`);
         dead = new Set((await tx<{ id: string; leaseMs: number }[]>`
           SELECT id, lease_ms FROM hosts WHERE id = ANY(${hosts}::text[]) AND lease_expires_at < now() AND ${lapse(tx)} < now()
-          ORDER BY id FOR SHARE`).filter((h) => !renewing(h.id, h.leaseMs)).map((h) => h.id));
+          ORDER BY id FOR SHARE`).filter((h) => !renewing(h)).map((h) => h.id));
       } catch (e) {
         throw hostRowBusy(e);
       }

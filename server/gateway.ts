@@ -169,7 +169,7 @@ export class Gateway {
       if (this.databaseBack && Date.now() - this.databaseBack.since > LEASE_MAX_MS + windowMs) this.databaseBack = null;
       const r = await sweepExpiredLeases(this.sql, {
         windowMs: this.sweptAll && windowMs > 0 ? windowMs : null, databaseBackAt: this.databaseBack?.at ?? null,
-        renewing: (hostID, leaseMs) => Date.now() - (this.renewalAttempts.get(hostID) ?? -Infinity) < leaseMs,
+        renewalAttempts: this.renewalAttempts,
       });
       this.sweptAll = true;
       if (r.abandoned || r.lost) this.log.info({ ...r }, 'lease sweep: executions abandoned, jobs lost');

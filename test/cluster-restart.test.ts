@@ -189,12 +189,13 @@ if (!inject('citus')) {
       const T = await registerHost(g, { leaseMs: LEASE_MS });
       const renewalsT = { ok: 0, unavailable: 0 };
       let stopping = false;
+      let tDies = false;
       const renewingT = (async () => {
-        while (!stopping) {
+        while (!tDies) {
           const t0 = Date.now();
           for (;;) {
             const r = await call('renewHostLease', RENEW, { input: { hostID: T.hostID } }, T.token);
-            if (r.kind === 'unavailable') { renewalsT.unavailable++; if (stopping) break; await sleep(100); continue; }
+            if (r.kind === 'unavailable') { renewalsT.unavailable++; if (tDies) break; await sleep(100); continue; }
             if (r.kind === 'ok') renewalsT.ok++;
             break;
           }
@@ -331,7 +332,7 @@ if (!inject('citus')) {
         return settled.size >= settledBefore + 2;
       }, 20_000);
       stopping = true;
-      await Promise.all([...loads, renewingT]);
+      await Promise.all(loads);
 
       // ---- what held --------------------------------------------------------------------------------------------
       console.log(`cluster-restart: answers ${JSON.stringify({ ok: answers.ok, typed: answers.typed, unavailable: answers.unavailable, bad: answers.bad.length })}; `
@@ -373,6 +374,11 @@ if (!inject('citus')) {
       // No prepared transaction left once Citus has recovered them; both instances up.
       await until('no prepared transaction on the workers', async () => (await prepared('worker1')) + (await prepared('worker2')) === 0, 20_000);
       for (const base of [g.url, second.url]) expect((await fetch(base.replace('/graphql', '/ready'))).status).toBe(200);
+      // And the sweep still declares dead a host that stops renewing: T's long executions are abandoned.
+      tDies = true;
+      await renewingT;
+      await until('T\'s executions abandoned once it stopped renewing', async () =>
+        (await g.sql`SELECT 1 FROM executions WHERE id = ANY(${longT}) AND status = 'ABANDONED'`).length === longT.length, 20_000);
       await R.stop();
       ws && await Promise.resolve((ws as Client).dispose()).catch(() => {});
     }, 120_000);
