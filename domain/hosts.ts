@@ -48,7 +48,9 @@ export async function registerHost(sql: Sql, actor: Actor, input: RegisterHostIn
     exclusiveAdmission: caps.exclusiveAdmission ?? true,
     canManageSessions: caps.sessions ?? false,
   };
-  return sql.begin(async (tx) => {
+  // Bounded as a renewal is: a host's registration answers (503 at worst) while a worker's unfinished prepared
+  // transaction holds the hosts' rows.
+  return boundedHostWrite(sql, async (tx) => {
     if (hostID) {
       const [existing] = await tx<HostRow[]>`SELECT * FROM hosts WHERE id = ${hostID} FOR UPDATE`;
       if (!existing || !ownsHost(actor, existing)) throw new HostNotFoundError(hostID);
