@@ -37,7 +37,7 @@ import { runHidden } from '../hooks-host/host-commands.js';
 import { HooksHost, type BaseSessionState, type EarlierTurn, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type Kind, type PromptRun } from '../hooks-host/hooks-host.js';
 import type { LaunchState } from '../hooks-host/launches.js';
 import { inside, real, worktreeRoot } from '../hooks-host/worktree.js';
-import { settlementOfCalls } from '../hooks-host/turn.js';
+import { interruptReasonOf, jobEndWhenTurnEnds, settlementOfCalls, type KitTurnState, type TurnEnd, type TurnSettlement } from '../hooks-host/turn.js';
 import { GatewayError } from '../common/gateway.js';
 import { hookSettings, writeHookScript } from './hook.js';
 import { findClaudeBinary, launchClaude } from './launch.js';
@@ -75,7 +75,7 @@ export interface ClaudeCodeHostOptions extends HooksHostOptions {
 }
 
 /** `cost`: the cost Claude Code computed for the turn, once reported to the gateway (bridge/claude-code/cost.ts). */
-interface TurnState { promptId: string; executionID: string; settled: boolean; startedAt: number; cost?: number }
+interface TurnState extends KitTurnState { promptId: string; startedAt: number; cost?: number }
 
 /** A Bash tool call: a SHELL job (keyed by the tool_use_id). */
 interface JobState { jobID: string; promptId: string; background: boolean; taskId: string | null; done: boolean }
@@ -218,7 +218,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
         case 'UserPromptSubmit': return this.admitPrompt(cc, input, ticket, launch);
         case 'PreToolUse': return this.admitTool(cc, input, ticket);
         case 'PostToolUse': await this.toolEnded(cc, input); return allow;
-        case 'Stop': case 'StopFailure': await this.finishTurn(cc, input); await this.reportCosts(cc); return allow;
+        case 'Stop': case 'StopFailure': await this.endOfTurn(cc, typeof input.prompt_id === 'string' ? input.prompt_id : null, input); await this.reportCosts(cc); return allow;
         case 'SessionEnd':
           // Claude Code wrote its cost of the process's turns just before this hook (a cost-state line).
           void this.enqueue(cc, () => this.reportCosts(cc));
@@ -301,7 +301,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
     switch (event) {
       case 'PreToolUse': return this.admitTool(key, input, ticket);
       case 'PostToolUse': await this.toolEnded(key, input); return allow;
-      case 'SubagentStop': await this.finishTurn(key, input); return allow;
+      case 'SubagentStop': await this.endOfTurn(key, typeof input.prompt_id === 'string' ? input.prompt_id : null, input); return allow;
       default: return allow;
     }
   }
@@ -347,7 +347,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
       await this.appendTurn(now, cc, ts, t);
       await this.finishTurnJobs(cc, t, null);
       const failure = this.failureOf(t, null);
-      await this.settle(cc, ts, {
+      await this.settleTurn(cc, promptId, {
         ...(now.fenced ? { status: 'INTERRUPTED', interruptReason: 'SEAL' } : failure ? { status: 'FAILED', ...failure } : { status: 'SUCCEEDED' }),
         ...this.usageInput(t), endCaptureError: why,
       });
@@ -391,7 +391,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
         }
         const ended = t.finishReason !== null && t.finishReason !== 'tool_use';
         const failure = this.failureOf(t, null);
-        await this.settle(cc, ts, {
+        await this.settleTurn(cc, promptId, {
           ...(failure ? { status: 'FAILED', ...failure } : ended ? { status: 'SUCCEEDED' } : { status: 'INTERRUPTED', interruptReason: 'USER' }),
           ...this.usageInput(t), endCaptureError: why,
         });
@@ -610,16 +610,19 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
     return settlementOfCalls(modelCallsOf(t));
   }
 
-  /** Stop: the turn's messages, the end snapshot, the settlement. */
-  private async finishTurn(cc: string, input: HookInput) {
-    const st = this.sessions.get(cc);
-    const promptId = typeof input.prompt_id === 'string' ? input.prompt_id : st?.current;
-    if (!st || !promptId) return;
+  /**
+   * The turn as it ended (Stop, StopFailure, SubagentStop; or `why` it ended without them: Claude Code exited,
+   * killed by the seal, by the user, crashed, or a new prompt came first): its messages so far and its jobs' ends,
+   * and its settlement: INTERRUPTED(SEAL) when fenced; FAILED with the Messages API's failure (Claude Code gave up
+   * retrying: StopFailure, the transcript's API error line, or an error exit); else SUCCEEDED, or INTERRUPTED.
+   */
+  protected async turnOutcome(cc: string, promptId: string, end: TurnEnd): Promise<() => TurnSettlement> {
+    const st = this.sessions.get(cc)!;
     const ts = st.turns[promptId];
-    if (!ts || ts.settled) return;
-    const last = typeof input.last_assistant_message === 'string' ? input.last_assistant_message : null;
-    const t = await this.readTurn(st, promptId, last, 5_000);
-    if (st.parent && t.prompt) {
+    const stop = 'stop' in end ? end.stop as HookInput : null;
+    const last = typeof stop?.last_assistant_message === 'string' ? stop.last_assistant_message : null;
+    const t = await this.readTurn(st, promptId, last, stop ? 5_000 : 0);
+    if (stop && st.parent && t.prompt) {
       // A subagent's prompt (written by the parent's model) is in its transcript only.
       const m: any = await this.gw.call(AppendMessageDocument, { input: {
         sessionID: st.sessionID!, executionID: ts.executionID, role: 'USER', origin: 'SYNTHETIC', externalID: promptId,
@@ -628,24 +631,20 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
       if (m) await this.remember(cc, m, { prompt: promptId });
     }
     await this.appendTurn(st, cc, ts, t);
-    await this.finishTurnJobs(cc, t, null);
-    const end = await this.snapshot(st);
-    // A turn that ended because the seal refused its tools is not a success; one the Messages API failed
-    // (Claude Code gave up retrying: StopFailure, and the transcript's API error line) FAILED with its error.
-    const failure = this.failureOf(t, input);
-    await this.settle(cc, ts, {
-      ...(st.fenced ? { status: 'INTERRUPTED', interruptReason: 'SEAL' } : failure ? { status: 'FAILED', ...failure } : { status: 'SUCCEEDED' }), ...this.usageInput(t),
-      ...('id' in end ? { endSnapshot: end.id } : { endCaptureError: end.error }),
-    });
-  }
-
-  private async settle(cc: string, ts: TurnState, input: Record<string, unknown>) {
-    await this.gw.call(SettleExecutionDocument, { input: { executionID: ts.executionID, ...input } as any }).catch((e) => {
-      if (!(e instanceof GatewayError)) throw e;
-      this.log(`settle ${ts.executionID}: ${e.message}`); // settled already (a replay), or ABANDONED by the lease sweep
-    });
-    const st = this.sessions.get(cc)!;
-    await this.persist(cc, { ...st, current: st.current === ts.promptId ? null : st.current, turns: { ...st.turns, [ts.promptId]: { ...ts, settled: true } } });
+    await this.finishTurnJobs(cc, t, 'why' in end ? jobEndWhenTurnEnds(end.why) : null);
+    let outcome: TurnSettlement;
+    if ('stop' in end) {
+      // A turn that ended because the seal refused its tools is not a success.
+      const failure = this.failureOf(t, stop);
+      outcome = st.fenced ? { status: 'INTERRUPTED', interruptReason: 'SEAL' } : failure ? { status: 'FAILED', ...failure } : { status: 'SUCCEEDED' };
+    } else {
+      // An exit seen before the StopFailure hook: the transcript's API error line still says why the turn failed.
+      const why = end.why;
+      const failure = why === 'failed' && !st.fenced ? this.failureOf(t, null) ?? { error: 'Claude Code exited with an error before the turn ended' } : null;
+      outcome = failure ? { status: 'FAILED', ...failure } : { status: 'INTERRUPTED', interruptReason: interruptReasonOf(st.fenced, why) };
+    }
+    const settlement = { ...outcome, ...this.usageInput(t) };
+    return () => settlement;
   }
 
   /**
@@ -669,28 +668,6 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
       const now = this.sessions.get(cc)!;
       await this.persist(cc, { ...now, turns: { ...now.turns, [promptId]: { ...now.turns[promptId], cost } } });
     }
-  }
-
-  /**
-   * The running turn ended without Stop: Claude Code exited (killed by the seal, by the user, crashed), or a
-   * new prompt came first (interactive: Esc, then a prompt). Its messages so far, the end snapshot, INTERRUPTED.
-   */
-  protected async endRunning(cc: string, why: EndWhy) {
-    const st = this.sessions.get(cc);
-    const ts = st?.current ? st.turns[st.current] : undefined;
-    if (!st || !ts || ts.settled) return;
-    const t = await this.readTurn(st, ts.promptId, null, 0);
-    await this.appendTurn(st, cc, ts, t);
-    await this.finishTurnJobs(cc, t, why === 'seal' ? { status: 'CANCELLED', exitCode: null } : why === 'superseded' ? null : { status: 'LOST', exitCode: null });
-    const end = await this.snapshot(st);
-    const reason = st.fenced || why === 'seal' ? 'SEAL' : why === 'superseded' ? 'SUPERSEDED' : why === 'failed' || why === 'crashed' ? 'SHUTDOWN' : 'USER';
-    const failed = why === 'failed' && !st.fenced;
-    // An exit seen before the StopFailure hook: the transcript's API error line still says why the turn failed.
-    const failure = failed ? this.failureOf(t, null) ?? { error: 'Claude Code exited with an error before the turn ended' } : null;
-    await this.settle(cc, ts, {
-      ...(failure ? { status: 'FAILED', ...failure } : { status: 'INTERRUPTED', interruptReason: reason }),
-      ...this.usageInput(t), ...('id' in end ? { endSnapshot: end.id } : { endCaptureError: end.error }),
-    });
   }
 
   // ---- the gateway's commands (compaction, generation, prompts: the rest is the kit's) ----

@@ -35,7 +35,7 @@ import { runHidden } from '../hooks-host/host-commands.js';
 import { HooksHost, type EarlierTurn, type BaseSessionState, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type PromptRun } from '../hooks-host/hooks-host.js';
 import type { LaunchState } from '../hooks-host/launches.js';
 import { boundaryInput, inside, real, worktreeRoot } from '../hooks-host/worktree.js';
-import { settlementOfCalls } from '../hooks-host/turn.js';
+import { interruptReasonOf, jobEndWhenTurnEnds, settlementOfCalls, type KitTurnState, type TurnEnd, type TurnSettlement } from '../hooks-host/turn.js';
 import { GatewayError } from '../common/gateway.js';
 import { startAppServer } from './app-server.js';
 import { CODEX_NAMES, findCodexBinary, launchCodex, writeHookScript } from './launch.js';
@@ -51,7 +51,7 @@ export interface CodexHostOptions extends HooksHostOptions {
   promptArgs?: string[];
 }
 
-interface TurnState { turnId: string; executionID: string; settled: boolean }
+interface TurnState extends KitTurnState { turnId: string }
 interface JobState { jobID: string; turnId: string; background: boolean; done: boolean }
 
 /** What the host keeps per Codex thread (the state file; survives host restarts). `transcript` is its rollout. */
@@ -159,7 +159,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
         case 'UserPromptSubmit': return this.admitPrompt(id, input, ticket, launch);
         case 'PreToolUse': return this.admitTool(id, input, ticket);
         case 'PostToolUse': await this.toolEnded(id, input); return allow;
-        case 'Stop': await this.finishTurn(id, input); return allow;
+        case 'Stop': await this.endOfTurn(id, typeof input.turn_id === 'string' ? input.turn_id : null, input); return allow;
         case 'SessionEnd':
           if (st.kind === 'observed' && st.current) void this.enqueue(id, () => this.endRunning(id, 'exit'));
           if (st.kind === 'observed' && st.pendingEdits?.length) void this.afterExit(id);
@@ -205,7 +205,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
       case 'UserPromptSubmit': return this.admitPrompt(key, input, ticket);
       case 'PreToolUse': return this.admitTool(key, input, ticket);
       case 'PostToolUse': await this.toolEnded(key, input); return allow;
-      case 'SubagentStop': await this.finishTurn(key, input); return allow;
+      case 'SubagentStop': await this.endOfTurn(key, typeof input.turn_id === 'string' ? input.turn_id : null, input); return allow;
       default: return allow;
     }
   }
@@ -277,7 +277,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
       const t = turnOf(lines, turnId);
       await this.appendTurn(id, ts, t);
       await this.finishTurnJobs(id, t, null);
-      await this.settle(id, ts, { ...this.outcome(t, this.sessions.get(id)!.fenced), ...this.usageInput(t), endCaptureError: why });
+      await this.settleTurn(id, turnId, { ...this.outcome(t, this.sessions.get(id)!.fenced), ...this.usageInput(t), endCaptureError: why });
     };
     return { turns: promptTurnIds(lines).map((turnId) => ({ id: turnId, get ended() { const t = turnOf(lines, turnId); return t.end !== null || t.error !== null; },
       finish: (why: string) => finish(turnId, why), import: async (why: string) => {
@@ -294,7 +294,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
         await this.startShell(id, sh.callId, turnId, sh.command);
         await this.finishJob(id, sh.callId, sh.done ? shellEnd(sh) : { status: 'LOST', exitCode: null });
       }
-      await this.settle(id, ts, { ...this.outcome(t, null), ...this.usageInput(t), endCaptureError: why });
+      await this.settleTurn(id, turnId, { ...this.outcome(t, null), ...this.usageInput(t), endCaptureError: why });
     } })) };
   }
 
@@ -487,7 +487,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
     }
   }
 
-  private outcome(t: CodexTurn, fenced: boolean | null): Record<string, unknown> {
+  private outcome(t: CodexTurn, fenced: boolean | null): Pick<TurnSettlement, 'status' | 'interruptReason' | 'error' | 'errorName'> {
     if (fenced) return { status: 'INTERRUPTED', interruptReason: 'SEAL' };
     if (t.error) return { status: 'FAILED', error: t.error.slice(0, 4_000), errorName: 'APIError' };
     if (t.end?.kind === 'aborted') return { status: 'INTERRUPTED', interruptReason: 'USER' };
@@ -505,51 +505,39 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
     };
   }
 
-  /** Stop: the turn's messages, its shells' ends, the end snapshot, the settlement. */
-  private async finishTurn(id: string, input: CodexHookInput) {
-    const st = this.sessions.get(id);
-    const turnId = typeof input.turn_id === 'string' ? input.turn_id : st?.current;
-    if (!st || !turnId) return;
+  /**
+   * The turn as it ended (Stop, SubagentStop; or `why` it ended without them: Codex exited or was killed, or a new
+   * prompt came): its messages, its shells' ends, and its settlement: what Codex wrote of its end (complete,
+   * aborted, the model API's error), INTERRUPTED otherwise.
+   */
+  protected async turnOutcome(id: string, turnId: string, end: TurnEnd): Promise<() => TurnSettlement> {
+    const st = this.sessions.get(id)!;
     const ts = st.turns[turnId];
-    if (!ts || ts.settled) return;
-    const last = typeof input.last_assistant_message === 'string' ? input.last_assistant_message : null;
-    const t = await this.readTurn(st, turnId, last, 5_000);
+    const last = 'stop' in end && typeof end.stop.last_assistant_message === 'string' ? end.stop.last_assistant_message : null;
+    const t = await this.readTurn(st, turnId, last, 'stop' in end ? 5_000 : 0);
     await this.appendTurn(id, ts, t);
-    await this.finishTurnJobs(id, t, null);
-    const end = await this.snapshot(st);
-    const ended = t.end ?? { kind: 'complete' as const, lastText: last };
-    await this.settle(id, ts, { ...this.outcome({ ...t, end: ended }, this.sessions.get(id)!.fenced), ...this.usageInput({ ...t, end: ended }), ...boundaryInput('end', end) });
-  }
-
-  private async settle(id: string, ts: TurnState, input: Record<string, unknown>) {
-    if (process.env.BRIDGE_TRACE) this.log(`settle ${ts.turnId}: ${JSON.stringify(input).slice(0, 300)}`);
-    await this.gw.call(SettleExecutionDocument, { input: { executionID: ts.executionID, ...input } as any }).catch((e) => {
-      if (!(e instanceof GatewayError)) throw e;
-      this.log(`settle ${ts.executionID}: ${e.message}`);
-    });
-    await this.update(id, (now) => ({ current: now.current === ts.turnId ? null : now.current, turns: { ...now.turns, [ts.turnId]: { ...ts, settled: true } } }));
-  }
-
-  /** The running turn ended without Stop (Codex exited or was killed, or a new prompt came): INTERRUPTED. */
-  protected async endRunning(id: string, why: EndWhy) {
-    // Codex exited (or was stopped): the ends it wrote of earlier turns' terminals first, then the running turn.
-    await this.finishSeenShells(id);
-    const st = this.sessions.get(id);
-    const ts = st?.current ? st.turns[st.current] : undefined;
-    if (!st || !ts || ts.settled) return;
-    const t = await this.readTurn(st, ts.turnId, null, 0);
-    await this.appendTurn(id, ts, t);
-    await this.finishTurnJobs(id, t, why === 'seal' ? { status: 'CANCELLED', exitCode: null } : why === 'superseded' ? null : { status: 'LOST', exitCode: null });
-    const end = await this.snapshot(st);
-    const reason = st.fenced || why === 'seal' ? 'SEAL' : why === 'superseded' ? 'SUPERSEDED' : why === 'failed' || why === 'crashed' ? 'SHUTDOWN' : 'USER';
+    await this.finishTurnJobs(id, t, 'why' in end ? jobEndWhenTurnEnds(end.why) : null);
+    if ('stop' in end) {
+      const ended = t.end ?? { kind: 'complete' as const, lastText: last };
+      // Fenced as it is once the end boundary is captured (a seal during the capture interrupts the turn).
+      return () => ({ ...this.outcome({ ...t, end: ended }, this.sessions.get(id)!.fenced), ...this.usageInput({ ...t, end: ended }) });
+    }
+    const why = end.why;
     // Codex wrote why the turn ended: aborted (Ctrl-C: it exits 1 after `turn_aborted`), or the model API's error.
     const aborted = t.end?.kind === 'aborted';
     const failed = !st.fenced && !aborted && (why === 'failed' || t.error !== null);
-    await this.settle(id, ts, {
+    const settlement: TurnSettlement = {
       ...(failed ? { status: 'FAILED', error: t.error ?? 'Codex exited with an error before the turn ended', errorName: t.error ? 'APIError' : 'HostExit' }
-        : { status: 'INTERRUPTED', interruptReason: aborted && !st.fenced && why !== 'seal' ? 'USER' : reason }),
-      ...this.usageInput(t), ...boundaryInput('end', end),
-    });
+        : { status: 'INTERRUPTED', interruptReason: aborted && !st.fenced && why !== 'seal' ? 'USER' : interruptReasonOf(st.fenced, why) }),
+      ...this.usageInput(t),
+    };
+    return () => settlement;
+  }
+
+  /** The running turn ended without Stop: Codex exited (or was stopped): the ends it wrote of earlier turns' terminals first, then the turn. */
+  protected async endRunning(id: string, why: EndWhy) {
+    await this.finishSeenShells(id);
+    await super.endRunning(id, why);
   }
 
   // ---- the gateway's commands ----

@@ -11,7 +11,7 @@
 // answer SessionSealed); any other session whose hooks reach the host by one that does not (its seal answers
 // SealUnsupportedError(ADMISSION_NOT_EXCLUSIVE): the agent can run it without the hooks).
 import fs from 'node:fs';
-import { AdmitWorkDocument, FinishJobDocument, TranscriptEventsDocument } from '../../client/index.js';
+import { AdmitWorkDocument, FinishJobDocument, SettleExecutionDocument, TranscriptEventsDocument } from '../../client/index.js';
 import { WorktreeCapturer, type CaptureOptions } from '../../host/capture.js';
 import { HostLease, type Command, type HostIdentity } from '../common/host-lease.js';
 import { Gateway, GatewayError } from '../common/gateway.js';
@@ -24,7 +24,8 @@ import { launchRunning, type LaunchState } from './launches.js';
 import type { AgentNames } from './local-channel.js';
 import { agentProcess, alive, killProcessTree, processFacts, type ProcessFacts } from './processes.js';
 import { SessionQueues, Waker } from './queues.js';
-import { captureBoundary, inside, real } from './worktree.js';
+import { boundaryInput, captureBoundary, inside, real } from './worktree.js';
+import type { KitTurnState, TurnEnd, TurnSettlement } from './turn.js';
 
 export type Kind = 'launched' | 'observed';
 
@@ -50,7 +51,7 @@ export interface BaseSessionState extends KitSessionState {
   /** The running turn's key. */
   current: string | null;
   /** The session's turns the host mirrored (by the agent's turn ID): settled once their execution settled. */
-  turns: Record<string, { settled: boolean }>;
+  turns: Record<string, KitTurnState>;
   jobs?: Record<string, { jobID: string; done: boolean }>;
   /** Corrections and retractions not written into the transcript yet (a process of the session runs). */
   pendingEdits?: unknown[];
@@ -284,8 +285,15 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
   protected abstract decideHook(event: string, input: Record<string, unknown>, launchToken: string, ppid: number): Promise<Decision>;
   /** What the launcher gets for a new launch besides its token (e.g. a settings file, the script's path). */
   protected abstract launchAnswer(l: LaunchState, body: any): Record<string, unknown>;
-  /** The running turn of session `key` ended without the agent's end of turn: settled with what the transcript holds. */
-  protected abstract endRunning(key: string, why: EndWhy): Promise<void>;
+  /**
+   * The agent's reading of turn `turnKey` as it ended (its end-of-turn hook, or `why` it ended without one): the
+   * turn's messages and jobs mirrored, and what its settlement says (status, usage, model calls), asked for once
+   * the end snapshot is captured. The kit does the rest (bridge/hooks-host/turn.ts): the snapshot, the settlement,
+   * the state. A host that does not implement it overrides endRunning and settles its turns itself.
+   */
+  protected turnOutcome(_key: string, _turnKey: string, _end: TurnEnd): Promise<() => TurnSettlement> {
+    throw new Error(`the ${this.agent.names.label} host reads no turn`);
+  }
   /** The transcript edit a gateway event asks for (a correction, a retraction of a mirrored message), or null. */
   protected abstract eventEdit(st: S, ev: GatewayEvent): E | null;
   /** The transcript's new text with the edits applied, and how many found their line. */
@@ -354,6 +362,41 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
     await this.persist(key, { ...st, ...f(st) });
   }
   protected waitExit(ms: number) { return this.exits.wait(ms); }
+
+  // ---- the turn (the agent reads it: turnOutcome; the kit ends and settles it) ----
+
+  /** The agent's end of turn (its Stop hook) for `turnKey` (null: the running turn): mirrored and settled, once. */
+  protected async endOfTurn(key: string, turnKey: string | null, stop: Record<string, unknown>) {
+    const k = turnKey ?? this.sessions.get(key)?.current ?? null;
+    if (k && this.sessions.get(key)?.turns[k]?.settled === false) await this.closeTurn(key, k, { stop });
+  }
+
+  /** The running turn of session `key` ended without the agent's end of turn: settled with what the transcript holds. */
+  protected async endRunning(key: string, why: EndWhy) {
+    const k = this.sessions.get(key)?.current ?? null;
+    if (k && this.sessions.get(key)?.turns[k]?.settled === false) await this.closeTurn(key, k, { why });
+  }
+
+  private async closeTurn(key: string, turnKey: string, end: TurnEnd) {
+    const settlement = await this.turnOutcome(key, turnKey, end);
+    const boundary = await this.snapshot(this.sessions.get(key)!);
+    await this.settleTurn(key, turnKey, { ...settlement(), ...boundaryInput('end', boundary) });
+  }
+
+  /**
+   * Settles turn `turnKey`'s execution and marks the turn settled. A settle the gateway refuses (settled already:
+   * a replay; ABANDONED by the lease sweep) is logged: the turn is settled either way.
+   */
+  protected async settleTurn(key: string, turnKey: string, input: TurnSettlement) {
+    const ts = this.sessions.get(key)?.turns[turnKey];
+    if (!ts) return;
+    if (process.env.BRIDGE_TRACE) this.log(`settle ${turnKey}: ${JSON.stringify(input).slice(0, 300)}`);
+    await this.gw.call(SettleExecutionDocument, { input: { executionID: ts.executionID, ...input } }).catch((e) => {
+      if (!(e instanceof GatewayError)) throw e;
+      this.log(`settle ${ts.executionID}: ${e.message}`);
+    });
+    await this.update(key, (now) => ({ current: now.current === turnKey ? null : now.current, turns: { ...now.turns, [turnKey]: { ...now.turns[turnKey], settled: true } } } as Partial<S>));
+  }
 
   /** A boundary capture of the session's worktree (the reference host's capture). */
   protected snapshot(st: S) {

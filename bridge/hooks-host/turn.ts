@@ -6,6 +6,34 @@
 // Times are ISO 8601 instants as the agent recorded them (`timesFrom: 'AGENT'`) or, where it did not, as the
 // host observed them ('HOST'); a time neither knows is null.
 
+import type { SettleExecutionInput } from '../../client/index.js';
+import type { EndWhy, JobEnd } from './hooks-host.js';
+
+/** What the kit keeps of every turn (each agent's state adds its own: its turn ID's name, a cost…). */
+export interface KitTurnState { executionID: string; settled: boolean }
+
+/** How a turn ended: the agent's end-of-turn hook (its input), or why it ended without one. */
+export type TurnEnd = { stop: Record<string, unknown> } | { why: EndWhy };
+
+/** What a turn's settlement says besides its execution (the kit adds the end boundary). */
+export type TurnSettlement = Omit<SettleExecutionInput, 'executionID'>;
+
+/**
+ * The interrupt reason of a turn that ended without its end-of-turn hook: the seal's (its fence, or its stop),
+ * a new prompt's, a crash's or an error exit's (SHUTDOWN), else the user's.
+ */
+export function interruptReasonOf(fenced: boolean, why: EndWhy): 'SEAL' | 'SUPERSEDED' | 'SHUTDOWN' | 'USER' {
+  return fenced || why === 'seal' ? 'SEAL' : why === 'superseded' ? 'SUPERSEDED' : why === 'failed' || why === 'crashed' ? 'SHUTDOWN' : 'USER';
+}
+
+/**
+ * How the unfinished jobs of a turn end with it, when nothing reported their end: the seal cancelled them; a new
+ * prompt leaves them running (null); otherwise (the agent exited) nobody saw them end: LOST.
+ */
+export function jobEndWhenTurnEnds(why: EndWhy): JobEnd | null {
+  return why === 'seal' ? { status: 'CANCELLED', exitCode: null } : why === 'superseded' ? null : { status: 'LOST', exitCode: null };
+}
+
 /** Tokens of one model call or a sum of them, in the one meaning; a count the agent does not give is null. */
 export interface TokenUsage {
   inputTokens: number;
