@@ -12,7 +12,7 @@ import path from 'node:path';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { GeminiHost } from '../bridge/gemini/host.js';
 import { appendedEdits, loadConversation, turnsOf } from '../bridge/gemini/chat.js';
-import { checkGeminiArgs, findGeminiBinary, isGemini, launchGemini, sessionArgs, withHooks } from '../bridge/gemini/launch.js';
+import { checkGeminiArgs, findGeminiBinary, installHooks, isGemini, launchGemini, sessionArgs, withHooks } from '../bridge/gemini/launch.js';
 import { geminiScript, sentText, startScriptedGemini, type GeminiScriptStep, type ScriptedGemini } from '../bridge/gemini/scripted-model.js';
 import { missedTurnsImportedOnce } from './support/missed-turns.js';
 import { processesWith } from './support/processes.js';
@@ -64,6 +64,23 @@ describe('the chat history and the launcher (no Gemini CLI run)', () => {
     expect(JSON.stringify(after.messages)).not.toMatch(/SECRET|Exit Code: 3/);
     expect(after.messages.find((m) => m.id === 'g2')!.text).toBe('the key is [redacted]');
     expect(() => turnsOf(loadConversation('\u0000{{{\n\n'))).not.toThrow();
+
+    // The shape a resume writes the history back in (`$set.messages`): thoughts and calls as the API's parts, each
+    // result in a user message (twice: the one recorded, and the resume's `<id>_response`).
+    const response = { functionResponse: { id: 'c9', name: 'run_shell_command', response: { output: 'Output: x\nExit Code: 4\nProcess Group PGID: 9' } } };
+    const resumed = JSON.stringify({ $set: { messages: [
+      { id: 'p9', type: 'user', content: [{ text: 'resumed prompt' }] },
+      { id: 'g9', type: 'gemini', content: [{ text: 'plan', thought: true }, { functionCall: { id: 'c9', name: 'run_shell_command', args: { command: 'exit 4' } } }], model: 'gemini-x' },
+      { id: 'g9_response', type: 'user', content: [response] }, { id: 'u9', type: 'user', content: [response] },
+      { id: 'g10', type: 'gemini', content: [{ text: 'final SECRET-R' }], model: 'gemini-x' }] } });
+    const [rt] = turnsOf(loadConversation(resumed));
+    expect(rt).toMatchObject({ promptId: 'p9', answered: true, shells: [{ callId: 'c9', command: 'exit 4', exitCode: 4 }] });
+    expect(rt.steps.map((s) => s.parts.map((p) => `${p.type}:${p.text ?? p.status}`))).toEqual([['REASONING:plan', 'TOOL:error'], ['TEXT:final SECRET-R']]);
+    const re = appendedEdits(resumed, [{ kind: 'correct', at: rt.steps[1].locators[0], text: 'final [redacted]' }, { kind: 'retract', at: [rt.steps[0].locators[1]], placeholder: '[retracted]' }]);
+    expect(re.applied).toBe(2);
+    const reloaded = loadConversation(re.text);
+    expect(JSON.stringify(reloaded.messages)).not.toMatch(/SECRET|Exit Code: 4/);
+    expect(turnsOf(reloaded)[0].steps.map((s) => s.parts.map((p) => p.type))).toEqual([['REASONING', 'TOOL'], ['TEXT']]);
   });
 
   it('refuses the arguments that would run tools without the hooks; keeps the user\'s settings and puts back what switches the hooks off', () => {
@@ -201,7 +218,20 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
     expect(c.data.compactSession.summary.parts[0].text).toContain('SCRIPTED SUMMARY');
     expect((await session(id)).executions.edges.length).toBe(2); // the host's own runs are not turns
 
-    // 4. A turn that leaves shells running in groups of their own (`&` with its output redirected, is_background),
+    // 4. SIGINT while a shell runs: Gemini CLI ends (exit code 0) and leaves the shell
+    //    running (detached): the turn is the user's interrupt, its shell a background job from then on.
+    const interrupted = await run(geminiScript('interrupt me', [{ shell: ['sleep 303; touch late.txt'] }, { text: 'never' }]), sid);
+    await until('the shell running', async () => (await gw.sql`SELECT 1 FROM jobs WHERE session_id = ${id} AND command LIKE 'sleep 303%'`).length > 0
+      && processesWith('sleep 303').length > 0);
+    process.kill(interrupted.pid, 'SIGINT');
+    expect(await interrupted.done).toMatchObject({ code: 0 }); // (Gemini CLI exits 0 after SIGINT)
+    s = await session(id);
+    const ex3 = s.executions.edges.map((e: any) => e.node).find((e: any) => e.sequence === 3);
+    expect([ex3.status, ex3.interruptReason]).toEqual(['INTERRUPTED', 'USER']);
+    expect(ex3.jobs.edges.map((e: any) => e.node)).toMatchObject([{ command: 'sleep 303; touch late.txt', status: 'RUNNING', background: true }]);
+    expect(processesWith('sleep 303').length).toBeGreaterThan(0);
+
+    // 5. A turn that leaves shells running in groups of their own (`&` with its output redirected, is_background),
     //    held at its next model request: the seal kills them all with Gemini CLI, SessionSealed.
     const held = await run(geminiScript('leave them running', [
       { shell: ['sleep 301 > /dev/null 2>&1 & echo started', { command: 'sleep 302', is_background: true }] },
@@ -213,9 +243,10 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
     const sealed = (await gw.gql(SEAL_M, { i: { sessionID: id, timeoutMs: 60_000 } })).data!.sealSession;
     expect(sealed.__typename, JSON.stringify(sealed)).toBe('SessionSealed');
     expect(sealed.interruptedExecution).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'SEAL' });
-    // Both are background jobs (the `&` one left a process running when its command returned).
-    expect(sealed.cancelledJobs).toMatchObject([{ status: 'CANCELLED', background: true }, { status: 'CANCELLED', background: true }]);
-    expect([...processesWith('sleep 301'), ...processesWith('sleep 302')]).toEqual([]);
+    // All background jobs (the `&` one left a process running when its command returned; the interrupted turn's).
+    expect(sealed.cancelledJobs.map((j: any) => [j.status, j.background])).toEqual([['CANCELLED', true], ['CANCELLED', true], ['CANCELLED', true]]);
+    expect([...processesWith('sleep 301'), ...processesWith('sleep 302'), ...processesWith('sleep 303')]).toEqual([]);
+    expect(fs.existsSync(path.join(repo, 'late.txt'))).toBe(false);
     expect((await held.done).signal).toBe('SIGKILL');
     model.release('held');
     n = model.requests.length;
@@ -225,29 +256,36 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
     expect(fs.existsSync(path.join(repo, 'after-seal.txt'))).toBe(false);
     s = await session(id);
     expect(s.status).toBe('SEALED');
-    expect(s.executions.edges.length).toBe(3);
+    expect(s.executions.edges.length).toBe(4);
   });
 
   it('a turn Gemini CLI runs on a mirrored session while the host is down (its hooks failing open), or without its hooks, is imported once, in order, with honest boundaries', async () => {
-    // Plain `gemini` (not the launcher; re-spawning itself as it does by default): the hooks the launcher wrote into
-    // the user's settings run in mode auto, open without a launch token: an observed session.
+    // Plain `gemini` (not the launcher; re-spawning itself as it does by default) with the hooks the launcher writes
+    // into the user's settings: mode auto, open without a launch token: an observed session.
     const sid = randomUUID();
     let first = true;
-    const settingsFile = path.join(home, '.gemini', 'settings.json');
+    const settingsFile = installHooks(env(), host.scriptPath);
     await missedTurnsImportedOnce({
       gw,
-      async turn(how, file, w) {
+      async turn(how, file, w, whileRunning) {
         const withHooks = fs.readFileSync(settingsFile, 'utf8');
         if (how === 'bare') fs.writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(withHooks), hooks: {} }));
-        const prompt = geminiScript(`turn ${w}`, [{ shell: [`echo ${w} > ${file}`] }, { text: w }]);
+        const gate = `missed-${w}`;
+        const prompt = geminiScript(`turn ${w}`, [{ shell: [`echo ${w} > ${file}`] }, { text: w, ...(whileRunning ? { gate } : {}) }]);
         const child = spawn(process.execPath, [bin!, '--skip-trust', ...M, first ? '--session-id' : '--resume', sid, '-p', prompt], { cwd: repo, env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
         first = false;
         let err = '';
         child.stderr!.on('data', (d) => { err += d; });
-        const code = await new Promise((r) => child.once('exit', r));
+        const exited = new Promise((r) => child.once('exit', r));
+        if (whileRunning) {
+          await model.waitGate(gate);
+          await whileRunning();
+          model.release(gate);
+        }
+        const code = await exited;
         fs.writeFileSync(settingsFile, withHooks);
         expect(code, err).toBe(0);
-        await host.settled();
+        if (!host.stopped) await host.settled();
       },
       sessionID: () => host.gatewaySessionOf(sid)!,
       stopHost: () => host.stop(),

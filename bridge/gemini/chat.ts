@@ -12,7 +12,7 @@
 
 export interface ChatThought { subject: string; description: string; timestamp: string | null }
 export interface ChatTokens { input: number; output: number; cached: number; thoughts: number; tool: number; total: number }
-export interface ChatPart { text?: string; thought?: boolean; functionCall?: { id: string | null; name: string; args: unknown }; functionResponse?: { id: string | null; name: string; output: string | null; raw: Record<string, unknown> } }
+export interface ChatPart { text?: string; thought?: boolean; functionCall?: { id: string | null; name: string; args: unknown }; functionResponse?: { id: string | null; name: string; output: string | null; error: boolean; raw: Record<string, unknown> } }
 export interface ChatToolCall {
   id: string; name: string; args: unknown; status: string;
   /** The text the model was given (the functionResponse's `output` or `error`). */
@@ -49,7 +49,7 @@ function partOf(p: JsonObject): ChatPart {
     const r = p.functionResponse;
     const resp = isObject(r.response) ? r.response : {};
     const output = typeof resp.output === 'string' ? resp.output : typeof resp.error === 'string' ? resp.error : null;
-    out.functionResponse = { id: str(r, 'id'), name: str(r, 'name') ?? '?', output, raw: r };
+    out.functionResponse = { id: str(r, 'id'), name: str(r, 'name') ?? '?', output, error: typeof resp.error === 'string', raw: r };
   }
   return out;
 }
@@ -149,7 +149,7 @@ export interface GeminiTurn {
   shells: ShellCall[];
   model: string | null;
   usage: Usage | null;
-  /** The turn's last model message has no tool calls: the model answered (a turn cut short ends on tool calls or its prompt). */
+  /** The turn's last model message is text without tool calls: the model answered (a turn cut short ends on tool calls or its prompt). */
   answered: boolean;
 }
 
@@ -170,10 +170,29 @@ export function shellResult(output: string | null): { exitCode: number | null; s
 
 const commandOf = (args: unknown): string => (isObject(args) && typeof args.command === 'string' ? args.command : JSON.stringify(args ?? null));
 
+/**
+ * A model message's tool calls: its `toolCalls` as recorded live, or, in the shape a resume writes the history back
+ * (`$set.messages`: the API's parts), its `functionCall` parts with their results from the user messages that
+ * carried them (`results`).
+ */
+function callsOf(m: ChatMessage, results: Map<string, { output: string | null; error: boolean }>): ChatToolCall[] {
+  if (m.toolCalls.length) return m.toolCalls;
+  return m.parts.flatMap((p) => (p.functionCall ? [p.functionCall] : [])).map((f) => {
+    const r = f.id ? results.get(f.id) : undefined;
+    return { id: f.id ?? '', name: f.name, args: f.args, status: r ? (r.error ? 'error' : 'success') : '', output: r?.output ?? null, raw: {} };
+  });
+}
+
 /** The turns of a conversation: each prompt with the model messages and tool results after it. */
 export function turnsOf(c: Conversation): GeminiTurn[] {
   const turns: GeminiTurn[] = [];
   let t: GeminiTurn | null = null;
+  const results = new Map<string, { output: string | null; error: boolean }>();
+  for (const m of c.messages) {
+    for (const p of m.type === 'user' ? m.parts : []) {
+      if (p.functionResponse?.id && !results.has(p.functionResponse.id)) results.set(p.functionResponse.id, { output: p.functionResponse.output, error: p.functionResponse.error });
+    }
+  }
   for (const m of c.messages) {
     if (isPrompt(m)) {
       t = { promptId: m.id, prompt: m.text, timestamp: m.timestamp, steps: [], shells: [], model: null, usage: null, answered: false };
@@ -182,12 +201,15 @@ export function turnsOf(c: Conversation): GeminiTurn[] {
     }
     if (!t || m.type !== 'gemini') continue;
     const step: Step = { id: m.id, parts: [], locators: [], model: m.model, tokens: m.tokens, timestamp: m.timestamp };
-    m.thoughts.forEach((th, index) => {
-      const text = [th.subject, th.description].filter(Boolean).join('\n');
+    // Thoughts: `thoughts` as recorded live, or thought parts in a resume's shape.
+    const thoughts = m.thoughts.length ? m.thoughts.map((th) => [th.subject, th.description].filter(Boolean).join('\n'))
+      : m.parts.filter((p) => p.thought && p.text).map((p) => p.text ?? '');
+    thoughts.forEach((text, index) => {
       if (text) { step.parts.push({ type: 'REASONING', text }); step.locators.push({ kind: 'thought', messageId: m.id, index }); }
     });
     if (m.text) { step.parts.push({ type: 'TEXT', text: m.text }); step.locators.push({ kind: 'text', messageId: m.id }); }
-    for (const call of m.toolCalls) {
+    const calls = callsOf(m, results);
+    for (const call of calls) {
       const shell = call.name === 'run_shell_command' ? shellResult(call.output) : null;
       const failed = call.status !== 'success' || (shell !== null && shell.exitCode !== 0 && !shell.background);
       step.parts.push({ type: 'TOOL', tool: call.name, input: call.args, output: call.output, status: failed ? 'error' : 'completed', externalID: call.id });
@@ -195,7 +217,9 @@ export function turnsOf(c: Conversation): GeminiTurn[] {
       if (shell) t.shells.push({ callId: call.id, command: commandOf(call.args), ...shell });
     }
     if (step.parts.length) t.steps.push(step);
-    t.answered = m.toolCalls.length === 0;
+    // Answered: text and no tool calls. A response with calls is first written without them (and stays so when
+    // Gemini CLI is stopped before they return), its text empty.
+    t.answered = calls.length === 0 && m.text.trim() !== '';
     if (m.model) t.model = m.model;
     if (m.tokens) {
       const u = t.usage ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
@@ -231,10 +255,17 @@ export function appendedEdits(text: string, edits: ChatEdit[]): { text: string; 
     let ok = false;
     if (op.at.kind === 'text') {
       if (typeof r.content === 'string') { r.content = op.text; ok = true; }
-      else if (Array.isArray(r.content)) { r.content = [{ text: op.text }]; ok = true; }
+      else if (Array.isArray(r.content)) {
+        // The text parts replaced by one; thought and function-call parts (a resume's shape) kept.
+        const kept = r.content.filter((p: unknown) => !(isObject(p) && typeof p.text === 'string' && p.thought !== true));
+        r.content = [{ text: op.text }, ...kept];
+        ok = true;
+      }
     } else if (op.at.kind === 'thought') {
       const i = op.at.index;
-      if (Array.isArray(r.thoughts) && isObject(r.thoughts[i])) { r.thoughts[i] = { ...r.thoughts[i], subject: '', description: op.text }; ok = true; }
+      const thoughtParts = Array.isArray(r.content) ? r.content.filter((p: unknown) => isObject(p) && p.thought === true) : [];
+      if (Array.isArray(r.thoughts) && r.thoughts.length && isObject(r.thoughts[i])) { r.thoughts[i] = { ...r.thoughts[i], subject: '', description: op.text }; ok = true; }
+      else if (isObject(thoughtParts[i])) { thoughtParts[i].text = op.text; ok = true; }
     } else {
       const callId = op.at.callId;
       const setOutput = (part: unknown) => {
@@ -249,7 +280,7 @@ export function appendedEdits(text: string, edits: ChatEdit[]): { text: string; 
       for (const u of conv.messages) {
         if (u.type !== 'user' || !u.parts.some((p) => p.functionResponse?.id === callId)) continue;
         const ur = current(u);
-        if (Array.isArray(ur.content) && ur.content.map(setOutput).some(Boolean)) changed.set(u.id, ur);
+        if (Array.isArray(ur.content) && ur.content.map(setOutput).some(Boolean)) { changed.set(u.id, ur); ok = true; }
       }
     }
     if (ok) { changed.set(m.id, r); hit.add(op.e); }

@@ -31,7 +31,7 @@ import { allow, decideWithin, refuse, within, type Decision, type Ticket } from 
 import { runHidden } from '../hooks-host/host-commands.js';
 import { HooksHost, type BaseSessionState, type EarlierTurn, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type PromptRun } from '../hooks-host/hooks-host.js';
 import type { LaunchState } from '../hooks-host/launches.js';
-import { alive, killMarked } from '../hooks-host/processes.js';
+import { alive, killMarked, processesWithEnv } from '../hooks-host/processes.js';
 import { boundaryInput, inside, real, worktreeRoot } from '../hooks-host/worktree.js';
 import { appendedEdits, isObject, loadConversation, shellResult, turnsOf, type ChatEdit, type GeminiTurn, type Locator, type ShellCall } from './chat.js';
 import { findGeminiBinary, GEMINI_ADMITTING, GEMINI_NAMES, geminiDir, HIDDEN_VAR, isGemini, launchGemini, LAUNCH_VAR, withHooks, writeHookScript } from './launch.js';
@@ -114,7 +114,9 @@ export class GeminiHost extends HooksHost<GeminiSessionState, ChatEdit> {
           launch: launch?.token ?? null, fenced: false, turns: {}, current: null };
         await this.persist(id, st);
       }
-      const transcript = text(input.transcript_path);
+      // A resume in a later minute than the session began names a new, empty file at SessionStart (Gemini CLI
+      // 0.61.0 makes one, then goes on in the session's own file, which the later hooks name): not taken there.
+      const transcript = event === 'SessionStart' && st.transcript && fs.existsSync(st.transcript) ? null : text(input.transcript_path);
       if ((transcript && transcript !== st.transcript) || (launch && (launch.token !== st.launch || !st.markers?.includes(launch.token)))) {
         st = { ...st, transcript: transcript ?? st.transcript, ...(launch ? { launch: launch.token, markers: [...new Set([...(st.markers ?? []), launch.token])].slice(-50) } : {}) };
         await this.persist(id, st);
@@ -193,7 +195,15 @@ export class GeminiHost extends HooksHost<GeminiSessionState, ChatEdit> {
     // The running turn, once its prompt is in the history, is named by its turn (its own hooks mirror it).
     const running = st.current && st.turns[st.current] ? this.liveTurn(st, st.turns[st.current])?.promptId : null;
     const named = (promptId: string) => st.prompts?.[promptId] ?? (promptId === running && st.current ? st.current : promptId);
-    return { turns: this.turns(st).map((t) => ({ id: named(t.promptId), ended: t.answered, import: async (why: string) => {
+    // The running turn the host admitted, ended while its AfterAgent found no host: settled from the history.
+    const finish = async (t: GeminiTurn, why: string) => {
+      const ts = st.current ? this.sessions.get(id)!.turns[st.current] : undefined;
+      if (!ts || ts.settled) return;
+      await this.appendTurn(id, ts, t);
+      await this.finishTurnJobs(id, ts.turnId, t, null);
+      await this.settle(id, ts, { ...this.outcome(t, this.sessions.get(id)!.fenced), ...this.usageInput(t), endCaptureError: why });
+    };
+    return { turns: this.turns(st).map((t) => ({ id: named(t.promptId), ended: t.answered, finish: (why: string) => finish(t, why), import: async (why: string) => {
       const e = await lease.call(BeginExecutionDocument, {
         sessionID: st.sessionID!, trigger: 'PROMPT', externalID: t.promptId, idempotencyKey: this.idempotencyKey('turn', id, t.promptId), startCaptureError: why,
         ...(t.model ? { model: { providerID: 'google', modelID: t.model } } : {}),
@@ -350,15 +360,24 @@ export class GeminiHost extends HooksHost<GeminiSessionState, ChatEdit> {
     }
   }
 
+  /** Whether a process the job may run in is still there: its PIDs, or any carrying one of the session's launch tokens. */
+  private jobAlive(st: GeminiSessionState | undefined, j: JobState): boolean {
+    return (j.pids ?? []).some(alive) || (st?.markers ?? []).some((m) => processesWithEnv(LAUNCH_VAR, m).length > 0);
+  }
+
   /**
-   * Shell jobs left running when Gemini CLI is gone: a background one whose processes still run goes on (the seal
-   * kills it by its launch token); the host stops seeing the others (LOST), and a background one when its
-   * processes are gone (nobody can know how it ended).
+   * Shell jobs left unfinished when Gemini CLI is gone (it leaves its detached shells running when it exits, after
+   * SIGINT or SIGTERM too): while a process of theirs still runs, they go on as background jobs (the seal kills them
+   * by their launch token: CANCELLED); once none does, nobody can know how they ended (LOST).
    */
   protected async finishAllJobs(key: string, end: JobEnd) {
     for (const [k, j] of Object.entries(this.sessions.get(key)?.jobs ?? {})) {
       if (j.done) continue;
-      if (end.status === 'LOST' && j.background && (j.pids ?? []).some(alive)) { this.watchBackground(key, k); continue; }
+      if (end.status === 'LOST' && this.jobAlive(this.sessions.get(key), j)) {
+        await this.toBackground(key, k, j.pids ?? []);
+        this.watchBackground(key, k);
+        continue;
+      }
       await this.finishJob(key, k, end);
     }
   }
@@ -367,7 +386,7 @@ export class GeminiHost extends HooksHost<GeminiSessionState, ChatEdit> {
     const timer = setInterval(() => {
       const j = this.sessions.get(key)?.jobs?.[k];
       if (this.stopped || !j || j.done) { clearInterval(timer); return; }
-      if ((j.pids ?? []).some(alive)) return;
+      if (this.jobAlive(this.sessions.get(key), j)) return;
       clearInterval(timer);
       void this.enqueue(key, () => this.finishJob(key, k, { status: 'LOST', exitCode: null }));
     }, 1_000);
@@ -425,7 +444,9 @@ export class GeminiHost extends HooksHost<GeminiSessionState, ChatEdit> {
     if (t) await this.appendTurn(id, ts, t);
     await this.finishTurnJobs(id, ts.turnId, t, null);
     const end = await this.snapshot(st);
-    await this.settle(id, ts, { ...(this.sessions.get(id)!.fenced ? this.outcome(t, true) : { status: 'SUCCEEDED' }), ...this.usageInput(t), finishReason: 'stop', ...boundaryInput('end', end) });
+    // AfterAgent comes after an interrupt too (SIGINT, SIGTERM: Gemini CLI ends the turn, then exits 0): the
+    // history tells whether the model answered.
+    await this.settle(id, ts, { ...this.outcome(t, this.sessions.get(id)!.fenced), ...this.usageInput(t), ...boundaryInput('end', end) });
   }
 
   private async settle(id: string, ts: TurnState, input: Omit<SettleExecutionInput, 'executionID'>) {
@@ -447,7 +468,9 @@ export class GeminiHost extends HooksHost<GeminiSessionState, ChatEdit> {
     if (!st || !ts || ts.settled) return;
     const t = this.liveTurn(st, ts);
     if (t) await this.appendTurn(id, ts, t);
-    await this.finishTurnJobs(id, ts.turnId, t, why === 'seal' ? { status: 'CANCELLED', exitCode: null } : why === 'superseded' ? null : { status: 'LOST', exitCode: null });
+    await this.finishTurnJobs(id, ts.turnId, t, why === 'seal' ? { status: 'CANCELLED', exitCode: null } : null);
+    // Gemini CLI went by itself (its shells run on, detached): those still running go on as background jobs.
+    if (why !== 'seal' && why !== 'superseded' && !this.killing.has(id)) await this.finishAllJobs(id, { status: 'LOST', exitCode: null });
     const end = await this.snapshot(st);
     const reason = st.fenced || why === 'seal' ? 'SEAL' : why === 'superseded' ? 'SUPERSEDED' : why === 'crashed' ? 'SHUTDOWN' : 'USER';
     const failed = !st.fenced && why === 'failed';

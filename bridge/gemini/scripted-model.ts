@@ -96,14 +96,15 @@ export interface ScriptRule { text: string; steps: GeminiScriptStep[] }
 export function pickStep(contents: GeminiContent[], rules: ScriptRule[] = []): { step: GeminiScriptStep; n: number } | 'none' | 'done' {
   const last = prompts(contents).at(-1);
   if (!last) return 'none';
-  const at = /(^|\n)SCRIPT:/.exec(last.text);
+  // The last script: Gemini CLI sends two prompts in a row as one content (a turn cut short left no answer between).
+  const at = [...last.text.matchAll(/(^|\n)SCRIPT:/g)].at(-1);
   let steps: GeminiScriptStep[];
   if (!at) {
     const rule = rules.find((r) => last.text.includes(r.text));
     if (!rule) return 'none';
     steps = rule.steps;
   } else {
-    try { steps = JSON.parse(last.text.slice(at.index + at[0].length).split('\n')[0]); } catch { return 'none'; }
+    try { steps = JSON.parse(last.text.slice((at.index ?? 0) + at[0].length).split('\n')[0]); } catch { return 'none'; }
   }
   let n = 0;
   for (const c of contents.slice(last.index + 1)) {
