@@ -12,6 +12,7 @@ import path from 'node:path';
 import { startTestGateway, type TestGateway } from './harness.js';
 import { GeminiHost } from '../bridge/gemini/host.js';
 import { appendedEdits, loadConversation, turnsOf } from '../bridge/gemini/chat.js';
+import { settlementOfCalls } from '../bridge/hooks-host/turn.js';
 import { checkGeminiArgs, findGeminiBinary, installHooks, isGemini, launchGemini, sessionArgs, withHooks } from '../bridge/gemini/launch.js';
 import { geminiScript, sentText, startScriptedGemini, type GeminiScriptStep, type ScriptedGemini } from '../bridge/gemini/scripted-model.js';
 import { missedTurnsImportedOnce } from './support/missed-turns.js';
@@ -40,10 +41,10 @@ describe('the chat history and the launcher (no Gemini CLI run)', () => {
       { sessionId: 's1', projectHash: 'h', startTime: 't', kind: 'main' },
       { $set: { messages: [{ id: 'ctx', type: 'user', content: [{ text: '<session_context>x</session_context>' }] }] } },
       { id: 'p1', timestamp: 't1', type: 'user', content: [{ text: 'the prompt SECRET-P' }] },
-      { id: 'g1', type: 'gemini', content: '', thoughts: [{ subject: 'Plan', description: 'run it' }], tokens: { input: 10, output: 2, cached: 4, thoughts: 1 }, model: 'gemini-x' },
-      { id: 'g1', type: 'gemini', content: '', thoughts: [{ subject: 'Plan', description: 'run it' }], tokens: { input: 10, output: 2, cached: 4, thoughts: 1 }, model: 'gemini-x', toolCalls: tools },
-      { id: 'u1', type: 'user', content: [{ functionResponse: tools[0].result[0].functionResponse }] },
-      { id: 'g2', type: 'gemini', content: 'the key is SECRET-K', tokens: { input: 20, output: 3, cached: 0, thoughts: 0 }, model: 'gemini-x' },
+      { id: 'g1', timestamp: 't2', type: 'gemini', content: '', thoughts: [{ subject: 'Plan', description: 'run it' }], tokens: { input: 10, output: 2, cached: 4, thoughts: 1 }, model: 'gemini-x' },
+      { id: 'g1', timestamp: 't2', type: 'gemini', content: '', thoughts: [{ subject: 'Plan', description: 'run it' }], tokens: { input: 10, output: 2, cached: 4, thoughts: 1 }, model: 'gemini-x', toolCalls: tools },
+      { id: 'u1', timestamp: 't3', type: 'user', content: [{ functionResponse: tools[0].result[0].functionResponse }] },
+      { id: 'g2', timestamp: 't4', type: 'gemini', content: 'the key is SECRET-K', tokens: { input: 20, output: 3, cached: 0, thoughts: 0 }, model: 'gemini-x' },
       { something: 'new' },
     ].map((l) => JSON.stringify(l));
     const text = [...lines, 'not json', '[1]'].join('\n');
@@ -51,8 +52,11 @@ describe('the chat history and the launcher (no Gemini CLI run)', () => {
     expect(c.skipped).toBe(3);
     expect(c.messages.map((m) => m.id)).toEqual(['ctx', 'p1', 'g1', 'u1', 'g2']);
     const [t] = turnsOf(c);
-    expect(t).toMatchObject({ promptId: 'p1', prompt: 'the prompt SECRET-P', model: 'gemini-x', answered: true,
-      usage: { inputTokens: 30, outputTokens: 5, cacheReadTokens: 4, cacheWriteTokens: 0, reasoningTokens: 1 } });
+    expect(t).toMatchObject({ promptId: 'p1', prompt: 'the prompt SECRET-P', model: 'gemini-x', answered: true });
+    // One model call per response, its times Gemini CLI's (from what it answered to its own record), its tokens in
+    // the one meaning: input with the cached ones (Gemini's prompt count), output with the thoughts.
+    expect(t.calls.map((c) => [c.externalID, c.startedAt, c.endedAt, c.timesFrom])).toEqual([['g1', 't1', 't2', 'AGENT'], ['g2', 't3', 't4', 'AGENT']]);
+    expect(settlementOfCalls(t.calls).usage).toEqual({ inputTokens: 30, outputTokens: 6, reasoningTokens: 1, cacheReadTokens: 4, cacheWriteTokens: 0, cacheWrite5mTokens: null, cacheWrite1hTokens: null });
     expect(t.shells).toEqual([{ callId: 'run_shell_command__c1', command: 'exit 3', exitCode: 3, signal: null, background: false, pids: [], pgid: 77 }]);
     expect(t.steps.map((s) => s.parts.map((p) => `${p.type}:${p.status ?? ''}`))).toEqual([['REASONING:', 'TOOL:error'], ['TEXT:']]);
     const r = appendedEdits(text, [{ kind: 'correct', at: t.steps[1].locators[0], text: 'the key is [redacted]' },
@@ -180,7 +184,10 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
     const [row] = await gw.sql`SELECT * FROM executions WHERE id = ${ex1.id}`;
     expect(row).toMatchObject({ providerId: 'google', modelId: 'gemini-2.5-flash', finishReason: 'stop' });
     // Gemini's promptTokenCount includes the cached tokens: input is the one meaning, cached beside it.
-    expect([row.inputTokens, row.outputTokens, row.cacheReadTokens, row.reasoningTokens].map(Number)).toEqual([340, 29, 7, 5]);
+    expect([row.inputTokens, row.outputTokens, row.cacheReadTokens, row.reasoningTokens].map(Number)).toEqual([340, 34, 7, 5]);
+    const calls = (await gw.gql(`query($id: ID!) { node(id: $id) { ... on Execution { modelCalls { index externalID timesFrom startedAt endedAt model { modelID } } } } }`, { id: ex1.id })).data.node.modelCalls;
+    expect(calls.map((c: any) => [c.index, c.timesFrom, c.model.modelID])).toEqual([[0, 'AGENT', 'gemini-2.5-flash'], [1, 'AGENT', 'gemini-2.5-flash'], [2, 'AGENT', 'gemini-2.5-flash']]);
+    expect(calls.every((c: any) => c.externalID && Date.parse(c.startedAt) <= Date.parse(c.endedAt))).toBe(true);
     const msgs = s.messages.edges.map((e: any) => e.node);
     expect(msgs.map((m: any) => `${m.role}:${m.parts.map((p: any) => p.__typename).join(',')}`)).toEqual(['USER:TextPart', 'ASSISTANT:ReasoningPart,ToolPart', 'ASSISTANT:ToolPart,ToolPart', 'ASSISTANT:TextPart']);
     expect(msgs[1].parts[1]).toMatchObject({ tool: 'run_shell_command', status: 'completed', input: { command: expect.stringContaining('shell.txt') } });

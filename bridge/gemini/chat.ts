@@ -139,7 +139,7 @@ export interface ShellCall {
   background: boolean; pids: number[]; pgid: number | null;
 }
 
-export interface Usage { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; reasoningTokens: number }
+import type { ModelCall, TokenUsage } from '../hooks-host/turn.js';
 
 export interface GeminiTurn {
   promptId: string;
@@ -148,7 +148,8 @@ export interface GeminiTurn {
   steps: Step[];
   shells: ShellCall[];
   model: string | null;
-  usage: Usage | null;
+  /** One per model response, in order (the kit sums them into the turn's usage). */
+  calls: ModelCall[];
   /** The turn's last model message is text without tool calls: the model answered (a turn cut short ends on tool calls or its prompt). */
   answered: boolean;
 }
@@ -183,6 +184,16 @@ function callsOf(m: ChatMessage, results: Map<string, { output: string | null; e
   });
 }
 
+/**
+ * A response's tokens in the gateway's one meaning: Gemini's `promptTokenCount` (`tokens.input`) counts the cached
+ * tokens too, as the gateway's input does; its `candidatesTokenCount` (`tokens.output`) leaves the thoughts out,
+ * which the gateway's output counts.
+ */
+export function usageOf(k: ChatTokens): TokenUsage {
+  return { inputTokens: k.input, outputTokens: k.output + k.thoughts, reasoningTokens: k.thoughts, cacheReadTokens: k.cached, cacheWriteTokens: 0,
+    cacheWrite5mTokens: null, cacheWrite1hTokens: null };
+}
+
 /** The turns of a conversation: each prompt with the model messages and tool results after it. */
 export function turnsOf(c: Conversation): GeminiTurn[] {
   const turns: GeminiTurn[] = [];
@@ -193,9 +204,11 @@ export function turnsOf(c: Conversation): GeminiTurn[] {
       if (p.functionResponse?.id && !results.has(p.functionResponse.id)) results.set(p.functionResponse.id, { output: p.functionResponse.output, error: p.functionResponse.error });
     }
   }
-  for (const m of c.messages) {
+  for (const [i, m] of c.messages.entries()) {
+    /** What the model call answered (the prompt, or the tool results it was sent): written just before it started. */
+    const before: ChatMessage | undefined = c.messages[i - 1];
     if (isPrompt(m)) {
-      t = { promptId: m.id, prompt: m.text, timestamp: m.timestamp, steps: [], shells: [], model: null, usage: null, answered: false };
+      t = { promptId: m.id, prompt: m.text, timestamp: m.timestamp, steps: [], shells: [], model: null, calls: [], answered: false };
       turns.push(t);
       continue;
     }
@@ -221,12 +234,10 @@ export function turnsOf(c: Conversation): GeminiTurn[] {
     // Gemini CLI is stopped before they return), its text empty.
     t.answered = calls.length === 0 && m.text.trim() !== '';
     if (m.model) t.model = m.model;
-    if (m.tokens) {
-      const u = t.usage ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
-      // Gemini's promptTokenCount (`tokens.input`) counts the cached tokens too: the gateway's one meaning of input.
-      t.usage = { inputTokens: u.inputTokens + m.tokens.input, outputTokens: u.outputTokens + m.tokens.output,
-        cacheReadTokens: u.cacheReadTokens + m.tokens.cached, cacheWriteTokens: 0, reasoningTokens: u.reasoningTokens + m.tokens.thoughts };
-    }
+    // The call began after what it answers (the prompt, or the tool results it was sent), and was written when its
+    // response completed: both times Gemini CLI's own.
+    t.calls.push({ externalID: m.id, providerID: 'google', modelID: m.model, startedAt: before?.timestamp ?? null, endedAt: m.timestamp, timesFrom: 'AGENT',
+      finishReason: null, usage: m.tokens ? usageOf(m.tokens) : null });
   }
   return turns;
 }

@@ -29,7 +29,8 @@ import type { Command } from '../common/host-lease.js';
 import { GatewayError } from '../common/gateway.js';
 import { allow, decideWithin, refuse, within, type Decision, type Ticket } from '../hooks-host/admission.js';
 import { runHidden } from '../hooks-host/host-commands.js';
-import { HooksHost, type BaseSessionState, type EarlierTurn, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type PromptRun } from '../hooks-host/hooks-host.js';
+import { HooksHost, type BaseSessionState, type EarlierTurn, type GatewayEvent, type HooksHostOptions, type JobEnd, type PromptRun } from '../hooks-host/hooks-host.js';
+import { interruptReasonOf, settlementOfCalls, type KitTurnState, type TurnEnd, type TurnSettlement } from '../hooks-host/turn.js';
 import type { LaunchState } from '../hooks-host/launches.js';
 import { alive, killMarked, processesWithEnv } from '../hooks-host/processes.js';
 import { boundaryInput, inside, real, worktreeRoot } from '../hooks-host/worktree.js';
@@ -46,7 +47,7 @@ export interface GeminiHostOptions extends HooksHostOptions {
   promptArgs?: string[];
 }
 
-interface TurnState { turnId: string; executionID: string; settled: boolean; prompt: string; startedAt: number; promptMessage?: string | null }
+interface TurnState extends KitTurnState { turnId: string; prompt: string; startedAt: number; promptMessage?: string | null }
 /** A shell job: `n`, its place among its turn's shells (hooks carry no call ID: the history's calls are matched in order). */
 interface JobState { jobID: string; turnId: string; n: number; command: string; done: boolean; background: boolean; returned?: boolean; pids?: number[] }
 
@@ -138,7 +139,7 @@ export class GeminiHost extends HooksHost<GeminiSessionState, ChatEdit> {
         case 'BeforeAgent': return this.admitPrompt(id, input, ticket, launch);
         case 'BeforeTool': return this.admitTool(id, input, ticket);
         case 'AfterTool': await this.toolEnded(id, input); return allow;
-        case 'AfterAgent': await this.finishTurn(id, input); return allow;
+        case 'AfterAgent': await this.endOfTurn(id, null, input); return allow;
         case 'SessionEnd':
           if (st.kind === 'observed' && st.current) void this.enqueue(id, () => this.endRunning(id, 'exit'));
           if (st.kind === 'observed' && st.pendingEdits?.length) void this.afterExit(id);
@@ -201,7 +202,7 @@ export class GeminiHost extends HooksHost<GeminiSessionState, ChatEdit> {
       if (!ts || ts.settled) return;
       await this.appendTurn(id, ts, t);
       await this.finishTurnJobs(id, ts.turnId, t, null);
-      await this.settle(id, ts, { ...this.outcome(t, this.sessions.get(id)!.fenced), ...this.usageInput(t), endCaptureError: why });
+      await this.settleTurn(id, ts.turnId, { ...this.outcome(t, this.sessions.get(id)!.fenced), ...this.usageInput(t), endCaptureError: why });
     };
     return { turns: this.turns(st).map((t) => ({ id: named(t.promptId), ended: t.answered, finish: (why: string) => finish(t, why), import: async (why: string) => {
       const e = await lease.call(BeginExecutionDocument, {
@@ -216,7 +217,7 @@ export class GeminiHost extends HooksHost<GeminiSessionState, ChatEdit> {
         const key = await this.startShell(id, t.promptId, n, sh.command);
         await this.finishJob(id, key, sh.background ? { status: 'LOST', exitCode: null } : shellEnd(sh));
       }
-      await this.settle(id, ts, { ...this.outcome(t, null), ...this.usageInput(t), endCaptureError: why });
+      await this.settleTurn(id, t.promptId, { ...this.outcome(t, null), ...this.usageInput(t), endCaptureError: why });
     } })) };
   }
 
@@ -425,60 +426,40 @@ export class GeminiHost extends HooksHost<GeminiSessionState, ChatEdit> {
     }
   }
 
-  private outcome(t: GeminiTurn | null, fenced: boolean | null): Omit<SettleExecutionInput, 'executionID'> {
+  private outcome(t: GeminiTurn | null, fenced: boolean | null): TurnSettlement {
     if (fenced) return { status: 'INTERRUPTED', interruptReason: 'SEAL' };
     if (t?.answered) return { status: 'SUCCEEDED' };
     return { status: 'INTERRUPTED', interruptReason: 'USER' };
   }
 
-  private usageInput(t: GeminiTurn | null): Partial<SettleExecutionInput> {
-    return { ...(t?.usage ? { usage: t.usage } : {}), ...(t?.model ? { model: { providerID: 'google', modelID: t.model } } : {}), ...(t?.answered ? { finishReason: 'stop' } : {}) };
-  }
-
-  /** AfterAgent: the turn's messages, its shells' ends, the end snapshot, the settlement. */
-  private async finishTurn(id: string, input: Record<string, unknown>) {
-    const st = this.sessions.get(id);
-    const ts = st?.current ? st.turns[st.current] : undefined;
-    if (!st || !ts || ts.settled) return;
-    const t = await this.readTurn(st, ts, text(input.prompt_response), 5_000);
-    if (t) await this.appendTurn(id, ts, t);
-    await this.finishTurnJobs(id, ts.turnId, t, null);
-    const end = await this.snapshot(st);
-    // AfterAgent comes after an interrupt too (SIGINT, SIGTERM: Gemini CLI ends the turn, then exits 0): the
-    // history tells whether the model answered.
-    await this.settle(id, ts, { ...this.outcome(t, this.sessions.get(id)!.fenced), ...this.usageInput(t), ...boundaryInput('end', end) });
-  }
-
-  private async settle(id: string, ts: TurnState, input: Omit<SettleExecutionInput, 'executionID'>) {
-    await this.gw.call(SettleExecutionDocument, { input: { executionID: ts.executionID, ...input } }).catch((e) => {
-      if (!(e instanceof GatewayError)) throw e;
-      this.log(`settle ${ts.executionID}: ${e.message}`);
-    });
-    await this.update(id, (now) => ({ current: now.current === ts.turnId ? null : now.current, turns: { ...now.turns, [ts.turnId]: { ...(now.turns[ts.turnId] ?? ts), settled: true } } }));
+  /** The turn's model calls (one per model response: its model, usage in the one meaning, times as Gemini CLI wrote them). */
+  private usageInput(t: GeminiTurn | null): Partial<TurnSettlement> {
+    return { ...(t ? settlementOfCalls(t.calls) : {}), ...(t?.answered ? { finishReason: 'stop' } : {}) };
   }
 
   /**
-   * The running turn ended without AfterAgent: Gemini CLI exited (SIGINT and SIGTERM end it with exit code 0 and
-   * no AfterAgent), crashed, failed (an API error: exit code 1, the prompt rolled out of the history), a new prompt
-   * came first, or the seal stopped it.
+   * The kit's end of turn, read from the history: at AfterAgent (which comes after an interrupt too: SIGINT and
+   * SIGTERM end the turn, then Gemini CLI exits 0; the history tells whether the model answered), or when the turn
+   * ended without it: Gemini CLI exited, crashed, failed (an API error: exit code 1, the prompt rolled out of the
+   * history), a new prompt came first, or the seal stopped it.
    */
-  protected async endRunning(id: string, why: EndWhy) {
-    const st = this.sessions.get(id);
-    const ts = st?.current ? st.turns[st.current] : undefined;
-    if (!st || !ts || ts.settled) return;
-    const t = this.liveTurn(st, ts);
+  protected async turnOutcome(id: string, turnKey: string, end: TurnEnd): Promise<() => TurnSettlement> {
+    const st = this.sessions.get(id)!;
+    const ts = st.turns[turnKey];
+    const t = 'stop' in end ? await this.readTurn(st, ts, text(end.stop.prompt_response), 5_000) : this.liveTurn(st, ts);
     if (t) await this.appendTurn(id, ts, t);
-    await this.finishTurnJobs(id, ts.turnId, t, why === 'seal' ? { status: 'CANCELLED', exitCode: null } : null);
+    await this.finishTurnJobs(id, turnKey, t, 'why' in end && end.why === 'seal' ? { status: 'CANCELLED', exitCode: null } : null);
+    if ('stop' in end) return () => ({ ...this.outcome(t, this.sessions.get(id)!.fenced), ...this.usageInput(t) });
+    const why = end.why;
     // Gemini CLI went by itself (its shells run on, detached): those still running go on as background jobs.
     if (why !== 'seal' && why !== 'superseded' && !this.killing.has(id)) await this.finishAllJobs(id, { status: 'LOST', exitCode: null });
-    const end = await this.snapshot(st);
-    const reason = st.fenced || why === 'seal' ? 'SEAL' : why === 'superseded' ? 'SUPERSEDED' : why === 'crashed' ? 'SHUTDOWN' : 'USER';
     const failed = !st.fenced && why === 'failed';
-    await this.settle(id, ts, {
+    const settlement: TurnSettlement = {
       ...(failed ? { status: 'FAILED', error: 'Gemini CLI exited with an error before the turn ended (an API error rolls the prompt out of its history)', errorName: 'HostExit' }
-        : { status: 'INTERRUPTED', interruptReason: reason }),
-      ...this.usageInput(t), ...boundaryInput('end', end),
-    });
+        : { status: 'INTERRUPTED', interruptReason: interruptReasonOf(st.fenced, why) }),
+      ...this.usageInput(t),
+    };
+    return () => settlement;
   }
 
   /** The seal: every process that carries one of the session's launch tokens (detached shells, their background jobs). */
