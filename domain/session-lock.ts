@@ -1,4 +1,5 @@
-import type { Tx } from '../db/connection.js';
+import { DatabaseLaggingError, type Tx } from '../db/connection.js';
+import { distributedInProcess } from '../db/cluster.js';
 import { inScope, type Actor } from './access.js';
 import { SessionNotFoundError } from './errors.js';
 import { sessionOf } from './ids.js';
@@ -30,7 +31,23 @@ export class LockedSession extends SessionLock {
   }
 }
 
+/**
+ * On a cluster, how long a session's transaction waits for its row lock (ms) before it answers
+ * DATABASE_UNAVAILABLE (503, to try again). A session's transactions hold the lock for milliseconds; what holds
+ * it longer is a transaction a worker prepared and could not commit (it restarted between PREPARE and COMMIT
+ * PREPARED of a child session's creation or a removal, the session transactions that span two workers), which
+ * keeps its locks until Citus' recovery (`citus.recover_2pc_interval`, 60 s by default): a write must not hang for
+ * that without an answer. (On one PostgreSQL nothing is left prepared: no bound.)
+ */
+export const SESSION_LOCK_WAIT_MS = 5_000;
+const bounded = new WeakSet<Tx>();
+
 function lockStatement(tx: Tx, sessionID: string, mode: 'update' | 'share' | 'skip-locked') {
+  if (mode !== 'skip-locked' && distributedInProcess() && !bounded.has(tx)) {
+    // `SET LOCAL` reaches the workers (distribute sets citus.propagate_set_commands); sent ahead of the lock.
+    bounded.add(tx);
+    tx.unsafe(`SET LOCAL lock_timeout = ${SESSION_LOCK_WAIT_MS}`).execute().catch(() => {});
+  }
   switch (mode) {
     case 'update': return tx<SessionRow[]>`SELECT * FROM sessions WHERE id = ${sessionID} FOR UPDATE`;
     case 'share': return tx<SessionRow[]>`SELECT * FROM sessions WHERE id = ${sessionID} FOR SHARE`;
@@ -50,7 +67,17 @@ function lockedIn(tx: Tx, actor: Actor, sessionID: string, rows: SessionRow[]): 
  * reported exactly like a missing one (SessionNotFoundError).
  */
 export async function lockSession(tx: Tx, actor: Actor, sessionID: string): Promise<LockedSession> {
-  return lockedIn(tx, actor, sessionID, await lockStatement(tx, sessionID, 'update'));
+  return lockedIn(tx, actor, sessionID, await lockWait(lockStatement(tx, sessionID, 'update')));
+}
+
+/** The lock statement's answer; its lock wait past SESSION_LOCK_WAIT_MS (55P03) is the database unavailable for now. */
+async function lockWait<T>(statement: PromiseLike<T>): Promise<T> {
+  try {
+    return await statement;
+  } catch (e) {
+    if ((e as { code?: unknown })?.code !== '55P03') throw e;
+    throw new DatabaseLaggingError(`a session's row lock was not granted within ${SESSION_LOCK_WAIT_MS} ms`, { cause: e });
+  }
 }
 
 /**
@@ -59,7 +86,7 @@ export async function lockSession(tx: Tx, actor: Actor, sessionID: string): Prom
  * committed to a session under a share lock.
  */
 export async function shareSession(tx: Tx, actor: Actor, sessionID: string): Promise<SessionRow> {
-  const rows = await lockStatement(tx, sessionID, 'share');
+  const rows = await lockWait(lockStatement(tx, sessionID, 'share'));
   const s = rows[0];
   if (!s || !inScope(actor, s.directory)) throw new SessionNotFoundError(sessionID);
   return s;
@@ -71,7 +98,7 @@ export async function shareSession(tx: Tx, actor: Actor, sessionID: string): Pro
  * `skipLocked` a session locked by someone else is null too (a sweep takes it up on its next pass).
  */
 export async function lockSessionIfPresent(tx: Tx, sessionID: string, opts: { skipLocked?: boolean } = {}): Promise<LockedSession | null> {
-  const [s] = await lockStatement(tx, sessionID, opts.skipLocked ? 'skip-locked' : 'update');
+  const [s] = await lockWait(lockStatement(tx, sessionID, opts.skipLocked ? 'skip-locked' : 'update'));
   return s ? new LockedSession(MINT, tx, s) : null;
 }
 
@@ -92,7 +119,7 @@ export async function lockSessionWith<T>(tx: Tx, actor: Actor, sessionID: string
   const lock = lockStatement(tx, sessionID, 'update').execute();
   const read = reads();
   read.catch(() => {}); // after a refused lock its failure (the transaction aborted) says nothing more
-  return [lockedIn(tx, actor, sessionID, await lock), await read];
+  return [lockedIn(tx, actor, sessionID, await lockWait(lock)), await read];
 }
 
 /**

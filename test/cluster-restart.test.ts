@@ -27,7 +27,9 @@ import { until } from './support/until.js';
  *   host cannot be written meanwhile (answered unavailable, bounded), its lease lapses in the database, and the
  *   lease sweep must not take it for dead;
  * - a worker restarted while it commits a one-phase transaction (a settle; a slow COMMIT): XX000 "could not commit
- *   transaction for shard … on at least one active node", a settle whose outcome the client cannot know, retried.
+ *   transaction for shard … on at least one active node", a settle whose outcome the client cannot know, retried;
+ * - a worker restarted after it prepared its part of a child session's creation (the parent's): the parent's row
+ *   stays locked until recovery, and a write of the parent answers unavailable within its bound.
  * Checked: no answer but success, a typed error or DATABASE_UNAVAILABLE (503, Retry-After); every success durable;
  * every settlement once in the log and delivered once, within a bound; no host declared dead; no prepared
  * transaction left once recovered; both instances up. And an append commits in one phase.
@@ -76,12 +78,12 @@ if (!inject('citus')) {
      * A deferred trigger on a worker's shard that sleeps 3 s when `when` holds: it runs when the worker prepares
      * or commits its part (the window a restart lands in). Made on the worker alone (no DDL propagation).
      */
-    const slowOnWorker = async (name: string, shard: string, when: string) => {
+    const slowOnWorker = async (name: string, shard: string, when: string, event: 'UPDATE' | 'INSERT' = 'UPDATE') => {
       await onWorker(name, async (w) => {
         await w`SET citus.enable_ddl_propagation = off`;
         await w.unsafe(`CREATE OR REPLACE FUNCTION slow_end() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(3); RETURN NULL; END $$`);
         await w.unsafe(`DROP TRIGGER IF EXISTS slow_end ON ${shard}`);
-        await w.unsafe(`CREATE CONSTRAINT TRIGGER slow_end AFTER UPDATE ON ${shard} DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION slow_end()`);
+        await w.unsafe(`CREATE CONSTRAINT TRIGGER slow_end AFTER ${event} ON ${shard} DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION slow_end()`);
       });
     };
     const sleepingNow = (name: string) => onWorker(name, async (w) => (await w`SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep'`).length > 0);
@@ -90,14 +92,14 @@ if (!inject('citus')) {
      * its answer's promise, once that worker sleeps in it; a call answered unavailable before (a connection of the
      * previous restart) is made again.
      */
-    const whileEnding = async <T extends { kind: string }>(name: string, start: () => Promise<T>): Promise<{ answer: Promise<T> }> => {
+    const whileEnding = async <T extends { kind: string }>(name: string, start: () => Promise<T>, again: string[] = ['unavailable']): Promise<{ answer: Promise<T> }> => {
       for (let i = 0; i < 20; i++) {
         let done = false;
         const p = start().finally(() => { done = true; });
         await until(`a transaction sleeping in its end on ${name}`, async () => done || (await sleepingNow(name)), 10_000);
         if (!done) return { answer: p }; // (not p itself: the async function's answer would wait for it)
         const r = await p;
-        if (r.kind !== 'unavailable') throw new Error(`answered before its worker slept: ${JSON.stringify(r)}`);
+        if (!again.includes(r.kind)) throw new Error(`answered before its worker slept: ${JSON.stringify(r)}`);
       }
       throw new Error(`no transaction slept on ${name}`);
     };
@@ -324,6 +326,34 @@ if (!inject('citus')) {
       const again = await untilAnswered('settleExecution', SETTLE, { input: { executionID: e6, status: 'FAILED', error: 'slow-commit' } }, T.token);
       expect(again).toMatchObject({ kind: 'ok', value: { id: e6, status: 'FAILED' } });
       settled.set(e6, { status: 'FAILED', at: Date.now() });
+
+      // ---- 7. a restart between PREPARE and COMMIT PREPARED of a child session's creation (it spans two workers):
+      // the parent's row stays locked on its worker until recovery; a write of the parent answers within its bound.
+      await g.sql`ALTER SYSTEM SET citus.recover_2pc_interval = -1`;
+      await g.sql`SELECT pg_reload_conf()`;
+      let parent = '';
+      while (!parent) { const p = (await createSession(g, { title: 'parent', directory: '/restart' })).id; if (await workerOf(p) === 'worker1') parent = p; }
+      const onWorker2 = await g.sql<{ shardid: string }[]>`
+        SELECT shardid::text FROM citus_shards WHERE table_name = 'sessions'::regclass AND nodeport = ${ports.worker2}`;
+      for (const { shardid } of onWorker2) await slowOnWorker('worker2', `sessions_${shardid}`, `NEW.title = 'slow-child'`, 'INSERT');
+      const CREATE = `mutation($input: CreateSessionInput!) { createSession(input: $input) { __typename ... on Error { message } ... on Session { id } } }`;
+      // (A child that lands on worker1 commits in one phase, without sleeping: another one is made.)
+      const child = await whileEnding('worker2', () => call('createSession', CREATE, { input: { title: 'slow-child', directory: '/restart', parentID: parent } }, admin), ['unavailable', 'ok']);
+      await node('worker1', 'restart');
+      expect(await child.answer).toMatchObject({ kind: 'ok' });
+      expect(await prepared('worker1')).toBeGreaterThan(0);
+      const t7 = Date.now();
+      const held = await call('appendMessage', APPEND, { input: { sessionID: parent, role: 'USER', origin: 'PROMPT', parts: [{ type: 'TEXT', text: 'held' }], idempotencyKey: 'held' } }, admin);
+      const heldMs = Date.now() - t7;
+      expect(held.kind).toBe('unavailable');
+      expect(heldMs).toBeLessThan(15_000);
+      await g.sql`SELECT recover_prepared_transactions()`;
+      await g.sql`ALTER SYSTEM RESET citus.recover_2pc_interval`;
+      await g.sql`SELECT pg_reload_conf()`;
+      const after = await untilAnswered('appendMessage', APPEND, { input: { sessionID: parent, role: 'USER', origin: 'PROMPT', parts: [{ type: 'TEXT', text: 'held' }], idempotencyKey: 'held' } }, admin);
+      expect(after.kind).toBe('ok');
+      appended.push({ id: (after as any).value.id, text: 'held' });
+      console.log(`cluster-restart: a write of a session held by a prepared transaction answered DATABASE_UNAVAILABLE after ${heldMs} ms`);
 
       // ---- the load goes on after the last restart, then stops --------------------------------------------------
       const settledBefore = settled.size;
