@@ -137,7 +137,10 @@ async function main() {
     const must = async (p: Promise<Timed>) => { const r = await p; if (r.code !== 0) throw new Error(`hook refused: ${r.err}`); return r.ms; };
     await must(hook('SessionStart', { source: 'startup' }));
     const figures: Record<string, number[]> = { BeforeAgent: [], 'BeforeTool shell': [], 'BeforeTool other': [], AfterTool: [], AfterAgent: [] };
+    // The floor, timed within the same rounds (a load drift hits both alike).
+    const floor: number[] = [];
     for (let i = 0; i < HOOK_N; i++) {
+      floor.push((await runner.time('bash', ['-c', 'cat >/dev/null'], hist, henv)).ms);
       fs.writeFileSync(path.join(repo, 'f0.txt'), `changed ${i}\n`);
       figures.BeforeAgent.push(await must(hook('BeforeAgent', { prompt: `prompt ${i}` })));
       figures['BeforeTool shell'].push(await must(hook('BeforeTool', { tool_name: 'run_shell_command', tool_input: { command: 'true' } })));
@@ -151,8 +154,6 @@ async function main() {
       figures.AfterAgent.push(await must(hook('AfterAgent', { prompt: `prompt ${i}`, prompt_response: 'ok', stop_hook_active: false })));
       await host.settled();
     }
-    const floor: number[] = [];
-    for (let i = 0; i < HOOK_N; i++) floor.push((await runner.time('bash', ['-c', 'cat >/dev/null'], hist, henv)).ms);
     runner.stop();
     console.log(`hooks as Gemini CLI runs them (bash ${script.split('/').pop()}, loopback HTTP to the host):`);
     for (const [k, v] of Object.entries(figures)) console.log(`  ${k.padEnd(18)} ${fmt(v)}  (+${(pct(v, 0.5) - pct(floor, 0.5)).toFixed(1)} ms over the floor)`);
