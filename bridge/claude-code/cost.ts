@@ -15,7 +15,8 @@
 // several turns of one process used the same model. Tokens Claude Code priced outside the session's main turns
 // (its subagents', its own side requests) stay out of every turn's share. Turns after the last cost-state have no
 // cost yet: their process still runs (or died without writing one, and then none is reported).
-import { isPrompt, turnOf, type TranscriptLine, type Usage } from './transcript.js';
+import fs from 'node:fs';
+import { isPrompt, parseTranscript, turnOf, type TranscriptLine, type Usage } from './transcript.js';
 
 interface Priced { cost: number; input: number; output: number; read: number; write: number; write5m: number; write1h: number }
 
@@ -85,4 +86,17 @@ export function turnCosts(lines: TranscriptLine[]): Map<string, number> {
     turns = [];
   }
   return costs;
+}
+
+/**
+ * The costs to report of a session's settled turns (by prompt ID, with their execution) that have none yet: the
+ * turns of its transcript's ended processes. A transcript that cannot be read has none (a later hook tries again).
+ */
+export function costsToReport(transcript: string, turns: Readonly<Record<string, { executionID: string; settled: boolean; cost?: number }>>) {
+  let text: string;
+  try { text = fs.readFileSync(transcript, 'utf8'); } catch { return []; }
+  return [...turnCosts(parseTranscript(text).lines)].flatMap(([promptId, cost]) => {
+    const ts = turns[promptId];
+    return ts?.settled && ts.cost === undefined ? [{ promptId, executionID: ts.executionID, cost }] : [];
+  });
 }

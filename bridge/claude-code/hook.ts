@@ -12,6 +12,21 @@
 import { shellQuote as quote, writeHookScript as writeScript, type HookScriptSpec } from '../hooks-host/hook-script.js';
 import { CLAUDE_CODE_NAMES } from './local-channel.js';
 
+/** What a hook of Claude Code's sends on its stdin (the fields the host reads; the rest is kept as it came). */
+export interface HookInput {
+  session_id?: string;
+  transcript_path?: string;
+  cwd?: string;
+  prompt_id?: string;
+  hook_event_name?: string;
+  prompt?: string;
+  tool_name?: string;
+  tool_input?: Record<string, unknown>;
+  tool_use_id?: string;
+  last_assistant_message?: string;
+  [k: string]: unknown;
+}
+
 export const HOOK_EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'StopFailure', 'SubagentStart', 'SubagentStop', 'SessionEnd'] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 

@@ -9,21 +9,17 @@
 // - admits each turn at UserPromptSubmit: captures the worktree (the reference host's capture, with its
 //   watcher), `beginExecution` with that start snapshot and the prompt appended as a PROMPT message; a refusal
 //   (SessionSealedError) blocks the prompt (exit 2);
-// - at Stop reads the turn from the transcript (assistant text, thinking, tool calls with their results, the
-//   model and usage of each step), appends it, captures the worktree again and settles the execution;
+// - at Stop reads the turn from the transcript (assistant text, thinking, tool calls with their results, each
+//   model call: turnOutcome), appends it; the kit captures the worktree again and settles the execution;
 // - in sessions the gateway fronts, admits every tool call at PreToolUse with `admitWork` (fails closed);
 // - obeys the seal's commands: the session is fenced (every later hook of it refuses), the Claude Code process
 //   running its turn is stopped (its process group: the shells it started go with it), and the turn settles
 //   INTERRUPTED(SEAL) once the process is gone; only then is CLOSE_ADMISSIONS acknowledged.
 //
-// Two registrations: sessions started by `gateway claude-code` (launch.ts: Claude Code run with the host's
-// hooks in force, fail closed, and a launch token the host issued) are served by a host that declares
-// `exclusiveAdmission` (so their seal can answer SessionSealed); any other session whose hooks reach the host
-// (hooks merged into the user's settings) is served by one that does not (its seal answers
-// SealUnsupportedError(ADMISSION_NOT_EXCLUSIVE): Claude Code can run it without the hooks). A session started
-// by the launcher stays fronted: a hook of it that comes without a valid launch token is refused.
+// The kit's two registrations (bridge/hooks-host/hooks-host.ts): sessions started by `gateway claude-code`
+// (launch.ts) are fronted, exclusively admitted, and stay so (a hook of one without a valid launch token is
+// refused); sessions whose hooks are merged into the user's settings are observed (ADMISSION_NOT_EXCLUSIVE).
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
@@ -32,34 +28,20 @@ import {
 } from '../../client/index.js';
 import type { Command } from '../common/host-lease.js';
 import { allow, decideWithin, refuse, within, type Decision, type Ticket } from '../hooks-host/admission.js';
-import { rewriteFileAtomically as rewriteAtomically } from '../hooks-host/atomic-rewrite.js';
-import { runHidden } from '../hooks-host/host-commands.js';
-import { HooksHost, type BaseSessionState, type EarlierTurn, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type Kind, type PromptRun } from '../hooks-host/hooks-host.js';
+import { HooksHost, type BaseSessionState, type EarlierTurn, type GatewayEvent, type HooksHostOptions, type JobEnd, type Kind, type PromptRun } from '../hooks-host/hooks-host.js';
 import type { LaunchState } from '../hooks-host/launches.js';
-import { inside, real, worktreeRoot } from '../hooks-host/worktree.js';
-import { interruptReasonOf, jobEndWhenTurnEnds, settlementOfCalls, type KitTurnState, type TurnEnd, type TurnSettlement } from '../hooks-host/turn.js';
+import { worktreeRoot } from '../hooks-host/worktree.js';
+import { interruptReasonOf, jobEndWhenTurnEnds, readTurnUntil, settlementOfCalls, type KitTurnState, type TurnEnd, type TurnSettlement } from '../hooks-host/turn.js';
 import { GatewayError } from '../common/gateway.js';
-import { hookSettings, writeHookScript } from './hook.js';
-import { findClaudeBinary, launchClaude } from './launch.js';
+import { hookSettings, writeHookScript, type HookInput } from './hook.js';
 import { CLAUDE_CODE_NAMES } from './local-channel.js';
-import { claudeConfigDir, isClaude } from './processes.js';
-import { turnCosts } from './cost.js';
-import { modelCallsOf, parseTranscript, rewriteTranscript, turnIdsOf, turnOf, usageOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
-
-/**
- * Rewrites a transcript atomically (the kit's rewrite, bridge/hooks-host/atomic-rewrite.ts), only while no
- * Claude Code process of the session runs (`applyEdits`).
- */
-export function rewriteFileAtomically(file: string, edits: TranscriptEdit[], sidechain = false): number {
-  return rewriteAtomically(file, (text) => rewriteTranscript(text, edits, sidechain));
-}
+import { claudeConfigDir, isClaude, transcriptsRefused } from './processes.js';
+import { costsToReport } from './cost.js';
+import { compactSession, generateText, launchPromptRun, type GeneratePayload } from './commands.js';
+import { modelCallsOf, parseTranscript, rewriteFileAtomically, rewriteTranscript, shellEnd, taskNotification, turnIdsOf, turnOf, type MessageKey, type TranscriptEdit, type Turn } from './transcript.js';
 
 /** The model IDs Claude Code 2.1.332 resolves its aliases opus, sonnet and haiku to (measured: `--model <alias>`). */
 export const CLAUDE_CODE_MODELS = ['claude-opus-5-5', 'claude-sonnet-5-5', 'claude-haiku-5-5'];
-
-/** The built-in tools of Claude Code 2.1.332 a hidden completion runs without. */
-const ALL_TOOLS = ['Agent', 'Bash', 'Edit', 'ListAgents', 'Read', 'ReportFindings', 'ScheduleWakeup', 'Skill', 'ToolSearch', 'Workflow', 'Write',
-  'Glob', 'Grep', 'NotebookEdit', 'WebFetch', 'WebSearch', 'TodoWrite', 'Monitor', 'SendMessage', 'TaskStop', 'EnterWorktree', 'ExitWorktree', 'CronCreate', 'CronDelete', 'CronList'];
 
 export interface ClaudeCodeHostOptions extends HooksHostOptions {
   /**
@@ -67,39 +49,16 @@ export interface ClaudeCodeHostOptions extends HooksHostOptions {
    * Default: what Claude Code 2.1.332's aliases opus, sonnet and haiku resolve to (CLAUDE_CODE_MODELS).
    */
   models?: string[];
-  /** The environment of the `claude` runs the host makes itself (compaction, generation). Default: its own. */
+  /** The environment and binary of the `claude` runs the host makes itself (compaction, generation). Default: its own. */
   claudeEnv?: NodeJS.ProcessEnv;
   claudeBin?: string;
   /** Arguments added to the `claude -p --resume` runs that carry out PROMPT commands (e.g. `--allowedTools …`, `--model …`). */
   promptArgs?: string[];
 }
 
-/** `cost`: the cost Claude Code computed for the turn, once reported to the gateway (bridge/claude-code/cost.ts). */
+/** A turn (`cost`: Claude Code's, once reported: cost.ts); a Bash tool call: a SHELL job (keyed by the tool_use_id). */
 interface TurnState extends KitTurnState { promptId: string; startedAt: number; cost?: number }
-
-/** A Bash tool call: a SHELL job (keyed by the tool_use_id). */
 interface JobState { jobID: string; promptId: string; background: boolean; taskId: string | null; done: boolean }
-
-/** The end of a foreground Bash call from its tool result (Claude Code writes "Exit code N" for a failure). */
-export function shellEnd(output: string | null | undefined, status: string | undefined): JobEnd | null {
-  if (status === 'completed') return { status: 'COMPLETED', exitCode: 0 };
-  if (status !== 'error') return null;
-  const m = /Exit code (\d+)/.exec(output ?? '');
-  return m ? { status: 'ERROR', exitCode: Number(m[1]) } : { status: 'ERROR', exitCode: null };
-}
-
-/** A background task's end from Claude Code's `<task-notification>` prompt. */
-export function taskNotification(text: string): { toolUseId: string | null; taskId: string | null; end: JobEnd } | null {
-  if (!text.trimStart().startsWith('<task-notification>')) return null;
-  const tag = (t: string) => new RegExp(`<${t}>([^<]*)</${t}>`).exec(text)?.[1]?.trim() ?? null;
-  const status = tag('status');
-  const code = /exit code (\d+)/i.exec(text);
-  const exitCode = code ? Number(code[1]) : null;
-  const end: JobEnd = status === 'completed' ? { status: exitCode ? 'ERROR' : 'COMPLETED', exitCode: exitCode ?? 0 }
-    : status === 'killed' || status === 'stopped' ? { status: 'CANCELLED', exitCode }
-      : { status: 'ERROR', exitCode };
-  return { toolUseId: tag('tool-use-id'), taskId: tag('task-id'), end };
-}
 
 /** What the host keeps per Claude Code session (the state file; survives host restarts). */
 export interface SessionState extends BaseSessionState {
@@ -113,22 +72,8 @@ export interface SessionState extends BaseSessionState {
   agentId?: string;
 }
 
-
-export interface HookInput {
-  session_id?: string;
-  transcript_path?: string;
-  cwd?: string;
-  prompt_id?: string;
-  hook_event_name?: string;
-  prompt?: string;
-  tool_name?: string;
-  tool_input?: Record<string, unknown>;
-  tool_use_id?: string;
-  last_assistant_message?: string;
-  [k: string]: unknown;
-}
-
-export { worktreeRoot };
+export type { HookInput };
+export { worktreeRoot, shellEnd, taskNotification, rewriteFileAtomically };
 
 export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
   private readonly warmed = new Set<string>();
@@ -246,18 +191,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
   private async verifyHook(cc: string, input: HookInput, launch: LaunchState | null, ppid: number): Promise<number | string> {
     const proc = await this.hookProcess(input, launch, ppid);
     if (typeof proc === 'string') return proc;
-    const { pid, facts } = proc;
-    const projects = facts.configDir ? path.join(real(facts.configDir), 'projects') : null;
-    for (const t of [input.transcript_path, input.agent_transcript_path]) {
-      if (t === undefined) continue;
-      if (typeof t !== 'string' || !projects || !inside(real(t), projects) || real(t) === projects) {
-        return `the hook names transcript ${String(t).slice(0, 500)}, outside Claude Code's own sessions (${projects ?? 'no HOME'})`;
-      }
-    }
-    if (typeof input.transcript_path === 'string' && path.basename(input.transcript_path) !== `${cc}.jsonl`) {
-      return `the hook's transcript ${input.transcript_path.slice(0, 500)} is not session ${cc.slice(0, 100)}'s`;
-    }
-    return pid;
+    return transcriptsRefused(cc, input, proc.facts.configDir) ?? proc.pid;
   }
 
   /**
@@ -450,15 +384,9 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
         await this.remember(cc, m, { prompt: promptId });
       });
       return allow;
-    } catch (e: any) {
-      if (e instanceof GatewayError && e.tag === 'SessionSealedError') {
-        await this.fence(cc);
-        return refuse(`session ${st.sessionID} is sealed by the gateway: prompt refused`);
-      }
-      const why = e instanceof GatewayError ? `${e.tag}: ${String(e.fields.message ?? '')}` : String(e?.message ?? e);
-      this.log(`prompt of ${cc}: ${why}`);
+    } catch (e) {
       // Fronted sessions fail closed (admission is the gateway's); observed ones are never blocked by it.
-      return strict ? refuse(`the gateway did not admit this prompt (${why})`) : allow;
+      return this.notAdmitted(cc, 'prompt', e, strict);
     }
   }
 
@@ -494,14 +422,8 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
         if (ticket.answered && strict) { await this.finishJob(cc, toolUseId, { status: 'CANCELLED', exitCode: null }); return refuse('late'); }
       }
       return allow;
-    } catch (e: any) {
-      if (e instanceof GatewayError && e.tag === 'SessionSealedError') {
-        await this.fence(cc);
-        return refuse(`session ${st.sessionID} is sealed by the gateway: tool call refused`);
-      }
-      const why = e instanceof GatewayError ? `${e.tag}: ${String(e.fields.message ?? '')}` : String(e?.message ?? e);
-      this.log(`tool call of ${cc}: ${why}`);
-      return strict ? refuse(`the gateway did not admit this tool call (${why})`) : allow;
+    } catch (e) {
+      return this.notAdmitted(cc, 'tool call', e, strict);
     }
   }
 
@@ -533,21 +455,14 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
   }
 
   /** Reads the turn from the transcript; waits (bounded) until it holds the turn's last assistant message. */
-  private async readTurn(st: SessionState, promptId: string, lastText: string | null, waitMs: number): Promise<Turn> {
-    const deadline = Date.now() + waitMs;
-    for (;;) {
+  private readTurn(st: SessionState, promptId: string, lastText: string | null, waitMs: number): Promise<Turn> {
+    const read = () => {
       let text = '';
       try { text = fs.readFileSync(st.transcript, 'utf8'); } catch { /* not there (yet) */ }
-      const t = turnOf(parseTranscript(text).lines, promptId, !!st.parent);
-      const done = t.apiError !== null || (lastText !== null ? (t.lastText ?? '').trim() === lastText.trim() : t.finishReason !== null && t.finishReason !== 'tool_use');
-      if (done || Date.now() >= deadline) return t;
-      // Claude Code writes the transcript asynchronously: woken by the file changing, or after 100 ms.
-      await new Promise<void>((r) => {
-        let w: fs.FSWatcher | null = null;
-        const t2 = setTimeout(() => { w?.close(); r(); }, 100);
-        try { w = fs.watch(st.transcript, () => { clearTimeout(t2); w?.close(); r(); }); } catch { /* not there */ }
-      });
-    }
+      return turnOf(parseTranscript(text).lines, promptId, !!st.parent);
+    };
+    return readTurnUntil(st.transcript, read, (t) => t.apiError !== null
+      || (lastText !== null ? (t.lastText ?? '').trim() === lastText.trim() : t.finishReason !== null && t.finishReason !== 'tool_use'), waitMs);
   }
 
   /** Appends the turn's assistant messages (one per step; idempotent by key), after the files its prompt attached. */
@@ -647,110 +562,39 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
     return () => settlement;
   }
 
-  /**
-   * The cost Claude Code computed for the settled turns of its processes that ended (bridge/claude-code/cost.ts),
-   * reported once per execution; a turn whose process has not written its cost yet waits for a later hook.
-   */
+  /** The cost Claude Code computed for the settled turns of its processes that ended (cost.ts), reported once per execution. */
   private async reportCosts(cc: string) {
     const st = this.sessions.get(cc);
     if (!st?.transcript || st.parent) return;
-    let text: string;
-    try { text = fs.readFileSync(st.transcript, 'utf8'); } catch { return; }
-    for (const [promptId, cost] of turnCosts(parseTranscript(text).lines)) {
-      const ts = this.sessions.get(cc)!.turns[promptId];
-      if (!ts?.settled || ts.cost !== undefined) continue;
+    for (const { promptId, executionID, cost } of costsToReport(st.transcript, st.turns)) {
       try {
-        await this.gw.call(ReportExecutionCostDocument, { input: { executionID: ts.executionID, cost } });
+        await this.gw.call(ReportExecutionCostDocument, { input: { executionID, cost } });
       } catch (e: any) {
-        if (!(e instanceof GatewayError)) { this.log(`cost of ${ts.executionID}: ${e?.message ?? e}`); continue; }
-        this.log(`cost of ${ts.executionID}: ${e.message}`); // a cost already there (the same one: a retry)
+        this.log(`cost of ${executionID}: ${e?.message ?? e}`); // refused: a cost there already (the same one: a retry)
+        if (!(e instanceof GatewayError)) continue; // not reached: reported at a later hook
       }
-      const now = this.sessions.get(cc)!;
-      await this.persist(cc, { ...now, turns: { ...now.turns, [promptId]: { ...now.turns[promptId], cost } } });
+      await this.update(cc, (now) => ({ turns: { ...now.turns, [promptId]: { ...now.turns[promptId], cost } } }));
     }
   }
 
   // ---- the gateway's commands (compaction, generation, prompts: the rest is the kit's) ----
 
-  /**
-   * PROMPT: `claude -p <text> --resume <session>` through the launcher (the host's hooks in force, fail closed; its
-   * UserPromptSubmit admitted like any prompt), with the settings the session's last launch asked for (e.g. its
-   * permissions) and `promptArgs`.
-   */
-  protected async launchPrompt(cc: string, st: SessionState, text: string, commandID: string): Promise<PromptRun> {
-    const bin = this.opts.claudeBin ?? findClaudeBinary();
-    if (!bin) throw new Error('the claude binary was not found (install @anthropic-ai/claude-code, or set CLAUDE_BIN)');
-    const env: NodeJS.ProcessEnv = { ...(this.opts.claudeEnv ?? process.env) };
-    delete env.GATEWAY_CLAUDE_HIDDEN;
-    delete env.GATEWAY_CLAUDE_LAUNCH;
-    const l = await launchClaude({
-      dir: this.opts.dir, args: ['-p', text, '--resume', cc, '--output-format', 'json', ...(this.opts.promptArgs ?? [])], cwd: st.cwd || os.tmpdir(),
-      env, settings: st.launchSettings ?? {}, stdio: 'pipe', detached: true, bin, commandID,
-    });
-    let tail = '';
-    const keep = (d: Buffer) => { tail = (tail + d.toString('utf8')).slice(-4_000); };
-    l.child.stdout!.on('data', keep);
-    l.child.stderr!.on('data', keep);
-    return { exited: l.exited, output: () => tail.trim() };
+  protected launchPrompt(cc: string, st: SessionState, text: string, commandID: string): Promise<PromptRun> {
+    return launchPromptRun(this.opts, cc, st, text, commandID);
   }
 
-  /** A `claude` run of the host's own: its hooks answer at once (GATEWAY_CLAUDE_HIDDEN), nothing of it is mirrored. */
-  private runClaude(args: string[], cwd: string): Promise<{ code: number | null; out: string; err: string }> {
-    const bin = this.opts.claudeBin ?? findClaudeBinary();
-    if (!bin) return Promise.reject(new Error('the claude binary was not found (install @anthropic-ai/claude-code, or set CLAUDE_BIN)'));
-    const env: NodeJS.ProcessEnv = { ...(this.opts.claudeEnv ?? process.env), GATEWAY_CLAUDE_HIDDEN: '1' };
-    delete env.GATEWAY_CLAUDE_LAUNCH;
-    return runHidden(bin, args, cwd, env);
-  }
-
-  /**
-   * COMPACT_SESSION: Claude Code's own compaction, `claude -p /compact --resume <session>`, while no Claude Code
-   * process of the session runs. Claude Code writes a compact boundary and its summary into the transcript (the
-   * context the next `--resume` sends); the summary line's text is the reply. The gateway's context is not used:
-   * Claude Code summarizes its transcript (with the corrections the host wrote into it).
-   */
+  /** COMPACT_SESSION: Claude Code's own /compact (bridge/claude-code/commands.ts), while no Claude Code process of the session runs. */
   protected async compact(c: Command): Promise<Record<string, unknown>> {
     const cc = this.state.byGateway.get(c.sessionID);
     const st = cc ? this.sessions.get(cc) : undefined;
     if (!cc || !st) throw new Error(`session ${c.sessionID} is not a Claude Code session of this host`);
     if (st.parent) throw new Error('a subagent\'s transcript cannot be compacted by Claude Code (only a session can be resumed)');
     if (this.agentRunning(cc) || st.current) throw new Error('Claude Code is running this session: compaction waits until it is idle');
-    const r = await this.runClaude(['-p', '/compact', '--resume', cc, '--output-format', 'json'], st.cwd || os.tmpdir());
-    if (r.code !== 0) throw new Error(`claude /compact exited ${r.code}: ${(r.out + r.err).slice(-500)}`);
-    const { lines } = parseTranscript(fs.readFileSync(st.transcript, 'utf8'));
-    const boundary = lines.map((l) => l.type === 'system' && l.subtype === 'compact_boundary').lastIndexOf(true);
-    const summary = boundary >= 0 ? lines.slice(boundary + 1).find((l) => l.type === 'user' && l.message) : undefined;
-    const text = summary ? (typeof summary.message!.content === 'string' ? summary.message!.content
-      : (summary.message!.content as any[]).filter((b) => b?.type === 'text').map((b) => b.text).join('\n')) : '';
-    if (!text.trim()) throw new Error(`Claude Code wrote no compaction summary into ${st.transcript}`);
-    return { summary: text };
+    return compactSession(this.opts, cc, st);
   }
 
-  /**
-   * GENERATE: a hidden completion, `claude -p --model <id> --no-session-persistence` in an empty directory with
-   * every built-in tool disallowed, the gateway's context and the prompt as its prompt. The model must be one
-   * the host offers (the gateway refuses others with ModelNotFoundError); Claude Code's report of the model it
-   * used is checked against it.
-   */
-  protected async generate(c: Command): Promise<Record<string, unknown>> {
-    const p = c.payload as { prompt: string; model: { providerID: string; modelID: string }; context?: { role: string; text: string }[] };
-    const context = (p.context ?? []).map((m) => `${m.role}: ${m.text}`).join('\n\n');
-    const prompt = context ? `Conversation so far:\n\n${context}\n\n---\n\n${p.prompt}` : p.prompt;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-generate-'));
-    try {
-      const r = await this.runClaude(['-p', prompt, '--model', p.model.modelID, '--no-session-persistence', '--output-format', 'json', '--disallowedTools', ...ALL_TOOLS], dir);
-      let out: any = null;
-      try { out = JSON.parse(r.out.trim().split('\n').at(-1) ?? ''); } catch { /* below */ }
-      if (!out || r.code !== 0 || out.is_error) throw new Error(`claude -p exited ${r.code}: ${String(out?.result ?? r.err).slice(0, 500)}`);
-      const used = Object.keys(out.modelUsage ?? {});
-      if (used.length && !used.includes(p.model.modelID)) throw new Error(`Claude Code answered with ${used.join(', ')}, not the model asked for`);
-      return {
-        // Input tokens in the one meaning: the cached ones included (Anthropic's input_tokens leaves them out).
-        text: String(out.result ?? ''), inputTokens: usageOf(out.usage)?.inputTokens ?? 0, outputTokens: usageOf(out.usage)?.outputTokens ?? 0,
-        providerID: 'anthropic', modelID: p.model.modelID,
-      };
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+  /** GENERATE: a hidden `claude -p` completion (bridge/claude-code/commands.ts). */
+  protected generate(c: Command): Promise<Record<string, unknown>> {
+    return generateText(this.opts, c.payload as GeneratePayload);
   }
 }

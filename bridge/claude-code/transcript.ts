@@ -8,6 +8,8 @@
 // while Claude Code appends): nothing here throws on content. What the transcript does not give is left
 // null, never invented.
 
+import { rewriteFileAtomically as rewriteAtomically } from '../hooks-host/atomic-rewrite.js';
+import type { JobEnd } from '../hooks-host/hooks-host.js';
 import type { ModelCall } from '../hooks-host/turn.js';
 
 export interface TranscriptLine {
@@ -270,6 +272,29 @@ export function modelCallsOf(t: Turn): ModelCall[] {
   }));
 }
 
+// ---- Shells' ends (Bash tool results, background task notifications) ----
+
+/** The end of a foreground Bash call from its tool result (Claude Code writes "Exit code N" for a failure). */
+export function shellEnd(output: string | null | undefined, status: string | undefined): JobEnd | null {
+  if (status === 'completed') return { status: 'COMPLETED', exitCode: 0 };
+  if (status !== 'error') return null;
+  const m = /Exit code (\d+)/.exec(output ?? '');
+  return m ? { status: 'ERROR', exitCode: Number(m[1]) } : { status: 'ERROR', exitCode: null };
+}
+
+/** A background task's end from Claude Code's `<task-notification>` prompt. */
+export function taskNotification(text: string): { toolUseId: string | null; taskId: string | null; end: JobEnd } | null {
+  if (!text.trimStart().startsWith('<task-notification>')) return null;
+  const tag = (t: string) => new RegExp(`<${t}>([^<]*)</${t}>`).exec(text)?.[1]?.trim() ?? null;
+  const status = tag('status');
+  const code = /exit code (\d+)/i.exec(text);
+  const exitCode = code ? Number(code[1]) : null;
+  const end: JobEnd = status === 'completed' ? { status: exitCode ? 'ERROR' : 'COMPLETED', exitCode: exitCode ?? 0 }
+    : status === 'killed' || status === 'stopped' ? { status: 'CANCELLED', exitCode }
+      : { status: 'ERROR', exitCode };
+  return { toolUseId: tag('tool-use-id'), taskId: tag('task-id'), end };
+}
+
 // ---- Rewriting (corrections and retractions) ----
 
 /** Which transcript message a gateway message mirrors: a prompt (by promptId) or a model response (by message.id). */
@@ -409,4 +434,12 @@ export function rewriteTranscript(text: string, edits: TranscriptEdit[], sidecha
   }
   const out = raw.map((r, i) => (changed.has(i) ? JSON.stringify(parsed[i]) : r));
   return { text: out.join('\n'), applied };
+}
+
+/**
+ * Rewrites a transcript atomically (the kit's rewrite, bridge/hooks-host/atomic-rewrite.ts), only while no
+ * Claude Code process of the session runs (`applyEdits`).
+ */
+export function rewriteFileAtomically(file: string, edits: TranscriptEdit[], sidechain = false): number {
+  return rewriteAtomically(file, (text) => rewriteTranscript(text, edits, sidechain));
 }

@@ -31,13 +31,12 @@ import {
 } from '../../client/index.js';
 import type { Command } from '../common/host-lease.js';
 import { allow, decideWithin, refuse, within, type Decision, type Ticket } from '../hooks-host/admission.js';
-import { runHidden } from '../hooks-host/host-commands.js';
 import { HooksHost, type EarlierTurn, type BaseSessionState, type EndWhy, type GatewayEvent, type HooksHostOptions, type JobEnd, type PromptRun } from '../hooks-host/hooks-host.js';
 import type { LaunchState } from '../hooks-host/launches.js';
 import { boundaryInput, inside, real, worktreeRoot } from '../hooks-host/worktree.js';
-import { interruptReasonOf, jobEndWhenTurnEnds, settlementOfCalls, type KitTurnState, type TurnEnd, type TurnSettlement } from '../hooks-host/turn.js';
+import { interruptReasonOf, jobEndWhenTurnEnds, readTurnUntil, settlementOfCalls, type KitTurnState, type TurnEnd, type TurnSettlement } from '../hooks-host/turn.js';
 import { GatewayError } from '../common/gateway.js';
-import { startAppServer } from './app-server.js';
+import { compactThread, generateText, type GeneratePayload } from './commands.js';
 import { CODEX_NAMES, findCodexBinary, launchCodex, writeHookScript } from './launch.js';
 import { modelCallsOf, parseRollout, promptTurnIds, rewriteRollout, shellResult, turnIds, turnOf, type CodexTurn, type ShellCall, type Locator, type RolloutEdit } from './rollout.js';
 
@@ -327,14 +326,8 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
       const text = typeof input.prompt === 'string' ? input.prompt : '';
       if (text) void this.enqueue(id, () => this.appendPrompt(id, ts, text));
       return allow;
-    } catch (e: any) {
-      if (e instanceof GatewayError && e.tag === 'SessionSealedError') {
-        await this.fence(id);
-        return refuse(`session ${st.sessionID} is sealed by the gateway: prompt refused`);
-      }
-      const why = e instanceof GatewayError ? `${e.tag}: ${String(e.fields.message ?? '')}` : String(e?.message ?? e);
-      this.log(`prompt of ${id}: ${why}`);
-      return strict ? refuse(`the gateway did not admit this prompt (${why})`) : allow;
+    } catch (e) {
+      return this.notAdmitted(id, 'prompt', e, strict);
     }
   }
 
@@ -399,14 +392,8 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
         if (ticket.answered && strict) { await this.finishJob(id, callId, { status: 'CANCELLED', exitCode: null }); return refuse('late'); }
       }
       return allow;
-    } catch (e: any) {
-      if (e instanceof GatewayError && e.tag === 'SessionSealedError') {
-        await this.fence(id);
-        return refuse(`session ${st.sessionID} is sealed by the gateway: tool call refused`);
-      }
-      const why = e instanceof GatewayError ? `${e.tag}: ${String(e.fields.message ?? '')}` : String(e?.message ?? e);
-      this.log(`tool call of ${id}: ${why}`);
-      return strict ? refuse(`the gateway did not admit this tool call (${why})`) : allow;
+    } catch (e) {
+      return this.notAdmitted(id, 'tool call', e, strict);
     }
   }
 
@@ -459,19 +446,11 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
   }
 
   /** Reads the turn from the rollout; waits (bounded) until it holds the turn's last assistant message. */
-  private async readTurn(st: CodexSessionState, turnId: string, lastText: string | null, waitMs: number): Promise<CodexTurn> {
-    const deadline = Date.now() + waitMs;
-    for (;;) {
-      const t = turnOf(this.readRollout(st), turnId);
+  private readTurn(st: CodexSessionState, turnId: string, lastText: string | null, waitMs: number): Promise<CodexTurn> {
+    return readTurnUntil(st.transcript, () => turnOf(this.readRollout(st), turnId), (t) => {
       const texts = t.steps.flatMap((s) => s.parts).filter((p) => p.type === 'TEXT').map((p) => p.text ?? '');
-      const done = t.end !== null || t.error !== null || (lastText !== null ? (texts.at(-1) ?? '').trim() === lastText.trim() : false);
-      if (done || Date.now() >= deadline) return t;
-      await new Promise<void>((r) => {
-        let w: fs.FSWatcher | null = null;
-        const t2 = setTimeout(() => { w?.close(); r(); }, 100);
-        try { w = fs.watch(st.transcript, () => { clearTimeout(t2); w?.close(); r(); }); } catch { /* not there */ }
-      });
-    }
+      return t.end !== null || t.error !== null || (lastText !== null ? (texts.at(-1) ?? '').trim() === lastText.trim() : false);
+    }, waitMs);
   }
 
   /** One ASSISTANT message per model response (idempotent by key), with where each part lives in the rollout. */
@@ -542,71 +521,19 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
 
   // ---- the gateway's commands ----
 
-  /**
-   * COMPACT_SESSION: Codex's own compaction, through a `codex app-server` of the host's (`thread/resume`, then
-   * `thread/compact/start`), while no Codex process of the thread runs. Codex asks the model for a handoff summary
-   * and writes it into the rollout (a `compacted` line: the context the next `codex exec resume` sends); that
-   * summary is the reply. Codex summarizes its rollout (with the corrections the host wrote into it).
-   */
+  /** COMPACT_SESSION: Codex's own compaction (bridge/codex/commands.ts), while no Codex process of the thread runs. */
   protected async compact(c: Command): Promise<Record<string, unknown>> {
     const id = this.state.byGateway.get(c.sessionID);
     const st = id ? this.sessions.get(id) : undefined;
     if (!id || !st) throw new Error(`session ${c.sessionID} is not a Codex thread of this host`);
     if (st.parent) throw new Error('a subagent\'s thread is compacted with its parent\'s process only: not by the host');
     if (this.agentRunning(id) || st.current) throw new Error('Codex is running this thread: compaction waits until it is idle');
-    const bin = this.opts.codexBin ?? findCodexBinary();
-    if (!bin) throw new Error('the codex binary was not found');
-    const env: NodeJS.ProcessEnv = { ...(this.opts.codexEnv ?? process.env), GATEWAY_CODEX_HIDDEN: '1' };
-    delete env.GATEWAY_CODEX_LAUNCH;
-    const before = parseRollout(fs.readFileSync(st.transcript, 'utf8')).lines.filter((l) => l.type === 'compacted').length;
-    const server = await startAppServer(bin, st.cwd || os.tmpdir(), env);
-    try {
-      await server.call('thread/resume', { threadId: id });
-      const done = server.notified('turn/completed', (p) => p?.threadId === id);
-      await server.call('thread/compact/start', { threadId: id });
-      const turn = await within(done, 120_000, 'codex thread/compact/start');
-      if (turn?.turn?.status !== 'completed') throw new Error(`Codex's compaction ended ${turn?.turn?.status ?? '?'}: ${JSON.stringify(turn?.turn?.error ?? null).slice(0, 500)}`);
-    } finally {
-      await server.close();
-    }
-    const compacted = parseRollout(fs.readFileSync(st.transcript, 'utf8')).lines.filter((l) => l.type === 'compacted');
-    const message = compacted.length > before ? String(compacted.at(-1)!.payload?.message ?? '') : '';
-    // Codex prefixes the model's summary with a note for the next model ("…Here is the summary produced by the other language model…:").
-    const summary = message.replace(/^Another language model started[\s\S]*?summary[^\n]*:\n/, '').trim();
-    if (!summary) throw new Error(`Codex wrote no compaction summary into ${st.transcript}`);
-    return { summary };
+    return compactThread(this.opts, id, st);
   }
 
-  /**
-   * GENERATE: a hidden `codex exec --ephemeral -m <model>` in an empty directory (its hooks answer at once:
-   * GATEWAY_CODEX_HIDDEN), the gateway's context and the prompt as its prompt; the answer is its last message.
-   */
-  protected async generate(c: Command): Promise<Record<string, unknown>> {
-    const p = c.payload as { prompt: string; model: { providerID: string; modelID: string }; context?: { role: string; text: string }[] };
-    const bin = this.opts.codexBin ?? findCodexBinary();
-    if (!bin) throw new Error('the codex binary was not found');
-    const context = (p.context ?? []).map((m) => `${m.role}: ${m.text}`).join('\n\n');
-    const prompt = context ? `Conversation so far:\n\n${context}\n\n---\n\n${p.prompt}` : p.prompt;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-codex-generate-'));
-    try {
-      const env: NodeJS.ProcessEnv = { ...(this.opts.codexEnv ?? process.env), GATEWAY_CODEX_HIDDEN: '1' };
-      delete env.GATEWAY_CODEX_LAUNCH;
-      const r = await runHidden(bin, ['exec', '--ephemeral', '--skip-git-repo-check', '-s', 'read-only', '-m', p.model.modelID, '--json', '-'], dir, env, prompt);
-      let text = '';
-      let usage: any = null;
-      for (const line of r.out.split('\n')) {
-        try {
-          const ev = JSON.parse(line);
-          if (ev?.type === 'item.completed' && ev.item?.type === 'agent_message' && typeof ev.item.text === 'string') text = ev.item.text;
-          if (ev?.type === 'turn.completed' && ev.usage) usage = ev.usage;
-          if (ev?.type === 'turn.failed' || ev?.type === 'error') throw new Error(String(ev.error?.message ?? ev.message ?? 'failed'));
-        } catch (e) { if (!(e instanceof SyntaxError)) throw e; }
-      }
-      if (r.code !== 0) throw new Error(`codex exec exited ${r.code}: ${r.err.slice(-500)}`);
-      return { text, inputTokens: Number(usage?.input_tokens ?? 0), outputTokens: Number(usage?.output_tokens ?? 0), providerID: 'openai', modelID: p.model.modelID };
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+  /** GENERATE: a hidden `codex exec --ephemeral` completion (bridge/codex/commands.ts). */
+  protected generate(c: Command): Promise<Record<string, unknown>> {
+    return generateText(this.opts, c.payload as GeneratePayload);
   }
 
   // ---- gateway -> rollout: corrections and retractions ----

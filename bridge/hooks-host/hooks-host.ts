@@ -15,7 +15,7 @@ import { AdmitWorkDocument, FinishJobDocument, SettleExecutionDocument, Transcri
 import { WorktreeCapturer, type CaptureOptions } from '../../host/capture.js';
 import { HostLease, type Command, type HostIdentity } from '../common/host-lease.js';
 import { Gateway, GatewayError } from '../common/gateway.js';
-import type { Decision } from './admission.js';
+import { allow, refuse, type Decision } from './admission.js';
 import { rewriteFileAtomically } from './atomic-rewrite.js';
 import { HostChannel } from './channel.js';
 import { acknowledge, replyError, replyTo } from './host-commands.js';
@@ -491,6 +491,20 @@ export abstract class HooksHost<S extends BaseSessionState, E> {
   }
 
   /** The session and its children refuse every later prompt and tool call. */
+  /**
+   * A prompt or tool call the gateway did not admit (`e`: why): after the seal (SessionSealedError) the session is
+   * fenced and it is refused; otherwise a fronted (launched) session fails closed and an observed one is let through.
+   */
+  protected async notAdmitted(key: string, what: 'prompt' | 'tool call', e: unknown, strict: boolean): Promise<Decision> {
+    if (e instanceof GatewayError && e.tag === 'SessionSealedError') {
+      await this.fence(key);
+      return refuse(`session ${this.sessions.get(key)?.sessionID} is sealed by the gateway: ${what} refused`);
+    }
+    const why = e instanceof GatewayError ? `${e.tag}: ${String(e.fields.message ?? '')}` : String((e as Error)?.message ?? e);
+    this.log(`${what} of ${key}: ${why}`);
+    return strict ? refuse(`the gateway did not admit this ${what} (${why})`) : allow;
+  }
+
   protected async fence(key: string) {
     for (const k of [key, ...this.childrenOf(key)]) {
       const st = this.sessions.get(k);

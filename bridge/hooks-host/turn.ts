@@ -6,6 +6,7 @@
 // Times are ISO 8601 instants as the agent recorded them (`timesFrom: 'AGENT'`) or, where it did not, as the
 // host observed them ('HOST'); a time neither knows is null.
 
+import fs from 'node:fs';
 import type { SettleExecutionInput } from '../../client/index.js';
 import type { EndWhy, JobEnd } from './hooks-host.js';
 
@@ -32,6 +33,24 @@ export function interruptReasonOf(fenced: boolean, why: EndWhy): 'SEAL' | 'SUPER
  */
 export function jobEndWhenTurnEnds(why: EndWhy): JobEnd | null {
   return why === 'seal' ? { status: 'CANCELLED', exitCode: null } : why === 'superseded' ? null : { status: 'LOST', exitCode: null };
+}
+
+/**
+ * The agent's turn as `read` parses it from `file`, read again until `done` says its end is written (an agent
+ * writes its file asynchronously: the end-of-turn hook may come before the lines) or `waitMs` passed; woken by
+ * the file changing, or after 100 ms.
+ */
+export async function readTurnUntil<T>(file: string, read: () => T, done: (t: T) => boolean, waitMs: number): Promise<T> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const t = read();
+    if (done(t) || Date.now() >= deadline) return t;
+    await new Promise<void>((r) => {
+      let w: fs.FSWatcher | null = null;
+      const timer = setTimeout(() => { w?.close(); r(); }, 100);
+      try { w = fs.watch(file, () => { clearTimeout(timer); w?.close(); r(); }); } catch { /* not there */ }
+    });
+  }
 }
 
 /** Tokens of one model call or a sum of them, in the one meaning; a count the agent does not give is null. */
