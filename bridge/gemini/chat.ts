@@ -8,7 +8,8 @@
 // `{"$rewindTo": id}` dropping that message and all after it. Gemini CLI loads the file by replaying it in order
 // into a list keyed by ID (a record with a known ID replaces that message in place): `loadConversation` does the
 // same, so what it answers is what the next request is built from. That is also how the host writes corrections
-// and retractions: it appends a record with the message's ID (`appendedEdits`), never edits a line.
+// and retractions: it appends a record with the message's ID (`appendedEdits`), and edits the earlier copies alike
+// so the old text leaves the file (an edit in place alone is undone by the copy a resume wrote).
 
 export interface ChatThought { subject: string; description: string; timestamp: string | null }
 export interface ChatTokens { input: number; output: number; cached: number; thoughts: number; tool: number; total: number }
@@ -247,57 +248,92 @@ export type ChatEdit =
   | { kind: 'correct'; at: Locator; text: string }
   | { kind: 'retract'; at: Locator[]; placeholder: string };
 
+type EditOp = { e: ChatEdit; at: Locator; text: string };
+
+/** A tool call's result, in the message that holds it (its `toolCalls`, or a user message's functionResponse parts), set to `text`. */
+function setToolOutput(r: JsonObject, callId: string, text: string): boolean {
+  const setOutput = (part: unknown) => {
+    if (!isObject(part) || !isObject(part.functionResponse) || part.functionResponse.id !== callId) return false;
+    part.functionResponse.response = { output: text };
+    return true;
+  };
+  let ok = false;
+  for (const c of Array.isArray(r.toolCalls) ? r.toolCalls : []) {
+    if (isObject(c) && c.id === callId && Array.isArray(c.result)) { ok = c.result.map(setOutput).some(Boolean) || ok; c.resultDisplay = text; }
+  }
+  if (r.type === 'user' && Array.isArray(r.content)) ok = r.content.map(setOutput).some(Boolean) || ok;
+  return ok;
+}
+
+/** An edit applied to one copy of the message it names (the live shape, or a resume's); answers whether it found its place. */
+function applyOp(r: JsonObject, op: EditOp): boolean {
+  if (op.at.kind === 'text') {
+    if (typeof r.content === 'string') { r.content = op.text; return true; }
+    if (!Array.isArray(r.content)) return false;
+    // The text parts replaced by one; thought and function-call parts (a resume's shape) kept.
+    const kept = r.content.filter((p: unknown) => !(isObject(p) && typeof p.text === 'string' && p.thought !== true));
+    r.content = [{ text: op.text }, ...kept];
+    return true;
+  }
+  if (op.at.kind === 'thought') {
+    const i = op.at.index;
+    const thoughtParts = Array.isArray(r.content) ? r.content.filter((p: unknown) => isObject(p) && p.thought === true) : [];
+    if (Array.isArray(r.thoughts) && r.thoughts.length && isObject(r.thoughts[i])) { r.thoughts[i] = { ...r.thoughts[i], subject: '', description: op.text }; return true; }
+    if (isObject(thoughtParts[i])) { thoughtParts[i].text = op.text; return true; }
+    return false;
+  }
+  return setToolOutput(r, op.at.callId, op.text);
+}
+
+/** Every edit that touches a message record (the one it names; a tool call's result in the user messages that carried it). */
+function editCopy(r: JsonObject, ops: EditOp[]): boolean {
+  let changed = false;
+  for (const op of ops) {
+    if (r.id === op.at.messageId) changed = applyOp(r, op) || changed;
+    else if (op.at.kind === 'tool' && r.type === 'user') changed = setToolOutput(r, op.at.callId, op.text) || changed;
+  }
+  return changed;
+}
+
 /**
- * The history with the edits appended: per message they touch, one record with its ID and the edited content (a
- * tool call's result and the user message that carried it to the model both), which Gemini CLI's loader puts in
- * place of the message. Answers the new text and how many edits found their message.
+ * The history with the edits written in: per message they touch, one record appended with its ID and the edited
+ * content (a tool call's result and the user messages that carried it to the model too), which Gemini CLI's loader
+ * puts in place of the message for the next request; and every earlier copy of those messages (their first and
+ * later records, a resume's `$set.messages`) edited the same way, so the old text leaves the file. Answers the
+ * new text and how many edits found their message.
  */
 export function appendedEdits(text: string, edits: ChatEdit[]): { text: string; applied: number } {
   const conv = loadConversation(text);
   const changed = new Map<string, JsonObject>();
   const current = (m: ChatMessage): JsonObject => changed.get(m.id) ?? structuredClone(m.raw);
-  let applied = 0;
-  const ops: { e: ChatEdit; at: Locator; text: string }[] = edits.flatMap((e): { e: ChatEdit; at: Locator; text: string }[] => (e.kind === 'correct' ? [{ e, at: e.at, text: e.text }] : e.at.map((at) => ({ e, at, text: e.placeholder }))));
+  const ops: EditOp[] = edits.flatMap((e): EditOp[] => (e.kind === 'correct' ? [{ e, at: e.at, text: e.text }] : e.at.map((at) => ({ e, at, text: e.placeholder }))));
   const hit = new Set<ChatEdit>();
   for (const op of ops) {
     const m = conv.messages.find((x) => x.id === op.at.messageId);
     if (!m) continue;
     const r = current(m);
-    let ok = false;
-    if (op.at.kind === 'text') {
-      if (typeof r.content === 'string') { r.content = op.text; ok = true; }
-      else if (Array.isArray(r.content)) {
-        // The text parts replaced by one; thought and function-call parts (a resume's shape) kept.
-        const kept = r.content.filter((p: unknown) => !(isObject(p) && typeof p.text === 'string' && p.thought !== true));
-        r.content = [{ text: op.text }, ...kept];
-        ok = true;
-      }
-    } else if (op.at.kind === 'thought') {
-      const i = op.at.index;
-      const thoughtParts = Array.isArray(r.content) ? r.content.filter((p: unknown) => isObject(p) && p.thought === true) : [];
-      if (Array.isArray(r.thoughts) && r.thoughts.length && isObject(r.thoughts[i])) { r.thoughts[i] = { ...r.thoughts[i], subject: '', description: op.text }; ok = true; }
-      else if (isObject(thoughtParts[i])) { thoughtParts[i].text = op.text; ok = true; }
-    } else {
-      const callId = op.at.callId;
-      const setOutput = (part: unknown) => {
-        if (!isObject(part) || !isObject(part.functionResponse) || part.functionResponse.id !== callId) return false;
-        part.functionResponse.response = { output: op.text };
-        return true;
-      };
-      for (const c of Array.isArray(r.toolCalls) ? r.toolCalls : []) {
-        if (isObject(c) && c.id === callId && Array.isArray(c.result)) { ok = c.result.map(setOutput).some(Boolean) || ok; c.resultDisplay = op.text; }
-      }
+    let ok = applyOp(r, op);
+    if (op.at.kind === 'tool') {
       // The user message that carried the result to the model (and a resume's synthetic `<id>_response`).
+      const callId = op.at.callId;
       for (const u of conv.messages) {
         if (u.type !== 'user' || !u.parts.some((p) => p.functionResponse?.id === callId)) continue;
         const ur = current(u);
-        if (Array.isArray(ur.content) && ur.content.map(setOutput).some(Boolean)) { changed.set(u.id, ur); ok = true; }
+        if (setToolOutput(ur, callId, op.text)) { changed.set(u.id, ur); ok = true; }
       }
     }
     if (ok) { changed.set(m.id, r); hit.add(op.e); }
   }
-  applied = hit.size;
   if (!changed.size) return { text, applied: 0 };
+  const earlier = text.split('\n').map((raw) => {
+    let v: unknown;
+    try { v = JSON.parse(raw); } catch { return raw; }
+    if (!isObject(v)) return raw;
+    let edited = false;
+    if (isObject(v.$set) && Array.isArray(v.$set.messages)) for (const m of v.$set.messages) edited = (isObject(m) && editCopy(m, ops)) || edited;
+    else if (typeof v.id === 'string') edited = editCopy(v, ops);
+    return edited ? JSON.stringify(v) : raw;
+  }).join('\n');
   const lines = [...changed.values()].map((r) => JSON.stringify(r));
-  return { text: `${text}${text.endsWith('\n') || !text ? '' : '\n'}${lines.join('\n')}\n`, applied };
+  return { text: `${earlier}${earlier.endsWith('\n') || !earlier ? '' : '\n'}${lines.join('\n')}\n`, applied: hit.size };
 }
