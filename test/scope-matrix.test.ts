@@ -688,6 +688,22 @@ const CASES: Record<string, Case> = {
       expect((await g.sql`SELECT status FROM executions WHERE id = ${id}`)[0].status).toBe('RUNNING');
     },
   },
+  reportExecutionCost: {
+    probe: q(`mutation { reportExecutionCost(input: { executionID: "${MISSING.execution}", cost: 0.5 }) { __typename } }`),
+    async in(c) {
+      const id = await freshRunning(A, c);
+      expect((await settle(g, { token: c.token }, id)).status).toBe('SUCCEEDED');
+      const r = await ok(g, `mutation($id: ID!) { reportExecutionCost(input: { executionID: $id, cost: 0.5 }) { __typename } }`, { id }, c.token);
+      expect(r.__typename).toBe('Execution');
+    },
+    async out(c) {
+      const id = await freshRunning(B);
+      expect((await settle(g, hostU, id)).status).toBe('SUCCEEDED');
+      const r = await likeMissing(c.token, `mutation($id: ID!) { reportExecutionCost(input: { executionID: $id, cost: 0.5 }) { __typename ... on Error { message code } } }`, { id }, 'id', MISSING.execution);
+      expect(r.value.__typename).toBe('ExecutionNotFoundError');
+      expect((await g.sql`SELECT cost FROM executions WHERE id = ${id}`)[0].cost).toBeNull();
+    },
+  },
   startJob: {
     probe: q(`mutation { startJob(input: { sessionID: "${MISSING.session}", hostID: "${MISSING.host}", kind: SHELL }) { __typename } }`),
     async in(c) {
