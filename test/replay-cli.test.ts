@@ -43,6 +43,6 @@ it('`gateway replay --verify` reports a damaged projection; `gateway replay` rep
   expect(await g.sql`SELECT 1 FROM pg_namespace WHERE nspname = 'replay_check'`).toHaveLength(0);
 
   const fixed = await cli('replay');
-  expect(fixed.stdout).toContain('rebuilt from 5 events of 1 sessions: 1 sessions, 0 session_children, 0 executions, 0 jobs, 2 messages, 3 parts, 0 compactions, 0 review_comments, 0 tombstones (rows deleted 0, updated 2, inserted 0)');
+  expect(fixed.stdout).toContain('rebuilt from 5 events of 1 sessions: 1 sessions, 0 session_children, 0 executions, 0 model_calls, 0 jobs, 2 messages, 3 parts, 0 compactions, 0 review_comments, 0 tombstones (rows deleted 0, updated 2, inserted 0)');
   expect(await projections()).toEqual(before);
 });
