@@ -17,6 +17,7 @@ import { checkGeminiArgs, findGeminiBinary, installHooks, isGemini, launchGemini
 import { geminiScript, sentText, startScriptedGemini, type GeminiScriptStep, type ScriptedGemini } from '../bridge/gemini/scripted-model.js';
 import { missedTurnsImportedOnce } from './support/missed-turns.js';
 import { processesWith } from './support/processes.js';
+import { ADD_COMMENT, COMMENT_Q, EXECUTION_Q, SEND_COMMENTS } from './support/review-loop.js';
 import { until } from './support/until.js';
 
 const bin = process.env.GEMINI_BIN ? findGeminiBinary() : null;
@@ -218,6 +219,24 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
     s = await session(id);
     expect(s.executions.edges.map((e: any) => e.node.status)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
 
+    // 2b. A review comment on a line of the first turn's changeset, sent to the agent (the PROMPT command: the host
+    //     resumes the session through the launcher, its prompt admitted in BeforeAgent): the turn it starts changes
+    //     that line and answers the comment.
+    const body = 'Shout the shell line, please.';
+    const added = (await gw.gql(ADD_COMMENT, { i: { sessionID: id, changeset: { kind: 'EXECUTION', executionID: ex1.id }, path: 'shell.txt', side: 'NEW', line: 1, body } })).data.addReviewComment;
+    expect(added).toMatchObject({ __typename: 'ReviewComment', anchor: { quote: 'made by a shell' } });
+    model.when(body, [{ shell: ["sed -i 's/made by a shell/MADE BY A SHELL/' shell.txt"] }, { text: 'Shouted.' }]);
+    const sentComments = (await gw.gql(SEND_COMMENTS, { i: { sessionID: id, commentIDs: [added.id], timeoutMs: 120_000 } })).data.sendReviewComments;
+    expect(sentComments.__typename, JSON.stringify(sentComments)).toBe('ReviewCommentsSent');
+    const answered = await until('the answering execution settled', async () => {
+      const e = (await gw.gql(EXECUTION_Q, { id: sentComments.execution.id })).data.execution;
+      return e.status !== 'RUNNING' ? e : null;
+    }, 120_000);
+    expect(answered.status).toBe('SUCCEEDED');
+    expect(answered.changeset.files[0].patch).toContain('+MADE BY A SHELL');
+    expect((await gw.gql(COMMENT_Q, { id: added.id })).data.reviewComment).toMatchObject({ answeredBy: { id: sentComments.execution.id } });
+    await until('no Gemini CLI process of the session left', () => [...(host as any).state.launches.values()].every((x: any) => x.exited));
+
     // 3. Generation: a hidden run with the model asked for, in a throwaway home; compaction: Gemini CLI's /compress.
     n = model.requests.length;
     const g = await gw.gql(`mutation($i: GenerateInput!) { generate(input: $i) { __typename ... on Generation { text providerID modelID } ... on Error { message } } }`,
@@ -228,7 +247,7 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
       ... on SessionCompacted { summary { parts { ... on TextPart { text } } } } ... on Error { message } } }`, { i: { sessionID: id, timeoutMs: 60_000 } });
     expect(c.data.compactSession.__typename, JSON.stringify(c)).toBe('SessionCompacted');
     expect(c.data.compactSession.summary.parts[0].text).toContain('SCRIPTED SUMMARY');
-    expect((await session(id)).executions.edges.length).toBe(2); // the host's own runs are not turns
+    expect((await session(id)).executions.edges.length).toBe(3); // the host's own runs are not turns
 
     // 4. SIGINT while a shell runs: Gemini CLI ends (exit code 0) and leaves the shell
     //    running (detached): the turn is the user's interrupt, its shell a background job from then on.
@@ -238,7 +257,7 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
     process.kill(interrupted.pid, 'SIGINT');
     expect(await interrupted.done).toMatchObject({ code: 0 }); // (Gemini CLI exits 0 after SIGINT)
     s = await session(id);
-    const ex3 = s.executions.edges.map((e: any) => e.node).find((e: any) => e.sequence === 3);
+    const ex3 = s.executions.edges.map((e: any) => e.node).find((e: any) => e.sequence === 4);
     expect([ex3.status, ex3.interruptReason]).toEqual(['INTERRUPTED', 'USER']);
     expect(ex3.jobs.edges.map((e: any) => e.node)).toMatchObject([{ command: 'sleep 303; touch late.txt', status: 'RUNNING', background: true }]);
     expect(processesWith('sleep 303').length).toBeGreaterThan(0);
@@ -268,7 +287,7 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
     expect(fs.existsSync(path.join(repo, 'after-seal.txt'))).toBe(false);
     s = await session(id);
     expect(s.status).toBe('SEALED');
-    expect(s.executions.edges.length).toBe(4);
+    expect(s.executions.edges.length).toBe(5);
   });
 
   it('a turn Gemini CLI runs on a mirrored session while the host is down (its hooks failing open), or without its hooks, is imported once, in order, with honest boundaries', async () => {

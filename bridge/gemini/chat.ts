@@ -33,6 +33,8 @@ export interface ChatMessage {
   model: string | null;
   toolCalls: ChatToolCall[];
   raw: Record<string, unknown>;
+  /** A copy a compression wrote (new IDs and times for the messages it kept): not a turn of its own. */
+  compressed?: boolean;
 }
 
 export type JsonObject = Record<string, unknown>;
@@ -87,13 +89,21 @@ export function loadConversation(text: string): Conversation {
   let list: ChatMessage[] = [];
   let sessionId: string | null = null;
   let skipped = 0;
+  const seen = new Set<string>();
+  const compressed = new Set<string>();
   for (const raw of text.split('\n')) {
     if (!raw.trim()) continue;
     let v: unknown;
     try { v = JSON.parse(raw); } catch { skipped++; continue; }
     if (!isObject(v)) { skipped++; continue; }
     if (isObject(v.$set)) {
-      if (Array.isArray(v.$set.messages)) list = objects(v.$set.messages).map(messageOf).filter((m): m is ChatMessage => m !== null);
+      if (Array.isArray(v.$set.messages)) {
+        list = objects(v.$set.messages).map(messageOf).filter((m): m is ChatMessage => m !== null);
+        // A compression's history (its `<state_snapshot>` summary first): the messages it kept come with new IDs and
+        // times, copies of turns that ran before it; a resume's later copy of them keeps those IDs.
+        if (list.some((m) => m.type === 'user' && m.text.trimStart().startsWith('<state_snapshot>'))) for (const m of list) if (!seen.has(m.id)) compressed.add(m.id);
+        for (const m of list) { seen.add(m.id); if (compressed.has(m.id)) m.compressed = true; }
+      }
       if (typeof v.$set.sessionId === 'string') sessionId = v.$set.sessionId;
       continue;
     }
@@ -104,6 +114,8 @@ export function loadConversation(text: string): Conversation {
     }
     const m = messageOf(v);
     if (m) {
+      seen.add(m.id);
+      if (compressed.has(m.id)) m.compressed = true;
       const i = list.findIndex((x) => x.id === m.id);
       if (i >= 0) list[i] = m; else list.push(m);
       continue;
@@ -208,6 +220,8 @@ export function turnsOf(c: Conversation): GeminiTurn[] {
   for (const [i, m] of c.messages.entries()) {
     /** What the model call answered (the prompt, or the tool results it was sent): written just before it started. */
     const before: ChatMessage | undefined = c.messages[i - 1];
+    // A compression's copies of turns that ran before it are no turns of their own (their originals were).
+    if (m.compressed) { if (m.type === 'user' && m.parts.some((p) => p.text !== undefined)) t = null; continue; }
     if (isPrompt(m)) {
       t = { promptId: m.id, prompt: m.text, timestamp: m.timestamp, steps: [], shells: [], model: null, calls: [], answered: false };
       turns.push(t);
