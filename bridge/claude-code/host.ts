@@ -224,10 +224,10 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
     const promptId = typeof input.prompt_id === 'string' && input.prompt_id ? input.prompt_id : `noid:${agentId}`;
     if (!ch.turns[promptId] && event !== 'PostToolUse') {
       const start = await this.snapshot(ch);
-      const e: any = await this.leases[ch.kind].call(BeginExecutionDocument, {
+      const e = await this.leases[ch.kind].call(BeginExecutionDocument, {
         sessionID: ch.sessionID!, trigger: 'SYNTHETIC', externalID: agentId, idempotencyKey: this.idempotencyKey('turn', key, promptId),
         ...('id' in start ? { startSnapshot: start.id } : { startCaptureError: start.error }),
-      } as any);
+      });
       const now = this.sessions.get(key)!;
       ch = { ...now, current: promptId, turns: { ...now.turns, [promptId]: { promptId, executionID: e.id, settled: false, startedAt: Date.now() } } };
       await this.persist(key, ch);
@@ -291,14 +291,14 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
         const t = turnOf(lines, promptId);
         const lease = this.leases[st.kind];
         const note = t.prompt ? taskNotification(t.prompt) : null;
-        const e: any = await lease.call(BeginExecutionDocument, {
+        const e = await lease.call(BeginExecutionDocument, {
           sessionID: st.sessionID!, trigger: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId, idempotencyKey: this.idempotencyKey('turn', cc, promptId), startCaptureError: why,
-        } as any);
+        });
         const ts: TurnState = { promptId, executionID: e.id, settled: false, startedAt: Date.now() };
         const now = this.sessions.get(cc)!;
         await this.persist(cc, { ...now, turns: { ...now.turns, [promptId]: ts } });
         if (t.prompt) {
-          const m: any = await this.gw.call(AppendMessageDocument, { input: {
+          const m = await this.gw.call(AppendMessageDocument, { input: {
             sessionID: st.sessionID!, executionID: e.id, role: 'USER', origin: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId,
             idempotencyKey: this.idempotencyKey('prompt', cc, promptId), parts: [{ type: 'TEXT', text: t.prompt }],
           } });
@@ -308,11 +308,11 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
         for (const p of t.steps.flatMap((x) => x.parts)) {
           if (p.type !== 'TOOL' || p.tool !== 'Bash' || !p.externalID) continue;
           const input = (p.input ?? {}) as Record<string, unknown>;
-          const j: any = await lease.call(StartJobDocument, {
+          const j = await lease.call(StartJobDocument, {
             sessionID: st.sessionID!, executionID: e.id, kind: 'SHELL', background: input.run_in_background === true,
             title: typeof input.description === 'string' ? input.description.slice(0, 500) : null,
             command: typeof input.command === 'string' ? input.command.slice(0, 10_000) : null, idempotencyKey: this.idempotencyKey('job', cc, p.externalID),
-          } as any);
+          });
           const n2 = this.sessions.get(cc)!;
           await this.persist(cc, { ...n2, jobs: { ...n2.jobs, [p.externalID]: { jobID: j.id, promptId, background: input.run_in_background === true, taskId: null, done: false } } });
           // A background shell's end is in a later task notification (imported with its own turn); else nobody saw it.
@@ -360,10 +360,10 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
       const start = await this.snapshot(st);
       // The prompt of a run the host started for a PROMPT command (review comments): its execution is the command's.
       const commandID = launch && !note ? await this.state.takePromptCommand(launch.token, cc) : null;
-      const e: any = await lease.call(BeginExecutionDocument, {
+      const e = await lease.call(BeginExecutionDocument, {
         sessionID: st.sessionID!, trigger: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId, idempotencyKey: this.idempotencyKey('turn', cc, promptId),
         ...('id' in start ? { startSnapshot: start.id } : { startCaptureError: start.error }), ...(commandID ? { commandID } : {}),
-      } as any);
+      });
       if (commandID) this.promptBegan(commandID);
       if (ticket.answered && strict) {
         // Refused meanwhile (the gateway answered too late): this execution never ran.
@@ -377,7 +377,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
       // hook's work), so Claude Code does not wait for it.
       const sessionID = st.sessionID!;
       if (text) void this.enqueue(cc, async () => {
-        const m: any = await this.gw.call(AppendMessageDocument, { input: {
+        const m = await this.gw.call(AppendMessageDocument, { input: {
           sessionID, executionID: e.id, role: 'USER', origin: note ? 'SYNTHETIC' : 'PROMPT', externalID: promptId,
           idempotencyKey: this.idempotencyKey('prompt', cc, promptId), parts: [{ type: 'TEXT', text }],
         } });
@@ -406,16 +406,16 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
       // so a Bash call costs one round trip; any other tool call of a fronted session asks admitWork. A
       // subagent's calls are admitted by its parent session (the one whose seal stops the process).
       const admitIn = st.parent ? this.sessions.get(st.parent)?.sessionID ?? st.sessionID : st.sessionID;
-      if (strict && (!job || st.parent)) await this.leases.launched.call(AdmitWorkDocument, { sessionID: admitIn, route: `claude-code PreToolUse ${String(input.tool_name ?? '?')}`.slice(0, 400) } as any);
+      if (strict && (!job || st.parent)) await this.leases.launched.call(AdmitWorkDocument, { sessionID: admitIn, route: `claude-code PreToolUse ${String(input.tool_name ?? '?')}`.slice(0, 400) });
       if (job && toolUseId) {
         const ti = input.tool_input ?? {};
         const background = ti.run_in_background === true;
-        const j: any = await this.leases[st.kind].call(StartJobDocument, {
+        const j = await this.leases[st.kind].call(StartJobDocument, {
           sessionID: st.sessionID, executionID: turn?.executionID ?? null, kind: 'SHELL', background,
           title: typeof ti.description === 'string' ? ti.description.slice(0, 500) : null,
           command: typeof ti.command === 'string' ? ti.command.slice(0, 10_000) : null,
           idempotencyKey: this.idempotencyKey('job', cc, toolUseId),
-        } as any);
+        });
         const now = this.sessions.get(cc)!;
         await this.persist(cc, { ...now, jobs: { ...now.jobs, [toolUseId]: { jobID: j.id, promptId: st.current ?? '', background, taskId: null, done: false } } });
         // Refused meanwhile (the gateway answered too late): the shell never ran.
@@ -472,7 +472,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
       await this.gw.call(AppendMessageDocument, { input: {
         sessionID: st.sessionID!, executionID: ts.executionID, role: 'USER', origin: 'PROMPT', externalID: `${ts.promptId}:files`,
         idempotencyKey: this.idempotencyKey('files', cc, ts.promptId),
-        parts: t.files.map((f) => ({ type: 'FILE', path: f.path, ...(f.mime ? { mime: f.mime } : {}) })) as any,
+        parts: t.files.map((f) => ({ type: 'FILE' as const, path: f.path, ...(f.mime ? { mime: f.mime } : {}) })),
       } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`files of ${ts.promptId}: ${e.message}`); });
     }
     for (const s of t.steps) {
@@ -480,7 +480,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
       const m = await this.gw.call(AppendMessageDocument, { input: {
         sessionID: st.sessionID!, executionID: ts.executionID, role: 'ASSISTANT', origin: 'MODEL', externalID: s.messageID,
         idempotencyKey: this.idempotencyKey('message', cc, s.messageID),
-        parts: s.parts.map((p) => ({ ...p, ...(p.input !== undefined ? { input: p.input } : {}) })) as any,
+        parts: s.parts,
       } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`message ${s.messageID}: ${e.message}`); return null; });
       if (m) await this.remember(cc, m, { step: s.messageID });
     }
@@ -539,7 +539,7 @@ export class ClaudeCodeHost extends HooksHost<SessionState, TranscriptEdit> {
     const t = await this.readTurn(st, promptId, last, stop ? 5_000 : 0);
     if (stop && st.parent && t.prompt) {
       // A subagent's prompt (written by the parent's model) is in its transcript only.
-      const m: any = await this.gw.call(AppendMessageDocument, { input: {
+      const m = await this.gw.call(AppendMessageDocument, { input: {
         sessionID: st.sessionID!, executionID: ts.executionID, role: 'USER', origin: 'SYNTHETIC', externalID: promptId,
         idempotencyKey: this.idempotencyKey('prompt', cc, promptId), parts: [{ type: 'TEXT', text: t.prompt }],
       } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`subagent prompt: ${e.message}`); return null; });

@@ -281,10 +281,10 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
     return { turns: promptTurnIds(lines).map((turnId) => ({ id: turnId, get ended() { const t = turnOf(lines, turnId); return t.end !== null || t.error !== null; },
       finish: (why: string) => finish(turnId, why), import: async (why: string) => {
       const t = turnOf(lines, turnId);
-      const e: any = await lease.call(BeginExecutionDocument, {
+      const e = await lease.call(BeginExecutionDocument, {
         sessionID: st.sessionID!, trigger: 'PROMPT', externalID: turnId, idempotencyKey: this.idempotencyKey('turn', id, turnId), startCaptureError: why,
         ...(t.model ? { model: { providerID: 'openai', modelID: t.model } } : {}),
-      } as any);
+      });
       const ts: TurnState = { turnId, executionID: e.id, settled: false };
       await this.update(id, (now) => ({ turns: { ...now.turns, [turnId]: ts } }));
       if (t.prompt) await this.appendPrompt(id, ts, t.prompt);
@@ -311,11 +311,11 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
       const start = await this.snapshot(st);
       // The prompt of a run the host started for a PROMPT command (review comments): its execution is the command's.
       const commandID = launch && !st.parent ? await this.state.takePromptCommand(launch.token, id) : null;
-      const e: any = await this.leases[st.kind].call(BeginExecutionDocument, {
+      const e = await this.leases[st.kind].call(BeginExecutionDocument, {
         sessionID: st.sessionID!, trigger: st.parent ? 'SYNTHETIC' : 'PROMPT', externalID: turnId, idempotencyKey: this.idempotencyKey('turn', id, turnId),
         ...(typeof input.model === 'string' ? { model: { providerID: 'openai', modelID: input.model } } : {}),
         ...boundaryInput('start', start), ...(commandID ? { commandID } : {}),
-      } as any);
+      });
       if (commandID) this.promptBegan(commandID);
       if (ticket.answered && strict) {
         await this.gw.call(SettleExecutionDocument, { input: { executionID: e.id, status: 'FAILED', error: 'the prompt was refused: the gateway answered too late' } }).catch(() => {});
@@ -354,7 +354,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
 
   private async appendPrompt(id: string, ts: TurnState, text: string) {
     const st = this.sessions.get(id)!;
-    const m: any = await this.gw.call(AppendMessageDocument, { input: {
+    const m = await this.gw.call(AppendMessageDocument, { input: {
       sessionID: st.sessionID!, executionID: ts.executionID, role: 'USER', origin: st.parent ? 'SYNTHETIC' : 'PROMPT', externalID: ts.turnId,
       idempotencyKey: this.idempotencyKey('prompt', id, ts.turnId), parts: [{ type: 'TEXT', text }],
     } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`prompt of ${ts.turnId}: ${e.message}`); return null; });
@@ -364,10 +364,10 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
   private async startShell(id: string, callId: string, turnId: string, command: string) {
     const st = this.sessions.get(id)!;
     if (st.jobs?.[callId]) return;
-    const j: any = await this.leases[st.kind].call(StartJobDocument, {
-      sessionID: st.sessionID, executionID: st.turns[turnId]?.executionID ?? null, kind: 'SHELL', background: false,
+    const j = await this.leases[st.kind].call(StartJobDocument, {
+      sessionID: st.sessionID!, executionID: st.turns[turnId]?.executionID ?? null, kind: 'SHELL', background: false,
       title: null, command: command.slice(0, 10_000), idempotencyKey: this.idempotencyKey('job', id, callId),
-    } as any);
+    });
     await this.update(id, (now) => ({ jobs: { ...now.jobs, [callId]: { jobID: j.id, turnId, background: false, done: false } } }));
   }
 
@@ -385,7 +385,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
       // A shell's startJob is its admission; a subagent's calls are admitted against its parent thread (whose
       // seal stops the process they run in).
       const admitIn = st.parent ? this.sessions.get(st.parent)?.sessionID ?? st.sessionID : st.sessionID;
-      if (strict && (!shell || st.parent)) await this.leases.launched.call(AdmitWorkDocument, { sessionID: admitIn, route: `codex PreToolUse ${String(input.tool_name ?? '?')}`.slice(0, 400) } as any);
+      if (strict && (!shell || st.parent)) await this.leases.launched.call(AdmitWorkDocument, { sessionID: admitIn, route: `codex PreToolUse ${String(input.tool_name ?? '?')}`.slice(0, 400) });
       if (shell && callId) {
         const cmd = (input.tool_input ?? {}).command;
         await this.startShell(id, callId, String(input.turn_id ?? st.current ?? ''), typeof cmd === 'string' ? cmd : JSON.stringify(input.tool_input ?? {}));
@@ -441,7 +441,7 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
   private async toBackground(id: string, callId: string) {
     const j = this.sessions.get(id)?.jobs?.[callId];
     if (!j) return;
-    await this.gw.call(BackgroundJobDocument, { input: { jobID: j.jobID } } as any).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`background ${j.jobID}: ${e.message}`); });
+    await this.gw.call(BackgroundJobDocument, { input: { jobID: j.jobID } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`background ${j.jobID}: ${e.message}`); });
     await this.update(id, (now) => ({ jobs: { ...now.jobs, [callId]: { ...j, background: true } } }));
   }
 
@@ -458,9 +458,9 @@ export class CodexHost extends HooksHost<CodexSessionState, RolloutEdit> {
     const st = this.sessions.get(id)!;
     for (const s of t.steps) {
       if (!s.parts.length) continue;
-      const m: any = await this.gw.call(AppendMessageDocument, { input: {
+      const m = await this.gw.call(AppendMessageDocument, { input: {
         sessionID: st.sessionID!, executionID: ts.executionID, role: 'ASSISTANT', origin: 'MODEL', externalID: s.id,
-        idempotencyKey: this.idempotencyKey('message', id, ts.turnId, s.id), parts: s.parts as any,
+        idempotencyKey: this.idempotencyKey('message', id, ts.turnId, s.id), parts: s.parts,
       } }).catch((e) => { if (!(e instanceof GatewayError)) throw e; this.log(`message ${s.id}: ${e.message}`); return null; });
       if (m) await this.update(id, (now) => ({ messages: { ...now.messages, [m.id]: s.locators } }));
     }
