@@ -288,6 +288,17 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
     s = await session(id);
     expect(s.status).toBe('SEALED');
     expect(s.executions.edges.length).toBe(5);
+
+    // 6. A turn the model API fails (HTTP 400): Gemini CLI exits 1 and takes the prompt out of its history; FAILED.
+    const failing = randomUUID();
+    const lf = await launchGemini({ dir: hostDir, args: [...M, '--session-id', failing, '-p', geminiScript('fail', [{ fail: 'scripted failure: quota' }])], cwd: repo, env: env(), stdio: 'pipe', detached: true, bin: bin! });
+    lf.child.stdout!.resume();
+    lf.child.stderr!.resume();
+    expect((await lf.exited).code).toBe(1);
+    await host.settled();
+    const failed = (await session(host.gatewaySessionOf(failing)!)).executions.edges.map((e: any) => e.node);
+    expect(failed).toMatchObject([{ status: 'FAILED' }]);
+    expect(failed[0].error).toContain('exited with an error');
   });
 
   it('a turn Gemini CLI runs on a mirrored session while the host is down (its hooks failing open), or without its hooks, is imported once, in order, with honest boundaries', async () => {
