@@ -24,16 +24,35 @@ export interface TranscriptLine {
   [k: string]: unknown;
 }
 
-/** Parses transcript text: the lines that are JSON objects with a string `type`; the rest is counted as skipped. */
+const isRecord = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+const maybeText = (v: unknown) => (typeof v === 'string' ? v : undefined);
+
+/**
+ * A transcript line checked at the boundary: a JSON object with a string `type`, its fields the reader relies on
+ * kept only when they have their type (a field of another type reads as absent; the others come as they were).
+ */
+export function transcriptLine(o: unknown): TranscriptLine | null {
+  if (!isRecord(o) || typeof o.type !== 'string') return null;
+  const m = isRecord(o.message) ? o.message : null;
+  return {
+    ...o, type: o.type, uuid: maybeText(o.uuid), parentUuid: o.parentUuid === null ? null : maybeText(o.parentUuid), promptId: maybeText(o.promptId),
+    isSidechain: typeof o.isSidechain === 'boolean' ? o.isSidechain : undefined, timestamp: maybeText(o.timestamp),
+    message: m ? {
+      ...m, id: maybeText(m.id), role: maybeText(m.role), model: maybeText(m.model), content: m.content, usage: isRecord(m.usage) ? m.usage : undefined,
+      stop_reason: m.stop_reason === null ? null : maybeText(m.stop_reason),
+    } : undefined,
+  };
+}
+
+/** Parses transcript text: the lines that are transcript lines (transcriptLine); the rest is counted as skipped. */
 export function parseTranscript(text: string): { lines: TranscriptLine[]; skipped: number } {
   const lines: TranscriptLine[] = [];
   let skipped = 0;
   for (const raw of text.split('\n')) {
     if (!raw.trim()) continue;
-    let o: unknown;
-    try { o = JSON.parse(raw); } catch { skipped++; continue; }
-    if (!o || typeof o !== 'object' || Array.isArray(o) || typeof (o as any).type !== 'string') { skipped++; continue; }
-    lines.push(o as TranscriptLine);
+    let l: TranscriptLine | null = null;
+    try { l = transcriptLine(JSON.parse(raw)); } catch { /* not JSON (a torn tail) */ }
+    if (l) lines.push(l); else skipped++;
   }
   return { lines, skipped };
 }
