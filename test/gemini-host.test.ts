@@ -334,4 +334,32 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
       async startHost() { host = newHost(); await host.start(); await host.settled(); },
     });
   });
+  it('the host down: a launched process\'s prompt is refused by its own hook (no model request), a plain gemini runs', async () => {
+    installHooks(env(), host.scriptPath);
+    await host.stop();
+    try {
+      const plain = (extra: Record<string, string>, prompt: string) => new Promise<{ code: unknown; out: string; err: string }>((resolve) => {
+        const child = spawn(process.execPath, [bin!, '--skip-trust', ...M, '-p', prompt], { cwd: repo, env: { ...env(), ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        child.stdout!.on('data', (d) => { out += d; });
+        child.stderr!.on('data', (d) => { err += d; });
+        child.once('exit', (code) => resolve({ code, out, err }));
+      });
+      let before = model.requests.length;
+      // A launch token in its environment: the hook fails closed (Gemini CLI would let a crashed or silent hook through).
+      const closed = await plain({ GATEWAY_GEMINI_LAUNCH: 'a-token', GEMINI_CLI_NO_RELAUNCH: 'true' }, 'REPLY:must not be asked');
+      expect(model.requests.length).toBe(before);
+      expect(closed.out).not.toContain('must not be asked');
+      expect(closed.err).toContain('cannot be reached');
+      before = model.requests.length;
+      const open = await plain({}, 'REPLY:answered without the host');
+      expect(open.code).toBe(0);
+      expect(open.out.trim()).toBe('answered without the host');
+      expect(model.requests.length).toBeGreaterThan(before);
+    } finally {
+      host = newHost();
+      await host.start();
+    }
+  });
 });
