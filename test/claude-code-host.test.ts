@@ -251,6 +251,11 @@ describe.skipIf(!bin)('Claude Code host (real claude binary)', { timeout: 300_00
     const first = msgs.filter((m: any) => m.execution?.id === ex[0].id);
     expect(first[0]).toMatchObject({ role: 'USER', origin: 'PROMPT' });
     expect(first[0].parts[0].text).toContain('write shell.txt');
+    // Each tool call with its own times, as the transcript has them (its call's line, its result's).
+    const tq = await gw.gql(`query($id: ID!) { execution(id: $id) { messages(first: 50) { edges { node { parts { __typename ... on ToolPart { tool startedAt endedAt } } } } } } }`, { id: ex[0].id });
+    const toolTimes = tq.data!.execution.messages.edges.flatMap((e: any) => e.node.parts).filter((p: any) => p.__typename === 'ToolPart');
+    expect(toolTimes.length).toBe(3);
+    for (const p of toolTimes) expect(!!p.startedAt && !!p.endedAt && p.startedAt <= p.endedAt, JSON.stringify(p)).toBe(true);
     // Bash calls are SHELL jobs of their turn, with their ends (PostToolUse, else the transcript's result).
     expect(ex[0].jobs.edges.map((e: any) => e.node).map((j: any) => [j.kind, j.status, j.exitCode, j.background, j.title]).sort())
       .toEqual([['SHELL', 'COMPLETED', 0, false, 'append'], ['SHELL', 'COMPLETED', 0, false, 'write shell.txt'], ['SHELL', 'ERROR', 3, false, 'fails']]);

@@ -239,6 +239,12 @@ describe.skipIf(!bin)('Codex host (real codex binary)', { timeout: 300_000 }, ()
     expect(first[0]).toMatchObject({ role: 'USER', origin: 'PROMPT' });
     expect(first[0].parts[0].text).toContain('write shell.txt');
     expect(first.slice(1).map((m: any) => m.parts.map((p: any) => p.__typename).join(','))).toEqual(['ReasoningPart,ToolPart', 'ToolPart,ToolPart', 'ToolPart', 'TextPart']);
+    // Each tool call with its own times, as the rollout has them (its call's line, its result's).
+    const tq = await gw.gql(`query($id: ID!) { execution(id: $id) { messages(first: 50) { edges { node { parts { __typename ... on ToolPart { tool startedAt endedAt } } } } } } }`, { id: ex[0].id });
+    const toolTimes = tq.data!.execution.messages.edges.flatMap((e: any) => e.node.parts).filter((p: any) => p.__typename === 'ToolPart');
+    expect(toolTimes.length).toBe(4);
+    for (const p of toolTimes) expect(!!p.startedAt && !!p.endedAt && p.startedAt <= p.endedAt, JSON.stringify(p)).toBe(true);
+
     expect(first[1].parts[0].text).toBe('the file must be written by a shell');
     expect(first[1].parts[1]).toMatchObject({ tool: 'exec_command', status: 'completed', input: { cmd: expect.stringContaining('shell.txt') } });
     expect(first[1].parts[1].output).toContain('wrote');

@@ -66,6 +66,9 @@ export interface PartInputLike {
   status?: string;
   externalID?: string;
   metadata?: Record<string, unknown>;
+  /** A tool call's start and end as the transcript has them: its tool_use line's time, its result line's. */
+  startedAt?: string;
+  endedAt?: string;
 }
 
 /**
@@ -253,7 +256,8 @@ export function turnOf(lines: TranscriptLine[], promptId: string, sidechain = fa
         if (b.type === 'text' && typeof b.text === 'string' && b.text.length) s.parts.push({ type: 'TEXT', text: b.text });
         else if (b.type === 'thinking' && typeof b.thinking === 'string' && b.thinking.length) s.parts.push({ type: 'REASONING', text: b.thinking });
         else if (b.type === 'tool_use' && typeof b.name === 'string') {
-          const p: PartInputLike = { type: 'TOOL', tool: b.name, input: b.input ?? null, output: null, status: 'running', ...(typeof b.id === 'string' ? { externalID: b.id } : {}) };
+          const p: PartInputLike = { type: 'TOOL', tool: b.name, input: b.input ?? null, output: null, status: 'running', ...(typeof b.id === 'string' ? { externalID: b.id } : {}),
+            ...(l.timestamp ? { startedAt: l.timestamp } : {}) };
           s.parts.push(p);
           if (typeof b.id === 'string') tools.set(b.id, p);
         }
@@ -266,6 +270,7 @@ export function turnOf(lines: TranscriptLine[], promptId: string, sidechain = fa
         if (!p) continue;
         p.output = resultText(b.content);
         p.status = b.is_error ? 'error' : 'completed';
+        if (l.timestamp && p.startedAt && l.timestamp >= p.startedAt) p.endedAt = l.timestamp;
       }
     }
   }

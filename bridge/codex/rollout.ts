@@ -31,6 +31,9 @@ export interface StepPart {
   output?: string | null;
   status?: 'completed' | 'error' | 'running';
   externalID?: string;
+  /** A tool call's start and end as the rollout has them: its call line's time, its output line's. */
+  startedAt?: string;
+  endedAt?: string;
 }
 
 export interface Step { id: string; parts: StepPart[]; locators: Locator[] }
@@ -196,7 +199,7 @@ export function turnOf(lines: RolloutLine[], turnId: string): CodexTurn {
         if (typeof input === 'string') { try { input = JSON.parse(input); } catch { input = { arguments: input }; } }
         // An MCP tool: namespace `mcp__<server>`, named as the hooks name it (`mcp__<server>__<tool>`).
         const name = p.namespace ? `${String(p.namespace).replace(/_*$/, '')}__${p.name}` : String(p.name ?? '?');
-        const part: StepPart = { type: 'TOOL', tool: name, input, output: null, status: 'running', externalID: callId };
+        const part: StepPart = { type: 'TOOL', tool: name, input, output: null, status: 'running', externalID: callId, ...(at(l) ? { startedAt: at(l)! } : {}) };
         s.parts.push(part);
         s.locators.push({ kind: 'tool', callId });
         tools.set(callId, part);
@@ -213,6 +216,8 @@ export function turnOf(lines: RolloutLine[], turnId: string): CodexTurn {
         const out = typeof p.output === 'string' ? p.output : typeof p.output?.content === 'string' ? p.output.content
           : Array.isArray(p.output) ? p.output.map((c: any) => (typeof c?.text === 'string' ? c.text : '')).filter(Boolean).join('\n') : JSON.stringify(p.output ?? null);
         part.output = out;
+        const ended = at(l);
+        if (ended && part.startedAt && ended >= part.startedAt) part.endedAt = ended;
         const sh = t.shells.find((x) => x.callId === p.call_id);
         if (sh) {
           const r = shellResult(out);
