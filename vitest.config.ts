@@ -13,7 +13,7 @@ const require = createRequire(import.meta.url);
 const DATABASE_INDEPENDENT = [
   'bridge-opencode', 'bridge-opencode-cli', 'bridge-opencode-crash', 'bridge-opencode-mapping', 'bridge-opencode-mirror', 'bridge-opencode-repos',
   'opencode-proxy', 'opencode-proxy-spellings', 'opencode-plugins', 'opencode-snapshot-reader', 'opencode-local-channels',
-  'claude-code-host', 'codex-host', 'gemini-host', 'review-loop-opencode', 'review-loop-claude-code', 'review-loop-codex', 'process-tree', 'capture-watch', 'capture-errors', 'build-lock',
+  'bridge-gateway-retries', 'claude-code-host', 'codex-host', 'gemini-host', 'review-loop-opencode', 'review-loop-claude-code', 'review-loop-codex', 'process-tree', 'capture-watch', 'capture-errors', 'build-lock',
   'install', 'client-pack', 'client-package', 'client-types', 'client-examples', 'client-connection',
   'data-dir', 'credentials', 'cli-first-hour', 'cli-help', 'production',
   'graphiql-browser', 'graphiql-headers', 'review', 'review-truth', 'review-turns', 'review-comments-page', 'review-patch', 'review-documents', 'demo',

@@ -9,6 +9,9 @@ import { GatewayCallError, GatewayClient, GraphQLRequestError } from '../../clie
 import type { SnapshotTransport } from '../../host/snapshot-upload.js';
 
 /** An error member of a result union (`{ _tag: "SessionSealedError", ... }`). */
+
+/** How many masked internal errors (HTTP 500) one request retries before it throws (Gateway.request). */
+const INTERNAL_ERROR_TRIES = 3;
 export class GatewayError extends Error {
   constructor(readonly tag: string, readonly fields: Record<string, unknown>) {
     super(`${tag}: ${String(fields.message ?? '')}`);
@@ -62,16 +65,22 @@ export class Gateway {
     return { promise, cancel: () => this.downWaiters.delete(f) };
   }
 
-  /** Runs one operation; retries while the gateway is unreachable or answers 5xx (it restarts). */
+  /**
+   * Runs one operation; retries while the gateway is unreachable or answers 502-504 (it restarts, its database is
+   * away: 503 DATABASE_UNAVAILABLE). A masked 500 (INTERNAL_SERVER_ERROR) is retried a few times, since a failure
+   * the gateway could not classify may still be transient, then thrown: a persistent one is a defect, and retrying
+   * it for ever would hang the host with the gateway up.
+   */
   async request<TData, TVars extends Record<string, unknown>>(doc: TypedDocumentNode<TData, TVars>, variables: TVars, role: Role = 'host'): Promise<TData> {
-    for (let attempt = 0; ; attempt++) {
+    for (let attempt = 0, internal = 0; ; attempt++) {
       let why: string;
       try {
         const r = await this.clients[role].request(doc, variables);
         this.unreachableSince = null;
         return r;
       } catch (e) {
-        if (e instanceof GraphQLRequestError && e.status < 500) { this.unreachableSince = null; throw new Error(`gateway ${rootField(doc)}: ${e.message}`); }
+        const answered = e instanceof GraphQLRequestError && (e.status < 500 || (e.status === 500 && ++internal > INTERNAL_ERROR_TRIES));
+        if (answered) { this.unreachableSince = null; throw new Error(`gateway ${rootField(doc)}: ${e.message}`); }
         if (this.stopped) throw e;
         why = e instanceof GraphQLRequestError ? `HTTP ${e.status}` : 'no connection';
         this.unreachableSince ??= Date.now();
