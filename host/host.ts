@@ -136,12 +136,14 @@ export class ReferenceHost {
   }
 
   /**
-   * Runs `call` until the gateway answers it: a call it could not carry out for now (DATABASE_UNAVAILABLE and any
-   * other 5xx, the gateway unreachable) is tried again with backoff (100 ms doubling to 1 s) until `stopped()`;
-   * any other failure is thrown. Only for calls that are safe to repeat: a renewal, a settle (the same settle
-   * again answers the execution), an acknowledgement.
+   * Runs `call` until the gateway answers it: a call it could not carry out for now (DATABASE_UNAVAILABLE and the
+   * other 502-504, the gateway unreachable) is tried again with backoff (100 ms doubling to 1 s) until `stopped()`;
+   * a masked internal error (500) three times, as the bridges do (a persistent one is a defect); any other failure
+   * is thrown. Only for calls that are safe to repeat: a renewal, a settle (the same settle again answers the
+   * execution), an acknowledgement.
    */
   private async untilAnswered<T>(call: () => Promise<T>, stopped: () => boolean = () => this.crashed || this.stopped, count?: { ok: number; failed: number }): Promise<T> {
+    let internal = 0;
     for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
       try {
         const r = await call();
@@ -149,7 +151,9 @@ export class ReferenceHost {
         return r;
       } catch (e) {
         if (count) count.failed++;
-        const transient = e instanceof GatewayConnectionError || (e instanceof GraphQLRequestError && e.status >= 500);
+        const transient = e instanceof GatewayConnectionError
+          || (e instanceof GraphQLRequestError && e.status > 500)
+          || (e instanceof GraphQLRequestError && e.status === 500 && ++internal <= 3);
         if (!transient || stopped()) throw e;
         await new Promise((r) => setTimeout(r, wait));
         if (stopped()) throw e;
