@@ -1,4 +1,4 @@
-import type { Sql } from './connection.js';
+import type { Sql, Tx } from './connection.js';
 
 /**
  * Whether the gateway's tables are distributed (Citus, by session: docs/citus.md, db/distribute.ts).
@@ -7,6 +7,12 @@ import type { Sql } from './connection.js';
  * that is cheapest there. Detected once per pool when the gateway starts (`detectDistribution`).
  */
 const distributed = new WeakMap<object, boolean>();
+
+/** Whether the `citus` extension is in this database (a coordinator, its tables distributed yet or not). */
+export async function citusInstalled(sql: Sql | Tx): Promise<boolean> {
+  const [r] = await sql<{ c: boolean }[]>`SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS c`;
+  return r.c;
+}
 
 export async function detectDistribution(sql: Sql): Promise<boolean> {
   const [r] = await sql<{ d: boolean }[]>`
