@@ -136,6 +136,46 @@ if (!inject('citus')) {
       }
     });
 
+    it('upgrades a distributed database: the later migrations apply statement by statement (066: a column added to executions, then its rows updated from hosts), later tables placed', async () => {
+      const db = await createTestDatabase();
+      const sql = connect(db.url, { max: 2 });
+      try {
+        // A running cluster as a gateway of migration 065 left it: distributed, with executions of several agents' hosts.
+        expect((await migrate(sql, { through: 65 })).at(-1)).toBe('065_review_comments.sql');
+        expect(await sql`SELECT 1 FROM pg_dist_partition WHERE logicalrelid = 'executions'::regclass`).toHaveLength(1);
+        expect(await sql`SELECT to_regclass('model_calls') AS t`).toEqual([{ t: null }]);
+        const kinds = ['claude-code', 'opencode', 'codex'];
+        for (const [i, kind] of kinds.entries()) {
+          await sql`INSERT INTO hosts (id, name, lease_ms, lease_expires_at) VALUES (${`hst_${kind}`}, ${`${kind} host /w`}, 60000, now())`;
+          await sql`INSERT INTO sessions (id, directory) VALUES (${`ses_upgrade_${i}`}, '/w')`;
+          await sql`INSERT INTO executions (id, session_id, sequence, host_id, status, trigger, settled_at,
+              input_tokens, output_tokens, reasoning_tokens, cache_read_tokens, cache_write_tokens)
+            VALUES (${`exe_upgrade_${i}`}, ${`ses_upgrade_${i}`}, 1, ${`hst_${kind}`}, 'SUCCEEDED', 'PROMPT', now(), 300, 30, 20, 600, 100)`;
+        }
+
+        // The upgrade: a gateway's start (every later file in one transaction, then the new tables placed).
+        const applied = await migrate(sql);
+        expect(applied[0]).toBe('066_usage_one_meaning.sql');
+        expect(applied).toContain('067_model_calls.sql');
+        expect(await sql`SELECT version FROM schema_migrations WHERE version > 65 ORDER BY 1`).toHaveLength(applied.length);
+        const columns = await sql`SELECT column_name AS c FROM information_schema.columns WHERE table_name = 'executions' AND column_name IN ('cache_write_5m_tokens', 'cache_write_1h_tokens') ORDER BY 1`;
+        expect(columns.map((r) => r.c)).toEqual(['cache_write_1h_tokens', 'cache_write_5m_tokens']);
+        // Column added on the shards too: a read across them names it.
+        const rows = await sql`SELECT h.name, e.input_tokens::int AS i, e.output_tokens::int AS o, e.cache_write_5m_tokens AS w5
+          FROM executions e JOIN hosts h ON h.id = e.host_id ORDER BY h.name`;
+        expect(rows).toEqual([
+          { name: 'claude-code host /w', i: 1000, o: 30, w5: null }, // cached input added
+          { name: 'codex host /w', i: 300, o: 30, w5: null }, // as it counted
+          { name: 'opencode host /w', i: 1000, o: 50, w5: null }, // cached input and reasoning output added
+        ]);
+        expect(await sql`SELECT partmethod AS m FROM pg_dist_partition WHERE logicalrelid = to_regclass('model_calls')`).toEqual([{ m: 'h' }]);
+        expect(await migrate(sql)).toEqual([]);
+      } finally {
+        await sql.end();
+        await db.drop();
+      }
+    });
+
     it('places every table as DISTRIBUTION_PLAN says, colocated, on every worker; keeps the foreign keys; a second distribute() does nothing', async () => {
       const db = await createTestDatabase();
       const sql = connect(db.url, { max: 1 });

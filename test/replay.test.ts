@@ -19,9 +19,7 @@ import { EVENT_TYPES, JOURNAL_TABLES } from '../domain/events/catalogue.js';
 import { commitEvent } from '../domain/events/commit.js';
 import { addReviewComment, reopenReviewComment, replyPrompt, resolveReviewComment, sendReviewComments } from '../domain/review-comments.js';
 import { PayloadError } from '../domain/events/shape.js';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { PROJECT_DIR } from '../db/index.js';
+import { applyMigration, migrationFiles } from '../db/migrate.js';
 
 let g: TestGateway;
 let hostID: string;
@@ -470,7 +468,8 @@ describe('replay', () => {
       return [kind, r];
     })));
     expect((await rows())['claude-code']).toEqual({ i: 300, o: 50, r: 20, cr: 600, cw: 100 });
-    await g.sql.unsafe(readFileSync(path.join(PROJECT_DIR, 'db/migrations/066_usage_one_meaning.sql'), 'utf8'));
+    // As migrate() applies it (statement by statement on a Citus coordinator, whose tables are distributed here).
+    await g.sql.begin((tx) => applyMigration(tx, migrationFiles().find((m) => m.version === 66)!.sql));
     const one = { i: 1000, o: 50, r: 20, cr: 600, cw: 100 };
     expect(await rows()).toEqual({ 'claude-code': one, opencode: one, codex: one, 'reference-host': one });
     try {
