@@ -262,20 +262,6 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
     expect(ex3.jobs.edges.map((e: any) => e.node)).toMatchObject([{ command: 'sleep 303; touch late.txt', status: 'RUNNING', background: true }]);
     expect(processesWith('sleep 303').length).toBeGreaterThan(0);
 
-    // 4b. Gemini CLI killed from outside while a shell runs (SIGKILL: a crash or the OOM killer, not the user's
-    //     interrupt): the turn is INTERRUPTED(SHUTDOWN), its detached shell a background job from then on; the
-    //     session goes on with the next resume (5).
-    const crashed = await run(geminiScript('crash me', [{ shell: ['sleep 304; touch crashed.txt'] }, { text: 'never' }]), sid);
-    await until('the shell running', async () => (await gw.sql`SELECT 1 FROM jobs WHERE session_id = ${id} AND command LIKE 'sleep 304%'`).length > 0
-      && processesWith('sleep 304').length > 0);
-    process.kill(crashed.pid, 'SIGKILL');
-    expect((await crashed.done).signal).toBe('SIGKILL');
-    s = await session(id);
-    const ex4 = s.executions.edges.map((e: any) => e.node).find((e: any) => e.sequence === 5);
-    expect([ex4.status, ex4.interruptReason]).toEqual(['INTERRUPTED', 'SHUTDOWN']);
-    expect(ex4.jobs.edges.map((e: any) => e.node)).toMatchObject([{ command: 'sleep 304; touch crashed.txt', status: 'RUNNING', background: true }]);
-    expect(processesWith('sleep 304').length).toBeGreaterThan(0);
-
     // 5. A turn that leaves shells running in groups of their own (`&` with its output redirected, is_background),
     //    held at its next model request: the seal kills them all with Gemini CLI, SessionSealed.
     const held = await run(geminiScript('leave them running', [
@@ -288,11 +274,10 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
     const sealed = (await gw.gql(SEAL_M, { i: { sessionID: id, timeoutMs: 60_000 } })).data!.sealSession;
     expect(sealed.__typename, JSON.stringify(sealed)).toBe('SessionSealed');
     expect(sealed.interruptedExecution).toMatchObject({ status: 'INTERRUPTED', interruptReason: 'SEAL' });
-    // All background jobs (the `&` one left a process running when its command returned; the interrupted turn's; the crashed one's).
-    expect(sealed.cancelledJobs.map((j: any) => [j.status, j.background])).toEqual([['CANCELLED', true], ['CANCELLED', true], ['CANCELLED', true], ['CANCELLED', true]]);
-    expect([...processesWith('sleep 301'), ...processesWith('sleep 302'), ...processesWith('sleep 303'), ...processesWith('sleep 304')]).toEqual([]);
+    // All background jobs (the `&` one left a process running when its command returned; the interrupted turn's).
+    expect(sealed.cancelledJobs.map((j: any) => [j.status, j.background])).toEqual([['CANCELLED', true], ['CANCELLED', true], ['CANCELLED', true]]);
+    expect([...processesWith('sleep 301'), ...processesWith('sleep 302'), ...processesWith('sleep 303')]).toEqual([]);
     expect(fs.existsSync(path.join(repo, 'late.txt'))).toBe(false);
-    expect(fs.existsSync(path.join(repo, 'crashed.txt'))).toBe(false);
     expect((await held.done).signal).toBe('SIGKILL');
     model.release('held');
     n = model.requests.length;
@@ -302,7 +287,7 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
     expect(fs.existsSync(path.join(repo, 'after-seal.txt'))).toBe(false);
     s = await session(id);
     expect(s.status).toBe('SEALED');
-    expect(s.executions.edges.length).toBe(6);
+    expect(s.executions.edges.length).toBe(5);
 
     // 6. A turn the model API fails (HTTP 400): Gemini CLI exits 1 and takes the prompt out of its history; FAILED.
     const failing = randomUUID();
