@@ -233,6 +233,10 @@ describe.skipIf(!process.env.GEMINI_BIN)('Gemini host (real Gemini CLI)', { time
       return e.status !== 'RUNNING' ? e : null;
     }, 120_000);
     expect(answered.status).toBe('SUCCEEDED');
+    // (Once seen in CI, under load: SUCCEEDED with no file changed. The message says what the model was asked and
+    // what the execution holds, for the next time.)
+    const asked = model.requests.filter((q) => q.method === 'stream').map((q) => sentText(q)).filter((t) => t.includes(body)).length;
+    expect(answered.changeset.files, `${JSON.stringify(answered)}; stream requests carrying the comment: ${asked}`).toHaveLength(1);
     expect(answered.changeset.files[0].patch).toContain('+MADE BY A SHELL');
     expect((await gw.gql(COMMENT_Q, { id: added.id })).data.reviewComment).toMatchObject({ answeredBy: { id: sentComments.execution.id } });
     await until('no Gemini CLI process of the session left', () => [...(host as any).state.launches.values()].every((x: any) => x.exited));
